@@ -1,0 +1,37 @@
+# The two set-up commands: `make run` and `make test`. Both install what is missing first.
+JOBS ?= $(shell nproc)
+POLYGRAD := build/release/bin/polygrad
+
+.PHONY: run test deps build build-asan test-release test-asan bench format clean
+
+run: build
+	$(POLYGRAD) devices
+	build/release/bin/polygrad-demo
+
+test: build build-asan test-release test-asan
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	@cmake --preset release >/dev/null
+	cmake --build --preset release -j $(JOBS)
+
+build-asan: deps
+	@cmake --preset asan >/dev/null
+	cmake --build --preset asan -j $(JOBS)
+
+test-release: build
+	ctest --preset release -j $(JOBS)
+
+test-asan: build-asan
+	ctest --preset asan -j $(JOBS)
+
+bench: build
+	build/release/bin/bench_compile_latency
+
+format:
+	git ls-files '*.cpp' '*.hpp' '*.h' '*.c' | xargs clang-format -i
+
+clean:
+	rm -rf build

@@ -1,0 +1,21 @@
+# polygrad_add_plugin(<name> SOURCES <files...> [OUTPUT_DIRECTORY <dir>])
+#
+# Builds a device plugin as a MODULE library named polygrad_<name>.so that links only the SDK,
+# hides every symbol but the entry point, and refuses undefined symbols at link time.
+function(polygrad_add_plugin name)
+  cmake_parse_arguments(ARG "" "OUTPUT_DIRECTORY" "SOURCES" ${ARGN})
+  add_library(${name} MODULE ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE polygrad::sdk)
+  set_target_properties(${name} PROPERTIES
+    PREFIX ""
+    OUTPUT_NAME "polygrad_${name}"
+    CXX_VISIBILITY_PRESET hidden
+    C_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON)
+  if(NOT CMAKE_CXX_FLAGS MATCHES "-fsanitize")
+    target_link_options(${name} PRIVATE -Wl,--no-undefined)
+  endif()
+  if(ARG_OUTPUT_DIRECTORY)
+    set_target_properties(${name} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${ARG_OUTPUT_DIRECTORY})
+  endif()
+endfunction()

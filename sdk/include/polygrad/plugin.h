@@ -1,0 +1,457 @@
+/*
+ * polygrad plugin SDK, ABI version 1.
+ *
+ * The whole contract between the polygrad host and a device plugin. A plugin is a shared
+ * library that exports exactly one symbol, PG_PLUGIN_ENTRY_NAME, returning a pg_plugin table.
+ *
+ * Rules (see docs/plugin-sdk.md):
+ *  - C ABI only. No C++ exceptions or STL types cross this boundary.
+ *  - Every table starts with its struct_size; tables are append-only. A reader uses
+ *    PG_HAS_FIELD() before touching a field that was added after 1.0, and treats a field past
+ *    struct_size as NULL / zero.
+ *  - Optional entries may be NULL (each is marked "optional" below).
+ *  - Every fallible call returns a pg_status and, when it is not PG_OK, writes a message into
+ *    the caller-owned pg_error. Whoever allocates frees, through the API.
+ *  - A plugin never calls into the host except through pg_host_services.
+ */
+#ifndef POLYGRAD_PLUGIN_H
+#define POLYGRAD_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ----------------------------------------------------------------------------------------- */
+/* Versions                                                                                  */
+/* ----------------------------------------------------------------------------------------- */
+
+/** ABI major: a plugin and host with different majors never load each other. */
+#define PG_PLUGIN_ABI_MAJOR 1
+/** ABI minor: grows when fields or ops are appended. A host loads plugins of its minor or older. */
+#define PG_PLUGIN_ABI_MINOR 0
+/** Version of the kernel-program instruction set (the op list below). */
+#define PG_KERNEL_ISA_VERSION 1
+
+/** The one symbol a plugin exports. */
+#define PG_PLUGIN_ENTRY pg_plugin_entry
+#define PG_PLUGIN_ENTRY_NAME "pg_plugin_entry"
+
+#if defined(_WIN32)
+#define PG_PLUGIN_EXPORT __declspec(dllexport)
+#else
+#define PG_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
+
+/** True when `table` (a pointer to a struct with struct_size first) is large enough to hold
+ *  `field`. Use it for every field added after the struct's first ABI version. */
+#define PG_HAS_FIELD(table, type, field)                                                        \
+  ((table) != NULL &&                                                                         \
+   (table)->struct_size >= offsetof(type, field) + sizeof(((type *)0)->field))
+
+/* ----------------------------------------------------------------------------------------- */
+/* Status and errors                                                                         */
+/* ----------------------------------------------------------------------------------------- */
+
+/** Result of every fallible call. */
+typedef enum pg_status {
+  PG_OK = 0,
+  PG_ERR_INVALID_ARGUMENT = 1, /**< a caller passed something malformed */
+  PG_ERR_OUT_OF_MEMORY = 2,    /**< an allocation failed */
+  PG_ERR_UNSUPPORTED = 3,      /**< op, dtype or feature not supported by this plugin */
+  PG_ERR_VERSION = 4,          /**< ABI or ISA version mismatch */
+  PG_ERR_COMPILE = 5,          /**< an artifact could not be built or loaded */
+  PG_ERR_LAUNCH = 6,           /**< a program failed to launch or run */
+  PG_ERR_DEVICE = 7,           /**< the device or its driver failed */
+  PG_ERR_INTERNAL = 8          /**< a bug: an unexpected exception or state */
+} pg_status;
+
+#define PG_ERROR_MESSAGE_MAX 1024
+
+/** Caller-owned error buffer. The callee writes a NUL-terminated message on failure. */
+typedef struct pg_error {
+  char message[PG_ERROR_MESSAGE_MAX];
+} pg_error;
+
+/* ----------------------------------------------------------------------------------------- */
+/* Data types                                                                                */
+/* ----------------------------------------------------------------------------------------- */
+
+/** X(NAME, c_name, size_in_bytes, kind) with kind: 'b' bool, 'i' signed, 'u' unsigned, 'f' float.
+ *  Append only; the enum value is the position. */
+#define PG_DTYPES(X)                                                                          \
+  X(VOID, "void", 0, 'v')                                                                     \
+  X(BOOL, "bool", 1, 'b')                                                                     \
+  X(INT8, "int8", 1, 'i')                                                                     \
+  X(INT16, "int16", 2, 'i')                                                                   \
+  X(INT32, "int32", 4, 'i')                                                                   \
+  X(INT64, "int64", 8, 'i')                                                                   \
+  X(UINT8, "uint8", 1, 'u')                                                                   \
+  X(UINT16, "uint16", 2, 'u')                                                                 \
+  X(UINT32, "uint32", 4, 'u')                                                                 \
+  X(UINT64, "uint64", 8, 'u')                                                                 \
+  X(FLOAT16, "float16", 2, 'f')                                                               \
+  X(BFLOAT16, "bfloat16", 2, 'f')                                                             \
+  X(FLOAT32, "float32", 4, 'f')                                                               \
+  X(FLOAT64, "float64", 8, 'f')
+
+/** Scalar element type. */
+typedef enum pg_dtype {
+#define PG_X(name, str, size, kind) PG_DTYPE_##name,
+  PG_DTYPES(PG_X)
+#undef PG_X
+  PG_DTYPE_COUNT
+} pg_dtype;
+
+/** Address space of a pointer-typed value. PG_ADDR_NONE means "a value, not a pointer". */
+typedef enum pg_addrspace {
+  PG_ADDR_NONE = 0,   /**< not a pointer */
+  PG_ADDR_GLOBAL = 1, /**< device memory, a kernel parameter (CUDA global, WASM linear memory) */
+  PG_ADDR_LOCAL = 2,  /**< workgroup-shared memory (CUDA __shared__) */
+  PG_ADDR_REG = 3     /**< per-thread private array (accumulators) */
+} pg_addrspace;
+
+/* ----------------------------------------------------------------------------------------- */
+/* Kernel program: the lowered instruction set a plugin renders                             */
+/* ----------------------------------------------------------------------------------------- */
+
+/*
+ * A kernel program is a flat list of instructions in SSA form. Instruction i may only use
+ * results of instructions j < i as sources. Sources are listed in the program's operand array:
+ * instruction i uses operands[src_start .. src_start + src_count).
+ *
+ * Types: every instruction has a result dtype, a lane count `vcount` (1 = scalar, otherwise a
+ * vector of that many lanes) and an address space (PG_ADDR_NONE for values; pointers carry the
+ * space they point into, with dtype the pointee's element type).
+ *
+ * X(NAME, sources, description). `sources` is the exact count, or -1 when it varies (see text).
+ * Append only; bump PG_KERNEL_ISA_VERSION and PG_PLUGIN_ABI_MINOR when adding.
+ */
+#define PG_KERNEL_OPS(X)                                                                      \
+  /* --- definitions ------------------------------------------------------------------- */   \
+  X(PARAM_BUFFER, 0, "buffer parameter: arg.i = buffer slot; result is a GLOBAL pointer")     \
+  X(PARAM_SCALAR, 0, "scalar parameter: arg.i = scalar slot; result is a value of dtype")     \
+  X(DEFINE_LOCAL, 0, "workgroup-shared array: arg.i = element count; LOCAL pointer")          \
+  X(DEFINE_REG, 0, "per-thread array: arg.i = element count; REG pointer")                    \
+  X(SPECIAL, 0,                                                                               \
+    "launch index: arg.i = dim (0..2), arg2 = PG_SPECIAL_GROUP | PG_SPECIAL_LOCAL | "         \
+    "PG_SPECIAL_GLOBAL; an int32 value")                                                      \
+  X(CONST, 0, "constant: arg.i (bool, ints) or arg.f (floats) by dtype; vcount lanes splat")  \
+  /* --- control flow ------------------------------------------------------------------ */   \
+  X(RANGE, 1, "loop start: counts 0 .. src0-1 (int); arg.i = loop id; result = loop var")     \
+  X(END_RANGE, 1, "loop end: src0 = the RANGE it closes")                                     \
+  X(IF, 1, "conditional block start: src0 = bool condition")                                 \
+  X(END_IF, 1, "conditional block end: src0 = the IF it closes")                             \
+  X(BARRIER, 0, "workgroup barrier (CUDA __syncthreads); a no-op where there are no groups")   \
+  /* --- memory ------------------------------------------------------------------------ */   \
+  X(INDEX, 2, "pointer arithmetic: src0 = pointer, src1 = element offset (int); a pointer")  \
+  X(LOAD, -1,                                                                                 \
+    "load: (ptr) or (ptr, alt, gate): when gate is false the result is alt and memory is "   \
+    "not touched; vcount > 1 loads consecutive elements")                                     \
+  X(STORE, -1, "store: (ptr, value) or (ptr, value, gate); vcount of value lanes")            \
+  /* --- unary ------------------------------------------------------------------------- */   \
+  X(NEG, 1, "-x")                                                                             \
+  X(NOT, 1, "logical not (bool) or bitwise not (ints)")                                       \
+  X(RECIP, 1, "1/x (floats)")                                                                 \
+  X(SQRT, 1, "square root (floats)")                                                          \
+  X(EXP2, 1, "2^x (floats); decomposed by the host when PG_CAP_DECOMPOSE_TRANSCENDENTAL")     \
+  X(LOG2, 1, "log2(x) (floats); likewise")                                                    \
+  X(SIN, 1, "sin(x) (floats); likewise")                                                      \
+  X(TRUNC, 1, "round toward zero (floats)")                                                   \
+  /* --- binary ------------------------------------------------------------------------ */   \
+  X(ADD, 2, "a + b")                                                                          \
+  X(SUB, 2, "a - b")                                                                          \
+  X(MUL, 2, "a * b")                                                                          \
+  X(FDIV, 2, "a / b (floats)")                                                                \
+  X(IDIV, 2, "a / b (ints, rounds toward zero; b != 0)")                                      \
+  X(MOD, 2, "a % b (ints, sign of a; b != 0)")                                                \
+  X(MAX, 2, "max(a, b); for floats NaN if either is NaN")                                     \
+  X(CMPLT, 2, "a < b (result bool)")                                                          \
+  X(CMPNE, 2, "a != b (result bool)")                                                         \
+  X(CMPEQ, 2, "a == b (result bool)")                                                         \
+  X(AND, 2, "a & b (bool, ints)")                                                             \
+  X(OR, 2, "a | b (bool, ints)")                                                              \
+  X(XOR, 2, "a ^ b (bool, ints)")                                                             \
+  X(SHL, 2, "a << b (ints; 0 <= b < bits)")                                                   \
+  X(SHR, 2, "a >> b (ints, arithmetic for signed; 0 <= b < bits)")                            \
+  /* --- ternary ----------------------------------------------------------------------- */   \
+  X(WHERE, 3, "src0 ? src1 : src2 (src0 bool)")                                               \
+  X(MULACC, 3, "src0 * src1 + src2")                                                          \
+  /* --- conversions and vectors ------------------------------------------------------- */   \
+  X(CAST, 1, "value conversion to dtype (C semantics; float->int truncates)")                 \
+  X(BITCAST, 1, "reinterpret the bits as dtype (same total size)")                            \
+  X(VECTORIZE, -1, "build a vector of vcount lanes from vcount scalar sources")               \
+  X(GEP, 1, "extract lane arg.i of vector src0")
+
+/** Kernel-program op. */
+typedef enum pg_op {
+#define PG_X(name, nsrc, doc) PG_OP_##name,
+  PG_KERNEL_OPS(PG_X)
+#undef PG_X
+  PG_OP_COUNT
+} pg_op;
+
+/** Kinds of SPECIAL launch index (instruction arg2). */
+typedef enum pg_special_kind {
+  PG_SPECIAL_GROUP = 0,  /**< block / workgroup index (CUDA blockIdx) */
+  PG_SPECIAL_LOCAL = 1,  /**< thread index inside the group (CUDA threadIdx) */
+  PG_SPECIAL_GLOBAL = 2  /**< group * local_size + local: the flat index along a dim */
+} pg_special_kind;
+
+/** Immediate argument of an instruction; which member is meaningful depends on op and dtype. */
+typedef union pg_arg {
+  int64_t i;
+  double f;
+} pg_arg;
+
+/** One instruction. 32 bytes. */
+typedef struct pg_instruction {
+  uint16_t op;        /**< pg_op */
+  uint8_t dtype;      /**< pg_dtype of the result, or of the pointee for pointers */
+  uint8_t vcount;     /**< lanes: 1 = scalar */
+  uint8_t addrspace;  /**< pg_addrspace: PG_ADDR_NONE for values */
+  uint8_t reserved0;  /**< zero */
+  uint16_t reserved1; /**< zero */
+  uint32_t src_start; /**< first source in pg_kernel_program.operands */
+  uint32_t src_count; /**< number of sources */
+  pg_arg arg;         /**< immediate argument */
+  int64_t arg2;       /**< second immediate (SPECIAL kind); zero otherwise */
+} pg_instruction;
+
+/** A complete kernel. Owned by the host; valid only during the call it is passed to. */
+typedef struct pg_kernel_program {
+  uint32_t struct_size;                /**< sizeof(pg_kernel_program) of the writer */
+  uint32_t isa_version;                /**< PG_KERNEL_ISA_VERSION of the writer */
+  const char *name;                    /**< entry name: a C identifier, unique per program */
+  const pg_instruction *instructions;  /**< instruction_count instructions */
+  uint32_t instruction_count;
+  uint32_t operand_count;
+  const uint32_t *operands;            /**< operand_count instruction indices */
+  uint32_t buffer_count;               /**< PARAM_BUFFER slots are 0 .. buffer_count-1 */
+  uint32_t scalar_count;               /**< PARAM_SCALAR slots are 0 .. scalar_count-1 */
+  uint32_t local_size[3];              /**< launch local size the program was built for */
+  uint32_t reserved;                   /**< zero */
+} pg_kernel_program;
+
+/* ----------------------------------------------------------------------------------------- */
+/* Host services: what the host gives a plugin                                               */
+/* ----------------------------------------------------------------------------------------- */
+
+typedef enum pg_log_level {
+  PG_LOG_DEBUG = 0,
+  PG_LOG_INFO = 1,
+  PG_LOG_WARNING = 2,
+  PG_LOG_ERROR = 3
+} pg_log_level;
+
+/** Table the host passes to pg_plugin.init. Valid until the process ends. */
+typedef struct pg_host_services {
+  uint32_t struct_size; /**< sizeof(pg_host_services) of the host */
+  uint32_t abi_major;   /**< the host's PG_PLUGIN_ABI_MAJOR */
+  uint32_t abi_minor;   /**< the host's PG_PLUGIN_ABI_MINOR */
+  uint32_t reserved;
+  void *host_context;   /**< passed back to every service below */
+  /** Optional. Log a message on behalf of the plugin. */
+  void (*log)(void *host_context, pg_log_level level, const char *message);
+  /** Optional. The configured value of option `key` for device `device_index`, or for the
+   *  plugin as a whole when device_index is -1, as text; NULL when not set (use the default).
+   *  Values were validated against the plugin's option schema. The string lives until the
+   *  process ends. */
+  const char *(*get_option)(void *host_context, int32_t device_index, const char *key);
+  /** Absolute path of the plugin's own shared library. */
+  const char *plugin_path;
+} pg_host_services;
+
+/* ----------------------------------------------------------------------------------------- */
+/* Options a plugin declares (validated by the host against the YAML config)                 */
+/* ----------------------------------------------------------------------------------------- */
+
+typedef enum pg_option_type {
+  PG_OPTION_BOOL = 0,
+  PG_OPTION_INT = 1,
+  PG_OPTION_FLOAT = 2,
+  PG_OPTION_STRING = 3
+} pg_option_type;
+
+/** One option of the plugin's schema. */
+typedef struct pg_option_desc {
+  const char *key;           /**< YAML key under devices.<name> */
+  pg_option_type type;
+  const char *default_value; /**< as text; NULL for "no default" */
+  const char *help;          /**< one line */
+  double min_value;          /**< for INT and FLOAT: inclusive bounds; min > max = unbounded */
+  double max_value;
+} pg_option_desc;
+
+/* ----------------------------------------------------------------------------------------- */
+/* Devices and capabilities                                                                  */
+/* ----------------------------------------------------------------------------------------- */
+
+/** Capability flags. */
+typedef enum pg_capability_flags {
+  PG_CAP_DECOMPOSE_TRANSCENDENTAL = 1u << 0, /**< host must lower EXP2/LOG2/SIN itself */
+  PG_CAP_LOCAL_MEMORY = 1u << 1,             /**< DEFINE_LOCAL and BARRIER are meaningful */
+  PG_CAP_GROUPS = 1u << 2,                   /**< GROUP/LOCAL specials map to hardware */
+  PG_CAP_HOST_MEMORY = 1u << 3               /**< buffers live in host memory */
+} pg_capability_flags;
+
+/** What codegen may assume about a device. */
+typedef struct pg_capabilities {
+  uint32_t struct_size;          /**< sizeof(pg_capabilities) of the caller */
+  uint32_t flags;                /**< pg_capability_flags */
+  uint64_t dtype_mask;           /**< bit (1 << pg_dtype) set for each supported dtype */
+  uint32_t vector_width_bytes;   /**< preferred SIMD width in bytes (e.g. 32 for AVX2) */
+  uint32_t max_vector_lanes;     /**< largest vcount the renderer accepts */
+  uint32_t max_threads_per_group; /**< product of local dims limit (1 without groups) */
+  uint32_t max_local_dims[3];    /**< per-dim local size limit */
+  uint32_t max_global_dims[3];   /**< per-dim global size limit */
+  uint32_t compute_units;        /**< threads (CPU) or SMs (GPU) */
+  uint64_t local_memory_bytes;   /**< shared memory per group; 0 without */
+} pg_capabilities;
+
+/** Properties of one device. */
+typedef struct pg_device_properties {
+  uint32_t struct_size;   /**< sizeof(pg_device_properties) of the caller */
+  uint32_t reserved;
+  char name[128];         /**< human-readable, e.g. the CPU model */
+  char target[64];        /**< compiler target, e.g. "x86_64-znver3" or "sm_90" */
+  uint64_t memory_bytes;  /**< total device memory, 0 if unknown */
+  pg_capabilities caps;
+} pg_device_properties;
+
+/* Opaque handles owned by the plugin. */
+typedef struct pg_plugin_state_s *pg_plugin_state_t; /**< per-plugin state from init */
+typedef struct pg_device_s *pg_device_t;             /**< an opened device */
+typedef struct pg_buffer_s *pg_buffer_t;             /**< device memory */
+typedef struct pg_program_s *pg_program_t;           /**< a loaded program */
+
+/* ----------------------------------------------------------------------------------------- */
+/* Role tables                                                                               */
+/* ----------------------------------------------------------------------------------------- */
+
+/** Allocator role: owns device memory. Offsets and sizes are in bytes. */
+typedef struct pg_allocator_api {
+  uint32_t struct_size;
+  uint32_t alignment; /**< guaranteed alignment of every allocation in bytes */
+  /** Allocate nbytes (0 allowed: a valid, unique handle). */
+  pg_status (*alloc)(pg_device_t device, uint64_t nbytes, pg_buffer_t *out, pg_error *err);
+  /** Free a buffer from alloc. NULL is ignored. */
+  void (*free)(pg_device_t device, pg_buffer_t buffer);
+  /** Copy host memory into the buffer at dst_offset. Completes before returning. */
+  pg_status (*copy_in)(pg_device_t device, pg_buffer_t dst, uint64_t dst_offset,
+                       const void *src, uint64_t nbytes, pg_error *err);
+  /** Copy from the buffer at src_offset into host memory. Completes before returning. */
+  pg_status (*copy_out)(pg_device_t device, void *dst, pg_buffer_t src, uint64_t src_offset,
+                        uint64_t nbytes, pg_error *err);
+  /** Optional. Copy between two buffers of this device. */
+  pg_status (*copy_device)(pg_device_t device, pg_buffer_t dst, uint64_t dst_offset,
+                           pg_buffer_t src, uint64_t src_offset, uint64_t nbytes,
+                           pg_error *err);
+  /** Optional. Host-visible address of the buffer (host-memory devices), or NULL. */
+  void *(*host_pointer)(pg_device_t device, pg_buffer_t buffer);
+} pg_allocator_api;
+
+/** Artifact formats a renderer can declare. */
+typedef enum pg_artifact_format {
+  PG_ARTIFACT_C_SOURCE = 1,    /**< C source text */
+  PG_ARTIFACT_CUDA_SOURCE = 2, /**< CUDA C++ source text */
+  PG_ARTIFACT_PTX = 3,         /**< PTX assembly text */
+  PG_ARTIFACT_WASM = 4,        /**< a WebAssembly module */
+  PG_ARTIFACT_OBJECT = 5,      /**< native object code */
+  PG_ARTIFACT_OTHER = 100      /**< plugin-defined bytes */
+} pg_artifact_format;
+
+/** Host-owned growable byte buffer a renderer writes its artifact into. */
+typedef struct pg_byte_sink {
+  void *context;
+  /** Append n bytes. Returns 0 on success, non-zero if the host is out of memory. */
+  int (*append)(void *context, const void *data, uint64_t n);
+} pg_byte_sink;
+
+/** Renderer role: kernel program -> artifact. */
+typedef struct pg_renderer_api {
+  uint32_t struct_size;
+  uint32_t format; /**< pg_artifact_format */
+  /** Render `program` into `out`. PG_ERR_UNSUPPORTED names the op and dtype it cannot do. */
+  pg_status (*render)(pg_device_t device, const pg_kernel_program *program, pg_byte_sink *out,
+                      pg_error *err);
+} pg_renderer_api;
+
+/** Launch description. All arrays are owned by the caller and read during the call. */
+typedef struct pg_launch_args {
+  uint32_t struct_size;
+  uint32_t buffer_count;
+  const pg_buffer_t *buffers;  /**< one per PARAM_BUFFER slot */
+  uint32_t scalar_count;
+  uint32_t shared_memory_bytes; /**< dynamic shared memory per group */
+  const int64_t *scalars;      /**< one per PARAM_SCALAR slot, as int64 (floats: bit pattern
+                                    of a double) */
+  uint32_t global_size[3];     /**< number of groups per dim */
+  uint32_t local_size[3];      /**< threads per group per dim */
+} pg_launch_args;
+
+/** Program loader role: artifact -> program; launch; synchronise. */
+typedef struct pg_loader_api {
+  uint32_t struct_size;
+  uint32_t reserved;
+  /** Build and load an artifact; `entry` is the program's name. Bad bytes -> PG_ERR_COMPILE. */
+  pg_status (*load)(pg_device_t device, const void *artifact, uint64_t size, const char *entry,
+                    pg_program_t *out, pg_error *err);
+  /** Release a program. NULL is ignored. */
+  void (*unload)(pg_device_t device, pg_program_t program);
+  /** Enqueue one launch. May return before the work finishes; see synchronize. */
+  pg_status (*launch)(pg_device_t device, pg_program_t program, const pg_launch_args *args,
+                      pg_error *err);
+  /** Wait until every launch on the device has finished. */
+  pg_status (*synchronize)(pg_device_t device, pg_error *err);
+  /** Optional. Launch, wait, and report the device time in seconds (kernel search). */
+  pg_status (*launch_timed)(pg_device_t device, pg_program_t program,
+                            const pg_launch_args *args, double *seconds, pg_error *err);
+} pg_loader_api;
+
+/* ----------------------------------------------------------------------------------------- */
+/* The plugin table                                                                          */
+/* ----------------------------------------------------------------------------------------- */
+
+/** What PG_PLUGIN_ENTRY returns: a static table. The host reads abi_major, abi_minor and
+ *  struct_size before anything else and refuses a major it does not speak or a minor newer
+ *  than its own. */
+typedef struct pg_plugin {
+  uint32_t abi_major;   /**< PG_PLUGIN_ABI_MAJOR the plugin was built with */
+  uint32_t abi_minor;   /**< PG_PLUGIN_ABI_MINOR the plugin was built with */
+  uint32_t struct_size; /**< sizeof(pg_plugin) the plugin was built with */
+  uint32_t isa_version; /**< PG_KERNEL_ISA_VERSION the plugin renders */
+  const char *name;     /**< plugin name, e.g. "cpu_clang" */
+  const char *version;  /**< plugin's own version, e.g. "0.1.0" */
+  const char *device_prefix; /**< device names are prefix, prefix:1, ... e.g. "cpu" */
+  const pg_option_desc *options; /**< option schema; option_count entries */
+  uint32_t option_count;
+  uint32_t reserved;
+  /** Initialise. Keep it cheap: defer heavy work (compilers, drivers) to first use.
+   *  On failure the host reports err and never calls the plugin again. */
+  pg_status (*init)(const pg_host_services *host, pg_plugin_state_t *state, pg_error *err);
+  /** Optional. Release the state at process exit. The library is never unloaded. */
+  void (*shutdown)(pg_plugin_state_t state);
+  /** Number of usable devices. When it is 0, err says why (e.g. "no CUDA driver"). */
+  pg_status (*device_count)(pg_plugin_state_t state, uint32_t *count, pg_error *err);
+  /** Open device `index`. Opening the same index twice returns the same handle. */
+  pg_status (*device_open)(pg_plugin_state_t state, uint32_t index, pg_device_t *out,
+                           pg_error *err);
+  /** Fill `props` (the caller sets props->struct_size and props->caps.struct_size). */
+  pg_status (*device_properties)(pg_device_t device, pg_device_properties *props,
+                                 pg_error *err);
+  const pg_allocator_api *allocator;
+  const pg_renderer_api *renderer;
+  const pg_loader_api *loader;
+} pg_plugin;
+
+/** Type of the entry point. */
+typedef const pg_plugin *(*pg_plugin_entry_fn)(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* POLYGRAD_PLUGIN_H */
