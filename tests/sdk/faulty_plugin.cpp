@@ -1,0 +1,79 @@
+// A deliberately wrong plugin: it wraps the template plugin (loaded from
+// POLYGRAD_TEMPLATE_PATH) and breaks exactly one thing, chosen at compile time, so the tests
+// can prove that the conformance kit notices:
+//   POLYGRAD_FAULT_ADD_SUBTRACTS         the renderer turns every ADD into SUB
+//   POLYGRAD_FAULT_COPY_OUT_CORRUPTS     copy_out flips a bit in the middle of the data
+//   POLYGRAD_FAULT_ACCEPTS_OTHER_MAJOR   init accepts a host of another ABI major
+#include <polygrad/plugin.h>
+
+#include <dlfcn.h>
+
+#include <cstring>
+#include <vector>
+
+namespace {
+
+const pg_plugin* inner() {
+  static const pg_plugin* table = [] {
+    void* library = dlopen(POLYGRAD_TEMPLATE_PATH, RTLD_NOW | RTLD_LOCAL);
+    if (library == nullptr) return static_cast<const pg_plugin*>(nullptr);
+    auto entry = reinterpret_cast<pg_plugin_entry_fn>(dlsym(library, PG_PLUGIN_ENTRY_NAME));
+    return entry ? entry() : nullptr;
+  }();
+  return table;
+}
+
+#if defined(POLYGRAD_FAULT_ADD_SUBTRACTS)
+pg_status render(pg_device_t d, const pg_kernel_program* p, pg_byte_sink* out, pg_error* err) {
+  if (p == nullptr || p->instructions == nullptr) return inner()->renderer->render(d, p, out, err);
+  std::vector<pg_instruction> code(p->instructions, p->instructions + p->instruction_count);
+  for (pg_instruction& in : code)
+    if (in.op == PG_OP_ADD) in.op = PG_OP_SUB;
+  pg_kernel_program wrong = *p;
+  wrong.instructions = code.data();
+  return inner()->renderer->render(d, &wrong, out, err);
+}
+#elif defined(POLYGRAD_FAULT_COPY_OUT_CORRUPTS)
+pg_status copy_out(pg_device_t d, void* dst, pg_buffer_t src, uint64_t off, uint64_t n,
+                   pg_error* err) {
+  pg_status s = inner()->allocator->copy_out(d, dst, src, off, n, err);
+  if (s == PG_OK && n > 2) static_cast<unsigned char*>(dst)[n / 2] ^= 0x40;
+  return s;
+}
+#elif defined(POLYGRAD_FAULT_ACCEPTS_OTHER_MAJOR)
+pg_status init(const pg_host_services* host, pg_plugin_state_t* state, pg_error* err) {
+  if (host == nullptr || host->abi_major == PG_PLUGIN_ABI_MAJOR)
+    return inner()->init(host, state, err);
+  auto* patched = new pg_host_services(*host);  // lives for the process, as host tables do
+  patched->abi_major = PG_PLUGIN_ABI_MAJOR;
+  patched->struct_size = sizeof(pg_host_services);
+  return inner()->init(patched, state, err);
+}
+#endif
+
+}  // namespace
+
+extern "C" PG_PLUGIN_EXPORT const pg_plugin* PG_PLUGIN_ENTRY(void) {
+  static pg_plugin table;
+  static pg_allocator_api allocator;
+  static pg_renderer_api renderer;
+  static bool ready = false;
+  if (!ready) {
+    if (inner() == nullptr) return nullptr;
+    table = *inner();
+    allocator = *inner()->allocator;
+    renderer = *inner()->renderer;
+    table.name = "faulty";
+    table.allocator = &allocator;
+    table.renderer = &renderer;
+#if defined(POLYGRAD_FAULT_ADD_SUBTRACTS)
+    renderer.render = &render;
+#elif defined(POLYGRAD_FAULT_COPY_OUT_CORRUPTS)
+    allocator.copy_out = &copy_out;
+#elif defined(POLYGRAD_FAULT_ACCEPTS_OTHER_MAJOR)
+    table.init = &init;
+#endif
+    ready = true;
+  }
+  return &table;
+}

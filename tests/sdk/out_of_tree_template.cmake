@@ -1,0 +1,28 @@
+# Out-of-tree build of the template plugin against an installed SDK, run as a ctest:
+#   cmake -DBUILD_DIR=<polygrad build> -DSOURCE_DIR=<polygrad source> -DWORK_DIR=<scratch>
+#         -DCXX=<compiler> -P out_of_tree_template.cmake
+# Installs the build's `sdk` component into WORK_DIR/prefix, configures sdk/template with
+# CMAKE_PREFIX_PATH pointing there, builds it and runs the installed polygrad-conformance
+# --abi-only on the result.
+foreach(var BUILD_DIR SOURCE_DIR WORK_DIR CXX)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "out_of_tree_template.cmake: -D${var}=... is required")
+  endif()
+endforeach()
+
+function(step)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  if(NOT rc EQUAL 0)
+    string(REPLACE ";" " " cmd "${ARGN}")
+    message(FATAL_ERROR "step failed (${rc}): ${cmd}\n${out}")
+  endif()
+  message(STATUS "${out}")
+endfunction()
+
+file(REMOVE_RECURSE ${WORK_DIR})
+set(prefix ${WORK_DIR}/prefix)
+step(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix} --component sdk)
+step(${CMAKE_COMMAND} -S ${SOURCE_DIR}/sdk/template -B ${WORK_DIR}/build
+     -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Release)
+step(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
+step(${prefix}/bin/polygrad-conformance ${WORK_DIR}/build/polygrad_template.so --abi-only)
