@@ -1,0 +1,150 @@
+// polygrad C-style renderer: one base that turns a pg_kernel_program into C-family source.
+//
+// A dialect (C for the CPU plugin, CUDA C, OpenCL C, ...) is a Dialect: a small table of
+// spellings (DialectTable) plus a few hooks for the parts that differ between languages: the
+// kernel signature and prologue, launch indices (SPECIAL), BARRIER, DEFINE_LOCAL, math
+// functions, vector types. Everything else (SSA -> statements, loops, gated memory access,
+// half-precision emulation, casts and bitcasts, NaN-propagating MAX) lives in the base.
+//
+//   class MyDialect : public polygrad::cstyle::Dialect {
+//    public:
+//     MyDialect() : Dialect(my_table()) {}
+//     std::string kernel_open(const KernelInfo& k) const override { ... }
+//     std::string special(pg_special_kind kind, int dim) const override { ... }
+//   };
+//   std::string source = polygrad::cstyle::render(program, MyDialect());
+//
+// Semantics rendered (see plugin.h): IDIV/MOD truncate, MAX of floats is NaN if either input
+// is, CAST float->int truncates, BITCAST goes through memory (memcpy), a gated LOAD does not
+// touch memory when its gate is false, SHR is arithmetic for signed types, comparisons give
+// bool. float16 and bfloat16 may be held as float in registers and as 16-bit patterns in memory
+// (DialectTable::half_as_float); every arithmetic result is then rounded back to the 16-bit
+// format, so results equal true half-precision arithmetic.
+//
+// Errors: anything the dialect cannot express throws polygrad::sdk::Error(PG_ERR_UNSUPPORTED)
+// naming the instruction, op and dtype; a malformed program throws PG_ERR_INVALID_ARGUMENT.
+#ifndef POLYGRAD_CSTYLE_HPP
+#define POLYGRAD_CSTYLE_HPP
+
+#include <polygrad/plugin.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace polygrad::cstyle {
+
+/// What a dialect needs to know about the kernel it opens.
+struct KernelInfo {
+  std::string name;               ///< entry name (a C identifier)
+  std::vector<pg_dtype> buffers;  ///< pointee dtype per buffer slot (VOID when unused)
+  std::vector<pg_dtype> scalars;  ///< dtype per scalar slot (VOID when unused)
+  uint32_t local_size[3] = {1, 1, 1};
+  bool uses_local = false;                   ///< the program has DEFINE_LOCAL or BARRIER
+  bool uses_dim[3] = {false, false, false};  ///< some SPECIAL reads this launch dim
+};
+
+/// Spellings that differ between dialects. Every string is inserted verbatim.
+struct DialectTable {
+  /// Scalar type names indexed by pg_dtype, as held in registers and in memory. With
+  /// half_as_float, FLOAT16 and BFLOAT16 entries name the 16-bit storage type.
+  const char* type_names[PG_DTYPE_COUNT] = {};
+  /// Hold float16/bfloat16 values as float and store them as 16-bit patterns.
+  bool half_as_float = true;
+  /// Element type used for lanes of a bool vector (bool values are 0 or 1 in it).
+  const char* bool_lane_type = "unsigned char";
+  /// Qualifiers in front of each helper function of the prelude (e.g. "static inline").
+  const char* helper_prefix = "static inline";
+  /// A memcpy the dialect accepts: called as memcpy(dst, src, bytes).
+  const char* memcpy_name = "__builtin_memcpy";
+  /// Arithmetic and bitwise operators work on whole vectors (clang ext_vector_type).
+  bool native_vector_ops = true;
+  /// Suffix for float32 literals ("f").
+  const char* float_suffix = "f";
+  /// Spelling of +inf and quiet NaN for float32 and float64.
+  const char* inf_f32 = "__builtin_inff()";
+  const char* nan_f32 = "__builtin_nanf(\"\")";
+  const char* inf_f64 = "__builtin_inf()";
+  const char* nan_f64 = "__builtin_nan(\"\")";
+};
+
+/// A C-family language. Subclass it, fill a DialectTable, override the hooks that differ.
+class Dialect {
+ public:
+  explicit Dialect(const DialectTable& table) : table_(table) {}
+  virtual ~Dialect() = default;
+
+  const DialectTable& table() const { return table_; }
+
+  /// Text before the kernel: typedefs, helper functions. The base prepends vector typedefs
+  /// and its own helpers; this adds dialect-specific ones. Default: nothing.
+  virtual std::string prelude(const KernelInfo& kernel) const { return ""; }
+
+  /// The kernel signature through its opening brace, and any prologue. Buffer and scalar
+  /// parameters are then read with buffer_param/scalar_param.
+  virtual std::string kernel_open(const KernelInfo& kernel) const = 0;
+
+  /// Expression for the start of buffer `slot` as an untyped or typed pointer.
+  virtual std::string buffer_param(const KernelInfo& kernel, uint32_t slot) const = 0;
+
+  /// Expression for the raw 64-bit value of scalar `slot` (an int64 that holds either the
+  /// integer or the bit pattern of a double).
+  virtual std::string scalar_param(const KernelInfo& kernel, uint32_t slot) const = 0;
+
+  /// Text that opens the per-work-item body (loops over the launch grid on a CPU); closed by
+  /// body_close. Default: nothing.
+  virtual std::string body_open(const KernelInfo& kernel) const { return ""; }
+  virtual std::string body_close(const KernelInfo& kernel) const { return ""; }
+
+  /// Closes the kernel. Default: "}\n".
+  virtual std::string kernel_close(const KernelInfo& kernel) const { return "}\n"; }
+
+  /// An int expression for launch index `kind` along `dim` (0..2).
+  virtual std::string special(pg_special_kind kind, int dim) const = 0;
+
+  /// The workgroup barrier statement (without ';'), or "" when it is a no-op.
+  virtual std::string barrier() const { return ""; }
+
+  /// Declaration (with ';') of a workgroup-shared array `name` of `count` `type` elements.
+  virtual std::string define_local(const std::string& type, const std::string& name,
+                                   int64_t count) const {
+    return type + " " + name + "[" + std::to_string(count) + "];";
+  }
+
+  /// Call of the math function for EXP2, LOG2, SIN, SQRT or TRUNC on a float (`is_double`
+  /// false) or double argument.
+  virtual std::string math(pg_op op, bool is_double, const std::string& x) const;
+
+  /// Name of the vector type with `lanes` lanes of scalar type `lane_type`.
+  virtual std::string vector_type(const std::string& lane_type, int lanes) const;
+
+  /// Typedef line for vector_type(lane_type, lanes), or "" when the type is built in.
+  virtual std::string vector_typedef(const std::string& lane_type, int lanes) const;
+
+  /// A vector value of type `type` from its lanes.
+  virtual std::string vector_literal(const std::string& type,
+                                     const std::vector<std::string>& lanes) const;
+
+  /// Lane `lane` of vector expression `vec`.
+  virtual std::string vector_lane(const std::string& vec, int lane) const {
+    return vec + "[" + std::to_string(lane) + "]";
+  }
+
+ private:
+  DialectTable table_;
+};
+
+/// Render `program` (already validated with polygrad::sdk::check_program) in `dialect`.
+/// Throws polygrad::sdk::Error naming the instruction on anything it cannot render.
+std::string render(const pg_kernel_program& program, const Dialect& dialect);
+
+/// Bit mask (1 << pg_dtype) of the dtypes render() accepts in `dialect` (all but VOID).
+uint64_t supported_dtype_mask(const Dialect& dialect);
+
+/// A DialectTable with C type names for every dtype (bool -> _Bool, int32 -> int, float16 ->
+/// unsigned short storage, ...): a starting point for C-like dialects.
+DialectTable c_table();
+
+}  // namespace polygrad::cstyle
+
+#endif  // POLYGRAD_CSTYLE_HPP

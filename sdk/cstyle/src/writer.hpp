@@ -1,0 +1,97 @@
+// Internal: the state of one render() call.
+#ifndef POLYGRAD_CSTYLE_WRITER_HPP
+#define POLYGRAD_CSTYLE_WRITER_HPP
+
+#include <polygrad/cstyle.hpp>
+#include <polygrad/plugin.hpp>
+
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace polygrad::cstyle::detail {
+
+/// What instruction i rendered to.
+struct Value {
+  std::string expr;  ///< variable name or literal
+  pg_dtype dtype = PG_DTYPE_VOID;
+  int lanes = 1;
+  pg_addrspace space = PG_ADDR_NONE;
+  int block = 0;  ///< id of the block (loop / if) it was defined in; 0 = kernel level
+};
+
+/// The helper functions every dialect gets (16-bit float conversions, NaN-aware max, ...).
+std::string base_prelude(const DialectTable& table);
+
+/// Scalar expressions, shared by the statement writer. All operands are names or literals.
+class Expressions {
+ public:
+  explicit Expressions(const Dialect& dialect) : dialect_(dialect), table_(dialect.table()) {}
+
+  bool is_half(pg_dtype dt) const;
+  /// Lane type as held in registers ("float" for an emulated half).
+  std::string reg_type(pg_dtype dt, int lanes_hint = 1) const;
+  /// Element type in memory.
+  std::string mem_type(pg_dtype dt) const;
+  std::string from_memory(pg_dtype dt, const std::string& x) const;
+  std::string to_memory(pg_dtype dt, const std::string& x) const;
+  std::string constant(pg_dtype dt, pg_arg arg) const;
+  std::string cast(pg_dtype from, pg_dtype to, const std::string& x) const;
+  /// Scalar ALU expression for `op` with result dtype `dt` over inputs of dtype `in`.
+  /// Throws PG_ERR_UNSUPPORTED (with `where` in the message) for invalid op/dtype pairs.
+  std::string alu(pg_op op, pg_dtype dt, pg_dtype in, const std::vector<std::string>& a,
+                  const std::string& where) const;
+  /// Whole-vector expression, or "" when the op must be written lane by lane.
+  std::string vector_alu(pg_op op, pg_dtype dt, pg_dtype in,
+                         const std::vector<std::string>& a) const;
+  /// Throws unless `op` is defined on dtype `in` (result `dt`).
+  void check_supported(pg_op op, pg_dtype dt, pg_dtype in, const std::string& where) const;
+
+ private:
+  std::string round_half(pg_dtype dt, const std::string& x) const;
+  const Dialect& dialect_;
+  const DialectTable& table_;
+};
+
+/// Writes the kernel statement by statement.
+class Writer {
+ public:
+  Writer(const pg_kernel_program& program, const Dialect& dialect);
+  std::string run();
+
+ private:
+  void emit(uint32_t i);
+  void emit_param(uint32_t i, const pg_instruction& in);
+  void emit_load(uint32_t i, const pg_instruction& in);
+  void emit_store(uint32_t i, const pg_instruction& in);
+  void emit_alu(uint32_t i, const pg_instruction& in);
+  void emit_cast(uint32_t i, const pg_instruction& in);
+  void emit_bitcast(uint32_t i, const pg_instruction& in);
+  void emit_vector(uint32_t i, const pg_instruction& in);
+
+  const Value& src(const pg_instruction& in, uint32_t s) const;
+  std::string lane(const Value& v, int l) const;
+  std::string type_of(pg_dtype dt, int lanes);
+  std::string literal(const std::string& type, const std::vector<std::string>& lanes) const;
+  void line(const std::string& text);
+  [[noreturn]] void fail(pg_status status, uint32_t i, const std::string& what) const;
+  std::string where(uint32_t i) const;
+
+  const pg_kernel_program& program_;
+  const Dialect& dialect_;
+  Expressions ex_;
+  KernelInfo info_;
+  std::vector<Value> values_;
+  std::vector<std::pair<int, uint32_t>> open_;  ///< open blocks: (block id, opening instr)
+  std::set<int> closed_;
+  int next_block_ = 1;
+  std::vector<std::pair<std::string, int>> vector_types_;  ///< (lane type, lanes) used
+  std::string params_;
+  std::string body_;
+  int indent_ = 1;
+};
+
+}  // namespace polygrad::cstyle::detail
+
+#endif  // POLYGRAD_CSTYLE_WRITER_HPP

@@ -1,0 +1,200 @@
+// The statement writer, continued: memory access, ALU, conversions and vector shuffles.
+#include "writer.hpp"
+
+namespace polygrad::cstyle::detail {
+
+void Writer::emit_load(uint32_t i, const pg_instruction& in) {
+  Value& v = values_[i];
+  const Value& ptr = src(in, 0);
+  const auto dt = static_cast<pg_dtype>(in.dtype);
+  const int lanes = in.vcount;
+  if (ptr.space == PG_ADDR_NONE) fail(PG_ERR_INVALID_ARGUMENT, i, "source is not a pointer");
+  if (ptr.dtype != dt) fail(PG_ERR_INVALID_ARGUMENT, i, "dtype differs from the pointee's");
+  const std::string type = type_of(dt, lanes);
+  const std::string& p = ptr.expr;
+  const std::string memcpy_name = dialect_.table().memcpy_name;
+  v.expr = "v" + std::to_string(i);
+  // Lane by lane; with `per_lane_gate`, lane k reads memory only when gate lane k is true.
+  auto lanes_from_memory = [&](bool per_lane_gate) {
+    std::vector<std::string> l(lanes);
+    for (int k = 0; k < lanes; ++k) {
+      std::string load = ex_.from_memory(dt, p + "[" + std::to_string(k) + "]");
+      l[k] = per_lane_gate
+                 ? "(" + lane(src(in, 2), k) + " ? " + load + " : " + lane(src(in, 1), k) + ")"
+                 : load;
+    }
+    return literal(type, l);
+  };
+  if (in.src_count == 1) {
+    if (lanes == 1) {
+      line("const " + type + " " + v.expr + " = " + ex_.from_memory(dt, "*" + p) + ";");
+    } else if (ex_.is_half(dt)) {
+      line("const " + type + " " + v.expr + " = " + lanes_from_memory(false) + ";");
+    } else {
+      line(type + " " + v.expr + ";");
+      line(memcpy_name + "(&" + v.expr + ", " + p + ", sizeof(" + v.expr + "));");
+    }
+    return;
+  }
+  const Value& alt = src(in, 1);
+  const Value& gate = src(in, 2);
+  if (alt.dtype != dt || alt.lanes != lanes)
+    fail(PG_ERR_INVALID_ARGUMENT, i, "the alternative value's type differs from the load's");
+  if (gate.dtype != PG_DTYPE_BOOL || (gate.lanes != 1 && gate.lanes != lanes))
+    fail(PG_ERR_INVALID_ARGUMENT, i, "the gate must be bool, scalar or one per lane");
+  if (gate.lanes > 1) {
+    line("const " + type + " " + v.expr + " = " + lanes_from_memory(true) + ";");
+  } else if (lanes == 1 || ex_.is_half(dt)) {
+    std::string load = lanes == 1 ? ex_.from_memory(dt, "*" + p) : lanes_from_memory(false);
+    line("const " + type + " " + v.expr + " = " + gate.expr + " ? " + load + " : " + alt.expr +
+         ";");
+  } else {
+    line(type + " " + v.expr + " = " + alt.expr + ";");
+    line("if (" + gate.expr + ") " + memcpy_name + "(&" + v.expr + ", " + p + ", sizeof(" + v.expr +
+         "));");
+  }
+}
+
+void Writer::emit_store(uint32_t i, const pg_instruction& in) {
+  const Value& ptr = src(in, 0);
+  const Value& val = src(in, 1);
+  const pg_dtype dt = ptr.dtype;
+  if (ptr.space == PG_ADDR_NONE) fail(PG_ERR_INVALID_ARGUMENT, i, "target is not a pointer");
+  if (val.dtype != dt) fail(PG_ERR_INVALID_ARGUMENT, i, "value dtype differs from the pointee's");
+  const int lanes = val.lanes;
+  const std::string& p = ptr.expr;
+  const Value* gate = in.src_count == 3 ? &src(in, 2) : nullptr;
+  if (gate != nullptr &&
+      (gate->dtype != PG_DTYPE_BOOL || (gate->lanes != 1 && gate->lanes != lanes)))
+    fail(PG_ERR_INVALID_ARGUMENT, i, "the gate must be bool, scalar or one per lane");
+  const std::string guard = gate != nullptr && gate->lanes == 1 ? "if (" + gate->expr + ") " : "";
+  if (lanes == 1) {
+    line(guard + "*" + p + " = " + ex_.to_memory(dt, val.expr) + ";");
+  } else if (!ex_.is_half(dt) && (gate == nullptr || gate->lanes == 1)) {
+    line(guard + dialect_.table().memcpy_name + "(" + p + ", &" + val.expr + ", sizeof(" +
+         val.expr + "));");
+  } else {
+    for (int k = 0; k < lanes; ++k) {
+      std::string lane_guard = gate == nullptr    ? ""
+                               : gate->lanes == 1 ? guard
+                                                  : "if (" + lane(*gate, k) + ") ";
+      line(lane_guard + p + "[" + std::to_string(k) + "] = " + ex_.to_memory(dt, lane(val, k)) +
+           ";");
+    }
+  }
+}
+
+void Writer::emit_alu(uint32_t i, const pg_instruction& in) {
+  Value& v = values_[i];
+  const auto op = static_cast<pg_op>(in.op);
+  const auto dt = static_cast<pg_dtype>(in.dtype);
+  const int lanes = in.vcount;
+  // Input dtype: the first value source (the branches for WHERE).
+  const uint32_t first_value = op == PG_OP_WHERE ? 1 : 0;
+  const pg_dtype in_dt = src(in, first_value).dtype;
+  bool same_lanes = true;
+  for (uint32_t s = 0; s < in.src_count; ++s) {
+    const Value& a = src(in, s);
+    if (a.space != PG_ADDR_NONE) fail(PG_ERR_INVALID_ARGUMENT, i, "operand is a pointer");
+    if (a.lanes != 1 && a.lanes != lanes)
+      fail(PG_ERR_INVALID_ARGUMENT, i, "operand lanes differ from the result's");
+    same_lanes = same_lanes && a.lanes == lanes;
+    bool is_cond = op == PG_OP_WHERE && s == 0;
+    bool is_shift_count = (op == PG_OP_SHL || op == PG_OP_SHR) && s == 1;
+    if (is_cond && a.dtype != PG_DTYPE_BOOL)
+      fail(PG_ERR_INVALID_ARGUMENT, i, "WHERE condition must be bool");
+    if (!is_cond && !is_shift_count && a.dtype != in_dt)
+      fail(PG_ERR_INVALID_ARGUMENT, i, "operand dtypes differ");
+  }
+  ex_.check_supported(op, dt, in_dt, where(i));
+  const std::string type = type_of(dt, lanes);
+  v.expr = "v" + std::to_string(i);
+  if (lanes > 1 && same_lanes) {
+    std::vector<std::string> names;
+    for (uint32_t s = 0; s < in.src_count; ++s) names.push_back(src(in, s).expr);
+    std::string e = ex_.vector_alu(op, dt, in_dt, names);
+    if (!e.empty()) {
+      line("const " + type + " " + v.expr + " = " + e + ";");
+      return;
+    }
+  }
+  std::vector<std::string> l(lanes);
+  for (int k = 0; k < lanes; ++k) {
+    std::vector<std::string> args;
+    for (uint32_t s = 0; s < in.src_count; ++s) args.push_back(lane(src(in, s), k));
+    l[k] = ex_.alu(op, dt, in_dt, args, where(i));
+  }
+  line("const " + type + " " + v.expr + " = " + literal(type, l) + ";");
+}
+
+void Writer::emit_cast(uint32_t i, const pg_instruction& in) {
+  Value& v = values_[i];
+  const Value& a = src(in, 0);
+  const auto dt = static_cast<pg_dtype>(in.dtype);
+  if (a.space != PG_ADDR_NONE || a.dtype == PG_DTYPE_VOID || dt == PG_DTYPE_VOID)
+    fail(PG_ERR_INVALID_ARGUMENT, i, "CAST needs a value of a non-void dtype");
+  if (a.lanes != in.vcount) fail(PG_ERR_INVALID_ARGUMENT, i, "CAST cannot change lane count");
+  const std::string type = type_of(dt, in.vcount);
+  std::vector<std::string> l(in.vcount);
+  for (int k = 0; k < in.vcount; ++k) l[k] = ex_.cast(a.dtype, dt, lane(a, k));
+  v.expr = "v" + std::to_string(i);
+  line("const " + type + " " + v.expr + " = " + literal(type, l) + ";");
+}
+
+void Writer::emit_bitcast(uint32_t i, const pg_instruction& in) {
+  Value& v = values_[i];
+  const Value& a = src(in, 0);
+  const auto dt = static_cast<pg_dtype>(in.dtype);
+  if (a.space != PG_ADDR_NONE || a.dtype == PG_DTYPE_VOID || dt == PG_DTYPE_VOID)
+    fail(PG_ERR_INVALID_ARGUMENT, i, "BITCAST needs a value of a non-void dtype");
+  const uint64_t from_bytes = uint64_t{sdk::dtype_size(a.dtype)} * a.lanes;
+  const uint64_t to_bytes = uint64_t{sdk::dtype_size(dt)} * in.vcount;
+  if (from_bytes != to_bytes)
+    fail(PG_ERR_INVALID_ARGUMENT, i,
+         "BITCAST from " + std::to_string(from_bytes) + " to " + std::to_string(to_bytes) +
+             " bytes");
+  // Through memory: the source's in-memory representation, copied into the target's.
+  const std::string id = std::to_string(i);
+  const std::string s = "m" + id + "_in", d = "m" + id + "_out";
+  line(ex_.mem_type(a.dtype) + " " + s + "[" + std::to_string(a.lanes) + "];");
+  for (int k = 0; k < a.lanes; ++k)
+    line(s + "[" + std::to_string(k) + "] = " + ex_.to_memory(a.dtype, lane(a, k)) + ";");
+  line(ex_.mem_type(dt) + " " + d + "[" + std::to_string(in.vcount) + "];");
+  line(std::string(dialect_.table().memcpy_name) + "(" + d + ", " + s + ", sizeof(" + d + "));");
+  const std::string type = type_of(dt, in.vcount);
+  std::vector<std::string> l(in.vcount);
+  for (int k = 0; k < in.vcount; ++k) {
+    l[k] = ex_.from_memory(dt, d + "[" + std::to_string(k) + "]");
+    if (dt == PG_DTYPE_BOOL) l[k] = "(" + l[k] + " != 0)";
+  }
+  v.expr = "v" + id;
+  line("const " + type + " " + v.expr + " = " + literal(type, l) + ";");
+}
+
+void Writer::emit_vector(uint32_t i, const pg_instruction& in) {
+  Value& v = values_[i];
+  const auto dt = static_cast<pg_dtype>(in.dtype);
+  v.expr = "v" + std::to_string(i);
+  if (in.op == PG_OP_GEP) {
+    const Value& a = src(in, 0);
+    if (a.space != PG_ADDR_NONE || a.dtype != dt)
+      fail(PG_ERR_INVALID_ARGUMENT, i, "GEP source must be a value of the same dtype");
+    if (in.arg.i < 0 || in.arg.i >= a.lanes)
+      fail(PG_ERR_INVALID_ARGUMENT, i, "lane " + std::to_string(in.arg.i) + " out of range");
+    v.lanes = 1;
+    line("const " + type_of(dt, 1) + " " + v.expr + " = " + lane(a, static_cast<int>(in.arg.i)) +
+         ";");
+    return;
+  }
+  std::vector<std::string> l;
+  for (uint32_t s = 0; s < in.src_count; ++s) {
+    const Value& a = src(in, s);
+    if (a.lanes != 1 || a.dtype != dt || a.space != PG_ADDR_NONE)
+      fail(PG_ERR_INVALID_ARGUMENT, i, "VECTORIZE sources must be scalars of the same dtype");
+    l.push_back(a.expr);
+  }
+  const std::string type = type_of(dt, in.vcount);
+  line("const " + type + " " + v.expr + " = " + literal(type, l) + ";");
+}
+
+}  // namespace polygrad::cstyle::detail
