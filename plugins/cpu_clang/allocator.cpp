@@ -1,0 +1,39 @@
+// Host-memory buffers: 64-byte aligned, zero-size allocations valid, bounds-checked copies.
+#include <cstdlib>
+#include <new>
+
+#include "cpu_clang.hpp"
+
+namespace polygrad::cpu_clang {
+
+Buffer* buffer_alloc(uint64_t nbytes) {
+  if (nbytes > UINT64_MAX - kAlignment)
+    sdk::fail(PG_ERR_OUT_OF_MEMORY, "cpu: cannot allocate " + std::to_string(nbytes) + " bytes");
+  // At least one alignment unit, so a zero-size buffer is still a unique, valid handle.
+  uint64_t rounded = nbytes == 0 ? kAlignment : (nbytes + kAlignment - 1) / kAlignment * kAlignment;
+  void* data = std::aligned_alloc(kAlignment, rounded);
+  if (data == nullptr)
+    sdk::fail(PG_ERR_OUT_OF_MEMORY, "cpu: cannot allocate " + std::to_string(nbytes) + " bytes");
+  auto* buffer = new (std::nothrow) Buffer{data, nbytes};
+  if (buffer == nullptr) {
+    std::free(data);
+    sdk::fail(PG_ERR_OUT_OF_MEMORY, "cpu: cannot allocate a buffer handle");
+  }
+  return buffer;
+}
+
+void buffer_free(Buffer* buffer) {
+  if (buffer == nullptr) return;
+  std::free(buffer->data);
+  delete buffer;
+}
+
+void check_range(const Buffer& buffer, uint64_t offset, uint64_t n, const char* what) {
+  if (offset > buffer.size || n > buffer.size - offset)
+    sdk::fail(PG_ERR_INVALID_ARGUMENT, std::string("cpu: ") + what + " of " + std::to_string(n) +
+                                           " bytes at offset " + std::to_string(offset) +
+                                           " is outside the buffer of " +
+                                           std::to_string(buffer.size) + " bytes");
+}
+
+}  // namespace polygrad::cpu_clang

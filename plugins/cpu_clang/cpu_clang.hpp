@@ -1,0 +1,131 @@
+// cpu_clang plugin internals: the pieces each .cpp file provides.
+#ifndef POLYGRAD_CPU_CLANG_HPP
+#define POLYGRAD_CPU_CLANG_HPP
+
+#include <polygrad/plugin.hpp>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace polygrad::cpu_clang {
+
+/// The plugin's own version, part of every cache key.
+inline constexpr const char* kVersion = POLYGRAD_CPU_CLANG_VERSION;
+
+/// Signature of every rendered kernel: runs the grid rows gid0 in [begin, end) over the full
+/// extent of dims 1 and 2. dims = {global0, global1, global2}.
+using KernelFn = void (*)(void* const* buffers, const int64_t* scalars, int64_t begin, int64_t end,
+                          const uint32_t* dims);
+
+// --- host_cpu.cpp ----------------------------------------------------------------------------
+
+/// What LLVM and /proc/cpuinfo say about the machine we run on. Cheap to query (cpuid).
+struct HostCpu {
+  std::string triple;                 ///< e.g. "x86_64-pc-linux-gnu"
+  std::string cpu;                    ///< LLVM CPU name, e.g. "skylake-avx512"
+  std::vector<std::string> features;  ///< "+avx2", "-avx512f", ... sorted
+  std::string model_name;             ///< "Intel(R) Xeon(R) ..." from /proc/cpuinfo
+  uint32_t vector_width_bytes = 16;   ///< 64 with avx512f, 32 with avx/avx2, else 16
+  uint32_t hardware_threads = 1;
+  uint64_t memory_bytes = 0;
+  /// "x86_64-skylake-avx512": arch of the triple and the CPU name.
+  std::string target() const;
+};
+const HostCpu& host_cpu();
+
+// --- renderer.cpp ----------------------------------------------------------------------------
+
+/// Render a validated program as C for this plugin's calling convention (KernelFn).
+std::string render_c(const pg_kernel_program& program);
+/// Every dtype the C dialect renders.
+uint64_t c_dtype_mask();
+/// Reads the "buffers=N scalars=M" header render_c writes; nullopt when absent.
+std::optional<std::pair<uint32_t, uint32_t>> parse_param_counts(const std::string& source);
+
+// --- compiler.cpp ----------------------------------------------------------------------------
+
+/// What a compile depends on besides the source; all of it goes into the cache key.
+struct CompileOptions {
+  int opt_level = 2;
+  const HostCpu* cpu = nullptr;
+};
+/// Text naming the compiler and its fixed flags (LLVM version included), for cache keys.
+std::string compiler_identity();
+/// Compile C `source` to a native relocatable object in memory with clang's libraries.
+/// Throws Error(PG_ERR_COMPILE) with the first diagnostics when it does not compile.
+std::vector<char> compile_c(const std::string& source, const std::string& entry,
+                            const CompileOptions& options);
+/// Initialise LLVM's native target once per process (compiler and JIT both need it).
+void ensure_llvm_initialized();
+
+// --- cache.cpp -------------------------------------------------------------------------------
+
+/// On-disk object cache: one file per key, written atomically, checked on read.
+class ObjectCache {
+ public:
+  using Key = std::array<uint8_t, 32>;
+  ObjectCache(std::string directory, const sdk::Host& host);
+  /// SHA-256 over everything the object depends on.
+  static Key key(const std::string& source, const std::string& entry,
+                 const CompileOptions& options);
+  /// True when the directory exists (created 0700 if missing), is ours and is not writable by
+  /// group or others. The first refusal is logged as a warning naming the directory.
+  bool usable();
+  /// The cached object for `key`; nullopt on a miss. A corrupt entry is logged and removed.
+  std::optional<std::vector<char>> read(const Key& key);
+  /// Store an object; failures are logged, never thrown.
+  void write(const Key& key, const std::vector<char>& object);
+  std::string path_of(const Key& key) const;
+  const std::string& directory() const { return directory_; }
+
+ private:
+  std::string directory_;
+  const sdk::Host& host_;
+  std::once_flag checked_;
+  bool usable_ = false;
+};
+
+/// The default cache directory: $XDG_CACHE_HOME/polygrad/cpu_clang or
+/// ~/.cache/polygrad/cpu_clang.
+std::string default_cache_dir();
+
+// --- loader.cpp ------------------------------------------------------------------------------
+
+/// One LLVM ORC JIT per device, created on first use; each program gets its own JITDylib.
+class Jit {
+ public:
+  Jit();
+  ~Jit();
+  /// Link `object` and return the address of `entry`. Throws Error(PG_ERR_COMPILE).
+  KernelFn load(const std::vector<char>& object, const std::string& entry, void** handle);
+  /// Release what load() returned in `handle`.
+  void unload(void* handle);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+  std::once_flag created_;
+};
+
+// --- allocator.cpp ---------------------------------------------------------------------------
+
+/// A host-memory buffer: 64-byte aligned, at least 64 bytes allocated so that every handle is
+/// unique even for nbytes = 0.
+struct Buffer {
+  void* data = nullptr;
+  uint64_t size = 0;
+};
+inline constexpr uint32_t kAlignment = 64;
+Buffer* buffer_alloc(uint64_t nbytes);
+void buffer_free(Buffer* buffer);
+/// Throws Error(PG_ERR_INVALID_ARGUMENT) naming `what` when [offset, offset + n) is not inside.
+void check_range(const Buffer& buffer, uint64_t offset, uint64_t n, const char* what);
+
+}  // namespace polygrad::cpu_clang
+
+#endif  // POLYGRAD_CPU_CLANG_HPP

@@ -1,0 +1,205 @@
+// The cpu device: buffers in host memory, programs compiled in-process, launches spread over a
+// TBB arena along global dim 0.
+#include "device.hpp"
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <chrono>
+#include <cstring>
+
+namespace polygrad::cpu_clang {
+
+namespace {
+
+/// A loaded program as handed to the host.
+struct Program {
+  KernelFn fn = nullptr;
+  void* jit_handle = nullptr;
+  std::string entry;
+  std::optional<std::pair<uint32_t, uint32_t>> counts;  ///< buffers, scalars
+};
+
+Buffer& buffer_of(pg_buffer_t b) {
+  if (b == nullptr) sdk::fail(PG_ERR_INVALID_ARGUMENT, "cpu: NULL buffer");
+  return *reinterpret_cast<Buffer*>(b);
+}
+
+std::optional<long> parse_int(const std::optional<std::string>& text) {
+  if (!text) return std::nullopt;
+  char* end = nullptr;
+  long v = std::strtol(text->c_str(), &end, 10);
+  if (end == text->c_str() || *end != '\0') return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+DeviceSettings DeviceSettings::from_host(const sdk::Host& host, int32_t device_index) {
+  auto option = [&](const char* key) {
+    auto v = host.option(device_index, key);
+    return v ? v : host.option(-1, key);
+  };
+  auto checked_int = [&](const char* key, long lo, long hi, int fallback) {
+    auto text = option(key);
+    auto v = parse_int(text);
+    if (text && (!v || *v < lo || *v > hi)) {
+      host.log(PG_LOG_WARNING, "cpu_clang: option '" + std::string(key) + "' = '" + *text +
+                                   "' is not an integer in " + std::to_string(lo) + ".." +
+                                   std::to_string(hi) + "; using " + std::to_string(fallback));
+      return fallback;
+    }
+    return v ? static_cast<int>(*v) : fallback;
+  };
+  DeviceSettings s;
+  const int hardware = static_cast<int>(host_cpu().hardware_threads);
+  s.threads = checked_int("threads", 1, 1024, hardware);
+  if (s.threads > hardware) {
+    // More workers than hardware threads only oversubscribes (and TBB refuses them anyway).
+    host.log(PG_LOG_INFO, "cpu_clang: threads = " + std::to_string(s.threads) + " capped at the " +
+                              std::to_string(hardware) + " hardware threads");
+    s.threads = hardware;
+  }
+  s.opt_level = checked_int("opt_level", 0, 3, 2);
+  auto cache = option("cache");
+  s.cache = !cache || !(*cache == "false" || *cache == "0" || *cache == "off" || *cache == "no");
+  auto dir = option("cache_dir");
+  s.cache_dir = dir && !dir->empty() ? *dir : default_cache_dir();
+  return s;
+}
+
+CpuDevice::CpuDevice(const sdk::Host& host, int32_t index)
+    : host_(host), settings_(DeviceSettings::from_host(host, index)), arena_(settings_.threads) {
+  if (settings_.cache) cache_ = std::make_unique<ObjectCache>(settings_.cache_dir, host_);
+}
+
+CpuDevice::~CpuDevice() = default;
+
+void CpuDevice::properties(pg_device_properties& p) {
+  const HostCpu& cpu = host_cpu();
+  std::snprintf(p.name, sizeof(p.name), "%s", cpu.model_name.c_str());
+  std::snprintf(p.target, sizeof(p.target), "%s", cpu.target().c_str());
+  p.memory_bytes = cpu.memory_bytes;
+  pg_capabilities& c = p.caps;
+  c.flags = PG_CAP_HOST_MEMORY;
+  c.dtype_mask = c_dtype_mask();
+  c.vector_width_bytes = cpu.vector_width_bytes;
+  c.max_vector_lanes = 16;
+  c.max_threads_per_group = 1;
+  for (int d = 0; d < 3; ++d) {
+    c.max_local_dims[d] = 1;
+    c.max_global_dims[d] = 0x7fffffffu;  // SPECIAL indices are int32
+  }
+  c.compute_units = static_cast<uint32_t>(settings_.threads);
+  c.local_memory_bytes = 0;
+}
+
+pg_buffer_t CpuDevice::alloc(uint64_t nbytes) {
+  return reinterpret_cast<pg_buffer_t>(buffer_alloc(nbytes));
+}
+
+void CpuDevice::free(pg_buffer_t buffer) {
+  buffer_free(reinterpret_cast<Buffer*>(buffer));
+}
+
+void CpuDevice::copy_in(pg_buffer_t dst, uint64_t offset, const void* src, uint64_t n) {
+  Buffer& b = buffer_of(dst);
+  check_range(b, offset, n, "copy_in");
+  if (n) std::memcpy(static_cast<char*>(b.data) + offset, src, n);
+}
+
+void CpuDevice::copy_out(void* dst, pg_buffer_t src, uint64_t offset, uint64_t n) {
+  Buffer& b = buffer_of(src);
+  check_range(b, offset, n, "copy_out");
+  if (n) std::memcpy(dst, static_cast<const char*>(b.data) + offset, n);
+}
+
+void CpuDevice::copy_device(pg_buffer_t dst, uint64_t dst_offset, pg_buffer_t src,
+                            uint64_t src_offset, uint64_t n) {
+  Buffer& d = buffer_of(dst);
+  Buffer& s = buffer_of(src);
+  check_range(d, dst_offset, n, "copy_device destination");
+  check_range(s, src_offset, n, "copy_device source");
+  if (n)
+    std::memmove(static_cast<char*>(d.data) + dst_offset,
+                 static_cast<const char*>(s.data) + src_offset, n);
+}
+
+void* CpuDevice::host_pointer(pg_buffer_t buffer) {
+  return buffer_of(buffer).data;
+}
+
+std::string CpuDevice::render(const pg_kernel_program& program) {
+  return render_c(program);
+}
+
+std::vector<char> CpuDevice::object_for(const std::string& source, const std::string& entry) {
+  CompileOptions options;
+  options.opt_level = settings_.opt_level;
+  options.cpu = &host_cpu();
+  if (!cache_ || !cache_->usable()) return compile_c(source, entry, options);
+  ObjectCache::Key key = ObjectCache::key(source, entry, options);
+  if (auto hit = cache_->read(key)) return std::move(*hit);
+  std::vector<char> object = compile_c(source, entry, options);
+  cache_->write(key, object);
+  return object;
+}
+
+pg_program_t CpuDevice::load(const void* artifact, uint64_t size, const char* entry) {
+  std::string source(static_cast<const char*>(artifact), size);
+  auto program = std::make_unique<Program>();
+  program->entry = entry;
+  program->counts = parse_param_counts(source);
+  std::vector<char> object = object_for(source, program->entry);
+  program->fn = jit_.load(object, program->entry, &program->jit_handle);
+  return reinterpret_cast<pg_program_t>(program.release());
+}
+
+void CpuDevice::unload(pg_program_t handle) {
+  auto* program = reinterpret_cast<Program*>(handle);
+  jit_.unload(program->jit_handle);
+  delete program;
+}
+
+void CpuDevice::launch(pg_program_t handle, const pg_launch_args& args) {
+  const auto& program = *reinterpret_cast<const Program*>(handle);
+  if (program.counts &&
+      (args.buffer_count < program.counts->first || args.scalar_count < program.counts->second))
+    sdk::fail(PG_ERR_INVALID_ARGUMENT,
+              "cpu: kernel '" + program.entry + "' takes " + std::to_string(program.counts->first) +
+                  " buffers and " + std::to_string(program.counts->second) +
+                  " scalars, launch gave " + std::to_string(args.buffer_count) + " and " +
+                  std::to_string(args.scalar_count));
+  for (int d = 0; d < 3; ++d)
+    if (args.local_size[d] > 1)
+      sdk::fail(PG_ERR_UNSUPPORTED, "cpu: kernel '" + program.entry +
+                                        "' launched with local_size[" + std::to_string(d) +
+                                        "] = " + std::to_string(args.local_size[d]) +
+                                        "; the cpu has no work groups (max local size 1)");
+  for (int d = 0; d < 3; ++d)
+    if (args.global_size[d] == 0) return;
+  std::vector<void*> buffers(args.buffer_count);
+  for (uint32_t b = 0; b < args.buffer_count; ++b) buffers[b] = buffer_of(args.buffers[b]).data;
+  const uint32_t dims[3] = {args.global_size[0], args.global_size[1], args.global_size[2]};
+  const int64_t rows = dims[0];
+  KernelFn fn = program.fn;
+  void* const* bufs = buffers.data();
+  const int64_t* scalars = args.scalars;
+  if (settings_.threads == 1 || rows == 1) {
+    fn(bufs, scalars, 0, rows, dims);
+    return;
+  }
+  arena_.execute([&] {
+    tbb::parallel_for(
+        tbb::blocked_range<int64_t>(0, rows),
+        [&](const tbb::blocked_range<int64_t>& r) { fn(bufs, scalars, r.begin(), r.end(), dims); });
+  });
+}
+
+double CpuDevice::launch_timed(pg_program_t program, const pg_launch_args& args) {
+  auto start = std::chrono::steady_clock::now();
+  launch(program, args);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace polygrad::cpu_clang

@@ -1,0 +1,109 @@
+// Native objects -> callable kernels with LLVM ORC's LLJIT. One JIT per device, created on
+// first use; every program lives in its own JITDylib so that programs with the same entry name
+// coexist and unload removes exactly one.
+#include <cmath>
+#include <cstring>
+
+#include <llvm/ExecutionEngine/Orc/Core.h>
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/Support/Error.h>
+#include <llvm/Support/MemoryBuffer.h>
+
+#include "cpu_clang.hpp"
+
+namespace polygrad::cpu_clang {
+
+struct Jit::State {
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  llvm::orc::JITDylib* runtime = nullptr;  ///< libm and libc symbols kernels may call
+  std::mutex mutex;
+  uint64_t next_id = 0;
+};
+
+namespace {
+
+[[noreturn]] void jit_fail(const std::string& what, llvm::Error error) {
+  sdk::fail(PG_ERR_COMPILE, "cpu: " + what + ": " + llvm::toString(std::move(error)));
+}
+
+/// Functions the code generator may call, bound to this library's own copies so that they
+/// resolve even when the host loaded us RTLD_LOCAL.
+llvm::orc::SymbolMap runtime_symbols(llvm::orc::LLJIT& jit) {
+  llvm::orc::SymbolMap map;
+  auto add = [&](const char* name, auto* fn) {
+    map[jit.mangleAndIntern(name)] =
+        llvm::JITEvaluatedSymbol(llvm::pointerToJITTargetAddress(reinterpret_cast<void*>(fn)),
+                                 llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable);
+  };
+  add("exp2f", static_cast<float (*)(float)>(&::exp2f));
+  add("exp2", static_cast<double (*)(double)>(&::exp2));
+  add("log2f", static_cast<float (*)(float)>(&::log2f));
+  add("log2", static_cast<double (*)(double)>(&::log2));
+  add("sinf", static_cast<float (*)(float)>(&::sinf));
+  add("sin", static_cast<double (*)(double)>(&::sin));
+  add("sqrtf", static_cast<float (*)(float)>(&::sqrtf));
+  add("sqrt", static_cast<double (*)(double)>(&::sqrt));
+  add("truncf", static_cast<float (*)(float)>(&::truncf));
+  add("trunc", static_cast<double (*)(double)>(&::trunc));
+  add("memcpy", &::memcpy);
+  add("memmove", &::memmove);
+  add("memset", &::memset);
+  return map;
+}
+
+}  // namespace
+
+Jit::Jit() : state_(std::make_unique<State>()) {}
+
+Jit::~Jit() = default;
+
+KernelFn Jit::load(const std::vector<char>& object, const std::string& entry, void** handle) {
+  std::call_once(created_, [this] {
+    ensure_llvm_initialized();
+    auto jit = llvm::orc::LLJITBuilder().create();
+    if (!jit) jit_fail("cannot create the JIT", jit.takeError());
+    state_->jit = std::move(*jit);
+    auto& es = state_->jit->getExecutionSession();
+    auto runtime = es.createJITDylib("pg_runtime");
+    if (!runtime) jit_fail("cannot create the runtime library", runtime.takeError());
+    state_->runtime = &*runtime;
+    if (auto err =
+            state_->runtime->define(llvm::orc::absoluteSymbols(runtime_symbols(*state_->jit))))
+      jit_fail("cannot define runtime symbols", std::move(err));
+    auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+        state_->jit->getDataLayout().getGlobalPrefix());
+    if (!process) jit_fail("cannot search the process", process.takeError());
+    state_->runtime->addGenerator(std::move(*process));
+  });
+  if (!state_->jit) sdk::fail(PG_ERR_COMPILE, "cpu: the JIT failed to start earlier");
+
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  auto& es = state_->jit->getExecutionSession();
+  auto dylib = es.createJITDylib("pg_program_" + std::to_string(state_->next_id++));
+  if (!dylib) jit_fail("cannot create a library for '" + entry + "'", dylib.takeError());
+  llvm::orc::JITDylib& jd = *dylib;
+  jd.addToLinkOrder(*state_->runtime);
+  auto buffer = llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(object.data(), object.size()),
+                                                     entry + ".o");
+  if (auto err = state_->jit->addObjectFile(jd, std::move(buffer))) {
+    llvm::consumeError(es.removeJITDylib(jd));
+    jit_fail("cannot add the object of '" + entry + "'", std::move(err));
+  }
+  auto symbol = state_->jit->lookup(jd, entry);
+  if (!symbol) {
+    llvm::consumeError(es.removeJITDylib(jd));
+    jit_fail("cannot resolve entry '" + entry + "'", symbol.takeError());
+  }
+  *handle = &jd;
+  return reinterpret_cast<KernelFn>(static_cast<uintptr_t>(symbol->getAddress()));
+}
+
+void Jit::unload(void* handle) {
+  if (handle == nullptr || !state_->jit) return;
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  llvm::consumeError(state_->jit->getExecutionSession().removeJITDylib(
+      *static_cast<llvm::orc::JITDylib*>(handle)));
+}
+
+}  // namespace polygrad::cpu_clang

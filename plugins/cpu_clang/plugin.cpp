@@ -1,0 +1,50 @@
+// cpu_clang plugin entry: the plugin class, its option schema and the one exported symbol.
+#include <memory>
+#include <thread>
+
+#include "device.hpp"
+
+namespace polygrad::cpu_clang {
+
+class CpuClangPlugin {
+ public:
+  using Device = CpuDevice;
+  static constexpr const char* name = "cpu_clang";
+  static constexpr const char* version = kVersion;
+  static constexpr const char* device_prefix = "cpu";
+  static constexpr pg_artifact_format artifact_format = PG_ARTIFACT_C_SOURCE;
+  static constexpr uint32_t alignment = kAlignment;
+  static constexpr bool has_copy_device = true, has_host_pointer = true, has_launch_timed = true;
+
+  static std::vector<pg_option_desc> options() {
+    static const std::string threads =
+        std::to_string(std::max(1u, std::thread::hardware_concurrency()));
+    static const std::string cache_dir = default_cache_dir();
+    return {
+        {"threads", PG_OPTION_INT, threads.c_str(), "worker threads for kernel launches", 1, 1024},
+        {"cache_dir", PG_OPTION_STRING, cache_dir.c_str(),
+         "directory of the compiled-kernel cache (must be private to this user)", 1, 0},
+        {"cache", PG_OPTION_BOOL, "true", "keep compiled kernels in cache_dir", 1, 0},
+        {"opt_level", PG_OPTION_INT, "2", "clang optimisation level (-O0..-O3)", 0, 3},
+    };
+  }
+
+  // Cheap: no LLVM work happens until the first load.
+  explicit CpuClangPlugin(const sdk::Host& host) : host_(host) {}
+
+  uint32_t device_count(std::string&) { return 1; }
+
+  CpuDevice& device(uint32_t) {
+    std::call_once(device_once_, [this] { device_ = std::make_unique<CpuDevice>(host_, 0); });
+    return *device_;
+  }
+
+ private:
+  sdk::Host host_;
+  std::once_flag device_once_;
+  std::unique_ptr<CpuDevice> device_;
+};
+
+}  // namespace polygrad::cpu_clang
+
+PG_DEFINE_PLUGIN(polygrad::cpu_clang::CpuClangPlugin)

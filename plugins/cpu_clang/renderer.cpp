@@ -1,0 +1,78 @@
+// The C dialect of the C-style renderer: one function per kernel that runs a slab of the
+// launch grid (KernelFn). There are no work groups on the CPU: GROUP and GLOBAL indices are the
+// loop index along their dim, LOCAL is 0, a barrier is a no-op and DEFINE_LOCAL is an array
+// that lives for one grid point (local size is always 1).
+#include <polygrad/cstyle.hpp>
+
+#include <cstdio>
+
+#include "cpu_clang.hpp"
+
+namespace polygrad::cpu_clang {
+
+namespace {
+
+class CDialect : public cstyle::Dialect {
+ public:
+  CDialect() : Dialect(cstyle::c_table()) {}
+
+  std::string prelude(const cstyle::KernelInfo& k) const override {
+    return "/* cpu_clang: buffers=" + std::to_string(k.buffers.size()) +
+           " scalars=" + std::to_string(k.scalars.size()) + " */\n";
+  }
+  std::string kernel_open(const cstyle::KernelInfo& k) const override {
+    return "void " + k.name +
+           "(void* const* pg_buffers, const long long* pg_scalars, long long pg_begin, "
+           "long long pg_end, const unsigned int* pg_dims) {\n";
+  }
+  std::string buffer_param(const cstyle::KernelInfo&, uint32_t slot) const override {
+    return "pg_buffers[" + std::to_string(slot) + "]";
+  }
+  std::string scalar_param(const cstyle::KernelInfo&, uint32_t slot) const override {
+    return "pg_scalars[" + std::to_string(slot) + "]";
+  }
+  // Dims 1 and 2 get a loop only when the kernel reads their index: every grid point of an
+  // unread dim would repeat the same work (racing with itself on a GPU), so once is enough.
+  std::string body_open(const cstyle::KernelInfo& k) const override {
+    std::string text = "  for (long long pg_g0 = pg_begin; pg_g0 < pg_end; ++pg_g0)\n";
+    for (int d = 1; d < 3; ++d) {
+      if (!k.uses_dim[d]) continue;
+      std::string g = "pg_g" + std::to_string(d);
+      text += "  for (long long " + g + " = 0; " + g + " < pg_dims[" + std::to_string(d) + "]; ++" +
+              g + ")\n";
+    }
+    return text + "  {\n";
+  }
+  std::string body_close(const cstyle::KernelInfo&) const override { return "  }\n"; }
+  std::string special(pg_special_kind kind, int dim) const override {
+    if (kind == PG_SPECIAL_LOCAL) return "0";
+    return "(int)pg_g" + std::to_string(dim);
+  }
+};
+
+const CDialect& dialect() {
+  static const CDialect d;
+  return d;
+}
+
+}  // namespace
+
+std::string render_c(const pg_kernel_program& program) {
+  return cstyle::render(program, dialect());
+}
+
+uint64_t c_dtype_mask() {
+  return cstyle::supported_dtype_mask(dialect());
+}
+
+std::optional<std::pair<uint32_t, uint32_t>> parse_param_counts(const std::string& source) {
+  size_t at = source.find("/* cpu_clang: buffers=");
+  if (at == std::string::npos) return std::nullopt;
+  unsigned buffers = 0, scalars = 0;
+  if (std::sscanf(source.c_str() + at, "/* cpu_clang: buffers=%u scalars=%u", &buffers, &scalars) !=
+      2)
+    return std::nullopt;
+  return std::make_pair(buffers, scalars);
+}
+
+}  // namespace polygrad::cpu_clang
