@@ -39,6 +39,20 @@ std::string compare_output(const Kernel& k, const HostArray& got) {
                                   width) == 0
                     : values_match(got.dtype, got.get(e), k.expected.get(e), k.tolerance);
     if (same) continue;
+    if (k.tolerance.bitwise) {
+      auto hex = [&](const HostArray& a) {
+        std::string text = "0x";
+        for (size_t b = width; b-- > 0;) {  // little-endian: most significant byte last
+          static const char digits[] = "0123456789abcdef";
+          unsigned char byte = a.bytes[e * width + b];
+          text += digits[byte >> 4];
+          text += digits[byte & 15];
+        }
+        return text;
+      };
+      return "element " + std::to_string(e) + ": got bits " + hex(got) + ", want " +
+             hex(k.expected) + " (BITCAST must keep every bit, NaN payloads included)";
+    }
     std::string why = "element " + std::to_string(e) + ": got " +
                       format_value(got.dtype, got.get(e)) + ", want " +
                       format_value(got.dtype, k.expected.get(e));
