@@ -1,0 +1,311 @@
+// polygrad::Device, Buffer and Program: thin RAII wrappers over a plugin's role tables.
+#include <polygrad/device.hpp>
+#include <polygrad/error.hpp>
+#include <polygrad/plugin.hpp>
+
+#include "../plugin/loaded_plugin.hpp"
+
+#include <cstring>
+
+namespace polygrad {
+
+using detail::call_plugin;
+
+std::vector<std::string> DeviceProperties::dtype_names() const {
+  std::vector<std::string> names;
+  for (uint32_t d = 0; d < PG_DTYPE_COUNT; ++d)
+    if (supports(static_cast<pg_dtype>(d))) names.emplace_back(sdk::dtype_name(d));
+  return names;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Buffer and Program
+
+Buffer::Buffer(Buffer&& other) noexcept {
+  *this = std::move(other);
+}
+
+Buffer& Buffer::operator=(Buffer&& other) noexcept {
+  if (this != &other) {
+    reset();
+    plugin_ = std::move(other.plugin_);
+    device_ = std::exchange(other.device_, nullptr);
+    buffer_ = std::exchange(other.buffer_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
+}
+
+Buffer::~Buffer() {
+  reset();
+}
+
+void Buffer::reset() noexcept {
+  if (buffer_ != nullptr && plugin_) {
+    try {
+      plugin_->table->allocator->free(device_, buffer_);
+    } catch (...) {
+      detail::host_log(PG_LOG_ERROR, "plugin " + plugin_->name +
+                                         " threw a C++ exception from free: " +
+                                         detail::describe_current_exception());
+    }
+  }
+  plugin_.reset();
+  buffer_ = nullptr;
+  device_ = nullptr;
+  size_ = 0;
+}
+
+void* Buffer::host_pointer() const {
+  if (buffer_ == nullptr) return nullptr;
+  const pg_allocator_api* a = plugin_->table->allocator;
+  if (!PG_HAS_FIELD(a, pg_allocator_api, host_pointer) || a->host_pointer == nullptr)
+    return nullptr;
+  try {
+    return a->host_pointer(device_, buffer_);
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+Program::Program(Program&& other) noexcept {
+  *this = std::move(other);
+}
+
+Program& Program::operator=(Program&& other) noexcept {
+  if (this != &other) {
+    reset();
+    plugin_ = std::move(other.plugin_);
+    device_ = std::exchange(other.device_, nullptr);
+    program_ = std::exchange(other.program_, nullptr);
+    entry_ = std::move(other.entry_);
+  }
+  return *this;
+}
+
+Program::~Program() {
+  reset();
+}
+
+void Program::reset() noexcept {
+  if (program_ != nullptr && plugin_) {
+    try {
+      plugin_->table->loader->unload(device_, program_);
+    } catch (...) {
+      detail::host_log(PG_LOG_ERROR, "plugin " + plugin_->name +
+                                         " threw a C++ exception from unload: " +
+                                         detail::describe_current_exception());
+    }
+  }
+  plugin_.reset();
+  program_ = nullptr;
+  device_ = nullptr;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Device
+
+Device::Device(std::shared_ptr<detail::LoadedPlugin> plugin, pg_device_t device, uint32_t index,
+               std::string name)
+    : plugin_(std::move(plugin)), device_(device), index_(index), name_(std::move(name)) {}
+
+const std::string& Device::plugin_name() const {
+  return plugin_->name;
+}
+
+DeviceProperties Device::properties() const {
+  pg_device_properties raw{};
+  raw.struct_size = sizeof(raw);
+  raw.caps.struct_size = sizeof(raw.caps);
+  call_plugin(*plugin_, "properties", name_,
+              [&](pg_error* err) { return plugin_->table->device_properties(device_, &raw, err); });
+  raw.name[sizeof(raw.name) - 1] = '\0';
+  raw.target[sizeof(raw.target) - 1] = '\0';
+  DeviceProperties p;
+  p.name = raw.name;
+  p.target = raw.target;
+  p.memory_bytes = raw.memory_bytes;
+  p.caps = raw.caps;
+  return p;
+}
+
+Buffer Device::alloc(uint64_t nbytes) const {
+  pg_buffer_t handle = nullptr;
+  call_plugin(*plugin_, "alloc", name_, [&](pg_error* err) {
+    return plugin_->table->allocator->alloc(device_, nbytes, &handle, err);
+  });
+  if (handle == nullptr)
+    internal_error("[alloc] " + name_ + " (plugin " + plugin_->name +
+                   "): returned PG_OK but no buffer");
+  Buffer b;
+  b.plugin_ = plugin_;
+  b.device_ = device_;
+  b.buffer_ = handle;
+  b.size_ = nbytes;
+  return b;
+}
+
+void Device::check_buffer(const char* op, const Buffer& buffer, uint64_t offset,
+                          uint64_t nbytes) const {
+  const std::string where = std::string("[") + op + "] " + name_ + ": ";
+  if (!buffer.valid()) user_error(where + "the buffer is empty (moved from or default)");
+  if (buffer.device_ != device_ || buffer.plugin_ != plugin_)
+    user_error(where + "the buffer belongs to another device");
+  if (offset > buffer.size() || nbytes > buffer.size() - offset)
+    user_error(where + std::to_string(nbytes) + " bytes at offset " + std::to_string(offset) +
+               " exceed the buffer's " + std::to_string(buffer.size()) + " bytes");
+}
+
+void Device::copy_in(Buffer& dst, const void* src, uint64_t nbytes, uint64_t dst_offset) const {
+  check_buffer("copy_in", dst, dst_offset, nbytes);
+  call_plugin(*plugin_, "copy_in", name_, [&](pg_error* err) {
+    return plugin_->table->allocator->copy_in(device_, dst.handle(), dst_offset, src, nbytes, err);
+  });
+}
+
+void Device::copy_out(void* dst, const Buffer& src, uint64_t nbytes, uint64_t src_offset) const {
+  check_buffer("copy_out", src, src_offset, nbytes);
+  call_plugin(*plugin_, "copy_out", name_, [&](pg_error* err) {
+    return plugin_->table->allocator->copy_out(device_, dst, src.handle(), src_offset, nbytes, err);
+  });
+}
+
+bool Device::has_copy_device() const {
+  const pg_allocator_api* a = plugin_->table->allocator;
+  return PG_HAS_FIELD(a, pg_allocator_api, copy_device) && a->copy_device != nullptr;
+}
+
+void Device::copy_device(Buffer& dst, const Buffer& src, uint64_t nbytes, uint64_t dst_offset,
+                         uint64_t src_offset) const {
+  check_buffer("copy_device", dst, dst_offset, nbytes);
+  if (!src.valid()) user_error("[copy_device] " + name_ + ": the source buffer is empty");
+  if (src_offset > src.size() || nbytes > src.size() - src_offset)
+    user_error("[copy_device] " + name_ + ": " + std::to_string(nbytes) + " bytes at offset " +
+               std::to_string(src_offset) + " exceed the source buffer's " +
+               std::to_string(src.size()) + " bytes");
+  if (src.device_ == device_ && src.plugin_ == plugin_ && has_copy_device()) {
+    call_plugin(*plugin_, "copy_device", name_, [&](pg_error* err) {
+      return plugin_->table->allocator->copy_device(device_, dst.handle(), dst_offset, src.handle(),
+                                                    src_offset, nbytes, err);
+    });
+    return;
+  }
+  // Through host memory: out of the source's plugin, into ours.
+  std::vector<unsigned char> staging(nbytes);
+  const detail::LoadedPlugin& from = *src.plugin_;
+  call_plugin(from, "copy_device (staging copy_out)", name_, [&](pg_error* err) {
+    return from.table->allocator->copy_out(src.device_, staging.data(), src.handle(), src_offset,
+                                           nbytes, err);
+  });
+  copy_in(dst, staging.data(), nbytes, dst_offset);
+}
+
+pg_artifact_format Device::artifact_format() const {
+  return static_cast<pg_artifact_format>(plugin_->table->renderer->format);
+}
+
+namespace {
+int append_bytes(void* context, const void* data, uint64_t n) {
+  try {
+    auto* bytes = static_cast<std::vector<uint8_t>*>(context);
+    const auto* p = static_cast<const uint8_t*>(data);
+    bytes->insert(bytes->end(), p, p + n);
+    return 0;
+  } catch (...) {
+    return 1;
+  }
+}
+}  // namespace
+
+Artifact Device::render(const pg_kernel_program& program) const {
+  Artifact artifact;
+  artifact.format = artifact_format();
+  pg_byte_sink sink{&artifact.bytes, &append_bytes};
+  std::string op = std::string("render '") + (program.name ? program.name : "?") + "'";
+  call_plugin(*plugin_, op.c_str(), name_, [&](pg_error* err) {
+    return plugin_->table->renderer->render(device_, &program, &sink, err);
+  });
+  return artifact;
+}
+
+Program Device::load(const Artifact& artifact, const std::string& entry) const {
+  pg_program_t handle = nullptr;
+  std::string op = "load '" + entry + "'";
+  call_plugin(*plugin_, op.c_str(), name_, [&](pg_error* err) {
+    return plugin_->table->loader->load(device_, artifact.bytes.data(), artifact.bytes.size(),
+                                        entry.c_str(), &handle, err);
+  });
+  if (handle == nullptr)
+    internal_error("[" + op + "] " + name_ + " (plugin " + plugin_->name +
+                   "): returned PG_OK but no program");
+  Program p;
+  p.plugin_ = plugin_;
+  p.device_ = device_;
+  p.program_ = handle;
+  p.entry_ = entry;
+  return p;
+}
+
+pg_launch_args Device::raw_args(const char* op, const LaunchArgs& args,
+                                std::vector<pg_buffer_t>& handles) const {
+  handles.clear();
+  for (size_t i = 0; i < args.buffers.size(); ++i) {
+    const Buffer* b = args.buffers[i];
+    if (b == nullptr || !b->valid())
+      user_error(std::string("[") + op + "] " + name_ + ": buffer slot " + std::to_string(i) +
+                 " is empty");
+    if (b->device_ != device_ || b->plugin_ != plugin_)
+      user_error(std::string("[") + op + "] " + name_ + ": buffer slot " + std::to_string(i) +
+                 " belongs to another device");
+    handles.push_back(b->handle());
+  }
+  pg_launch_args raw{};
+  raw.struct_size = sizeof(raw);
+  raw.buffer_count = static_cast<uint32_t>(handles.size());
+  raw.buffers = handles.data();
+  raw.scalar_count = static_cast<uint32_t>(args.scalars.size());
+  raw.scalars = args.scalars.data();
+  raw.shared_memory_bytes = args.shared_memory_bytes;
+  for (int d = 0; d < 3; ++d) {
+    raw.global_size[d] = args.global_size[d];
+    raw.local_size[d] = args.local_size[d];
+  }
+  return raw;
+}
+
+void Device::launch(const Program& program, const LaunchArgs& args) const {
+  if (!program.valid()) user_error("[launch] " + name_ + ": the program is empty");
+  std::vector<pg_buffer_t> handles;
+  pg_launch_args raw = raw_args("launch", args, handles);
+  std::string op = "launch '" + program.entry() + "'";
+  call_plugin(*plugin_, op.c_str(), name_, [&](pg_error* err) {
+    return plugin_->table->loader->launch(device_, program.handle(), &raw, err);
+  });
+}
+
+void Device::synchronize() const {
+  call_plugin(*plugin_, "synchronize", name_,
+              [&](pg_error* err) { return plugin_->table->loader->synchronize(device_, err); });
+}
+
+bool Device::has_launch_timed() const {
+  const pg_loader_api* l = plugin_->table->loader;
+  return PG_HAS_FIELD(l, pg_loader_api, launch_timed) && l->launch_timed != nullptr;
+}
+
+double Device::launch_timed(const Program& program, const LaunchArgs& args) const {
+  if (!has_launch_timed())
+    user_error("[launch_timed] " + name_ + " (plugin " + plugin_->name +
+               "): the plugin cannot time launches (no launch_timed)");
+  if (!program.valid()) user_error("[launch_timed] " + name_ + ": the program is empty");
+  std::vector<pg_buffer_t> handles;
+  pg_launch_args raw = raw_args("launch_timed", args, handles);
+  double seconds = 0;
+  std::string op = "launch_timed '" + program.entry() + "'";
+  call_plugin(*plugin_, op.c_str(), name_, [&](pg_error* err) {
+    return plugin_->table->loader->launch_timed(device_, program.handle(), &raw, &seconds, err);
+  });
+  return seconds;
+}
+
+}  // namespace polygrad

@@ -1,0 +1,100 @@
+// Internal: a plugin that passed every load check, and the firewall around calls into it.
+#ifndef POLYGRAD_SRC_PLUGIN_LOADED_PLUGIN_HPP
+#define POLYGRAD_SRC_PLUGIN_LOADED_PLUGIN_HPP
+
+#include <polygrad/plugin.h>
+#include <polygrad/config.hpp>
+#include <polygrad/error.hpp>
+#include <polygrad/load_report.hpp>
+
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace polygrad::detail {
+
+/// What the host gives one plugin instance: the services table, its path and its validated
+/// options. The ABI says this table lives until the process ends, so it is never freed.
+struct HostContext {
+  pg_host_services services{};
+  std::string plugin_name;
+  std::string plugin_path;
+  PluginOptions options;
+};
+
+/// A new HostContext, kept alive for the rest of the process.
+HostContext* make_host_context(const std::string& plugin_name, const std::string& plugin_path,
+                               PluginOptions options);
+
+/// Log on behalf of the host ("polygrad: ...") when POLYGRAD_LOG lets `level` through.
+void host_log(pg_log_level level, const std::string& message);
+
+/// An initialised plugin. Shut down when the last Device, Buffer or Program using it is gone
+/// (for registries other than the process-wide one, which is never destroyed).
+struct LoadedPlugin {
+  const pg_plugin* table = nullptr;
+  pg_plugin_state_t state = nullptr;
+  HostContext* host = nullptr;
+  std::string name;
+  std::string version;
+  std::string prefix;
+  std::string path;
+  uint32_t device_count = 0;
+  std::string no_device_reason;
+
+  std::mutex open_mutex;
+  std::map<uint32_t, pg_device_t> opened;  // device_open results, by index
+
+  LoadedPlugin() = default;
+  LoadedPlugin(const LoadedPlugin&) = delete;
+  LoadedPlugin& operator=(const LoadedPlugin&) = delete;
+  ~LoadedPlugin();
+
+  /// device_open, once per index.
+  pg_device_t open_device(uint32_t index);
+};
+
+/// Open `path`, resolve and call the entry, check the ABI version and the required slots.
+/// Returns the table, or nullptr with record.stage and record.reason saying why not. The
+/// library stays loaded for the rest of the process either way.
+const pg_plugin* open_plugin(const std::string& path, LoadRecord& record);
+
+/// Initialise an opened plugin and count its devices. Returns nullptr with the record filled
+/// in when init or device_count fails.
+std::shared_ptr<LoadedPlugin> start_plugin(const pg_plugin* table, const std::string& path,
+                                           PluginOptions options, LoadRecord& record);
+
+/// "<what>" of the exception in flight, for messages about plugins that throw.
+std::string describe_current_exception();
+
+/// Run one call into a plugin: `fn(pg_error*)` returns the plugin's status. A non-OK status
+/// becomes an Error "[<op>] <device> (plugin <name>): <STATUS>: <message>"; an exception that
+/// escapes the plugin becomes an internal Error saying so.
+template <class Fn>
+void call_plugin(const LoadedPlugin& plugin, const char* op, const std::string& device, Fn&& fn) {
+  pg_error err;
+  err.message[0] = '\0';
+  pg_status status = PG_OK;
+  const std::string where = std::string("[") + op + "] " + device + " (plugin " + plugin.name + ")";
+  try {
+    status = fn(&err);
+  } catch (...) {
+    throw Error(ErrorKind::internal,
+                where +
+                    ": the plugin threw a C++ exception across the C "
+                    "boundary: " +
+                    describe_current_exception(),
+                PG_ERR_INTERNAL);
+  }
+  if (status == PG_OK) return;
+  err.message[PG_ERROR_MESSAGE_MAX - 1] = '\0';
+  std::string text = where + ": " + status_name(status) + ": " +
+                     (err.message[0] ? err.message : "(the plugin gave no message)");
+  throw Error(status == PG_ERR_INTERNAL ? ErrorKind::internal : ErrorKind::user, text, status);
+}
+
+}  // namespace polygrad::detail
+
+#endif  // POLYGRAD_SRC_PLUGIN_LOADED_PLUGIN_HPP

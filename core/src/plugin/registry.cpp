@@ -1,0 +1,324 @@
+// The registry: discovery order, shadowing, option validation and device resolution.
+#include <polygrad/registry.hpp>
+
+#include "discovery.hpp"
+#include "loaded_plugin.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <set>
+
+namespace polygrad {
+
+namespace fs = std::filesystem;
+using detail::LoadedPlugin;
+
+struct Registry::Impl {
+  RegistryOptions options;
+  std::mutex mutex;
+  bool discovered = false;
+  Config config;
+  std::string config_error;
+  std::vector<LoadRecord> records;
+  std::vector<std::shared_ptr<LoadedPlugin>> plugins;
+  std::set<std::string> seen;              // canonical candidate paths already considered
+  std::vector<std::string> searched_dirs;  // for "no plugin named ..." messages
+
+  void discover_locked();
+  void add_entry(const std::string& entry, PluginSource source);
+  const LoadRecord& consider(const std::string& path, PluginSource source);
+  void note_config_error(const std::string& message) {
+    if (config_error.empty()) config_error = message;
+  }
+  void throw_if_config_error() const {
+    if (!config_error.empty()) throw Error(ErrorKind::user, config_error);
+  }
+  std::shared_ptr<LoadedPlugin> find_loaded(const std::string& name) const {
+    for (const auto& p : plugins)
+      if (p->name == name) return p;
+    return nullptr;
+  }
+  std::string available_devices() const;
+};
+
+void Registry::Impl::discover_locked() {
+  if (discovered) return;
+  discovered = true;
+  try {
+    if (!options.config_path.empty())
+      config = Config::parse_file(options.config_path);
+    else if (options.search_config)
+      config = Config::load_default();
+  } catch (const Error& e) {
+    note_config_error(e.what());
+  }
+  for (const std::string& p : config.plugin_paths()) add_entry(p, PluginSource::config);
+  for (const std::string& p : options.plugin_paths) add_entry(p, PluginSource::api);
+  if (options.use_env)
+    if (const char* env = std::getenv("POLYGRAD_PLUGIN_PATH"))
+      for (const std::string& p : detail::split_path_list(env)) add_entry(p, PluginSource::env);
+  if (options.use_libdir) {
+    std::string dir = detail::library_dir();
+    if (!dir.empty())
+      add_entry((fs::path(dir) / "polygrad" / "plugins").string(), PluginSource::libdir);
+  }
+  if (options.use_build_tree) {
+    std::string dir = detail::build_tree_plugin_dir();
+    if (!dir.empty()) add_entry(dir, PluginSource::build_tree);
+  }
+  if (config_error.empty()) {
+    std::vector<std::string> served;
+    for (const auto& p : plugins) served.push_back(p->prefix);
+    try {
+      config.check_devices_known(served);
+    } catch (const Error& e) {
+      note_config_error(e.what());
+    }
+  }
+}
+
+void Registry::Impl::add_entry(const std::string& entry, PluginSource source) {
+  std::error_code ec;
+  const std::string path = detail::canonical_path(entry);
+  if (fs::is_directory(path, ec)) {
+    if (std::find(searched_dirs.begin(), searched_dirs.end(), path) == searched_dirs.end())
+      searched_dirs.push_back(path);
+    for (const std::string& file : detail::plugin_files_in(path)) consider(file, source);
+    return;
+  }
+  // The libdir and build-tree directories are optional; a path someone named is not.
+  if (!fs::exists(path, ec) &&
+      (source == PluginSource::libdir || source == PluginSource::build_tree))
+    return;
+  consider(path, source);
+}
+
+const LoadRecord& Registry::Impl::consider(const std::string& raw_path, PluginSource source) {
+  const std::string path = detail::canonical_path(raw_path);
+  for (const LoadRecord& r : records)
+    if (r.path == path) return r;
+  LoadRecord record;
+  record.path = path;
+  record.source = source;
+  auto finish = [&]() -> const LoadRecord& {
+    // Shadowing is normal, and a config error is reported on its own: neither warns.
+    if (!record.loaded()) {
+      const bool quiet =
+          record.reason.rfind("shadowed by ", 0) == 0 || record.stage == LoadStage::options;
+      detail::host_log(quiet ? PG_LOG_INFO : PG_LOG_WARNING, format_record(record));
+    }
+    records.push_back(record);
+    return records.back();
+  };
+  auto refuse = [&](LoadStage stage, const std::string& reason) -> const LoadRecord& {
+    record.status = LoadStatus::refused;
+    record.stage = stage;
+    record.reason = reason;
+    return finish();
+  };
+
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return refuse(LoadStage::open, "no such file or directory");
+
+  // Same file name as a loaded plugin: shadowed without even opening it.
+  if (auto stem = detail::plugin_name_from_file(path)) {
+    for (const auto& p : plugins)
+      if (p->name == *stem || detail::plugin_name_from_file(p->path) == stem)
+        return refuse(LoadStage::unique, "shadowed by " + p->path);
+  }
+
+  const pg_plugin* table = detail::open_plugin(path, record);
+  if (table == nullptr) return finish();
+
+  record.stage = LoadStage::unique;
+  if (auto first = find_loaded(table->name))
+    return refuse(LoadStage::unique, "shadowed by " + first->path);
+  for (const auto& p : plugins)
+    if (p->prefix == table->device_prefix)
+      return refuse(LoadStage::unique, "device prefix '" + p->prefix + "' is already served by " +
+                                           p->name + " (" + p->path + ")");
+
+  record.stage = LoadStage::options;
+  PluginOptions values;
+  try {
+    values = config.options_for(table->device_prefix, table->options, table->option_count);
+  } catch (const Error& e) {
+    note_config_error(e.what());
+    return refuse(LoadStage::options, e.what());
+  }
+
+  std::shared_ptr<LoadedPlugin> plugin =
+      detail::start_plugin(table, path, std::move(values), record);
+  if (plugin) plugins.push_back(std::move(plugin));
+  return finish();
+}
+
+std::string Registry::Impl::available_devices() const {
+  std::string list;
+  std::string none;
+  for (const auto& p : plugins) {
+    for (uint32_t i = 0; i < p->device_count; ++i)
+      list += (list.empty() ? "" : ", ") + p->prefix + ":" + std::to_string(i);
+    if (p->device_count == 0) none += "; " + p->prefix + " has no devices: " + p->no_device_reason;
+  }
+  if (list.empty()) list = "none";
+  std::string text = "available: " + list + none;
+  if (plugins.empty()) text += " (no plugin loaded; `polygrad devices --verbose` says why)";
+  return text;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+Registry::Registry() : Registry(RegistryOptions{}) {}
+
+Registry::Registry(RegistryOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+}
+
+Registry::~Registry() = default;
+
+Registry& Registry::global() {
+  // Never destroyed: plugins are not shut down or unloaded at exit.
+  static Registry* registry = new Registry();
+  return *registry;
+}
+
+void Registry::add_plugin_path(const std::string& path) {
+  std::lock_guard lock(impl_->mutex);
+  if (!impl_->discovered)
+    impl_->options.plugin_paths.push_back(path);
+  else
+    impl_->add_entry(path, PluginSource::api);
+}
+
+void Registry::discover() {
+  std::lock_guard lock(impl_->mutex);
+  impl_->discover_locked();
+  impl_->throw_if_config_error();
+}
+
+LoadRecord Registry::load(const std::string& name_or_path) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->discover_locked();
+  const bool is_path =
+      name_or_path.find('/') != std::string::npos ||
+      (name_or_path.size() > 3 && name_or_path.compare(name_or_path.size() - 3, 3, ".so") == 0);
+  if (is_path) return impl_->consider(name_or_path, PluginSource::api);
+  if (auto p = impl_->find_loaded(name_or_path))
+    for (const LoadRecord& r : impl_->records)
+      if (r.path == p->path) return r;
+  for (const LoadRecord& r : impl_->records)
+    if (r.plugin_name == name_or_path || detail::plugin_name_from_file(r.path) == name_or_path)
+      return r;
+  std::string dirs;
+  for (const std::string& d : impl_->searched_dirs) dirs += (dirs.empty() ? "" : ", ") + d;
+  user_error("[load] no plugin named '" + name_or_path +
+             "' (searched: " + (dirs.empty() ? std::string("no directories") : dirs) + ")");
+}
+
+LoadReport Registry::report() {
+  std::lock_guard lock(impl_->mutex);
+  impl_->discover_locked();
+  LoadReport report;
+  report.records = impl_->records;
+  report.config_path = impl_->config.path();
+  report.config_error = impl_->config_error;
+  return report;
+}
+
+std::vector<PluginInfo> Registry::plugins() {
+  std::lock_guard lock(impl_->mutex);
+  impl_->discover_locked();
+  impl_->throw_if_config_error();
+  std::vector<PluginInfo> out;
+  for (const auto& p : impl_->plugins) {
+    PluginInfo info;
+    info.name = p->name;
+    info.version = p->version;
+    info.path = p->path;
+    info.device_prefix = p->prefix;
+    info.abi_major = p->table->abi_major;
+    info.abi_minor = p->table->abi_minor;
+    info.isa_version = p->table->isa_version;
+    info.device_count = p->device_count;
+    info.no_device_reason = p->no_device_reason;
+    for (uint32_t i = 0; i < p->table->option_count; ++i) {
+      const pg_option_desc& d = p->table->options[i];
+      PluginOptionInfo o;
+      o.key = d.key ? d.key : "";
+      o.type = d.type;
+      o.default_value = d.default_value ? d.default_value : "";
+      o.help = d.help ? d.help : "";
+      o.min_value = d.min_value;
+      o.max_value = d.max_value;
+      info.options.push_back(std::move(o));
+    }
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+std::vector<std::string> Registry::device_names() {
+  std::lock_guard lock(impl_->mutex);
+  impl_->discover_locked();
+  impl_->throw_if_config_error();
+  std::vector<std::string> names;
+  for (const auto& p : impl_->plugins)
+    for (uint32_t i = 0; i < p->device_count; ++i)
+      names.push_back(p->prefix + ":" + std::to_string(i));
+  return names;
+}
+
+Device Registry::device(const std::string& name) {
+  std::shared_ptr<LoadedPlugin> plugin;
+  uint32_t index = 0;
+  {
+    std::lock_guard lock(impl_->mutex);
+    impl_->discover_locked();
+    impl_->throw_if_config_error();
+    auto parsed = parse_device_name(name);
+    if (!parsed)
+      user_error("[device] '" + name + "' is not a device name (expected e.g. cpu or cuda:1; " +
+                 impl_->available_devices() + ")");
+    index = parsed->second < 0 ? 0u : static_cast<uint32_t>(parsed->second);
+    for (const auto& p : impl_->plugins)
+      if (p->prefix == parsed->first) plugin = p;
+    if (!plugin || index >= plugin->device_count)
+      user_error("[device] unknown device '" + name + "' (" + impl_->available_devices() + ")");
+  }
+  pg_device_t handle = plugin->open_device(index);
+  std::string canonical = plugin->prefix + ":" + std::to_string(index);
+  return Device(std::move(plugin), handle, index, std::move(canonical));
+}
+
+std::string Registry::default_device_name() {
+  if (const char* env = std::getenv("POLYGRAD_DEVICE"); env != nullptr && env[0] != '\0')
+    return env;
+  std::lock_guard lock(impl_->mutex);
+  impl_->discover_locked();
+  impl_->throw_if_config_error();
+  return impl_->config.default_device().value_or("cpu");
+}
+
+Device Registry::default_device() {
+  return device(default_device_name());
+}
+
+Config Registry::config() {
+  std::lock_guard lock(impl_->mutex);
+  impl_->discover_locked();
+  return impl_->config;
+}
+
+std::string Registry::find_plugin(const std::string& name) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->discover_locked();
+  if (auto p = impl_->find_loaded(name)) return p->path;
+  for (const LoadRecord& r : impl_->records)
+    if (r.plugin_name == name || detail::plugin_name_from_file(r.path) == name) return r.path;
+  return "";
+}
+
+}  // namespace polygrad

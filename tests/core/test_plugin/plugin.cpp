@@ -1,0 +1,119 @@
+// test_host: the core tests' plugin, written with the SDK helper. Host-memory devices, an
+// interpreter as "compiler", and device names that echo the options the host passed in, so
+// tests can see get_option at work.
+#include <polygrad/plugin.hpp>
+
+#include <cstring>
+#include <deque>
+#include <memory>
+
+#include "interpreter.hpp"
+
+namespace polygrad_test {
+
+using polygrad::sdk::fail;
+
+class TestDevice {
+ public:
+  TestDevice(const polygrad::sdk::Host& host, uint32_t index) : index_(index) {
+    int32_t i = static_cast<int32_t>(index);
+    label_ = host.option(i, "label").value_or("none");
+    level_ = host.option(i, "level").value_or("1");
+    fast_ = host.option(i, "fast").value_or("false");
+  }
+
+  void properties(pg_device_properties& p) {
+    std::snprintf(p.name, sizeof(p.name), "test device %u label=%s level=%s fast=%s", index_,
+                  label_.c_str(), level_.c_str(), fast_.c_str());
+    std::snprintf(p.target, sizeof(p.target), "interpreter");
+    p.memory_bytes = 1ull << 30;
+    p.caps.flags = PG_CAP_HOST_MEMORY;
+    p.caps.dtype_mask = (1ull << PG_DTYPE_BOOL) | (1ull << PG_DTYPE_INT32) |
+                        (1ull << PG_DTYPE_INT64) | (1ull << PG_DTYPE_FLOAT32) |
+                        (1ull << PG_DTYPE_FLOAT64);
+    p.caps.vector_width_bytes = 4;
+    p.caps.max_vector_lanes = 1;
+    p.caps.max_threads_per_group = 1;
+    for (int d = 0; d < 3; ++d) {
+      p.caps.max_local_dims[d] = 1;
+      p.caps.max_global_dims[d] = 1u << 30;
+    }
+    p.caps.compute_units = 1;
+  }
+  pg_buffer_t alloc(uint64_t nbytes) {
+    auto* b = new HostBuffer;
+    b->bytes.resize(nbytes);
+    return reinterpret_cast<pg_buffer_t>(b);
+  }
+  void free(pg_buffer_t b) { delete reinterpret_cast<HostBuffer*>(b); }
+  void copy_in(pg_buffer_t dst, uint64_t off, const void* src, uint64_t n) {
+    auto* b = reinterpret_cast<HostBuffer*>(dst);
+    if (off + n > b->bytes.size()) fail(PG_ERR_INVALID_ARGUMENT, "copy_in out of bounds");
+    if (n) std::memcpy(b->bytes.data() + off, src, n);
+  }
+  void copy_out(void* dst, pg_buffer_t src, uint64_t off, uint64_t n) {
+    auto* b = reinterpret_cast<HostBuffer*>(src);
+    if (off + n > b->bytes.size()) fail(PG_ERR_INVALID_ARGUMENT, "copy_out out of bounds");
+    if (n) std::memcpy(dst, b->bytes.data() + off, n);
+  }
+  void* host_pointer(pg_buffer_t b) { return reinterpret_cast<HostBuffer*>(b)->bytes.data(); }
+  std::string render(const pg_kernel_program& program) { return serialise(program); }
+  pg_program_t load(const void* artifact, uint64_t size, const char* entry) {
+    auto program = std::make_unique<Interpreted>(deserialise(artifact, size));
+    if (program->name != entry)
+      fail(PG_ERR_COMPILE, "artifact holds '" + program->name + "', not '" + entry + "'");
+    return reinterpret_cast<pg_program_t>(program.release());
+  }
+  void unload(pg_program_t p) { delete reinterpret_cast<Interpreted*>(p); }
+  void launch(pg_program_t p, const pg_launch_args& args) {
+    run(*reinterpret_cast<Interpreted*>(p), args);
+  }
+  void synchronize() {}
+
+ private:
+  uint32_t index_;
+  std::string label_, level_, fast_;
+};
+
+class TestPlugin {
+ public:
+  using Device = TestDevice;
+  static constexpr const char* name = "test_host";
+  static constexpr const char* version = "1.2.3";
+  static constexpr const char* device_prefix = "testdev";
+  static constexpr pg_artifact_format artifact_format = PG_ARTIFACT_OTHER;
+  static constexpr uint32_t alignment = 16;
+  static constexpr bool has_copy_device = false, has_host_pointer = true, has_launch_timed = false;
+
+  static std::vector<pg_option_desc> options() {
+    return {
+        {"devices", PG_OPTION_INT, "2", "number of devices (plugin-wide)", 0, 4},
+        {"level", PG_OPTION_INT, "1", "a bounded integer", 0, 3},
+        {"fast", PG_OPTION_BOOL, "false", "a boolean", 0, -1},
+        {"ratio", PG_OPTION_FLOAT, "0.5", "a bounded number", 0, 1},
+        {"label", PG_OPTION_STRING, nullptr, "free text", 0, -1},
+    };
+  }
+
+  explicit TestPlugin(const polygrad::sdk::Host& host) : host_(host) {
+    count_ = static_cast<uint32_t>(std::stoi(host.option(-1, "devices").value_or("2")));
+    host.log(PG_LOG_DEBUG, "test_host initialised with " + std::to_string(count_) + " devices");
+  }
+  uint32_t device_count(std::string& why_none) {
+    if (count_ == 0) why_none = "configured with devices: 0";
+    return count_;
+  }
+  TestDevice& device(uint32_t index) {
+    while (devices_.size() <= index) devices_.emplace_back(host_, devices_.size());
+    return devices_[index];
+  }
+
+ private:
+  polygrad::sdk::Host host_;
+  uint32_t count_ = 2;
+  std::deque<TestDevice> devices_;
+};
+
+}  // namespace polygrad_test
+
+PG_DEFINE_PLUGIN(polygrad_test::TestPlugin)

@@ -1,0 +1,197 @@
+// polygrad devices [--verbose] [--json]
+#include <polygrad/json_writer.hpp>
+#include <polygrad/registry.hpp>
+
+#include <boost/program_options.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "cli.hpp"
+
+namespace po = boost::program_options;
+
+namespace polygrad::cli {
+
+namespace {
+
+struct DeviceRow {
+  std::string name;
+  std::string plugin;
+  bool ok = false;
+  DeviceProperties props;
+  std::string error;
+};
+
+std::vector<DeviceRow> collect_devices(Registry& registry) {
+  std::vector<DeviceRow> rows;
+  for (const std::string& name : registry.device_names()) {
+    DeviceRow row;
+    row.name = name;
+    try {
+      Device device = registry.device(name);
+      row.plugin = device.plugin_name();
+      row.props = device.properties();
+      row.ok = true;
+    } catch (const Error& e) {
+      row.error = e.what();
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::string memory_text(uint64_t bytes) {
+  if (bytes == 0) return "unknown";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f GiB", static_cast<double>(bytes) / (1ull << 30));
+  return buf;
+}
+
+std::vector<std::string> flag_names(uint32_t flags) {
+  std::vector<std::string> names;
+  if (flags & PG_CAP_DECOMPOSE_TRANSCENDENTAL) names.push_back("decompose_transcendental");
+  if (flags & PG_CAP_LOCAL_MEMORY) names.push_back("local_memory");
+  if (flags & PG_CAP_GROUPS) names.push_back("groups");
+  if (flags & PG_CAP_HOST_MEMORY) names.push_back("host_memory");
+  return names;
+}
+
+void print_text(std::ostream& out, const std::vector<PluginInfo>& plugins,
+                const std::vector<DeviceRow>& devices, const std::string& default_device) {
+  out << "polygrad host ABI " << PG_PLUGIN_ABI_MAJOR << "." << PG_PLUGIN_ABI_MINOR
+      << ", default device " << default_device << "\n";
+  out << "plugins:\n";
+  if (plugins.empty()) out << "  (none loaded; --verbose shows every candidate)\n";
+  for (const PluginInfo& p : plugins) {
+    out << "  " << p.name << " " << p.version << "  ABI " << p.abi_major << "." << p.abi_minor
+        << "  devices " << p.device_prefix << " x" << p.device_count << "  " << p.path << "\n";
+    if (p.device_count == 0) out << "    no devices: " << p.no_device_reason << "\n";
+  }
+  out << "devices:\n";
+  if (devices.empty()) out << "  (none)\n";
+  for (const DeviceRow& d : devices) {
+    if (!d.ok) {
+      out << "  " << d.name << "  error: " << d.error << "\n";
+      continue;
+    }
+    const pg_capabilities& c = d.props.caps;
+    out << "  " << d.name << "  " << d.props.name << "  (" << d.plugin << ")\n"
+        << "    target " << d.props.target << ", compute units " << c.compute_units
+        << ", vector width " << c.vector_width_bytes << " bytes (max " << c.max_vector_lanes
+        << " lanes), memory " << memory_text(d.props.memory_bytes) << "\n"
+        << "    dtypes";
+    for (const std::string& t : d.props.dtype_names()) out << " " << t;
+    out << "\n";
+  }
+}
+
+void print_json(std::ostream& out, const std::vector<PluginInfo>& plugins,
+                const std::vector<DeviceRow>& devices, const std::string& default_device,
+                const LoadReport& report) {
+  JsonWriter w;
+  w.begin_object();
+  w.key("host_abi")
+      .value(std::to_string(PG_PLUGIN_ABI_MAJOR) + "." + std::to_string(PG_PLUGIN_ABI_MINOR));
+  w.key("default_device").value(default_device);
+  w.key("config");
+  report.config_path.empty() ? w.null() : w.value(report.config_path);
+  w.key("plugins").begin_array();
+  for (const PluginInfo& p : plugins) {
+    w.begin_object();
+    w.key("name").value(p.name);
+    w.key("version").value(p.version);
+    w.key("abi").value(std::to_string(p.abi_major) + "." + std::to_string(p.abi_minor));
+    w.key("isa_version").value(p.isa_version);
+    w.key("path").value(p.path);
+    w.key("device_prefix").value(p.device_prefix);
+    w.key("device_count").value(p.device_count);
+    w.key("no_device_reason").value(p.no_device_reason);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("devices").begin_array();
+  for (const DeviceRow& d : devices) {
+    w.begin_object();
+    w.key("name").value(d.name);
+    w.key("plugin").value(d.plugin);
+    if (!d.ok) {
+      w.key("error").value(d.error);
+      w.end_object();
+      continue;
+    }
+    const pg_capabilities& c = d.props.caps;
+    w.key("description").value(d.props.name);
+    w.key("target").value(d.props.target);
+    w.key("compute_units").value(c.compute_units);
+    w.key("vector_width_bytes").value(c.vector_width_bytes);
+    w.key("max_vector_lanes").value(c.max_vector_lanes);
+    w.key("max_threads_per_group").value(c.max_threads_per_group);
+    w.key("local_memory_bytes").value(static_cast<unsigned long long>(c.local_memory_bytes));
+    w.key("memory_bytes").value(static_cast<unsigned long long>(d.props.memory_bytes));
+    w.key("dtypes").begin_array();
+    for (const std::string& t : d.props.dtype_names()) w.value(t);
+    w.end_array();
+    w.key("capabilities").begin_array();
+    for (const std::string& f : flag_names(c.flags)) w.value(f);
+    w.end_array();
+    w.end_object();
+  }
+  w.end_array();
+  w.key("report").begin_array();
+  for (const LoadRecord& r : report.records) write_record_json(w, r);
+  w.end_array();
+  w.end_object();
+  out << w.str() << "\n";
+}
+
+}  // namespace
+
+int run_devices(const std::vector<std::string>& args) {
+  const std::string usage =
+      "usage: polygrad devices [--verbose] [--json]\n"
+      "List the loaded plugins and every device they serve.\n";
+  po::options_description options("options");
+  options.add_options()("help,h", "show this help")(
+      "verbose,v", "add the load report: one line per plugin candidate, refused ones included")(
+      "json", "print one JSON object (always includes the load report)");
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(options).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::ostringstream text;
+    text << usage << options;
+    return usage_error("devices", e.what(), text.str());
+  }
+  if (vm.count("help")) {
+    std::cout << usage << options;
+    return kOk;
+  }
+  const bool verbose = vm.count("verbose") > 0, json = vm.count("json") > 0;
+
+  Registry& registry = Registry::global();
+  LoadReport report = registry.report();
+  if (!report.config_error.empty()) {
+    if (verbose && !json) std::cout << "load report:\n" << format_report(report);
+    std::cerr << "polygrad devices: config error: " << report.config_error << "\n";
+    return kFailed;
+  }
+  std::vector<PluginInfo> plugins = registry.plugins();
+  std::vector<DeviceRow> devices = collect_devices(registry);
+  std::string default_device = registry.default_device_name();
+  if (json) {
+    print_json(std::cout, plugins, devices, default_device, report);
+    return kOk;
+  }
+  print_text(std::cout, plugins, devices, default_device);
+  if (verbose) {
+    std::cout << "load report:\n";
+    std::istringstream lines(format_report(report));
+    for (std::string line; std::getline(lines, line);) std::cout << "  " << line << "\n";
+  }
+  return kOk;
+}
+
+}  // namespace polygrad::cli
