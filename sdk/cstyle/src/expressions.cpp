@@ -64,6 +64,10 @@ std::string Expressions::round_half(pg_dtype dt, const std::string& x) const {
   return std::string(dt == PG_DTYPE_FLOAT16 ? "pg_round_f16(" : "pg_round_bf16(") + x + ")";
 }
 
+std::string Expressions::cast_half(pg_dtype dt, const std::string& x) const {
+  return std::string(dt == PG_DTYPE_FLOAT16 ? "pg_cast_f16(" : "pg_cast_bf16(") + x + ")";
+}
+
 std::string Expressions::constant(pg_dtype dt, pg_arg arg) const {
   const std::string type = reg_type(dt);
   switch (dtype_kind(dt)) {
@@ -90,7 +94,7 @@ std::string Expressions::constant(pg_dtype dt, pg_arg arg) const {
         std::string inf = is_double ? table_.inf_f64 : table_.inf_f32;
         return v < 0 ? "(-" + inf + ")" : inf;
       }
-      if (is_half(dt)) return round_half(dt, hex_double(v));
+      if (is_half(dt)) return cast_half(dt, hex_double(v));
       return p(hex_double(v) + (is_double ? "" : table_.float_suffix));
     }
     default:
@@ -103,7 +107,10 @@ std::string Expressions::cast(pg_dtype from, pg_dtype to, const std::string& x) 
   if (to == PG_DTYPE_BOOL) return "(" + p(x) + " != 0)";
   if (is_half(to)) {
     if (from == PG_DTYPE_BOOL) return "(" + reg_type(to) + ")" + p(x);
-    return round_half(to, "(double)" + p(x));
+    // A float source rounds once from float; anything else goes through double (exact for
+    // every int up to 2^53 and every float64).
+    if (from == PG_DTYPE_FLOAT32 || is_half(from)) return round_half(to, x);
+    return cast_half(to, "(double)" + p(x));
   }
   return "(" + reg_type(to) + ")" + p(x);
 }

@@ -1,5 +1,10 @@
 // Helper functions emitted in front of every kernel. Plain C that also compiles as CUDA C++
 // when helper_prefix carries __device__.
+//
+// 16-bit floats: pg_<fmt>_to_f32(bits) and pg_f32_to_<fmt>(float) convert between memory and
+// registers and keep NaN payloads (a BITCAST round trip returns the same bits);
+// pg_round_<fmt>(float) rounds an arithmetic result; pg_cast_<fmt>(double) converts any value
+// with a single rounding. All round to nearest even.
 #include "writer.hpp"
 
 namespace polygrad::cstyle::detail {
@@ -7,8 +12,8 @@ namespace polygrad::cstyle::detail {
 namespace {
 
 // {P} is replaced by the helper prefix, {M} by the memcpy spelling.
-constexpr const char* kHelpers =
-    R"(/* 16-bit float formats with `mb` mantissa and `eb` exponent bits, round to nearest even. */
+constexpr const char* kSmallFloat =
+    R"(/* double -> 16-bit float with `mb` mantissa, `eb` exponent bits */
 {P} unsigned short pg_to_small_float(double x, int mb, int eb) {
   unsigned long long b;
   {M}(&b, &x, 8);
@@ -17,7 +22,10 @@ constexpr const char* kHelpers =
   unsigned long long m = b & 0xfffffffffffffull;
   unsigned int max_e = (1u << eb) - 1u;
   unsigned int inf = max_e << mb;
-  if (e == 0x7ff) return (unsigned short)(sign | inf | (m ? (1u << (mb - 1)) : 0u));
+  if (e == 0x7ff) {
+    unsigned int payload = (unsigned int)(m >> (52 - mb));
+    return (unsigned short)(sign | inf | (m ? (payload ? payload : (1u << (mb - 1))) : 0u));
+  }
   if (e == 0) return (unsigned short)sign;
   int E = e - 1023 + (int)(max_e >> 1);
   if (E >= (int)max_e) return (unsigned short)(sign | inf);
@@ -32,35 +40,64 @@ constexpr const char* kHelpers =
   if (bits >= inf) bits = inf;
   return (unsigned short)(sign | (unsigned int)bits);
 }
+/* 16-bit float -> float, exact; NaN payloads move to the top of the float mantissa */
 {P} float pg_from_small_float(unsigned int h, int mb, int eb) {
   unsigned int max_e = (1u << eb) - 1u;
   unsigned int e = (h >> mb) & max_e;
   unsigned int m = h & ((1u << mb) - 1u);
-  int negative = (h >> (mb + eb)) & 1u;
-  double v;
+  unsigned int negative = (h >> (mb + eb)) & 1u;
   if (e == max_e) {
-    v = m ? __builtin_nan("") : __builtin_inf();
-  } else {
-    int k = (e == 0 ? 1 : (int)e) - (int)(max_e >> 1) - mb;
-    unsigned long long p = (unsigned long long)(k + 1023) << 52;
-    double scale;
-    {M}(&scale, &p, 8);
-    v = (double)(e == 0 ? m : (m | (1u << mb))) * scale;
+    unsigned int u = (negative << 31) | 0x7f800000u | (m << (23 - mb));
+    float f;
+    {M}(&f, &u, 4);
+    return f;
   }
+  int k = (e == 0 ? 1 : (int)e) - (int)(max_e >> 1) - mb;
+  unsigned long long p = (unsigned long long)(k + 1023) << 52;
+  double scale;
+  {M}(&scale, &p, 8);
+  double v = (double)(e == 0 ? m : (m | (1u << mb))) * scale;
   return (float)(negative ? -v : v);
 }
-{P} float pg_f16_to_f32(unsigned short h) { return pg_from_small_float(h, 10, 5); }
-{P} unsigned short pg_f32_to_f16(double x) { return pg_to_small_float(x, 10, 5); }
+/* float -> 16-bit float; NaNs keep the top of their payload and stay NaN */
+{P} unsigned short pg_f32_to_small_float(float f, int mb, int eb) {
+  unsigned int u;
+  {M}(&u, &f, 4);
+  if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x7fffffu)) {
+    unsigned int m = (u & 0x7fffffu) >> (23 - mb);
+    return (unsigned short)(((u >> 31) << (mb + eb)) | (((1u << eb) - 1u) << mb) |
+                            (m ? m : (1u << (mb - 1))));
+  }
+  return pg_to_small_float((double)f, mb, eb);
+}
 {P} float pg_bf16_to_f32(unsigned short h) {
   unsigned int u = (unsigned int)h << 16;
   float f;
   {M}(&f, &u, 4);
   return f;
 }
-{P} unsigned short pg_f32_to_bf16(double x) { return pg_to_small_float(x, 7, 8); }
-{P} float pg_round_f16(double x) { return pg_f16_to_f32(pg_f32_to_f16(x)); }
-{P} float pg_round_bf16(double x) { return pg_bf16_to_f32(pg_f32_to_bf16(x)); }
-/* max that is NaN when either input is NaN */
+{P} unsigned short pg_f32_to_bf16(float f) {
+  unsigned int u;
+  {M}(&u, &f, 4);
+  if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x7fffffu)) {
+    unsigned int h = u >> 16;
+    return (unsigned short)((h & 0x7fu) ? h : (h | 0x40u));
+  }
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return (unsigned short)(u >> 16);
+}
+{P} float pg_round_bf16(float x) { return pg_bf16_to_f32(pg_f32_to_bf16(x)); }
+{P} float pg_cast_bf16(double x) { return pg_bf16_to_f32(pg_to_small_float(x, 7, 8)); }
+)";
+
+constexpr const char* kFloat16Software =
+    R"({P} float pg_f16_to_f32(unsigned short h) { return pg_from_small_float(h, 10, 5); }
+{P} unsigned short pg_f32_to_f16(float f) { return pg_f32_to_small_float(f, 10, 5); }
+{P} float pg_round_f16(float x) { return pg_f16_to_f32(pg_to_small_float((double)x, 10, 5)); }
+{P} float pg_cast_f16(double x) { return pg_f16_to_f32(pg_to_small_float(x, 10, 5)); }
+)";
+
+constexpr const char* kMisc = R"(/* max that is NaN when either input is NaN */
 {P} float pg_max_f32(float a, float b) { return a != a ? a : (b != b ? b : (a > b ? a : b)); }
 {P} double pg_max_f64(double a, double b) { return a != a ? a : (b != b ? b : (a > b ? a : b)); }
 {P} double pg_i64_as_f64(long long x) {
@@ -77,8 +114,10 @@ void replace_all(std::string& s, const std::string& from, const std::string& to)
 
 }  // namespace
 
-std::string base_prelude(const DialectTable& table) {
-  std::string text = kHelpers;
+std::string base_prelude(const Dialect& dialect) {
+  const DialectTable& table = dialect.table();
+  std::string f16 = dialect.float16_helpers();
+  std::string text = std::string(kSmallFloat) + (f16.empty() ? kFloat16Software : f16) + kMisc;
   replace_all(text, "{P}", table.helper_prefix);
   replace_all(text, "{M}", table.memcpy_name);
   return text;

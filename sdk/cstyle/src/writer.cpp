@@ -79,7 +79,7 @@ std::string Writer::run() {
   std::string out = "/* polygrad kernel " + info_.name + " */\n";
   for (const auto& [lane_type, lanes] : vector_types_)
     out += dialect_.vector_typedef(lane_type, lanes);
-  out += detail::base_prelude(dialect_.table());
+  out += detail::base_prelude(dialect_);
   out += dialect_.prelude(info_);
   out += dialect_.kernel_open(info_);
   out += params_;

@@ -22,7 +22,7 @@ struct Value {
 };
 
 /// The helper functions every dialect gets (16-bit float conversions, NaN-aware max, ...).
-std::string base_prelude(const DialectTable& table);
+std::string base_prelude(const Dialect& dialect);
 
 /// Scalar expressions, shared by the statement writer. All operands are names or literals.
 class Expressions {
@@ -50,6 +50,7 @@ class Expressions {
 
  private:
   std::string round_half(pg_dtype dt, const std::string& x) const;
+  std::string cast_half(pg_dtype dt, const std::string& x) const;
   const Dialect& dialect_;
   const DialectTable& table_;
 };

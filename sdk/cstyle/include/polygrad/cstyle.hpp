@@ -80,6 +80,16 @@ class Dialect {
   /// and its own helpers; this adds dialect-specific ones. Default: nothing.
   virtual std::string prelude(const KernelInfo& kernel) const { return ""; }
 
+  /// Definitions of the float16 helpers when the dialect has faster ones than the portable
+  /// bit manipulation (e.g. a hardware half type). Four functions, each behind
+  /// DialectTable::helper_prefix (written as {P}; {M} is the memcpy spelling):
+  ///   float pg_f16_to_f32(unsigned short bits)   exact; NaN payloads kept
+  ///   unsigned short pg_f32_to_f16(float)        of a value already representable in half
+  ///   float pg_round_f16(float)                  round an arithmetic result to half
+  ///   float pg_cast_f16(double)                  convert any value with one rounding
+  /// Default: "" (the portable versions).
+  virtual std::string float16_helpers() const { return ""; }
+
   /// The kernel signature through its opening brace, and any prologue. Buffer and scalar
   /// parameters are then read with buffer_param/scalar_param.
   virtual std::string kernel_open(const KernelInfo& kernel) const = 0;
