@@ -12,9 +12,31 @@ namespace polygrad::cpu_clang {
 
 namespace {
 
+bool has_feature(const HostCpu& cpu, const std::string& name) {
+  for (const std::string& f : cpu.features)
+    if (f == "+" + name) return true;
+  return false;
+}
+
 class CDialect : public cstyle::Dialect {
  public:
-  CDialect() : Dialect(cstyle::c_table()) {}
+  CDialect() : Dialect(cstyle::c_table()), f16c_(has_feature(host_cpu(), "f16c")) {}
+
+  // With F16C, clang's __fp16 converts with one instruction each way (and never calls a
+  // runtime library function); without it the portable bit manipulation is used.
+  std::string float16_helpers() const override {
+    if (!f16c_) return "";
+    return "{P} float pg_f16_to_f32(unsigned short h) { __fp16 x; {M}(&x, &h, 2); return x; }\n"
+           "{P} unsigned short pg_f32_to_f16(float f) {\n"
+           "  __fp16 x = f;\n"
+           "  unsigned short h;\n"
+           "  {M}(&h, &x, 2);\n"
+           "  return h;\n"
+           "}\n"
+           "{P} float pg_round_f16(float f) { return (float)(__fp16)f; }\n"
+           "{P} float pg_cast_f16(double x) { return pg_f16_to_f32(pg_to_small_float(x, 10, 5)); "
+           "}\n";
+  }
 
   std::string prelude(const cstyle::KernelInfo& k) const override {
     return "/* cpu_clang: buffers=" + std::to_string(k.buffers.size()) +
@@ -48,6 +70,9 @@ class CDialect : public cstyle::Dialect {
     if (kind == PG_SPECIAL_LOCAL) return "0";
     return "(int)pg_g" + std::to_string(dim);
   }
+
+ private:
+  bool f16c_;
 };
 
 const CDialect& dialect() {
