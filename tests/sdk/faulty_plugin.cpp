@@ -44,7 +44,10 @@ pg_status copy_out(pg_device_t d, void* dst, pg_buffer_t src, uint64_t off, uint
 pg_status init(const pg_host_services* host, pg_plugin_state_t* state, pg_error* err) {
   if (host == nullptr || host->abi_major == PG_PLUGIN_ABI_MAJOR)
     return inner()->init(host, state, err);
-  auto* patched = new pg_host_services(*host);  // lives for the process, as host tables do
+  static std::vector<pg_host_services> kept;  // lives for the process, as host tables do
+  kept.reserve(16);
+  if (kept.size() == kept.capacity()) return PG_ERR_INTERNAL;
+  pg_host_services* patched = &kept.emplace_back(*host);
   patched->abi_major = PG_PLUGIN_ABI_MAJOR;
   patched->struct_size = sizeof(pg_host_services);
   return inner()->init(patched, state, err);

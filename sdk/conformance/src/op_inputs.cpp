@@ -20,7 +20,8 @@ std::vector<int64_t> int_list(pg_dtype dt, Inputs kind, int which) {
   bool is_signed = sdk::dtype_kind(dt) == 'i';
   int64_t bits = sdk::dtype_size(dt) * 8;
   int64_t min = is_signed ? wrap_int(dt, int64_t{1} << (bits - 1)) : 0;
-  int64_t max = is_signed ? wrap_int(dt, min - 1) : wrap_int(dt, -1);
+  int64_t max = is_signed ? wrap_int(dt, static_cast<int64_t>(static_cast<uint64_t>(min) - 1))
+                          : wrap_int(dt, -1);
   switch (kind) {
     case Inputs::arith:
       if (is_signed) return {-7, -3, -1, 0, 1, 2, 5, 9, -9, 4, 6, -5, 3, 8, -2, 7};

@@ -39,7 +39,9 @@ std::vector<Value> constants(pg_dtype dt) {
   if (sdk::dtype_kind(dt) == 'u')
     return {int_value(wrap_int(dt, -1)), int_value(0), int_value(1), int_value(42)};
   int64_t min = wrap_int(dt, int64_t{1} << (bits - 1));
-  return {int_value(min), int_value(wrap_int(dt, min - 1)), int_value(-1), int_value(42)};
+  return {int_value(min),
+          int_value(wrap_int(dt, static_cast<int64_t>(static_cast<uint64_t>(min) - 1))),
+          int_value(-1), int_value(42)};
 }
 
 int64_t scalar_bits(pg_dtype dt, Value v) {

@@ -67,6 +67,14 @@ const pg_host_services* make_host_services(const HostShape& shape, const std::st
   return reinterpret_cast<const pg_host_services*>(tables.emplace_back(std::move(storage)).get());
 }
 
+Session::~Session() {
+  if (plugin_ == nullptr || state_ == nullptr || plugin_->shutdown == nullptr) return;
+  try {
+    plugin_->shutdown(state_);
+  } catch (...) {
+  }
+}
+
 bool Session::open_library(const std::string& path, std::string& why) {
   path_ = path;
   library_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -77,6 +77,12 @@ struct RunResult {
 /// The loaded plugin. Never dlclose'd (plugin.h: the library is never unloaded).
 class Session {
  public:
+  Session() = default;
+  /// Releases the state through shutdown (when present); the library stays loaded.
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
   /// dlopen RTLD_NOW|RTLD_LOCAL and call the entry symbol; false with `why` on failure.
   bool open_library(const std::string& path, std::string& why);
   /// init with a current host, count devices, open device 0 and read its properties.
