@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
@@ -67,6 +68,7 @@ Plugin::Plugin(std::map<std::string, std::string> options) : options_(std::move(
 }
 
 Plugin::~Plugin() {
+  for (pg_buffer_t b : buffers_) table_->allocator->free(device_, b);
   if (table_ && table_->shutdown && state_) table_->shutdown(state_);
 }
 
@@ -90,10 +92,12 @@ pg_buffer_t Plugin::alloc(uint64_t nbytes) {
   pg_error err{};
   pg_buffer_t b = nullptr;
   check(table_->allocator->alloc(device_, nbytes, &b, &err), err, "alloc");
+  buffers_.push_back(b);
   return b;
 }
 
 void Plugin::free(pg_buffer_t b) {
+  buffers_.erase(std::remove(buffers_.begin(), buffers_.end(), b), buffers_.end());
   table_->allocator->free(device_, b);
 }
 

@@ -88,6 +88,7 @@ class Plugin {
   const pg_plugin* table_ = nullptr;
   pg_plugin_state_t state_ = nullptr;
   pg_device_t device_ = nullptr;
+  std::vector<pg_buffer_t> buffers_;  ///< still allocated; freed before shutdown
 };
 
 /// A double scalar argument as the launch ABI wants it (the bit pattern in an int64).

@@ -35,6 +35,21 @@ TEST(CpuClangRenderer, ValueUsedAfterItsLoopClosedIsInvalid) {
   EXPECT_NE(error.find("after the block defining it closed"), std::string::npos) << error;
 }
 
+TEST(CpuClangRenderer, ScalarConstantFromInsideALoopIsUsableAfterIt) {
+  Plugin p(Options{{"cache", "false"}});
+  ProgramBuilder b("const_escape");
+  auto out = b.param_buffer(0, PG_DTYPE_INT32);
+  auto r = b.range(b.const_i(PG_DTYPE_INT32, 2), 0);
+  auto seven = b.const_i(PG_DTYPE_INT32, 7);
+  b.end_range(r);
+  b.store(b.index(out, b.const_i(PG_DTYPE_INT32, 0)), seven);
+  auto bo = p.alloc(4);
+  auto prog = p.build(b);
+  p.run(prog, {bo}, {}, {1, 1, 1});
+  EXPECT_EQ(p.download<int32_t>(bo, 1)[0], 7);
+  p.unload(prog);
+}
+
 TEST(CpuClangRenderer, VectorsUseExtVectorTypes) {
   Plugin p(Options{{"cache", "false"}});
   ProgramBuilder b("vec_types");

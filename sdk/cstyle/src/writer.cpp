@@ -128,6 +128,7 @@ void Writer::emit(uint32_t i) {
       std::string c = ex_.constant(dt, in.arg);
       if (in.vcount == 1) {
         v.expr = c;
+        v.block = 0;  // a literal belongs to no block
         return;
       }
       v.expr = "v" + id;
