@@ -162,6 +162,13 @@ TEST(Cli, ConformanceWithAnUnknownPluginName) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.output, HasSubstr("no plugin named 'no_such_plugin'"));
 }
+
+TEST(Cli, ConformanceResolvesAPluginNameThroughDiscovery) {
+  Result r = run_cli("conformance test_host --abi-only", kTestPluginDir, false);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr(fs::weakly_canonical(kTestPlugin).string()));
+  EXPECT_THAT(r.output, HasSubstr("test_host 1.2.3"));
+}
 #endif
 
 TEST(Cli, PluginsBesideLibpolygradAreFoundThroughItsOwnPath) {

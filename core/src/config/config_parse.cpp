@@ -1,10 +1,5 @@
 // Reading the YAML config: keys, types and the search order. Checks against plugin schemas
 // live in config_options.cpp.
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
-// GCC 12 reports false positives inside yaml-cpp's node headers once they are inlined.
-#pragma GCC diagnostic ignored "-Wdangling-pointer"
-#endif
-
 #include <polygrad/config.hpp>
 #include <polygrad/error.hpp>
 
@@ -99,8 +94,9 @@ Config Config::parse_string(const std::string& text, const std::string& file_nam
   fs::path base = fs::path(file_name).parent_path();
   std::map<std::string, int> seen;
   for (auto it = root.begin(); it != root.end(); ++it) {
-    const YAML::Node& key_node = it->first;
-    const YAML::Node& value = it->second;
+    // Copies: the iterator yields a temporary pair, references into it would dangle.
+    const YAML::Node key_node = it->first;
+    const YAML::Node value = it->second;
     const int line = line_of(key_node);
     const std::string key = key_node.IsScalar() ? key_node.Scalar() : std::string("?");
     if (auto [pos, fresh] = seen.emplace(key, line); !fresh)
@@ -137,9 +133,11 @@ Config Config::parse_string(const std::string& text, const std::string& file_nam
             line, key, std::string("expected a map of device names, got ") + type_name(value)));
       std::map<std::string, int> seen_devices;
       for (auto dev = value.begin(); dev != value.end(); ++dev) {
+        const YAML::Node name_node = dev->first;
+        const YAML::Node opts = dev->second;
         DeviceConfig entry;
-        entry.line = line_of(dev->first);
-        entry.name = dev->first.IsScalar() ? dev->first.Scalar() : std::string("?");
+        entry.line = line_of(name_node);
+        entry.name = name_node.IsScalar() ? name_node.Scalar() : std::string("?");
         const std::string dkey = "devices." + entry.name;
         auto parsed = parse_device_name(entry.name);
         if (!parsed)
@@ -152,7 +150,6 @@ Config Config::parse_string(const std::string& text, const std::string& file_nam
         if (auto [pos, fresh] = seen_devices.emplace(entry.name, entry.line); !fresh)
           user_error(config.message(
               entry.line, dkey, "given twice (first on line " + std::to_string(pos->second) + ")"));
-        const YAML::Node& opts = dev->second;
         if (!opts.IsMap() && !opts.IsNull())
           user_error(config.message(entry.line, dkey,
                                     std::string("expected a map of options, "
@@ -161,12 +158,13 @@ Config Config::parse_string(const std::string& text, const std::string& file_nam
         if (opts.IsMap()) {
           std::map<std::string, int> seen_opts;
           for (auto opt = opts.begin(); opt != opts.end(); ++opt) {
+            const YAML::Node key = opt->first;
+            const YAML::Node val = opt->second;
             ConfigOption option;
-            option.line = line_of(opt->first);
-            option.key = opt->first.IsScalar() ? opt->first.Scalar() : std::string("?");
-            option.scalar = opt->second.IsScalar();
-            option.value =
-                option.scalar ? opt->second.Scalar() : std::string(type_name(opt->second));
+            option.line = line_of(key);
+            option.key = key.IsScalar() ? key.Scalar() : std::string("?");
+            option.scalar = val.IsScalar();
+            option.value = option.scalar ? val.Scalar() : std::string(type_name(val));
             if (auto [pos, fresh] = seen_opts.emplace(option.key, option.line); !fresh)
               user_error(config.message(
                   option.line, dkey + "." + option.key,

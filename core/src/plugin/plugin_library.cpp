@@ -5,8 +5,8 @@
 #include <boost/dll/shared_library.hpp>
 
 #include <cstddef>
+#include <deque>
 #include <mutex>
-#include <vector>
 
 namespace polygrad::detail {
 
@@ -17,7 +17,8 @@ namespace {
 // freed so no destructor runs at exit.
 void keep_loaded(boost::dll::shared_library&& library) {
   static std::mutex mutex;
-  static auto* libraries = new std::vector<boost::dll::shared_library>();
+  // A deque never relocates its elements, so no handle is ever copied or closed.
+  static auto* libraries = new std::deque<boost::dll::shared_library>();
   std::lock_guard lock(mutex);
   libraries->push_back(std::move(library));
 }
