@@ -56,6 +56,22 @@ TEST(Cli, DevicesVerboseListsEveryCandidateWithItsReason) {
   EXPECT_THAT(r.output, HasSubstr("at init: init threw a C++ exception across the C boundary"));
 }
 
+TEST(Cli, PolygradLogFiltersPluginAndHostMessages) {
+  const std::string debug_line =
+      "polygrad[test_host] debug: test_host initialised with 2 devices "
+      "from " +
+      fs::weakly_canonical(kTestPlugin).string();
+  Result r = run_cli("devices", kBothDirs, true, "POLYGRAD_LOG=debug");
+  EXPECT_THAT(r.output, HasSubstr(debug_line));  // plugin log, with host-given plugin_path
+  EXPECT_THAT(r.output, HasSubstr("polygrad warning: refused "));
+  r = run_cli("devices", kBothDirs, true);  // default: warnings
+  EXPECT_THAT(r.output, Not(HasSubstr("debug:")));
+  EXPECT_THAT(r.output, HasSubstr("polygrad warning: refused "));
+  r = run_cli("devices", kBothDirs, true, "POLYGRAD_LOG=off");
+  EXPECT_THAT(r.output, Not(HasSubstr("polygrad warning")));
+  EXPECT_EQ(r.exit_code, 0);
+}
+
 TEST(Cli, DevicesWithoutVerboseHasNoReport) {
   Result r = run_cli("devices", kBothDirs, false);
   EXPECT_EQ(r.exit_code, 0);

@@ -97,7 +97,8 @@ class TestPlugin {
 
   explicit TestPlugin(const polygrad::sdk::Host& host) : host_(host) {
     count_ = static_cast<uint32_t>(std::stoi(host.option(-1, "devices").value_or("2")));
-    host.log(PG_LOG_DEBUG, "test_host initialised with " + std::to_string(count_) + " devices");
+    host.log(PG_LOG_DEBUG, "test_host initialised with " + std::to_string(count_) +
+                               " devices from " + host.plugin_path());
   }
   uint32_t device_count(std::string& why_none) {
     if (count_ == 0) why_none = "configured with devices: 0";
