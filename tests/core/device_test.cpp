@@ -148,17 +148,19 @@ TEST_F(DeviceTest, PluginFailuresCarryStatusPluginAndCall) {
     EXPECT_EQ(e.status(), PG_ERR_COMPILE);
     EXPECT_EQ(e.kind(), polygrad::ErrorKind::user);
     EXPECT_EQ(std::string(e.what()),
-              "[load 'wrong_name'] testdev:0 (plugin test_host): PG_ERR_COMPILE: artifact "
-              "holds 'scale_f32', not 'wrong_name'");
+              "[load 'wrong_name'] testdev:0 (plugin test_host): PG_ERR_COMPILE: template: "
+              "artifact holds 'scale_f32', not 'wrong_name'");
   }
-  polygrad::sdk::ProgramBuilder sin_builder("uses_sin");
-  auto p = sin_builder.param_buffer(0, PG_DTYPE_FLOAT32);
-  auto i = sin_builder.special(PG_SPECIAL_GLOBAL, 0);
-  auto ptr = sin_builder.index(p, i);
-  sin_builder.store(ptr, sin_builder.unary(PG_OP_SIN, sin_builder.load(ptr)));
-  EXPECT_EQ(error_of([&] { device_.render(sin_builder.program()); }),
-            "[render 'uses_sin'] testdev:0 (plugin test_host): PG_ERR_UNSUPPORTED: test_host "
-            "cannot run SIN of float32 x1");
+  // test_host declares no float16 (its interpreter leaves it out).
+  polygrad::sdk::ProgramBuilder half_builder("uses_half");
+  auto p = half_builder.param_buffer(0, PG_DTYPE_FLOAT16);
+  auto i = half_builder.special(PG_SPECIAL_GLOBAL, 0);
+  auto ptr = half_builder.index(p, i);
+  half_builder.store(ptr, half_builder.unary(PG_OP_NEG, half_builder.load(ptr)));
+  std::string message = error_of([&] { device_.render(half_builder.program()); });
+  EXPECT_THAT(message, HasSubstr("[render 'uses_half'] testdev:0 (plugin test_host): "
+                                 "PG_ERR_UNSUPPORTED: template: "));
+  EXPECT_THAT(message, HasSubstr("dtype not supported"));
 }
 
 TEST_F(DeviceTest, LaunchErrorsAndMissingLaunchTimed) {
@@ -173,7 +175,8 @@ TEST_F(DeviceTest, LaunchErrorsAndMissingLaunchTimed) {
   args.scalars = {polygrad::LaunchArgs::float_scalar(1.0), 4};
   args.global_size = {4, 1, 1};  // reads 4 floats from a 1-float buffer
   EXPECT_THAT(error_of([&] { device_.launch(loaded, args); }),
-              HasSubstr("PG_ERR_LAUNCH: load out of bounds at element 1"));
+              HasSubstr("PG_ERR_LAUNCH: template: 'scale_f32' instruction 9 (LOAD) accesses "
+                        "elements 1..1 of 1"));
   EXPECT_FALSE(device_.has_launch_timed());
   EXPECT_EQ(error_of([&] { device_.launch_timed(loaded, args); }),
             "[launch_timed] testdev:0 (plugin test_host): the plugin cannot time launches (no "

@@ -1,17 +1,22 @@
-// test_host: the core tests' plugin, written with the SDK helper. Host-memory devices, an
-// interpreter as "compiler", and device names that echo the options the host passed in, so
-// tests can see get_option at work.
+// test_host: the core tests' plugin, written with the SDK helper. Host-memory devices, the
+// template plugin's interpreter (sdk/template) as "compiler", and device names that echo the
+// options the host passed in, so tests can see get_option at work.
 #include <polygrad/plugin.hpp>
 
 #include <cstring>
 #include <deque>
 #include <memory>
 
-#include "interpreter.hpp"
+#include "program.hpp"  // sdk/template
 
 namespace polygrad_test {
 
 using polygrad::sdk::fail;
+
+/// Host memory behind one buffer handle.
+struct HostBuffer {
+  std::vector<unsigned char> bytes;
+};
 
 class TestDevice {
  public:
@@ -57,16 +62,25 @@ class TestDevice {
     if (n) std::memcpy(dst, b->bytes.data() + off, n);
   }
   void* host_pointer(pg_buffer_t b) { return reinterpret_cast<HostBuffer*>(b)->bytes.data(); }
-  std::string render(const pg_kernel_program& program) { return serialise(program); }
-  pg_program_t load(const void* artifact, uint64_t size, const char* entry) {
-    auto program = std::make_unique<Interpreted>(deserialise(artifact, size));
-    if (program->name != entry)
-      fail(PG_ERR_COMPILE, "artifact holds '" + program->name + "', not '" + entry + "'");
-    return reinterpret_cast<pg_program_t>(program.release());
+  std::string render(const pg_kernel_program& program) {
+    return template_plugin::serialise(program);
   }
-  void unload(pg_program_t p) { delete reinterpret_cast<Interpreted*>(p); }
-  void launch(pg_program_t p, const pg_launch_args& args) {
-    run(*reinterpret_cast<Interpreted*>(p), args);
+  pg_program_t load(const void* artifact, uint64_t size, const char* entry) {
+    return reinterpret_cast<pg_program_t>(
+        new template_plugin::Program(template_plugin::deserialise(artifact, size, entry)));
+  }
+  void unload(pg_program_t p) { delete reinterpret_cast<template_plugin::Program*>(p); }
+  void launch(pg_program_t handle, const pg_launch_args& args) {
+    const auto& p = *reinterpret_cast<const template_plugin::Program*>(handle);
+    if (args.buffer_count < p.buffer_count || args.scalar_count < p.scalar_count)
+      fail(PG_ERR_INVALID_ARGUMENT, "test_host: '" + p.name + "' needs more arguments");
+    std::vector<template_plugin::Memory> memory;
+    for (uint32_t k = 0; k < p.buffer_count; ++k) {
+      auto* b = reinterpret_cast<HostBuffer*>(args.buffers[k]);
+      if (b == nullptr) fail(PG_ERR_INVALID_ARGUMENT, "test_host: buffer is NULL");
+      memory.push_back({b->bytes.data(), b->bytes.size()});
+    }
+    template_plugin::execute(p, memory, args);
   }
   void synchronize() {}
 
