@@ -20,24 +20,21 @@ namespace {
 
 #define PG_ABI_STRUCTS(S, F)                                                                                                  \
   S(pg_error)                                                                                                                 \
-  F(pg_error, message) S(pg_arg) F(pg_arg, i) F(pg_arg, f) S(pg_instruction) F(                                               \
-      pg_instruction, op) F(pg_instruction, dtype) F(pg_instruction,                                                          \
-                                                     vcount) F(pg_instruction,                                                \
-                                                               addrspace) F(pg_instruction,                                   \
-                                                                            reserved0)                                        \
+  F(pg_error, message)                                                                                                        \
+  S(pg_arg) F(pg_arg, i) F(pg_arg, f) S(pg_instruction) F(pg_instruction, op) F(                                              \
+      pg_instruction, dtype) F(pg_instruction, vcount) F(pg_instruction,                                                      \
+                                                         addrspace) F(pg_instruction, reserved0)                              \
       F(pg_instruction, reserved1) F(pg_instruction, src_start) F(pg_instruction, src_count) F(                               \
-          pg_instruction,                                                                                                     \
-          arg) F(pg_instruction,                                                                                              \
-                 arg2) S(pg_kernel_program) F(pg_kernel_program,                                                              \
-                                              struct_size) F(pg_kernel_program,                                               \
-                                                             isa_version) F(pg_kernel_program,                                \
-                                                                            name)                                             \
-          F(pg_kernel_program, instructions) F(pg_kernel_program, instruction_count) F(                                       \
+          pg_instruction, arg) F(pg_instruction, arg2) S(pg_kernel_program) F(pg_kernel_program,                              \
+                                                                              struct_size)                                    \
+          F(pg_kernel_program, isa_version) F(pg_kernel_program, name) F(                                                     \
               pg_kernel_program,                                                                                              \
-              operand_count) F(pg_kernel_program,                                                                             \
-                               operands) F(pg_kernel_program,                                                                 \
-                                           buffer_count) F(pg_kernel_program, scalar_count)                                   \
-              F(pg_kernel_program, local_size) F(                                                                             \
+              instructions) F(pg_kernel_program,                                                                              \
+                              instruction_count) F(pg_kernel_program,                                                         \
+                                                   operand_count) F(pg_kernel_program,                                        \
+                                                                    operands) F(pg_kernel_program,                            \
+                                                                                buffer_count)                                 \
+              F(pg_kernel_program, scalar_count) F(pg_kernel_program, local_size) F(                                          \
                   pg_kernel_program, reserved) S(pg_host_services) F(pg_host_services,                                        \
                                                                      struct_size) F(pg_host_services, abi_major)              \
                   F(pg_host_services, abi_minor) F(pg_host_services, reserved) F(pg_host_services, host_context) F(           \
@@ -117,21 +114,21 @@ namespace {
 
 #define PG_ABI_ENUMS(E)                                                                            \
   E(pg_status, PG_OK)                                                                              \
-  E(pg_status, PG_ERR_INVALID_ARGUMENT) E(pg_status, PG_ERR_OUT_OF_MEMORY)                         \
-      E(pg_status, PG_ERR_UNSUPPORTED) E(pg_status, PG_ERR_VERSION) E(pg_status, PG_ERR_COMPILE)   \
-          E(pg_status, PG_ERR_LAUNCH) E(pg_status, PG_ERR_DEVICE) E(pg_status, PG_ERR_INTERNAL)    \
-              E(pg_addrspace, PG_ADDR_NONE) E(pg_addrspace, PG_ADDR_GLOBAL)                        \
-                  E(pg_addrspace, PG_ADDR_LOCAL) E(pg_addrspace, PG_ADDR_REG)                      \
-                      E(pg_special_kind, PG_SPECIAL_GROUP) E(pg_special_kind, PG_SPECIAL_LOCAL) E( \
-                          pg_special_kind, PG_SPECIAL_GLOBAL) E(pg_log_level, PG_LOG_DEBUG)        \
-                          E(pg_log_level, PG_LOG_INFO) E(pg_log_level, PG_LOG_WARNING) E(          \
-                              pg_log_level, PG_LOG_ERROR) E(pg_option_type, PG_OPTION_BOOL)        \
-                              E(pg_option_type, PG_OPTION_INT) E(pg_option_type, PG_OPTION_FLOAT)  \
-                                  E(pg_option_type, PG_OPTION_STRING)                              \
-                                      E(pg_capability_flags, PG_CAP_DECOMPOSE_TRANSCENDENTAL) E(   \
-                                          pg_capability_flags, PG_CAP_LOCAL_MEMORY)                \
-                                          E(pg_capability_flags, PG_CAP_GROUPS) E(                 \
-                                              pg_capability_flags, PG_CAP_HOST_MEMORY)             \
+  E(pg_status, PG_ERR_INVALID_ARGUMENT)                                                            \
+  E(pg_status, PG_ERR_OUT_OF_MEMORY) E(pg_status, PG_ERR_UNSUPPORTED) E(pg_status, PG_ERR_VERSION) \
+      E(pg_status, PG_ERR_COMPILE) E(pg_status, PG_ERR_LAUNCH) E(pg_status, PG_ERR_DEVICE)         \
+          E(pg_status, PG_ERR_INTERNAL) E(pg_addrspace, PG_ADDR_NONE)                              \
+              E(pg_addrspace, PG_ADDR_GLOBAL) E(pg_addrspace, PG_ADDR_LOCAL)                       \
+                  E(pg_addrspace, PG_ADDR_REG) E(pg_special_kind, PG_SPECIAL_GROUP) E(             \
+                      pg_special_kind, PG_SPECIAL_LOCAL) E(pg_special_kind, PG_SPECIAL_GLOBAL)     \
+                      E(pg_log_level, PG_LOG_DEBUG) E(pg_log_level, PG_LOG_INFO) E(                \
+                          pg_log_level, PG_LOG_WARNING) E(pg_log_level, PG_LOG_ERROR)              \
+                          E(pg_option_type, PG_OPTION_BOOL) E(pg_option_type, PG_OPTION_INT) E(    \
+                              pg_option_type, PG_OPTION_FLOAT) E(pg_option_type, PG_OPTION_STRING) \
+                              E(pg_capability_flags, PG_CAP_DECOMPOSE_TRANSCENDENTAL)              \
+                                  E(pg_capability_flags, PG_CAP_LOCAL_MEMORY)                      \
+                                      E(pg_capability_flags, PG_CAP_GROUPS)                        \
+                                          E(pg_capability_flags, PG_CAP_HOST_MEMORY)               \
                                               E(pg_artifact_format, PG_ARTIFACT_C_SOURCE) E(       \
                                                   pg_artifact_format, PG_ARTIFACT_CUDA_SOURCE)     \
                                                   E(pg_artifact_format, PG_ARTIFACT_PTX)           \

@@ -47,9 +47,8 @@ extern "C" {
 
 /** True when `table` (a pointer to a struct with struct_size first) is large enough to hold
  *  `field`. Use it for every field added after the struct's first ABI version. */
-#define PG_HAS_FIELD(table, type, field)                                                        \
-  ((table) != NULL &&                                                                         \
-   (table)->struct_size >= offsetof(type, field) + sizeof(((type *)0)->field))
+#define PG_HAS_FIELD(table, type, field) \
+  ((table) != NULL && (table)->struct_size >= offsetof(type, field) + sizeof(((type*)0)->field))
 
 /* ----------------------------------------------------------------------------------------- */
 /* Status and errors                                                                         */
@@ -81,6 +80,7 @@ typedef struct pg_error {
 
 /** X(NAME, c_name, size_in_bytes, kind) with kind: 'b' bool, 'i' signed, 'u' unsigned, 'f' float.
  *  Append only; the enum value is the position. */
+/* clang-format off */
 #define PG_DTYPES(X)                                                                          \
   X(VOID, "void", 0, 'v')                                                                     \
   X(BOOL, "bool", 1, 'b')                                                                     \
@@ -96,14 +96,17 @@ typedef struct pg_error {
   X(BFLOAT16, "bfloat16", 2, 'f')                                                             \
   X(FLOAT32, "float32", 4, 'f')                                                               \
   X(FLOAT64, "float64", 8, 'f')
+/* clang-format on */
 
 /** Scalar element type. */
+/* clang-format off */
 typedef enum pg_dtype {
 #define PG_X(name, str, size, kind) PG_DTYPE_##name,
   PG_DTYPES(PG_X)
 #undef PG_X
   PG_DTYPE_COUNT
 } pg_dtype;
+/* clang-format on */
 
 /** Address space of a pointer-typed value. PG_ADDR_NONE means "a value, not a pointer". */
 typedef enum pg_addrspace {
@@ -129,6 +132,7 @@ typedef enum pg_addrspace {
  * X(NAME, sources, description). `sources` is the exact count, or -1 when it varies (see text).
  * Append only; bump PG_KERNEL_ISA_VERSION and PG_PLUGIN_ABI_MINOR when adding.
  */
+/* clang-format off */
 #define PG_KERNEL_OPS(X)                                                                      \
   /* --- definitions ------------------------------------------------------------------- */   \
   X(PARAM_BUFFER, 0, "buffer parameter: arg.i = buffer slot; result is a GLOBAL pointer")     \
@@ -184,20 +188,23 @@ typedef enum pg_addrspace {
   X(BITCAST, 1, "reinterpret the bits as dtype (same total size)")                            \
   X(VECTORIZE, -1, "build a vector of vcount lanes from vcount scalar sources")               \
   X(GEP, 1, "extract lane arg.i of vector src0")
+/* clang-format on */
 
 /** Kernel-program op. */
+/* clang-format off */
 typedef enum pg_op {
 #define PG_X(name, nsrc, doc) PG_OP_##name,
   PG_KERNEL_OPS(PG_X)
 #undef PG_X
   PG_OP_COUNT
 } pg_op;
+/* clang-format on */
 
 /** Kinds of SPECIAL launch index (instruction arg2). */
 typedef enum pg_special_kind {
-  PG_SPECIAL_GROUP = 0,  /**< block / workgroup index (CUDA blockIdx) */
-  PG_SPECIAL_LOCAL = 1,  /**< thread index inside the group (CUDA threadIdx) */
-  PG_SPECIAL_GLOBAL = 2  /**< group * local_size + local: the flat index along a dim */
+  PG_SPECIAL_GROUP = 0, /**< block / workgroup index (CUDA blockIdx) */
+  PG_SPECIAL_LOCAL = 1, /**< thread index inside the group (CUDA threadIdx) */
+  PG_SPECIAL_GLOBAL = 2 /**< group * local_size + local: the flat index along a dim */
 } pg_special_kind;
 
 /** Immediate argument of an instruction; which member is meaningful depends on op and dtype. */
@@ -222,17 +229,17 @@ typedef struct pg_instruction {
 
 /** A complete kernel. Owned by the host; valid only during the call it is passed to. */
 typedef struct pg_kernel_program {
-  uint32_t struct_size;                /**< sizeof(pg_kernel_program) of the writer */
-  uint32_t isa_version;                /**< PG_KERNEL_ISA_VERSION of the writer */
-  const char *name;                    /**< entry name: a C identifier, unique per program */
-  const pg_instruction *instructions;  /**< instruction_count instructions */
+  uint32_t struct_size;               /**< sizeof(pg_kernel_program) of the writer */
+  uint32_t isa_version;               /**< PG_KERNEL_ISA_VERSION of the writer */
+  const char* name;                   /**< entry name: a C identifier, unique per program */
+  const pg_instruction* instructions; /**< instruction_count instructions */
   uint32_t instruction_count;
   uint32_t operand_count;
-  const uint32_t *operands;            /**< operand_count instruction indices */
-  uint32_t buffer_count;               /**< PARAM_BUFFER slots are 0 .. buffer_count-1 */
-  uint32_t scalar_count;               /**< PARAM_SCALAR slots are 0 .. scalar_count-1 */
-  uint32_t local_size[3];              /**< launch local size the program was built for */
-  uint32_t reserved;                   /**< zero */
+  const uint32_t* operands; /**< operand_count instruction indices */
+  uint32_t buffer_count;    /**< PARAM_BUFFER slots are 0 .. buffer_count-1 */
+  uint32_t scalar_count;    /**< PARAM_SCALAR slots are 0 .. scalar_count-1 */
+  uint32_t local_size[3];   /**< launch local size the program was built for */
+  uint32_t reserved;        /**< zero */
 } pg_kernel_program;
 
 /* ----------------------------------------------------------------------------------------- */
@@ -252,16 +259,16 @@ typedef struct pg_host_services {
   uint32_t abi_major;   /**< the host's PG_PLUGIN_ABI_MAJOR */
   uint32_t abi_minor;   /**< the host's PG_PLUGIN_ABI_MINOR */
   uint32_t reserved;
-  void *host_context;   /**< passed back to every service below */
+  void* host_context; /**< passed back to every service below */
   /** Optional. Log a message on behalf of the plugin. */
-  void (*log)(void *host_context, pg_log_level level, const char *message);
+  void (*log)(void* host_context, pg_log_level level, const char* message);
   /** Optional. The configured value of option `key` for device `device_index`, or for the
    *  plugin as a whole when device_index is -1, as text; NULL when not set (use the default).
    *  Values were validated against the plugin's option schema. The string lives until the
    *  process ends. */
-  const char *(*get_option)(void *host_context, int32_t device_index, const char *key);
+  const char* (*get_option)(void* host_context, int32_t device_index, const char* key);
   /** Absolute path of the plugin's own shared library. */
-  const char *plugin_path;
+  const char* plugin_path;
 } pg_host_services;
 
 /* ----------------------------------------------------------------------------------------- */
@@ -277,10 +284,10 @@ typedef enum pg_option_type {
 
 /** One option of the plugin's schema. */
 typedef struct pg_option_desc {
-  const char *key;           /**< YAML key under devices.<name> */
+  const char* key; /**< YAML key under devices.<name> */
   pg_option_type type;
-  const char *default_value; /**< as text; NULL for "no default" */
-  const char *help;          /**< one line */
+  const char* default_value; /**< as text; NULL for "no default" */
+  const char* help;          /**< one line */
   double min_value;          /**< for INT and FLOAT: inclusive bounds; min > max = unbounded */
   double max_value;
 } pg_option_desc;
@@ -299,33 +306,33 @@ typedef enum pg_capability_flags {
 
 /** What codegen may assume about a device. */
 typedef struct pg_capabilities {
-  uint32_t struct_size;          /**< sizeof(pg_capabilities) of the caller */
-  uint32_t flags;                /**< pg_capability_flags */
-  uint64_t dtype_mask;           /**< bit (1 << pg_dtype) set for each supported dtype */
-  uint32_t vector_width_bytes;   /**< preferred SIMD width in bytes (e.g. 32 for AVX2) */
-  uint32_t max_vector_lanes;     /**< largest vcount the renderer accepts */
+  uint32_t struct_size;           /**< sizeof(pg_capabilities) of the caller */
+  uint32_t flags;                 /**< pg_capability_flags */
+  uint64_t dtype_mask;            /**< bit (1 << pg_dtype) set for each supported dtype */
+  uint32_t vector_width_bytes;    /**< preferred SIMD width in bytes (e.g. 32 for AVX2) */
+  uint32_t max_vector_lanes;      /**< largest vcount the renderer accepts */
   uint32_t max_threads_per_group; /**< product of local dims limit (1 without groups) */
-  uint32_t max_local_dims[3];    /**< per-dim local size limit */
-  uint32_t max_global_dims[3];   /**< per-dim global size limit */
-  uint32_t compute_units;        /**< threads (CPU) or SMs (GPU) */
-  uint64_t local_memory_bytes;   /**< shared memory per group; 0 without */
+  uint32_t max_local_dims[3];     /**< per-dim local size limit */
+  uint32_t max_global_dims[3];    /**< per-dim global size limit */
+  uint32_t compute_units;         /**< threads (CPU) or SMs (GPU) */
+  uint64_t local_memory_bytes;    /**< shared memory per group; 0 without */
 } pg_capabilities;
 
 /** Properties of one device. */
 typedef struct pg_device_properties {
-  uint32_t struct_size;   /**< sizeof(pg_device_properties) of the caller */
+  uint32_t struct_size; /**< sizeof(pg_device_properties) of the caller */
   uint32_t reserved;
-  char name[128];         /**< human-readable, e.g. the CPU model */
-  char target[64];        /**< compiler target, e.g. "x86_64-znver3" or "sm_90" */
-  uint64_t memory_bytes;  /**< total device memory, 0 if unknown */
+  char name[128];        /**< human-readable, e.g. the CPU model */
+  char target[64];       /**< compiler target, e.g. "x86_64-znver3" or "sm_90" */
+  uint64_t memory_bytes; /**< total device memory, 0 if unknown */
   pg_capabilities caps;
 } pg_device_properties;
 
 /* Opaque handles owned by the plugin. */
-typedef struct pg_plugin_state_s *pg_plugin_state_t; /**< per-plugin state from init */
-typedef struct pg_device_s *pg_device_t;             /**< an opened device */
-typedef struct pg_buffer_s *pg_buffer_t;             /**< device memory */
-typedef struct pg_program_s *pg_program_t;           /**< a loaded program */
+typedef struct pg_plugin_state_s* pg_plugin_state_t; /**< per-plugin state from init */
+typedef struct pg_device_s* pg_device_t;             /**< an opened device */
+typedef struct pg_buffer_s* pg_buffer_t;             /**< device memory */
+typedef struct pg_program_s* pg_program_t;           /**< a loaded program */
 
 /* ----------------------------------------------------------------------------------------- */
 /* Role tables                                                                               */
@@ -336,21 +343,20 @@ typedef struct pg_allocator_api {
   uint32_t struct_size;
   uint32_t alignment; /**< guaranteed alignment of every allocation in bytes */
   /** Allocate nbytes (0 allowed: a valid, unique handle). */
-  pg_status (*alloc)(pg_device_t device, uint64_t nbytes, pg_buffer_t *out, pg_error *err);
+  pg_status (*alloc)(pg_device_t device, uint64_t nbytes, pg_buffer_t* out, pg_error* err);
   /** Free a buffer from alloc. NULL is ignored. */
   void (*free)(pg_device_t device, pg_buffer_t buffer);
   /** Copy host memory into the buffer at dst_offset. Completes before returning. */
-  pg_status (*copy_in)(pg_device_t device, pg_buffer_t dst, uint64_t dst_offset,
-                       const void *src, uint64_t nbytes, pg_error *err);
+  pg_status (*copy_in)(pg_device_t device, pg_buffer_t dst, uint64_t dst_offset, const void* src,
+                       uint64_t nbytes, pg_error* err);
   /** Copy from the buffer at src_offset into host memory. Completes before returning. */
-  pg_status (*copy_out)(pg_device_t device, void *dst, pg_buffer_t src, uint64_t src_offset,
-                        uint64_t nbytes, pg_error *err);
+  pg_status (*copy_out)(pg_device_t device, void* dst, pg_buffer_t src, uint64_t src_offset,
+                        uint64_t nbytes, pg_error* err);
   /** Optional. Copy between two buffers of this device. */
   pg_status (*copy_device)(pg_device_t device, pg_buffer_t dst, uint64_t dst_offset,
-                           pg_buffer_t src, uint64_t src_offset, uint64_t nbytes,
-                           pg_error *err);
+                           pg_buffer_t src, uint64_t src_offset, uint64_t nbytes, pg_error* err);
   /** Optional. Host-visible address of the buffer (host-memory devices), or NULL. */
-  void *(*host_pointer)(pg_device_t device, pg_buffer_t buffer);
+  void* (*host_pointer)(pg_device_t device, pg_buffer_t buffer);
 } pg_allocator_api;
 
 /** Artifact formats a renderer can declare. */
@@ -365,9 +371,9 @@ typedef enum pg_artifact_format {
 
 /** Host-owned growable byte buffer a renderer writes its artifact into. */
 typedef struct pg_byte_sink {
-  void *context;
+  void* context;
   /** Append n bytes. Returns 0 on success, non-zero if the host is out of memory. */
-  int (*append)(void *context, const void *data, uint64_t n);
+  int (*append)(void* context, const void* data, uint64_t n);
 } pg_byte_sink;
 
 /** Renderer role: kernel program -> artifact. */
@@ -375,21 +381,21 @@ typedef struct pg_renderer_api {
   uint32_t struct_size;
   uint32_t format; /**< pg_artifact_format */
   /** Render `program` into `out`. PG_ERR_UNSUPPORTED names the op and dtype it cannot do. */
-  pg_status (*render)(pg_device_t device, const pg_kernel_program *program, pg_byte_sink *out,
-                      pg_error *err);
+  pg_status (*render)(pg_device_t device, const pg_kernel_program* program, pg_byte_sink* out,
+                      pg_error* err);
 } pg_renderer_api;
 
 /** Launch description. All arrays are owned by the caller and read during the call. */
 typedef struct pg_launch_args {
   uint32_t struct_size;
   uint32_t buffer_count;
-  const pg_buffer_t *buffers;  /**< one per PARAM_BUFFER slot */
+  const pg_buffer_t* buffers; /**< one per PARAM_BUFFER slot */
   uint32_t scalar_count;
   uint32_t shared_memory_bytes; /**< dynamic shared memory per group */
-  const int64_t *scalars;      /**< one per PARAM_SCALAR slot, as int64 (floats: bit pattern
-                                    of a double) */
-  uint32_t global_size[3];     /**< number of groups per dim */
-  uint32_t local_size[3];      /**< threads per group per dim */
+  const int64_t* scalars;       /**< one per PARAM_SCALAR slot, as int64 (floats: bit pattern
+                                     of a double) */
+  uint32_t global_size[3];      /**< number of groups per dim */
+  uint32_t local_size[3];       /**< threads per group per dim */
 } pg_launch_args;
 
 /** Program loader role: artifact -> program; launch; synchronise. */
@@ -397,18 +403,18 @@ typedef struct pg_loader_api {
   uint32_t struct_size;
   uint32_t reserved;
   /** Build and load an artifact; `entry` is the program's name. Bad bytes -> PG_ERR_COMPILE. */
-  pg_status (*load)(pg_device_t device, const void *artifact, uint64_t size, const char *entry,
-                    pg_program_t *out, pg_error *err);
+  pg_status (*load)(pg_device_t device, const void* artifact, uint64_t size, const char* entry,
+                    pg_program_t* out, pg_error* err);
   /** Release a program. NULL is ignored. */
   void (*unload)(pg_device_t device, pg_program_t program);
   /** Enqueue one launch. May return before the work finishes; see synchronize. */
-  pg_status (*launch)(pg_device_t device, pg_program_t program, const pg_launch_args *args,
-                      pg_error *err);
+  pg_status (*launch)(pg_device_t device, pg_program_t program, const pg_launch_args* args,
+                      pg_error* err);
   /** Wait until every launch on the device has finished. */
-  pg_status (*synchronize)(pg_device_t device, pg_error *err);
+  pg_status (*synchronize)(pg_device_t device, pg_error* err);
   /** Optional. Launch, wait, and report the device time in seconds (kernel search). */
-  pg_status (*launch_timed)(pg_device_t device, pg_program_t program,
-                            const pg_launch_args *args, double *seconds, pg_error *err);
+  pg_status (*launch_timed)(pg_device_t device, pg_program_t program, const pg_launch_args* args,
+                            double* seconds, pg_error* err);
 } pg_loader_api;
 
 /* ----------------------------------------------------------------------------------------- */
@@ -419,36 +425,35 @@ typedef struct pg_loader_api {
  *  struct_size before anything else and refuses a major it does not speak or a minor newer
  *  than its own. */
 typedef struct pg_plugin {
-  uint32_t abi_major;   /**< PG_PLUGIN_ABI_MAJOR the plugin was built with */
-  uint32_t abi_minor;   /**< PG_PLUGIN_ABI_MINOR the plugin was built with */
-  uint32_t struct_size; /**< sizeof(pg_plugin) the plugin was built with */
-  uint32_t isa_version; /**< PG_KERNEL_ISA_VERSION the plugin renders */
-  const char *name;     /**< plugin name, e.g. "cpu_clang" */
-  const char *version;  /**< plugin's own version, e.g. "0.1.0" */
-  const char *device_prefix; /**< device names are prefix, prefix:1, ... e.g. "cpu" */
-  const pg_option_desc *options; /**< option schema; option_count entries */
+  uint32_t abi_major;            /**< PG_PLUGIN_ABI_MAJOR the plugin was built with */
+  uint32_t abi_minor;            /**< PG_PLUGIN_ABI_MINOR the plugin was built with */
+  uint32_t struct_size;          /**< sizeof(pg_plugin) the plugin was built with */
+  uint32_t isa_version;          /**< PG_KERNEL_ISA_VERSION the plugin renders */
+  const char* name;              /**< plugin name, e.g. "cpu_clang" */
+  const char* version;           /**< plugin's own version, e.g. "0.1.0" */
+  const char* device_prefix;     /**< device names are prefix, prefix:1, ... e.g. "cpu" */
+  const pg_option_desc* options; /**< option schema; option_count entries */
   uint32_t option_count;
   uint32_t reserved;
   /** Initialise. Keep it cheap: defer heavy work (compilers, drivers) to first use.
    *  On failure the host reports err and never calls the plugin again. */
-  pg_status (*init)(const pg_host_services *host, pg_plugin_state_t *state, pg_error *err);
+  pg_status (*init)(const pg_host_services* host, pg_plugin_state_t* state, pg_error* err);
   /** Optional. Release the state at process exit. The library is never unloaded. */
   void (*shutdown)(pg_plugin_state_t state);
   /** Number of usable devices. When it is 0, err says why (e.g. "no CUDA driver"). */
-  pg_status (*device_count)(pg_plugin_state_t state, uint32_t *count, pg_error *err);
+  pg_status (*device_count)(pg_plugin_state_t state, uint32_t* count, pg_error* err);
   /** Open device `index`. Opening the same index twice returns the same handle. */
-  pg_status (*device_open)(pg_plugin_state_t state, uint32_t index, pg_device_t *out,
-                           pg_error *err);
+  pg_status (*device_open)(pg_plugin_state_t state, uint32_t index, pg_device_t* out,
+                           pg_error* err);
   /** Fill `props` (the caller sets props->struct_size and props->caps.struct_size). */
-  pg_status (*device_properties)(pg_device_t device, pg_device_properties *props,
-                                 pg_error *err);
-  const pg_allocator_api *allocator;
-  const pg_renderer_api *renderer;
-  const pg_loader_api *loader;
+  pg_status (*device_properties)(pg_device_t device, pg_device_properties* props, pg_error* err);
+  const pg_allocator_api* allocator;
+  const pg_renderer_api* renderer;
+  const pg_loader_api* loader;
 } pg_plugin;
 
 /** Type of the entry point. */
-typedef const pg_plugin *(*pg_plugin_entry_fn)(void);
+typedef const pg_plugin* (*pg_plugin_entry_fn)(void);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -105,8 +105,12 @@ inline char dtype_kind(uint32_t dt) {
   return dt < PG_DTYPE_COUNT ? kinds[dt] : '?';
 }
 
-inline bool dtype_is_float(uint32_t dt) { return dtype_kind(dt) == 'f'; }
-inline bool dtype_is_int(uint32_t dt) { return dtype_kind(dt) == 'i' || dtype_kind(dt) == 'u'; }
+inline bool dtype_is_float(uint32_t dt) {
+  return dtype_kind(dt) == 'f';
+}
+inline bool dtype_is_int(uint32_t dt) {
+  return dtype_kind(dt) == 'i' || dtype_kind(dt) == 'u';
+}
 
 // ---------------------------------------------------------------------------------------------
 // Errors.
@@ -212,8 +216,9 @@ inline void check_program(const pg_kernel_program& p) {
   for (const char* c = p.name; *c; ++c) {
     bool ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || *c == '_' ||
               (c != p.name && *c >= '0' && *c <= '9');
-    if (!ok) fail(PG_ERR_INVALID_ARGUMENT, "kernel program name '" + std::string(p.name) +
-                                               "' is not a C identifier");
+    if (!ok)
+      fail(PG_ERR_INVALID_ARGUMENT,
+           "kernel program name '" + std::string(p.name) + "' is not a C identifier");
   }
   if (p.instruction_count > 0 && p.instructions == nullptr)
     fail(PG_ERR_INVALID_ARGUMENT, "kernel program has no instruction array");
@@ -287,14 +292,13 @@ struct Tables {
       *state = nullptr;
       if (host == nullptr) fail(PG_ERR_INVALID_ARGUMENT, "init: host services are NULL");
       if (host->abi_major != PG_PLUGIN_ABI_MAJOR)
-        fail(PG_ERR_VERSION, std::string(P::name) + " speaks plugin ABI " +
-                                 std::to_string(PG_PLUGIN_ABI_MAJOR) + "." +
-                                 std::to_string(PG_PLUGIN_ABI_MINOR) + ", host speaks " +
-                                 std::to_string(host->abi_major) + "." +
-                                 std::to_string(host->abi_minor));
+        fail(PG_ERR_VERSION,
+             std::string(P::name) + " speaks plugin ABI " + std::to_string(PG_PLUGIN_ABI_MAJOR) +
+                 "." + std::to_string(PG_PLUGIN_ABI_MINOR) + ", host speaks " +
+                 std::to_string(host->abi_major) + "." + std::to_string(host->abi_minor));
       if (!PG_HAS_FIELD(host, pg_host_services, plugin_path))
-        fail(PG_ERR_VERSION, "host services table too small (" +
-                                 std::to_string(host->struct_size) + " bytes)");
+        fail(PG_ERR_VERSION,
+             "host services table too small (" + std::to_string(host->struct_size) + " bytes)");
       *state = reinterpret_cast<pg_plugin_state_t>(new P(Host(host)));
     });
   }
@@ -319,9 +323,8 @@ struct Tables {
       std::string why;
       uint32_t n = plugin(s)->device_count(why);
       if (index >= n)
-        fail(PG_ERR_INVALID_ARGUMENT, std::string(P::device_prefix) + ":" +
-                                          std::to_string(index) + " does not exist (" +
-                                          std::to_string(n) + " devices)");
+        fail(PG_ERR_INVALID_ARGUMENT, std::string(P::device_prefix) + ":" + std::to_string(index) +
+                                          " does not exist (" + std::to_string(n) + " devices)");
       *out = reinterpret_cast<pg_device_t>(&plugin(s)->device(index));
     });
   }
@@ -441,10 +444,14 @@ struct Tables {
 
   static const pg_plugin* table() {
     static const std::vector<pg_option_desc> options = P::options();
-    static const pg_allocator_api allocator = {
-        sizeof(pg_allocator_api), P::alignment, &alloc, &free, &copy_in, &copy_out,
-        P::has_copy_device ? &copy_device : nullptr,
-        P::has_host_pointer ? &host_pointer : nullptr};
+    static const pg_allocator_api allocator = {sizeof(pg_allocator_api),
+                                               P::alignment,
+                                               &alloc,
+                                               &free,
+                                               &copy_in,
+                                               &copy_out,
+                                               P::has_copy_device ? &copy_device : nullptr,
+                                               P::has_host_pointer ? &host_pointer : nullptr};
     static const pg_renderer_api renderer = {sizeof(pg_renderer_api),
                                              static_cast<uint32_t>(P::artifact_format), &render};
     static const pg_loader_api loader = {sizeof(pg_loader_api),
@@ -480,13 +487,13 @@ struct Tables {
 }  // namespace polygrad::sdk
 
 /// Define the plugin's one exported entry symbol for plugin class `PluginClass`.
-#define PG_DEFINE_PLUGIN(PluginClass)                                                 \
-  extern "C" PG_PLUGIN_EXPORT const pg_plugin* PG_PLUGIN_ENTRY(void) {                \
-    try {                                                                             \
-      return ::polygrad::sdk::detail::Tables<PluginClass>::table();                   \
-    } catch (...) {                                                                   \
-      return nullptr;                                                                 \
-    }                                                                                 \
+#define PG_DEFINE_PLUGIN(PluginClass)                                  \
+  extern "C" PG_PLUGIN_EXPORT const pg_plugin* PG_PLUGIN_ENTRY(void) { \
+    try {                                                              \
+      return ::polygrad::sdk::detail::Tables<PluginClass>::table();    \
+    } catch (...) {                                                    \
+      return nullptr;                                                  \
+    }                                                                  \
   }
 
 #endif  // POLYGRAD_PLUGIN_HPP

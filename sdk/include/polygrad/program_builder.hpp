@@ -93,15 +93,13 @@ class ProgramBuilder {
   }
   /// Gated load: `alt` where `gate` is false.
   Ref load_gated(Ref ptr, Ref alt, Ref gate) {
-    return emit(PG_OP_LOAD, dtype_of(ptr), {ptr, alt, gate}, arg_i(0),
-                instructions_[alt].vcount);
+    return emit(PG_OP_LOAD, dtype_of(ptr), {ptr, alt, gate}, arg_i(0), instructions_[alt].vcount);
   }
   void store(Ref ptr, Ref value) {
     emit(PG_OP_STORE, PG_DTYPE_VOID, {ptr, value}, arg_i(0), instructions_[value].vcount);
   }
   void store_gated(Ref ptr, Ref value, Ref gate) {
-    emit(PG_OP_STORE, PG_DTYPE_VOID, {ptr, value, gate}, arg_i(0),
-         instructions_[value].vcount);
+    emit(PG_OP_STORE, PG_DTYPE_VOID, {ptr, value, gate}, arg_i(0), instructions_[value].vcount);
   }
 
   /// Unary, binary and ternary ALU ops; the result type is the first value source's
@@ -111,8 +109,7 @@ class ProgramBuilder {
   }
   Ref binary(pg_op op, Ref a, Ref b) {
     bool cmp = op == PG_OP_CMPLT || op == PG_OP_CMPNE || op == PG_OP_CMPEQ;
-    return emit(op, cmp ? PG_DTYPE_BOOL : dtype_of(a), {a, b}, arg_i(0),
-                instructions_[a].vcount);
+    return emit(op, cmp ? PG_DTYPE_BOOL : dtype_of(a), {a, b}, arg_i(0), instructions_[a].vcount);
   }
   Ref ternary(pg_op op, Ref a, Ref b, Ref c) {
     pg_dtype dt = op == PG_OP_WHERE ? dtype_of(b) : dtype_of(a);
