@@ -1,0 +1,77 @@
+#include "ir/graph.hpp"
+
+#include "ir/ptr_map.hpp"
+
+namespace polygrad {
+
+std::vector<const UOp*> toposort(const UOpRef& root) {
+  std::vector<const UOp*> order;
+  if (!root) return order;
+  detail::PtrMap<char> seen;
+  std::vector<std::pair<const UOp*, size_t>> stack{{root.get(), 0}};
+  seen.put(root.get(), 1);
+  while (!stack.empty()) {
+    auto& [n, next] = stack.back();
+    if (next < n->nsrcs()) {
+      const UOp* s = n->src(next++).get();
+      if (!seen.contains(s)) {
+        seen.put(s, 1);
+        stack.emplace_back(s, 0);
+      }
+      continue;
+    }
+    order.push_back(n);
+    stack.pop_back();
+  }
+  return order;
+}
+
+UOpRef substitute(const UOpRef& root, const std::unordered_map<const UOp*, UOpRef>& replace) {
+  detail::PtrMap<UOpRef> done;
+  std::vector<UOpRef> srcs;
+  for (const UOp* n : toposort(root)) {
+    if (auto it = replace.find(n); it != replace.end()) {
+      done.put(n, it->second);
+      continue;
+    }
+    srcs.clear();
+    for (const UOpRef& s : n->srcs()) srcs.push_back(*done.find(s.get()));
+    done.put(n, n->with_srcs(srcs));
+  }
+  return *done.find(root.get());
+}
+
+std::string node_to_string(const UOp& u) {
+  std::string s = std::string(op_name(u.op())) + " " + u.dtype().name();
+  std::string a = arg_to_string(u.arg());
+  return a.empty() ? s : s + " " + a;
+}
+
+std::string to_string(const UOpRef& root) {
+  std::string out;
+  detail::PtrMap<size_t> id;
+  for (const UOp* n : toposort(root)) {
+    size_t i = id.size();
+    id.put(n, i);
+    out += "%";
+    out += std::to_string(i);
+    out += " = ";
+    out += op_name(n->op());
+    out += " ";
+    out += n->dtype().name();
+    if (n->nsrcs()) {
+      out += " (";
+      for (size_t k = 0; k < n->nsrcs(); ++k) {
+        out += k ? ", %" : "%";
+        out += std::to_string(*id.find(n->src(k).get()));
+      }
+      out += ")";
+    }
+    std::string a = arg_to_string(n->arg());
+    if (!a.empty()) out += " " + a;
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace polygrad
