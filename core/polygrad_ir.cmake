@@ -6,7 +6,10 @@ add_library(polygrad_ir STATIC
   ir/graph.cpp
   ir/intern.cpp
   ir/uop.cpp
-  ir/verify.cpp)
+  ir/verify.cpp
+  rewrite/graph_rewrite.cpp
+  rewrite/pattern.cpp
+  rewrite/rule_set.cpp)
 add_library(polygrad::ir ALIAS polygrad_ir)
 target_include_directories(polygrad_ir PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(polygrad_ir PUBLIC polygrad::sdk PRIVATE polygrad_warnings)

@@ -1,6 +1,7 @@
 #include "ir/uop.hpp"
 #include "ir/error.hpp"
 #include "ir/graph.hpp"
+#include "print.hpp"
 
 #include <gtest/gtest.h>
 
