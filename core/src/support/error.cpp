@@ -1,4 +1,5 @@
 #include <polygrad/error.hpp>
+#include <polygrad/plugin.hpp>
 
 namespace polygrad {
 
@@ -17,27 +18,7 @@ void internal_error(const std::string& message) {
 }
 
 const char* status_name(pg_status status) noexcept {
-  switch (status) {
-    case PG_OK:
-      return "PG_OK";
-    case PG_ERR_INVALID_ARGUMENT:
-      return "PG_ERR_INVALID_ARGUMENT";
-    case PG_ERR_OUT_OF_MEMORY:
-      return "PG_ERR_OUT_OF_MEMORY";
-    case PG_ERR_UNSUPPORTED:
-      return "PG_ERR_UNSUPPORTED";
-    case PG_ERR_VERSION:
-      return "PG_ERR_VERSION";
-    case PG_ERR_COMPILE:
-      return "PG_ERR_COMPILE";
-    case PG_ERR_LAUNCH:
-      return "PG_ERR_LAUNCH";
-    case PG_ERR_DEVICE:
-      return "PG_ERR_DEVICE";
-    case PG_ERR_INTERNAL:
-      return "PG_ERR_INTERNAL";
-  }
-  return "PG_ERR_<unknown>";
+  return sdk::status_name(status);
 }
 
 }  // namespace polygrad

@@ -1,5 +1,7 @@
 #include "session.hpp"
 
+#include <polygrad/plugin.hpp>
+
 #include <dlfcn.h>
 
 #include <cstring>
@@ -9,28 +11,8 @@
 namespace polygrad::conformance::detail {
 
 std::string status_name(int status) {
-  switch (status) {
-    case PG_OK:
-      return "PG_OK";
-    case PG_ERR_INVALID_ARGUMENT:
-      return "PG_ERR_INVALID_ARGUMENT";
-    case PG_ERR_OUT_OF_MEMORY:
-      return "PG_ERR_OUT_OF_MEMORY";
-    case PG_ERR_UNSUPPORTED:
-      return "PG_ERR_UNSUPPORTED";
-    case PG_ERR_VERSION:
-      return "PG_ERR_VERSION";
-    case PG_ERR_COMPILE:
-      return "PG_ERR_COMPILE";
-    case PG_ERR_LAUNCH:
-      return "PG_ERR_LAUNCH";
-    case PG_ERR_DEVICE:
-      return "PG_ERR_DEVICE";
-    case PG_ERR_INTERNAL:
-      return "PG_ERR_INTERNAL";
-    default:
-      return "unknown status " + std::to_string(status);
-  }
+  if (status < PG_OK || status > PG_ERR_INTERNAL) return "unknown status " + std::to_string(status);
+  return sdk::status_name(status);
 }
 
 std::string CallResult::describe() const {

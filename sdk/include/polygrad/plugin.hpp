@@ -112,6 +112,32 @@ inline bool dtype_is_int(uint32_t dt) {
   return dtype_kind(dt) == 'i' || dtype_kind(dt) == 'u';
 }
 
+/// The enum name of a status ("PG_ERR_COMPILE"), or "PG_ERR_<unknown>" for a value outside it.
+inline const char* status_name(int status) noexcept {
+  switch (status) {
+    case PG_OK:
+      return "PG_OK";
+    case PG_ERR_INVALID_ARGUMENT:
+      return "PG_ERR_INVALID_ARGUMENT";
+    case PG_ERR_OUT_OF_MEMORY:
+      return "PG_ERR_OUT_OF_MEMORY";
+    case PG_ERR_UNSUPPORTED:
+      return "PG_ERR_UNSUPPORTED";
+    case PG_ERR_VERSION:
+      return "PG_ERR_VERSION";
+    case PG_ERR_COMPILE:
+      return "PG_ERR_COMPILE";
+    case PG_ERR_LAUNCH:
+      return "PG_ERR_LAUNCH";
+    case PG_ERR_DEVICE:
+      return "PG_ERR_DEVICE";
+    case PG_ERR_INTERNAL:
+      return "PG_ERR_INTERNAL";
+    default:
+      return "PG_ERR_<unknown>";
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Errors.
 
