@@ -9,7 +9,13 @@ add_library(polygrad_ir STATIC
   ir/verify.cpp
   rewrite/graph_rewrite.cpp
   rewrite/pattern.cpp
-  rewrite/rule_set.cpp)
+  rewrite/rule_set.cpp
+  symbolic/bounds.cpp
+  symbolic/fold.cpp
+  symbolic/rules_algebra.cpp
+  symbolic/rules_divmod.cpp
+  symbolic/rules_fold.cpp
+  symbolic/simplify.cpp)
 add_library(polygrad::ir ALIAS polygrad_ir)
 target_include_directories(polygrad_ir PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(polygrad_ir PUBLIC polygrad::sdk PRIVATE polygrad_warnings)

@@ -1,0 +1,89 @@
+// Integer division and modulo by positive constants, using bounds. IDIV truncates and MOD takes
+// the dividend's sign (C), so most rules need a dividend proven non-negative and no wrap.
+#include "symbolic/rules_util.hpp"
+#include "symbolic/simplify.hpp"
+
+namespace polygrad {
+
+using detail::cval;
+using detail::linear_no_wrap;
+using detail::positive_const;
+
+namespace {
+
+Pattern ivar(const char* name) {
+  return var(name).dtype(is_int_dtype);
+}
+Pattern pconst(const char* name) {
+  return cvar(name).where(positive_const);
+}
+
+// (x*c1 + y) with c1 % c2 == 0, non-negative and not wrapping, y non-negative: the parts.
+bool splits(Match& m, int64_t c2) {
+  int64_t c1 = cval(m, "c1");
+  if (c1 % c2 != 0) return false;
+  auto by = bounds(m["y"]);
+  auto all = linear_no_wrap(m["x"]->dtype(), m["x"], c1, m["y"].get());
+  return by && by->lo >= 0 && all && all->lo >= 0;
+}
+
+}  // namespace
+
+const RuleSet& divmod_rules() {
+  static const RuleSet set =
+      RuleSet("divmod") |
+      rule(ivar("x") % pconst("c"),
+           [](Match& m) {
+             auto b = bounds(m["x"]);
+             int64_t c = cval(m, "c");
+             if (!b || b->lo < 0 || b->lo / c != b->hi / c) return UOpRef();
+             int64_t k = b->lo / c;
+             return k == 0 ? m["x"] : m["x"] + const_like(m["x"], -k * c);
+           })  // x%c -> x-k*c when x//c is the constant k >= 0
+      | rule(ivar("x") % pconst("c"),
+             [](Match& m) {
+               auto b = bounds(m["x"]);
+               return b && b->hi <= 0 && b->lo > -cval(m, "c") ? m["x"] : UOpRef();
+             })  // x%c -> x when -c < x <= 0
+      | rule(idiv(ivar("x") * pconst("c1") + var("y"), pconst("c2")),
+             [](Match& m) {
+               int64_t c2 = cval(m, "c2");
+               if (!splits(m, c2)) return UOpRef();
+               return m["x"] * (cval(m, "c1") / c2) + m["y"] / c2;
+             })  // (x*c1+y)//c2 -> x*(c1/c2) + y//c2
+      | rule((ivar("x") * pconst("c1") + var("y")) % pconst("c2"),
+             [](Match& m) {
+               int64_t c2 = cval(m, "c2");
+               if (!splits(m, c2)) return UOpRef();
+               return m["y"] % c2;
+             })  // (x*c1+y)%c2 -> y%c2
+      | rule(idiv(ivar("x") * pconst("c1"), pconst("c2")),
+             [](Match& m) {
+               int64_t c1 = cval(m, "c1"), c2 = cval(m, "c2");
+               if (c1 % c2 != 0 || !linear_no_wrap(m["x"]->dtype(), m["x"], c1, nullptr))
+                 return UOpRef();
+               return m["x"] * (c1 / c2);
+             })  // (x*c1)//c2 -> x*(c1/c2)
+      | rule((ivar("x") * pconst("c1")) % pconst("c2"),
+             [](Match& m) {
+               int64_t c1 = cval(m, "c1"), c2 = cval(m, "c2");
+               if (c1 % c2 != 0 || !linear_no_wrap(m["x"]->dtype(), m["x"], c1, nullptr))
+                 return UOpRef();
+               return const_like(m["x"], 0);
+             })  // (x*c1)%c2 -> 0
+      | rule(idiv(idiv(ivar("x"), pconst("c1")), pconst("c2")),
+             [](Match& m) {
+               __int128 c = static_cast<__int128>(cval(m, "c1")) * cval(m, "c2");
+               if (!fits(m["x"]->dtype(), c, c)) return UOpRef();
+               return m["x"] / static_cast<int64_t>(c);
+             })  // (x//c1)//c2 -> x//(c1*c2)
+      | rule((ivar("x") % pconst("c1")) % pconst("c2"),
+             [](Match& m) {
+               return cval(m, "c1") % cval(m, "c2") == 0 ? m["x"] % m["c2"] : UOpRef();
+             })  // (x%c1)%c2 -> x%c2 when c2 divides c1
+      | rule(idiv(ivar("x"), pconst("c")) * var("c") + var("x") % var("c"),
+             [](Match& m) { return m["x"]; });  // (x//c)*c + x%c -> x
+  return set;
+}
+
+}  // namespace polygrad
