@@ -44,7 +44,7 @@ const UOpRef& Match::operator[](std::string_view name) const {
   return *slots_[s];
 }
 
-Rule::Rule(const Pattern& pattern, RewriteFn fn, std::source_location where)
+Rule::Rule(const Pattern& pattern, RewriteFn fn, SourceLocation where)
     : pattern_(pattern), fn_(fn), name_(pattern.to_string()), where_(where) {
   size_t ncomm = 0;
   collect(pattern.node(), slot_names_, ncomm);
@@ -98,9 +98,9 @@ int Rule::slot_of(std::string_view name) const {
 }
 
 std::string Rule::location() const {
-  std::string file = where_.file_name();
+  std::string file = where_.file;
   if (size_t cut = file.rfind("/core/"); cut != std::string::npos) file = file.substr(cut + 1);
-  return file + ":" + std::to_string(where_.line());
+  return file + ":" + std::to_string(where_.line);
 }
 
 bool Rule::match(const Variant& v, uint16_t ni, const UOpRef& u, Match& m) const {
@@ -165,7 +165,7 @@ bool Rule::matches(const UOpRef& u) const {
   return false;
 }
 
-Rule rule(const Pattern& pattern, RewriteFn fn, std::source_location where) {
+Rule rule(const Pattern& pattern, RewriteFn fn, SourceLocation where) {
   return Rule(pattern, fn, where);
 }
 

@@ -9,12 +9,22 @@
 #include "rewrite/pattern.hpp"
 
 #include <array>
-#include <source_location>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace polygrad {
+
+/// Where a rule was written. SourceLocation's role, from __builtin_FILE/__builtin_LINE,
+/// which GCC and clang 14 both provide (clang 14 cannot use libstdc++'s source_location).
+struct SourceLocation {
+  const char* file = "";
+  unsigned line = 0;
+  static constexpr SourceLocation current(const char* file = __builtin_FILE(),
+                                          unsigned line = __builtin_LINE()) {
+    return {file, line};
+  }
+};
 
 class Rule;
 
@@ -51,13 +61,13 @@ using RewriteFn = UOpRef (*)(Match&);
 /// tried in order and the rewrite function may decline one (return null) to let the next try.
 class Rule {
  public:
-  Rule(const Pattern& pattern, RewriteFn fn, std::source_location where);
+  Rule(const Pattern& pattern, RewriteFn fn, SourceLocation where);
 
   /// The pattern's text, e.g. "ADD(x, CONST=0)".
   const std::string& name() const { return name_; }
   /// "file.cpp:12", where the rule was written.
   std::string location() const;
-  const std::source_location& where() const { return where_; }
+  const SourceLocation& where() const { return where_; }
   /// Root ops this rule can match (all ops when the root pattern names none).
   const std::bitset<kOpCount>& root_ops() const { return root_ops_; }
 
@@ -99,12 +109,11 @@ class Rule {
   std::bitset<kOpCount> root_ops_;
   RewriteFn fn_;
   std::string name_;
-  std::source_location where_;
+  SourceLocation where_;
 };
 
 /// A rule: `pattern` rewritten by `fn`; the call site is recorded for traces and errors.
-Rule rule(const Pattern& pattern, RewriteFn fn,
-          std::source_location where = std::source_location::current());
+Rule rule(const Pattern& pattern, RewriteFn fn, SourceLocation where = SourceLocation::current());
 
 /// A named, ordered set of rules. rewrite() tries the rules whose root can match the node's
 /// op, in insertion order, and returns the first rewrite.
