@@ -8,7 +8,7 @@ packages=(
   llvm-14-dev libclang-cpp14-dev libclang-14-dev clang-14
   libboost-dev libboost-filesystem-dev libboost-program-options-dev
   libtbb-dev libyaml-cpp-dev
-  libgtest-dev libgmock-dev libbenchmark-dev python3-torch
+  libgtest-dev libgmock-dev libbenchmark-dev
 )
 
 missing=()
