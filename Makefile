@@ -29,6 +29,7 @@ test-asan: build-asan
 
 bench: build
 	build/release/bin/bench_compile_latency
+	build/release/bin/bench_ir
 
 format:
 	git ls-files '*.cpp' '*.hpp' '*.h' '*.c' | xargs clang-format -i

@@ -12,7 +12,10 @@ function(polygrad_add_plugin name)
     CXX_VISIBILITY_PRESET hidden
     C_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON)
-  if(NOT CMAKE_CXX_FLAGS MATCHES "-fsanitize")
+  # Sanitizer runtimes may leave __asan_* symbols for the executable to provide; sanitizers can
+  # arrive through CMAKE_CXX_FLAGS or add_compile_options, so look at both.
+  get_property(_pg_dir_options DIRECTORY PROPERTY COMPILE_OPTIONS)
+  if(NOT "${CMAKE_CXX_FLAGS} ${_pg_dir_options}" MATCHES "-fsanitize")
     target_link_options(${name} PRIVATE -Wl,--no-undefined)
   endif()
   if(ARG_OUTPUT_DIRECTORY)
