@@ -2,6 +2,8 @@
 
 #include "ir/error.hpp"
 
+#include <polygrad/plugin.hpp>
+
 #include <cmath>
 #include <limits>
 
@@ -13,21 +15,13 @@ void ir_error(const std::string& message) {
 
 namespace {
 
-struct ScalarInfo {
-  const char* name;
-  int size;
-  char kind;  // 'v' void, 'b' bool, 'i' signed, 'u' unsigned, 'f' float
-};
-
-constexpr ScalarInfo kScalars[] = {
-#define PG_X(name, str, size, kind) {str, size, kind},
-    PG_DTYPES(PG_X)
-#undef PG_X
-};
-
-const ScalarInfo& info(pg_dtype t) {
+// Checks `t` is a scalar dtype of the ABI; the tables are plugin.hpp's (from PG_DTYPES).
+pg_dtype valid(pg_dtype t) {
   if (t >= PG_DTYPE_COUNT) ir_error("dtype: invalid scalar type " + std::to_string(int{t}));
-  return kScalars[t];
+  return t;
+}
+char kind(pg_dtype t) {
+  return sdk::dtype_kind(valid(t));
 }
 
 const char* space_name(AddrSpace s) {
@@ -65,31 +59,30 @@ DType signed_of_size(int bytes) {
 }  // namespace
 
 int DType::scalar_size() const {
-  return info(scalar()).size;
+  return static_cast<int>(sdk::dtype_size(valid(scalar())));
 }
 int DType::itemsize() const {
   return is_ptr() ? 8 : scalar_size() * lanes();
 }
 bool DType::is_int() const {
-  char k = info(scalar()).kind;
-  return !is_ptr() && (k == 'i' || k == 'u');
+  return !is_ptr() && sdk::dtype_is_int(valid(scalar()));
 }
 bool DType::is_unsigned() const {
-  return !is_ptr() && info(scalar()).kind == 'u';
+  return !is_ptr() && kind(scalar()) == 'u';
 }
 bool DType::is_float() const {
-  return !is_ptr() && info(scalar()).kind == 'f';
+  return !is_ptr() && kind(scalar()) == 'f';
 }
 
 std::string DType::name() const {
-  std::string s = info(scalar()).name;
+  std::string s = sdk::dtype_name(valid(scalar()));
   if (lanes() > 1) s += ".vec(" + std::to_string(lanes()) + ")";
   if (is_ptr()) s += std::string("*[") + space_name(addrspace()) + "]";
   return s;
 }
 
 int64_t DType::int_min() const {
-  if (scalar() == PG_DTYPE_BOOL || info(scalar()).kind == 'u') return 0;
+  if (scalar() == PG_DTYPE_BOOL || kind(scalar()) == 'u') return 0;
   int b = bits();
   return b >= 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (b - 1));
 }
@@ -97,7 +90,7 @@ int64_t DType::int_min() const {
 int64_t DType::int_max() const {
   if (scalar() == PG_DTYPE_BOOL) return 1;
   int b = bits();
-  if (info(scalar()).kind == 'u')
+  if (kind(scalar()) == 'u')
     return b >= 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << b) - 1;
   return b >= 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (b - 1)) - 1;
 }
@@ -115,7 +108,7 @@ double DType::max_value() const {
 
 DType dtype_from_name(const std::string& name) {
   for (int i = 0; i < PG_DTYPE_COUNT; ++i)
-    if (name == kScalars[i].name) return DType(static_cast<pg_dtype>(i));
+    if (name == sdk::dtype_name(i)) return DType(static_cast<pg_dtype>(i));
   ir_error("dtype: unknown dtype name '" + name + "'");
 }
 
