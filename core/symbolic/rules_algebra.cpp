@@ -6,14 +6,9 @@
 namespace polygrad {
 
 using detail::cval;
+using detail::ivar;
 using detail::neg_wrap;
 using detail::not_const;
-
-namespace {
-Pattern ivar(const char* name) {
-  return var(name).dtype(is_int_dtype);
-}
-}  // namespace
 
 const RuleSet& reassociation_rules() {
   static const RuleSet set =

@@ -6,14 +6,12 @@
 namespace polygrad {
 
 using detail::cval;
+using detail::ivar;
 using detail::linear_no_wrap;
 using detail::positive_const;
 
 namespace {
 
-Pattern ivar(const char* name) {
-  return var(name).dtype(is_int_dtype);
-}
 Pattern pconst(const char* name) {
   return cvar(name).where(positive_const);
 }

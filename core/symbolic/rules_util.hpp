@@ -13,6 +13,10 @@ inline bool not_const(const UOp& u) {
 inline bool positive_const(const UOp& u) {
   return u.op() == Op::CONST && std::holds_alternative<int64_t>(u.arg()) && u.arg_int() > 0;
 }
+/// A variable `name` that matches int-typed nodes only.
+inline Pattern ivar(const char* name) {
+  return var(name).dtype(is_int_dtype);
+}
 /// The int value of the CONST bound to `name`.
 inline int64_t cval(const Match& m, std::string_view name) {
   return m[name]->arg_int();
