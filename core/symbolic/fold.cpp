@@ -1,6 +1,8 @@
 #include "symbolic/fold.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace polygrad {
 
@@ -19,145 +21,119 @@ double as_float(const UOp& c) {
   return static_cast<double>(c.arg_int());
 }
 
-UOpRef fold_float(Op op, DType t, double a, double b, double c) {
-  double r;
+// The comparisons, the same for floats and (exact, 128-bit) ints; nullopt for other ops.
+template <typename T>
+std::optional<bool> fold_compare(Op op, T a, T b) {
   switch (op) {
-    case Op::NEG:
-      r = -a;
-      break;
-    case Op::RECIP:
-      r = 1.0 / a;
-      break;
-    case Op::SQRT:
-      r = std::sqrt(a);
-      break;
-    case Op::EXP2:
-      r = std::exp2(a);
-      break;
-    case Op::LOG2:
-      r = std::log2(a);
-      break;
-    case Op::SIN:
-      r = std::sin(a);
-      break;
-    case Op::TRUNC:
-      r = std::trunc(a);
-      break;
-    case Op::ADD:
-      r = a + b;
-      break;
-    case Op::SUB:
-      r = a - b;
-      break;
-    case Op::MUL:
-      r = a * b;
-      break;
-    case Op::FDIV:
-      r = a / b;
-      break;
-    case Op::MAX:
-      r = std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
-      break;
-    case Op::MULACC:
-      r = a * b + c;
-      break;
     case Op::CMPLT:
-      return const_bool(a < b);
+      return a < b;
     case Op::CMPNE:
-      return const_bool(a != b);
+      return a != b;
     case Op::CMPEQ:
-      return const_bool(a == b);
+      return a == b;
     default:
-      return {};
+      return std::nullopt;
   }
-  return const_float(t, r);
 }
 
-// Ints (and bool) computed exactly in 128 bits on the operands' values, then wrapped to t.
-// Unsigned operands are read as unsigned so uint64's bit patterns compare and divide right.
-UOpRef fold_int(Op op, DType t, DType in, int64_t x, int64_t y, int64_t z) {
-  auto val = [&](int64_t v) -> i128 {
-    return in.is_unsigned() ? i128{static_cast<uint64_t>(v)} : i128{v};
-  };
-  i128 a = val(x), b = val(y), r;
-  int bits = in.bits();
+// Float ops in double; the caller rounds the result to the dtype.
+std::optional<double> fold_float(Op op, double a, double b, double c) {
   switch (op) {
     case Op::NEG:
-      r = -a;
-      break;
-    case Op::NOT:
-      r = in.is_bool() ? !a : ~a;
-      break;
+      return -a;
+    case Op::RECIP:
+      return 1.0 / a;
+    case Op::SQRT:
+      return std::sqrt(a);
+    case Op::EXP2:
+      return std::exp2(a);
+    case Op::LOG2:
+      return std::log2(a);
+    case Op::SIN:
+      return std::sin(a);
+    case Op::TRUNC:
+      return std::trunc(a);
     case Op::ADD:
-      r = a + b;
-      break;
+      return a + b;
     case Op::SUB:
-      r = a - b;
-      break;
+      return a - b;
     case Op::MUL:
-      r = mul(a, b);
-      break;
-    case Op::IDIV:
-      if (b == 0) return {};
-      r = a / b;
-      break;
-    case Op::MOD:
-      if (b == 0) return {};
-      r = a % b;
-      break;
+      return a * b;
+    case Op::FDIV:
+      return a / b;
     case Op::MAX:
-      r = a > b ? a : b;
-      break;
-    case Op::AND:
-      r = a & b;
-      break;
-    case Op::OR:
-      r = a | b;
-      break;
-    case Op::XOR:
-      r = a ^ b;
-      break;
-    case Op::SHL:
-      if (b < 0 || b >= bits) return {};
-      r = static_cast<i128>(static_cast<u128>(a) << static_cast<int>(b));
-      break;
-    case Op::SHR:
-      if (b < 0 || b >= bits) return {};
-      r = a >> static_cast<int>(b);
-      break;
+      return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
     case Op::MULACC:
-      r = mul(a, b) + val(z);
-      break;
-    case Op::CMPLT:
-      return const_bool(a < b);
-    case Op::CMPNE:
-      return const_bool(a != b);
-    case Op::CMPEQ:
-      return const_bool(a == b);
+      return a * b + c;
     default:
-      return {};
+      return std::nullopt;
   }
-  if (t.is_bool()) return const_bool(r != 0);
-  return const_int(t, static_cast<int64_t>(static_cast<uint64_t>(r)));
+}
+
+// Ints (and bool) computed exactly in 128 bits on the operands' values; the caller wraps the
+// result to the dtype. nullopt where the result is undefined.
+std::optional<i128> fold_int(Op op, DType in, i128 a, i128 b, i128 c) {
+  switch (op) {
+    case Op::NEG:
+      return -a;
+    case Op::NOT:
+      return in.is_bool() ? !a : ~a;
+    case Op::ADD:
+      return a + b;
+    case Op::SUB:
+      return a - b;
+    case Op::MUL:
+      return mul(a, b);
+    case Op::IDIV:
+      return b == 0 ? std::nullopt : std::optional<i128>(a / b);
+    case Op::MOD:
+      return b == 0 ? std::nullopt : std::optional<i128>(a % b);
+    case Op::MAX:
+      return a > b ? a : b;
+    case Op::AND:
+      return a & b;
+    case Op::OR:
+      return a | b;
+    case Op::XOR:
+      return a ^ b;
+    case Op::SHL:
+      if (b < 0 || b >= in.bits()) return std::nullopt;
+      return static_cast<i128>(static_cast<u128>(a) << static_cast<int>(b));
+    case Op::SHR:
+      if (b < 0 || b >= in.bits()) return std::nullopt;
+      return a >> static_cast<int>(b);
+    case Op::MULACC:
+      return mul(a, b) + c;
+    default:
+      return std::nullopt;
+  }
 }
 
 }  // namespace
 
+// WHERE is not folded here: rules_fold.cpp's where(c, a, b) rule picks a source for any
+// constant condition.
 UOpRef fold_alu(Op op, DType t, std::span<const UOpRef> srcs) {
   if (srcs.empty() || t.is_vector() || t.is_ptr()) return {};
   for (const UOpRef& s : srcs)
     if (s->op() != Op::CONST || s->dtype().is_vector()) return {};
-  if (op == Op::WHERE) {
-    bool c = std::get_if<int64_t>(&srcs[0]->arg()) ? srcs[0]->arg_int() != 0 : false;
-    return c ? srcs[1] : srcs[2];
-  }
   DType in = srcs[0]->dtype();
   if (in.is_float()) {
     auto f = [&](size_t i) { return i < srcs.size() ? as_float(*srcs[i]) : 0.0; };
-    return fold_float(op, t, f(0), f(1), f(2));
+    if (auto r = fold_compare(op, f(0), f(1))) return const_bool(*r);
+    auto r = fold_float(op, f(0), f(1), f(2));
+    return r ? const_float(t, *r) : UOpRef();
   }
-  auto v = [&](size_t i) { return i < srcs.size() ? srcs[i]->arg_int() : 0; };
-  return fold_int(op, t, in, v(0), v(1), v(2));
+  // Unsigned operands are read as unsigned so uint64's bit patterns compare and divide right.
+  auto v = [&](size_t i) -> i128 {
+    int64_t x = i < srcs.size() ? srcs[i]->arg_int() : 0;
+    return in.is_unsigned() ? i128{static_cast<uint64_t>(x)} : i128{x};
+  };
+  if (auto r = fold_compare(op, v(0), v(1))) return const_bool(*r);
+  auto r = fold_int(op, in, v(0), v(1), v(2));
+  if (!r) return {};
+  if (t.is_bool()) return const_bool(*r != 0);
+  return const_int(t, static_cast<int64_t>(static_cast<uint64_t>(*r)));
 }
 
 }  // namespace polygrad
