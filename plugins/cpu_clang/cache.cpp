@@ -95,7 +95,9 @@ ObjectCache::Key ObjectCache::key(const std::string& source, const std::string& 
   material += kVersion;
   material += '\0' + compiler_identity() + '\0' + options.cpu->triple + '\0' + options.cpu->cpu;
   for (const std::string& f : options.cpu->features) material += ' ' + f;
-  material += "\0-O" + std::to_string(options.opt_level) + '\0' + entry + '\0' + source;
+  // '\0' as a char: inside a string literal it would end the literal.
+  material += '\0';
+  material += "-O" + std::to_string(options.opt_level) + '\0' + entry + '\0' + source;
   return sha256(material.data(), material.size());
 }
 
