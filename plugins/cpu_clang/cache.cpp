@@ -157,8 +157,7 @@ std::optional<std::vector<char>> ObjectCache::read(const Key& key) {
     if (size != file.size() - kHeaderSize)
       problem = "payload is " + std::to_string(file.size() - kHeaderSize) + " bytes, header says " +
                 std::to_string(size);
-    else if (sha256(file.data() + kHeaderSize, size) !=
-             *reinterpret_cast<const std::array<uint8_t, 32>*>(file.data() + 48))
+    else if (std::memcmp(sha256(file.data() + kHeaderSize, size).data(), file.data() + 48, 32) != 0)
       problem = "payload checksum mismatch";
   }
   if (!problem.empty()) {
