@@ -168,9 +168,8 @@ void Expressions::check_supported(pg_op op, pg_dtype dt, pg_dtype in,
                                       sdk::dtype_name(in) + " -> " + sdk::dtype_name(dt));
 }
 
-std::string Expressions::alu(pg_op op, pg_dtype dt, pg_dtype in, const std::vector<std::string>& a,
-                             const std::string& where) const {
-  check_supported(op, dt, in, where);
+std::string Expressions::alu(pg_op op, pg_dtype dt, pg_dtype in,
+                             const std::vector<std::string>& a) const {
   const bool is_double = in == PG_DTYPE_FLOAT64;
   const bool is_float = dtype_kind(in) == 'f';
   // Narrow unsigned products promote to int and could overflow it; multiply as unsigned int.
@@ -249,8 +248,8 @@ std::string Expressions::alu(pg_op op, pg_dtype dt, pg_dtype in, const std::vect
     case PG_OP_MULACC:
       e = m0 + " * " + a1 + " + " + a2;
       break;
-    default:
-      sdk::fail(PG_ERR_UNSUPPORTED, where + ": " + sdk::op_name(op) + " is not an ALU op");
+    default:  // check_supported refuses every other op
+      sdk::fail(PG_ERR_INTERNAL, std::string(sdk::op_name(op)) + " is not an ALU op");
   }
   // bool arithmetic (a + b, a * b, ...) is normalised to 0/1.
   if (dt == PG_DTYPE_BOOL && !is_cmp(op) && op != PG_OP_WHERE && op != PG_OP_NOT)

@@ -38,10 +38,9 @@ class Expressions {
   std::string to_memory(pg_dtype dt, const std::string& x) const;
   std::string constant(pg_dtype dt, pg_arg arg) const;
   std::string cast(pg_dtype from, pg_dtype to, const std::string& x) const;
-  /// Scalar ALU expression for `op` with result dtype `dt` over inputs of dtype `in`.
-  /// Throws PG_ERR_UNSUPPORTED (with `where` in the message) for invalid op/dtype pairs.
-  std::string alu(pg_op op, pg_dtype dt, pg_dtype in, const std::vector<std::string>& a,
-                  const std::string& where) const;
+  /// Scalar ALU expression for `op` with result dtype `dt` over inputs of dtype `in`, a pair
+  /// that check_supported has already accepted.
+  std::string alu(pg_op op, pg_dtype dt, pg_dtype in, const std::vector<std::string>& a) const;
   /// Whole-vector expression, or "" when the op must be written lane by lane.
   std::string vector_alu(pg_op op, pg_dtype dt, pg_dtype in,
                          const std::vector<std::string>& a) const;

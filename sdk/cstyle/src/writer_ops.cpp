@@ -122,7 +122,7 @@ void Writer::emit_alu(uint32_t i, const pg_instruction& in) {
   for (int k = 0; k < lanes; ++k) {
     std::vector<std::string> args;
     for (uint32_t s = 0; s < in.src_count; ++s) args.push_back(lane(src(in, s), k));
-    l[k] = ex_.alu(op, dt, in_dt, args, where(i));
+    l[k] = ex_.alu(op, dt, in_dt, args);
   }
   line("const " + type + " " + v.expr + " = " + literal(type, l) + ";");
 }
