@@ -34,11 +34,7 @@ bool Expressions::is_half(pg_dtype dt) const {
 std::string Expressions::reg_type(pg_dtype dt, int lanes_hint) const {
   if (is_half(dt)) return table_.type_names[PG_DTYPE_FLOAT32];
   if (dt == PG_DTYPE_BOOL && lanes_hint > 1) return table_.bool_lane_type;
-  const char* name = dt < PG_DTYPE_COUNT ? table_.type_names[dt] : nullptr;
-  if (name == nullptr)
-    sdk::fail(PG_ERR_UNSUPPORTED,
-              std::string("dtype ") + sdk::dtype_name(dt) + " has no type in this dialect");
-  return name;
+  return mem_type(dt);
 }
 
 std::string Expressions::mem_type(pg_dtype dt) const {
