@@ -39,6 +39,11 @@ std::string Writer::lane(const Value& v, int l) const {
   return v.lanes > 1 ? dialect_.vector_lane(v.expr, l) : v.expr;
 }
 
+bool Writer::is_closed(int block) const {
+  return block != 0 && std::none_of(open_.begin(), open_.end(),
+                                    [&](const auto& open) { return open.first == block; });
+}
+
 std::string Writer::type_of(pg_dtype dt, int lanes) {
   std::string lane_type = ex_.reg_type(dt, lanes);
   if (lanes == 1) return lane_type;
@@ -64,7 +69,7 @@ std::string Writer::run() {
     const pg_instruction& in = program_.instructions[i];
     for (uint32_t s = 0; s < in.src_count; ++s) {
       uint32_t j = sdk::sources(program_, in)[s];
-      if (closed_.count(values_[j].block))
+      if (is_closed(values_[j].block))
         fail(PG_ERR_INVALID_ARGUMENT, i,
              "uses instruction " + std::to_string(j) + " after the block defining it closed");
       if (program_.instructions[j].op == PG_OP_END_RANGE ||
@@ -160,7 +165,6 @@ void Writer::emit(uint32_t i) {
       uint32_t opener = sdk::sources(program_, in)[0];
       if (open_.empty() || open_.back().second != opener)
         fail(PG_ERR_INVALID_ARGUMENT, i, "does not close the innermost open block");
-      closed_.insert(open_.back().first);
       open_.pop_back();
       --indent_;
       line("}");

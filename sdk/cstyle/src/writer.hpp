@@ -5,7 +5,6 @@
 #include <polygrad/cstyle.hpp>
 #include <polygrad/plugin.hpp>
 
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -72,6 +71,7 @@ class Writer {
 
   const Value& src(const pg_instruction& in, uint32_t s) const;
   std::string lane(const Value& v, int l) const;
+  bool is_closed(int block) const;
   std::string type_of(pg_dtype dt, int lanes);
   std::string literal(const std::string& type, const std::vector<std::string>& lanes) const;
   void line(const std::string& text);
@@ -83,8 +83,9 @@ class Writer {
   Expressions ex_;
   KernelInfo info_;
   std::vector<Value> values_;
-  std::vector<std::pair<int, uint32_t>> open_;  ///< open blocks: (block id, opening instr)
-  std::set<int> closed_;
+  /// Open blocks, innermost last: (block id, opening instr). Blocks nest and never reopen, so
+  /// a block other than 0 that is not here has closed.
+  std::vector<std::pair<int, uint32_t>> open_;
   int next_block_ = 1;
   std::vector<std::pair<std::string, int>> vector_types_;  ///< (lane type, lanes) used
   std::string params_;
