@@ -18,126 +18,80 @@
 
 namespace {
 
-#define PG_ABI_STRUCTS(S, F)                                                                                                  \
-  S(pg_error)                                                                                                                 \
-  F(pg_error, message)                                                                                                        \
-  S(pg_arg) F(pg_arg, i) F(pg_arg, f) S(pg_instruction) F(pg_instruction, op) F(                                              \
-      pg_instruction, dtype) F(pg_instruction, vcount) F(pg_instruction,                                                      \
-                                                         addrspace) F(pg_instruction, reserved0)                              \
-      F(pg_instruction, reserved1) F(pg_instruction, src_start) F(pg_instruction, src_count) F(                               \
-          pg_instruction, arg) F(pg_instruction, arg2) S(pg_kernel_program) F(pg_kernel_program,                              \
-                                                                              struct_size)                                    \
-          F(pg_kernel_program, isa_version) F(pg_kernel_program, name) F(                                                     \
-              pg_kernel_program,                                                                                              \
-              instructions) F(pg_kernel_program,                                                                              \
-                              instruction_count) F(pg_kernel_program,                                                         \
-                                                   operand_count) F(pg_kernel_program,                                        \
-                                                                    operands) F(pg_kernel_program,                            \
-                                                                                buffer_count)                                 \
-              F(pg_kernel_program, scalar_count) F(pg_kernel_program, local_size) F(                                          \
-                  pg_kernel_program, reserved) S(pg_host_services) F(pg_host_services,                                        \
-                                                                     struct_size) F(pg_host_services, abi_major)              \
-                  F(pg_host_services, abi_minor) F(pg_host_services, reserved) F(pg_host_services, host_context) F(           \
-                      pg_host_services,                                                                                       \
-                      log) F(pg_host_services,                                                                                \
-                             get_option) F(pg_host_services, plugin_path)                                                     \
-                      S(pg_option_desc) F(pg_option_desc, key) F(pg_option_desc, type) F(                                     \
-                          pg_option_desc,                                                                                     \
-                          default_value) F(pg_option_desc,                                                                    \
-                                           help) F(pg_option_desc,                                                            \
-                                                   min_value) F(pg_option_desc, max_value)                                    \
-                          S(pg_capabilities) F(pg_capabilities, struct_size) F(                                               \
-                              pg_capabilities,                                                                                \
-                              flags) F(pg_capabilities,                                                                       \
-                                       dtype_mask) F(pg_capabilities,                                                         \
-                                                     vector_width_bytes) F(pg_capabilities, max_vector_lanes)                 \
-                              F(pg_capabilities, max_threads_per_group) F(pg_capabilities, max_local_dims) F(                 \
-                                  pg_capabilities,                                                                            \
-                                  max_global_dims) F(pg_capabilities, compute_units)                                          \
-                                  F(pg_capabilities, local_memory_bytes) S(pg_device_properties) F(                           \
-                                      pg_device_properties,                                                                   \
-                                      struct_size) F(pg_device_properties,                                                    \
-                                                     reserved) F(pg_device_properties,                                        \
-                                                                 name) F(pg_device_properties,                                \
-                                                                         target) F(pg_device_properties,                      \
-                                                                                   memory_bytes)                              \
-                                      F(pg_device_properties, caps) S(pg_allocator_api) F(pg_allocator_api, struct_size) F(   \
-                                          pg_allocator_api,                                                                   \
-                                          alignment) F(pg_allocator_api,                                                      \
-                                                       alloc) F(pg_allocator_api, free)                                       \
-                                          F(pg_allocator_api, copy_in) F(pg_allocator_api, copy_out) F(                       \
-                                              pg_allocator_api,                                                               \
-                                              copy_device) F(pg_allocator_api,                                                \
-                                                             host_pointer) S(pg_byte_sink)                                    \
-                                              F(pg_byte_sink, context) F(pg_byte_sink, append) S(                             \
-                                                  pg_renderer_api) F(pg_renderer_api,                                         \
-                                                                     struct_size) F(pg_renderer_api, format)                  \
-                                                  F(pg_renderer_api, render) S(pg_launch_args) F(                             \
-                                                      pg_launch_args,                                                         \
-                                                      struct_size) F(pg_launch_args,                                          \
-                                                                     buffer_count) F(pg_launch_args,                          \
-                                                                                     buffers) F(pg_launch_args, scalar_count) \
-                                                      F(pg_launch_args, shared_memory_bytes) F(                               \
-                                                          pg_launch_args,                                                     \
-                                                          scalars) F(pg_launch_args,                                          \
-                                                                     global_size) F(pg_launch_args, local_size)               \
-                                                          S(pg_loader_api) F(pg_loader_api, struct_size) F(                   \
-                                                              pg_loader_api,                                                  \
-                                                              reserved) F(pg_loader_api, load)                                \
-                                                              F(pg_loader_api, unload) F(pg_loader_api, launch) F(            \
-                                                                  pg_loader_api,                                              \
-                                                                  synchronize) F(pg_loader_api,                               \
-                                                                                 launch_timed)                                \
-                                                                  S(pg_plugin) F(pg_plugin, abi_major) F(                     \
-                                                                      pg_plugin,                                              \
-                                                                      abi_minor) F(pg_plugin,                                 \
-                                                                                   struct_size) F(pg_plugin, isa_version)     \
-                                                                      F(pg_plugin, name) F(                                   \
-                                                                          pg_plugin,                                          \
-                                                                          version) F(pg_plugin,                               \
-                                                                                     device_prefix)                           \
-                                                                          F(pg_plugin, options) F(                            \
-                                                                              pg_plugin,                                      \
-                                                                              option_count) F(pg_plugin, reserved)            \
-                                                                              F(pg_plugin, init) F(                           \
-                                                                                  pg_plugin,                                  \
-                                                                                  shutdown) F(pg_plugin, device_count)        \
-                                                                                  F(pg_plugin, device_open) F(                \
-                                                                                      pg_plugin,                              \
-                                                                                      device_properties)                      \
-                                                                                      F(pg_plugin,                            \
-                                                                                        allocator)                            \
-                                                                                          F(pg_plugin,                        \
-                                                                                            renderer)                         \
-                                                                                              F(pg_plugin,                    \
-                                                                                                loader)
+// Each struct (S) starts a line followed by its fields (F); each enum type starts a line.
+// Kept out of clang-format, which would fold the lists into an unreadable staircase.
+// clang-format off
+#define PG_ABI_STRUCTS(S, F)                                                                     \
+  S(pg_error) F(pg_error, message)                                                               \
+  S(pg_arg) F(pg_arg, i) F(pg_arg, f)                                                            \
+  S(pg_instruction) F(pg_instruction, op) F(pg_instruction, dtype) F(pg_instruction, vcount)     \
+    F(pg_instruction, addrspace) F(pg_instruction, reserved0) F(pg_instruction, reserved1)       \
+    F(pg_instruction, src_start) F(pg_instruction, src_count) F(pg_instruction, arg)             \
+    F(pg_instruction, arg2)                                                                      \
+  S(pg_kernel_program) F(pg_kernel_program, struct_size) F(pg_kernel_program, isa_version)       \
+    F(pg_kernel_program, name) F(pg_kernel_program, instructions)                                \
+    F(pg_kernel_program, instruction_count) F(pg_kernel_program, operand_count)                  \
+    F(pg_kernel_program, operands) F(pg_kernel_program, buffer_count)                            \
+    F(pg_kernel_program, scalar_count) F(pg_kernel_program, local_size)                          \
+    F(pg_kernel_program, reserved)                                                               \
+  S(pg_host_services) F(pg_host_services, struct_size) F(pg_host_services, abi_major)            \
+    F(pg_host_services, abi_minor) F(pg_host_services, reserved)                                 \
+    F(pg_host_services, host_context) F(pg_host_services, log) F(pg_host_services, get_option)   \
+    F(pg_host_services, plugin_path)                                                             \
+  S(pg_option_desc) F(pg_option_desc, key) F(pg_option_desc, type)                               \
+    F(pg_option_desc, default_value) F(pg_option_desc, help) F(pg_option_desc, min_value)        \
+    F(pg_option_desc, max_value)                                                                 \
+  S(pg_capabilities) F(pg_capabilities, struct_size) F(pg_capabilities, flags)                   \
+    F(pg_capabilities, dtype_mask) F(pg_capabilities, vector_width_bytes)                        \
+    F(pg_capabilities, max_vector_lanes) F(pg_capabilities, max_threads_per_group)               \
+    F(pg_capabilities, max_local_dims) F(pg_capabilities, max_global_dims)                       \
+    F(pg_capabilities, compute_units) F(pg_capabilities, local_memory_bytes)                     \
+  S(pg_device_properties) F(pg_device_properties, struct_size) F(pg_device_properties, reserved) \
+    F(pg_device_properties, name) F(pg_device_properties, target)                                \
+    F(pg_device_properties, memory_bytes) F(pg_device_properties, caps)                          \
+  S(pg_allocator_api) F(pg_allocator_api, struct_size) F(pg_allocator_api, alignment)            \
+    F(pg_allocator_api, alloc) F(pg_allocator_api, free) F(pg_allocator_api, copy_in)            \
+    F(pg_allocator_api, copy_out) F(pg_allocator_api, copy_device)                               \
+    F(pg_allocator_api, host_pointer)                                                            \
+  S(pg_byte_sink) F(pg_byte_sink, context) F(pg_byte_sink, append)                               \
+  S(pg_renderer_api) F(pg_renderer_api, struct_size) F(pg_renderer_api, format)                  \
+    F(pg_renderer_api, render)                                                                   \
+  S(pg_launch_args) F(pg_launch_args, struct_size) F(pg_launch_args, buffer_count)               \
+    F(pg_launch_args, buffers) F(pg_launch_args, scalar_count)                                   \
+    F(pg_launch_args, shared_memory_bytes) F(pg_launch_args, scalars)                            \
+    F(pg_launch_args, global_size) F(pg_launch_args, local_size)                                 \
+  S(pg_loader_api) F(pg_loader_api, struct_size) F(pg_loader_api, reserved)                      \
+    F(pg_loader_api, load) F(pg_loader_api, unload) F(pg_loader_api, launch)                     \
+    F(pg_loader_api, synchronize) F(pg_loader_api, launch_timed)                                 \
+  S(pg_plugin) F(pg_plugin, abi_major) F(pg_plugin, abi_minor) F(pg_plugin, struct_size)         \
+    F(pg_plugin, isa_version) F(pg_plugin, name) F(pg_plugin, version)                           \
+    F(pg_plugin, device_prefix) F(pg_plugin, options) F(pg_plugin, option_count)                 \
+    F(pg_plugin, reserved) F(pg_plugin, init) F(pg_plugin, shutdown) F(pg_plugin, device_count)  \
+    F(pg_plugin, device_open) F(pg_plugin, device_properties) F(pg_plugin, allocator)            \
+    F(pg_plugin, renderer) F(pg_plugin, loader)
 
-#define PG_ABI_ENUMS(E)                                                                            \
-  E(pg_status, PG_OK)                                                                              \
-  E(pg_status, PG_ERR_INVALID_ARGUMENT)                                                            \
-  E(pg_status, PG_ERR_OUT_OF_MEMORY) E(pg_status, PG_ERR_UNSUPPORTED) E(pg_status, PG_ERR_VERSION) \
-      E(pg_status, PG_ERR_COMPILE) E(pg_status, PG_ERR_LAUNCH) E(pg_status, PG_ERR_DEVICE)         \
-          E(pg_status, PG_ERR_INTERNAL) E(pg_addrspace, PG_ADDR_NONE)                              \
-              E(pg_addrspace, PG_ADDR_GLOBAL) E(pg_addrspace, PG_ADDR_LOCAL)                       \
-                  E(pg_addrspace, PG_ADDR_REG) E(pg_special_kind, PG_SPECIAL_GROUP) E(             \
-                      pg_special_kind, PG_SPECIAL_LOCAL) E(pg_special_kind, PG_SPECIAL_GLOBAL)     \
-                      E(pg_log_level, PG_LOG_DEBUG) E(pg_log_level, PG_LOG_INFO) E(                \
-                          pg_log_level, PG_LOG_WARNING) E(pg_log_level, PG_LOG_ERROR)              \
-                          E(pg_option_type, PG_OPTION_BOOL) E(pg_option_type, PG_OPTION_INT) E(    \
-                              pg_option_type, PG_OPTION_FLOAT) E(pg_option_type, PG_OPTION_STRING) \
-                              E(pg_capability_flags, PG_CAP_DECOMPOSE_TRANSCENDENTAL)              \
-                                  E(pg_capability_flags, PG_CAP_LOCAL_MEMORY)                      \
-                                      E(pg_capability_flags, PG_CAP_GROUPS)                        \
-                                          E(pg_capability_flags, PG_CAP_HOST_MEMORY)               \
-                                              E(pg_artifact_format, PG_ARTIFACT_C_SOURCE) E(       \
-                                                  pg_artifact_format, PG_ARTIFACT_CUDA_SOURCE)     \
-                                                  E(pg_artifact_format, PG_ARTIFACT_PTX)           \
-                                                      E(pg_artifact_format, PG_ARTIFACT_WASM) E(   \
-                                                          pg_artifact_format, PG_ARTIFACT_OBJECT)  \
-                                                          E(pg_artifact_format, PG_ARTIFACT_OTHER) \
-                                                              E(macro, PG_ERROR_MESSAGE_MAX)       \
-                                                                  E(pg_dtype, PG_DTYPE_COUNT)      \
-                                                                      E(pg_op, PG_OP_COUNT)
+#define PG_ABI_ENUMS(E)                                                                        \
+  E(pg_status, PG_OK) E(pg_status, PG_ERR_INVALID_ARGUMENT) E(pg_status, PG_ERR_OUT_OF_MEMORY) \
+    E(pg_status, PG_ERR_UNSUPPORTED) E(pg_status, PG_ERR_VERSION) E(pg_status, PG_ERR_COMPILE) \
+    E(pg_status, PG_ERR_LAUNCH) E(pg_status, PG_ERR_DEVICE) E(pg_status, PG_ERR_INTERNAL)      \
+  E(pg_addrspace, PG_ADDR_NONE) E(pg_addrspace, PG_ADDR_GLOBAL) E(pg_addrspace, PG_ADDR_LOCAL) \
+    E(pg_addrspace, PG_ADDR_REG)                                                               \
+  E(pg_special_kind, PG_SPECIAL_GROUP) E(pg_special_kind, PG_SPECIAL_LOCAL)                    \
+    E(pg_special_kind, PG_SPECIAL_GLOBAL)                                                      \
+  E(pg_log_level, PG_LOG_DEBUG) E(pg_log_level, PG_LOG_INFO) E(pg_log_level, PG_LOG_WARNING)   \
+    E(pg_log_level, PG_LOG_ERROR)                                                              \
+  E(pg_option_type, PG_OPTION_BOOL) E(pg_option_type, PG_OPTION_INT)                           \
+    E(pg_option_type, PG_OPTION_FLOAT) E(pg_option_type, PG_OPTION_STRING)                     \
+  E(pg_capability_flags, PG_CAP_DECOMPOSE_TRANSCENDENTAL)                                      \
+    E(pg_capability_flags, PG_CAP_LOCAL_MEMORY) E(pg_capability_flags, PG_CAP_GROUPS)          \
+    E(pg_capability_flags, PG_CAP_HOST_MEMORY)                                                 \
+  E(pg_artifact_format, PG_ARTIFACT_C_SOURCE) E(pg_artifact_format, PG_ARTIFACT_CUDA_SOURCE)   \
+    E(pg_artifact_format, PG_ARTIFACT_PTX) E(pg_artifact_format, PG_ARTIFACT_WASM)             \
+    E(pg_artifact_format, PG_ARTIFACT_OBJECT) E(pg_artifact_format, PG_ARTIFACT_OTHER)         \
+  E(macro, PG_ERROR_MESSAGE_MAX)                                                               \
+  E(pg_dtype, PG_DTYPE_COUNT)                                                                  \
+  E(pg_op, PG_OP_COUNT)
+// clang-format on
 
 /// Tables that carry struct_size may grow at a minor bump; every other struct is fixed.
 const std::set<std::string> kGrowable = {
