@@ -137,14 +137,8 @@ constexpr bool op_in(Op op, uint32_t groups) {
 constexpr bool is_alu(Op op) {
   return op_in(op, opg::alu);
 }
-constexpr bool is_unary(Op op) {
-  return op_in(op, opg::unary);
-}
 constexpr bool is_binary(Op op) {
   return op_in(op, opg::binary);
-}
-constexpr bool is_ternary(Op op) {
-  return op_in(op, opg::ternary);
 }
 constexpr bool is_commutative(Op op) {
   return op_in(op, opg::commutative);
