@@ -48,31 +48,41 @@ inline UOpRef gen_expr(ByteSource& in, int depth) {
     int64_t d = static_cast<int64_t>(in.next() % 17) - 8;
     return const_int(dtypes::int32, d == 0 ? 3 : d);
   };
-  switch (op % 11) {
-    case 0:
-      return leaf();
-    case 1:
-      return sub() + sub();
-    case 2:
-      return sub() - sub();
-    case 3:
-      return sub() * sub();
-    case 4:
-      return sub() / divisor();
-    case 5:
-      return sub() % divisor();
-    case 6:
-      return max(sub(), sub());
+  int kind = op % 11;
+  if (kind == 0) return leaf();
+  // Operands are drawn into locals, in order: the order in which a call's arguments are
+  // evaluated is unspecified, and a byte string must give the same expression under every
+  // compiler (a crash found by the clang libFuzzer build replays in a GCC build).
+  UOpRef x = sub();
+  switch (kind) {
     case 7:
-      return -sub();
-    case 8: {
-      UOpRef x = sub(), y = sub();
-      return where(lt(x, y), sub(), sub());
-    }
+      return -x;
+    case 4:
+      return x / divisor();
+    case 5:
+      return x % divisor();
     case 9:
-      return sub() * const_int(dtypes::int32, in.next() % 9);
+      return x * const_int(dtypes::int32, in.next() % 9);
+    case 10:
+      return x + const_int(dtypes::int32, static_cast<int64_t>(in.next() % 21) - 10);
     default:
-      return sub() + const_int(dtypes::int32, static_cast<int64_t>(in.next() % 21) - 10);
+      break;
+  }
+  UOpRef y = sub();
+  switch (kind) {
+    case 1:
+      return x + y;
+    case 2:
+      return x - y;
+    case 3:
+      return x * y;
+    case 6:
+      return max(x, y);
+    default: {  // 8
+      UOpRef a = sub();
+      UOpRef b = sub();
+      return where(lt(x, y), a, b);
+    }
   }
 }
 
