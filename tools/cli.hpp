@@ -19,9 +19,6 @@ int run_config(const std::vector<std::string>& args);
 int run_conformance(const std::vector<std::string>& args);
 #endif
 
-/// Print "polygrad <command>: <message>" and the usage text to stderr; return kUsage.
-int usage_error(const std::string& command, const std::string& message, const std::string& usage);
-
 }  // namespace polygrad::cli
 
 #endif  // POLYGRAD_TOOLS_CLI_HPP

@@ -61,12 +61,3 @@ int main(int argc, char** argv) {
             << kUsageText;
   return kUsage;
 }
-
-namespace polygrad::cli {
-
-int usage_error(const std::string& command, const std::string& message, const std::string& usage) {
-  std::cerr << "polygrad " << command << ": " << message << "\n" << usage;
-  return kUsage;
-}
-
-}  // namespace polygrad::cli

@@ -2,15 +2,12 @@
 #include <polygrad/json_writer.hpp>
 #include <polygrad/registry.hpp>
 
-#include <boost/program_options.hpp>
-
 #include <cstdio>
 #include <iostream>
 #include <sstream>
 
 #include "cli.hpp"
-
-namespace po = boost::program_options;
+#include "command.hpp"
 
 namespace polygrad::cli {
 
@@ -152,24 +149,12 @@ int run_devices(const std::vector<std::string>& args) {
   const std::string usage =
       "usage: polygrad devices [--verbose] [--json]\n"
       "List the loaded plugins and every device they serve.\n";
-  po::options_description options("options");
-  options.add_options()("help,h", "show this help")(
-      "verbose,v", "add the load report: one line per plugin candidate, refused ones included")(
+  Command command("devices", usage);
+  command.flags()("verbose,v",
+                  "add the load report: one line per plugin candidate, refused ones included")(
       "json", "print one JSON object (always includes the load report)");
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(options).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::ostringstream text;
-    text << usage << options;
-    return usage_error("devices", e.what(), text.str());
-  }
-  if (vm.count("help")) {
-    std::cout << usage << options;
-    return kOk;
-  }
-  const bool verbose = vm.count("verbose") > 0, json = vm.count("json") > 0;
+  if (auto done = command.parse(args)) return *done;
+  const bool verbose = command.has("verbose"), json = command.has("json");
 
   Registry& registry = Registry::global();
   LoadReport report = registry.report();

@@ -157,6 +157,9 @@ TEST(Cli, BadFlagsAndCommandsExitTwoWithUsageOnStderr) {
   EXPECT_EQ(run_cli("config check", kTestPluginDir).exit_code, 2);
   EXPECT_EQ(run_cli("config frob x.yaml", kTestPluginDir).exit_code, 2);
   EXPECT_EQ(run_cli("config check a.yaml b.yaml", kTestPluginDir).exit_code, 2);
+  r = run_cli("devices extra", kTestPluginDir);  // devices takes no positional argument
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("usage: polygrad devices"));
 }
 
 TEST(Cli, HelpEverywhere) {
