@@ -32,11 +32,9 @@ void run_and_check(Plugin& p, int k) {
   auto bx = p.upload(x);
   auto bo = p.alloc(16 * 4);
   auto builder = square_plus(k);
-  auto prog = p.build(builder);
-  p.run(prog, {bo, bx}, {}, {16, 1, 1});
+  p.run_once(builder, {bo, bx}, {}, {16, 1, 1});
   auto got = p.download<int32_t>(bo, 16);
   for (int j = 0; j < 16; ++j) EXPECT_EQ(got[j], x[j] * x[j] + k) << j;
-  p.unload(prog);
   p.free(bx);
   p.free(bo);
 }

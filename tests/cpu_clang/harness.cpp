@@ -172,4 +172,13 @@ void Plugin::run(pg_program_t p, const std::vector<pg_buffer_t>& buffers,
     throw std::runtime_error("launch: " + error);
 }
 
+void Plugin::run_once(sdk::ProgramBuilder& builder, const std::vector<pg_buffer_t>& buffers,
+                      const std::vector<int64_t>& scalars, std::array<uint32_t, 3> global) {
+  pg_program_t p = build(builder);
+  std::string error;
+  pg_status s = launch(p, buffers, scalars, global, {1, 1, 1}, error);
+  unload(p);
+  if (s != PG_OK) throw std::runtime_error("launch: " + error);
+}
+
 }  // namespace polygrad::test

@@ -41,7 +41,7 @@ class Plugin {
 
   const pg_plugin& table() const { return *table_; }
   pg_device_t device() const { return device_; }
-  /// Log lines received so far, "LEVEL: message".
+  /// Log lines received so far, (level, message).
   const std::vector<std::pair<pg_log_level, std::string>>& logs() const { return logs_; }
   bool logged(pg_log_level level, const std::string& needle) const;
 
@@ -77,6 +77,9 @@ class Plugin {
   /// Launch with local size 1, failing the current test on any error.
   void run(pg_program_t p, const std::vector<pg_buffer_t>& buffers,
            const std::vector<int64_t>& scalars, std::array<uint32_t, 3> global);
+  /// build + run + unload (unload also when the launch fails), for a kernel launched once.
+  void run_once(sdk::ProgramBuilder& builder, const std::vector<pg_buffer_t>& buffers,
+                const std::vector<int64_t>& scalars, std::array<uint32_t, 3> global);
 
  private:
   static void log_thunk(void* ctx, pg_log_level level, const char* message);

@@ -41,15 +41,13 @@ void check_fma_relu(int threads) {
   auto out = p.alloc(n * 4);
   auto ba = p.upload(a), bbb = p.upload(bb), bc = p.upload(c);
   auto builder = fma_relu_f32();
-  auto prog = p.build(builder);
-  p.run(prog, {out, ba, bbb, bc}, {}, {static_cast<uint32_t>(n), 1, 1});
+  p.run_once(builder, {out, ba, bbb, bc}, {}, {static_cast<uint32_t>(n), 1, 1});
   auto got = p.download<float>(out, n);
   for (size_t k = 0; k < n; ++k) {
     // Every product and sum here is exact in float, so fused or not gives the same value.
     float want = std::max(a[k] * bb[k] + c[k], 0.0f);
     ASSERT_EQ(got[k], want) << "element " << k << " threads " << threads;
   }
-  p.unload(prog);
 }
 
 TEST(CpuClangKernels, ElementwiseF32OneThread) {
@@ -83,8 +81,7 @@ TEST(CpuClangKernels, ElementwiseI32TruncatingDivisionAndShifts) {
   std::vector<int32_t> vc = {2, 2, -2, -2, 5, 7, 7, 3};
   auto bo = p.alloc(va.size() * 4);
   auto ba = p.upload(va), bc = p.upload(vc);
-  auto prog = p.build(b);
-  p.run(prog, {bo, ba, bc}, {}, {static_cast<uint32_t>(va.size()), 1, 1});
+  p.run_once(b, {bo, ba, bc}, {}, {static_cast<uint32_t>(va.size()), 1, 1});
   auto got = p.download<int32_t>(bo, va.size());
   // Hand-derived: C truncates toward zero, % takes the sign of a, >> is arithmetic.
   std::vector<int32_t> want = {
@@ -94,7 +91,6 @@ TEST(CpuClangKernels, ElementwiseI32TruncatingDivisionAndShifts) {
   want[7] = static_cast<int32_t>(static_cast<uint32_t>(715827882u * 1000u) + 10u +
                                  static_cast<uint32_t>(536870911 ^ 1));
   EXPECT_EQ(got, want);
-  p.unload(prog);
 }
 
 TEST(CpuClangKernels, ReductionWithRangeAndRegisterAccumulator) {
@@ -117,15 +113,13 @@ TEST(CpuClangKernels, ReductionWithRangeAndRegisterAccumulator) {
   for (size_t k = 0; k < vx.size(); ++k) vx[k] = std::sin(static_cast<double>(k));
   auto bo = p.alloc(rows * 8);
   auto bx = p.upload(vx);
-  auto prog = p.build(b);
-  p.run(prog, {bo, bx}, {}, {rows, 1, 1});
+  p.run_once(b, {bo, bx}, {}, {rows, 1, 1});
   auto got = p.download<double>(bo, rows);
   for (int r = 0; r < rows; ++r) {
     double want = 0;
     for (int c = 0; c < cols; ++c) want += vx[r * cols + c];
     EXPECT_NEAR(got[r], want, 1e-12) << "row " << r;
   }
-  p.unload(prog);
 }
 
 TEST(CpuClangKernels, VectorLoadStore) {
@@ -148,13 +142,11 @@ TEST(CpuClangKernels, VectorLoadStore) {
   for (size_t k = 0; k < vx.size(); ++k) vx[k] = static_cast<float>(k) * 0.5f;
   auto bo = p.alloc(vx.size() * 4);
   auto bx = p.upload(vx);
-  auto prog = p.build(b);
-  p.run(prog, {bo, bx}, {}, {groups, 1, 1});
+  p.run_once(b, {bo, bx}, {}, {groups, 1, 1});
   auto got = p.download<float>(bo, vx.size());
   for (uint32_t g = 0; g < groups; ++g)
     for (int l = 0; l < 4; ++l)
       EXPECT_EQ(got[g * 4 + l], vx[g * 4 + (3 - l)] * 2.0f + vx[g * 4]) << g << "," << l;
-  p.unload(prog);
 }
 
 TEST(CpuClangKernels, GatedLoadGivesAlternativeAndGatedStoreSkips) {
@@ -177,15 +169,13 @@ TEST(CpuClangKernels, GatedLoadGivesAlternativeAndGatedStoreSkips) {
   auto bx = p.upload(vx);
   auto bo = p.alloc(total * 4);
   auto bo2 = p.upload(std::vector<int32_t>(total, 77));
-  auto prog = p.build(b);
-  p.run(prog, {bo, bx, bo2}, {valid}, {total, 1, 1});
+  p.run_once(b, {bo, bx, bo2}, {valid}, {total, 1, 1});
   auto got = p.download<int32_t>(bo, total);
   auto got2 = p.download<int32_t>(bo2, total);
   for (int k = 0; k < total; ++k) {
     EXPECT_EQ(got[k], k < valid ? 10 + k : -1) << k;
     EXPECT_EQ(got2[k], k % 2 == 0 ? k : 77) << k;
   }
-  p.unload(prog);
 }
 
 TEST(CpuClangKernels, MultiDimGlobalLaunch) {
@@ -206,13 +196,11 @@ TEST(CpuClangKernels, MultiDimGlobalLaunch) {
                b.binary(PG_OP_ADD, g2, b.binary(PG_OP_MUL, l0, c(1000))));
   b.store(b.index(out, idx), value);
   auto bo = p.upload(std::vector<int32_t>(4 * 3 * 5, -1));
-  auto prog = p.build(b);
-  p.run(prog, {bo}, {}, {4, 3, 5});
+  p.run_once(b, {bo}, {}, {4, 3, 5});
   auto got = p.download<int32_t>(bo, 4 * 3 * 5);
   for (int a = 0; a < 4; ++a)
     for (int q = 0; q < 3; ++q)
       for (int r = 0; r < 5; ++r) EXPECT_EQ(got[(a * 3 + q) * 5 + r], a * 100 + q * 10 + r);
-  p.unload(prog);
 }
 
 TEST(CpuClangKernels, ScalarParameters) {
@@ -228,11 +216,9 @@ TEST(CpuClangKernels, ScalarParameters) {
   std::vector<float> vx = {1.0f, -2.0f, 0.5f, 3.0f};
   auto bx = p.upload(vx);
   auto bo = p.alloc(vx.size() * 4);
-  auto prog = p.build(b);
-  p.run(prog, {bo, bx}, {f64_bits(1.5), -7}, {4, 1, 1});
+  p.run_once(b, {bo, bx}, {f64_bits(1.5), -7}, {4, 1, 1});
   auto got = p.download<float>(bo, 4);
   for (size_t k = 0; k < vx.size(); ++k) EXPECT_EQ(got[k], vx[k] * 1.5f - 7.0f) << k;
-  p.unload(prog);
 }
 
 TEST(CpuClangKernels, HalfPrecisionRoundsToNearestEven) {
@@ -251,10 +237,8 @@ TEST(CpuClangKernels, HalfPrecisionRoundsToNearestEven) {
   std::vector<uint16_t> want = {0x4200, 0x3c01, 0x3c00, 0x7c00, 0x3c02};
   auto bx = p.upload(vx), by = p.upload(vy);
   auto bo = p.alloc(vx.size() * 2);
-  auto prog = p.build(b);
-  p.run(prog, {bo, bx, by}, {}, {static_cast<uint32_t>(vx.size()), 1, 1});
+  p.run_once(b, {bo, bx, by}, {}, {static_cast<uint32_t>(vx.size()), 1, 1});
   EXPECT_EQ(p.download<uint16_t>(bo, vx.size()), want);
-  p.unload(prog);
 }
 
 TEST(CpuClangKernels, LocalArrayAndBarrierWithLocalSizeOne) {

@@ -44,10 +44,8 @@ TEST(CpuClangRenderer, ScalarConstantFromInsideALoopIsUsableAfterIt) {
   b.end_range(r);
   b.store(b.index(out, b.const_i(PG_DTYPE_INT32, 0)), seven);
   auto bo = p.alloc(4);
-  auto prog = p.build(b);
-  p.run(prog, {bo}, {}, {1, 1, 1});
+  p.run_once(b, {bo}, {}, {1, 1, 1});
   EXPECT_EQ(p.download<int32_t>(bo, 1)[0], 7);
-  p.unload(prog);
 }
 
 TEST(CpuClangRenderer, VectorsUseExtVectorTypes) {
