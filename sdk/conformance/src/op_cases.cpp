@@ -27,9 +27,6 @@ bool ints(pg_dtype dt, const pg_capabilities&) {
 bool logic(pg_dtype dt, const pg_capabilities&) {
   return dt == PG_DTYPE_BOOL || sdk::dtype_is_int(dt);
 }
-bool not_bool(pg_dtype dt, const pg_capabilities&) {
-  return dt != PG_DTYPE_BOOL;
-}
 bool int32_only(pg_dtype dt, const pg_capabilities&) {
   return dt == PG_DTYPE_INT32;
 }
@@ -71,7 +68,7 @@ void make_elementwise(const OpCase& c, pg_dtype dt, const pg_capabilities&,
                       std::vector<Kernel>& out) {
   int nsrc = sdk::op_source_count(c.op);
   pg_dtype rdt = is_comparison(c.op) ? PG_DTYPE_BOOL : dt;
-  Kernel k = start_kernel(c, dt, rdt, kN, std::string(c.name) + " " + sdk::dtype_name(dt));
+  Kernel k = start_kernel(c, dt, rdt, kN);
   auto& b = k.program;
   Ref o = b.param_buffer(0, rdt);
   Ref i = b.special(PG_SPECIAL_GLOBAL, 0);
@@ -210,7 +207,7 @@ const std::vector<OpCase>& op_cases() {
       {"WHERE", {PG_OP_WHERE}, PG_OP_WHERE, any_dtype, always, make_elementwise, Inputs::edge},
       {"MULACC", {PG_OP_MULACC}, PG_OP_MULACC, numeric, always, make_elementwise, Inputs::arith, 2},
       {"CAST", {PG_OP_CAST}, PG_OP_CAST, any_dtype, always, make_cast},
-      {"BITCAST", {PG_OP_BITCAST}, PG_OP_BITCAST, not_bool, never, make_bitcast},
+      {"BITCAST", {PG_OP_BITCAST}, PG_OP_BITCAST, numeric, never, make_bitcast},
       {"LOAD.vec4", {PG_OP_LOAD, PG_OP_STORE}, PG_OP_LOAD, vec4, never, make_vector_copy},
       {"VECTORIZE", {PG_OP_VECTORIZE}, PG_OP_VECTORIZE, vec4, never, make_vectorize},
       {"GEP", {PG_OP_GEP}, PG_OP_GEP, vec4, never, make_gep},

@@ -32,8 +32,10 @@ enum class Required { always, never, with_local_memory };
 
 struct OpCase;
 using Applies = bool (*)(pg_dtype dtype, const pg_capabilities& caps);
-using Maker = void (*)(const OpCase& c, pg_dtype dtype, const pg_capabilities& caps,
-                       std::vector<Kernel>& out);
+/// Appends the kernels of case `c` for `dtype` to `out`.
+using MakerFn = void(const OpCase& c, pg_dtype dtype, const pg_capabilities& caps,
+                     std::vector<Kernel>& out);
+using Maker = MakerFn*;
 
 /// Which values feed an elementwise case.
 enum class Inputs { arith, edge, division, shift, none };
@@ -62,42 +64,18 @@ HostArray sentinel_array(pg_dtype dt, size_t count);
 /// A C identifier naming a kernel: "pgc_ADD_vec4_float32".
 std::string kernel_name(const char* case_name, pg_dtype dt, const std::string& suffix = "");
 /// A kernel for case `c` with its output buffer (slot 0, `count` sentinel elements, also the
-/// initial expected output) and a global size of (count, 1, 1).
+/// initial expected output) and a global size of (count, 1, 1). An empty `label` means
+/// "<case name> <dtype>".
 Kernel start_kernel(const OpCase& c, pg_dtype dt, pg_dtype out_dt, size_t count,
-                    const std::string& label, const std::string& suffix = "");
+                    const std::string& label = "", const std::string& suffix = "");
 /// A CONST instruction of dtype `dt` holding `v` (arg.i or arg.f by dtype).
 sdk::ProgramBuilder::Ref const_value(sdk::ProgramBuilder& b, pg_dtype dt, Value v,
                                      uint8_t vcount = 1);
 
 // The makers (op_cases.cpp, op_structural.cpp).
-void make_elementwise(const OpCase& c, pg_dtype dt, const pg_capabilities& caps,
-                      std::vector<Kernel>& out);
-void make_cast(const OpCase& c, pg_dtype dt, const pg_capabilities& caps, std::vector<Kernel>& out);
-void make_bitcast(const OpCase& c, pg_dtype dt, const pg_capabilities& caps,
-                  std::vector<Kernel>& out);
-void make_copy(const OpCase& c, pg_dtype dt, const pg_capabilities& caps, std::vector<Kernel>& out);
-void make_gated_load(const OpCase& c, pg_dtype dt, const pg_capabilities& caps,
-                     std::vector<Kernel>& out);
-void make_gated_store(const OpCase& c, pg_dtype dt, const pg_capabilities& caps,
-                      std::vector<Kernel>& out);
-void make_const(const OpCase& c, pg_dtype dt, const pg_capabilities& caps,
-                std::vector<Kernel>& out);
-void make_param_scalar(const OpCase& c, pg_dtype dt, const pg_capabilities& caps,
-                       std::vector<Kernel>& out);
-void make_special(const OpCase& c, pg_dtype dt, const pg_capabilities& caps,
-                  std::vector<Kernel>& out);
-void make_range(const OpCase& c, pg_dtype dt, const pg_capabilities& caps,
-                std::vector<Kernel>& out);
-void make_if(const OpCase& c, pg_dtype dt, const pg_capabilities& caps, std::vector<Kernel>& out);
-void make_local(const OpCase& c, pg_dtype dt, const pg_capabilities& caps,
-                std::vector<Kernel>& out);
-void make_vector_copy(const OpCase& c, pg_dtype dt, const pg_capabilities& caps,
-                      std::vector<Kernel>& out);
-void make_vectorize(const OpCase& c, pg_dtype dt, const pg_capabilities& caps,
-                    std::vector<Kernel>& out);
-void make_gep(const OpCase& c, pg_dtype dt, const pg_capabilities& caps, std::vector<Kernel>& out);
-void make_vector_alu(const OpCase& c, pg_dtype dt, const pg_capabilities& caps,
-                     std::vector<Kernel>& out);
+MakerFn make_elementwise, make_cast, make_bitcast, make_copy, make_gated_load, make_gated_store,
+    make_const, make_param_scalar, make_special, make_range, make_if, make_local, make_vector_copy,
+    make_vectorize, make_gep, make_vector_alu;
 
 }  // namespace polygrad::conformance::detail
 

@@ -99,7 +99,7 @@ std::string kernel_name(const char* case_name, pg_dtype dt, const std::string& s
 Kernel start_kernel(const OpCase& c, pg_dtype dt, pg_dtype out_dt, size_t count,
                     const std::string& label, const std::string& suffix) {
   Kernel k;
-  k.label = label;
+  k.label = label.empty() ? std::string(c.name) + " " + sdk::dtype_name(dt) : label;
   k.program = sdk::ProgramBuilder(kernel_name(c.name, dt, suffix));
   k.buffers.push_back(sentinel_array(out_dt, count));
   k.expected = k.buffers[0];
