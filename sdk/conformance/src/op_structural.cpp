@@ -15,12 +15,15 @@ namespace {
 using Ref = sdk::ProgramBuilder::Ref;
 constexpr uint32_t kN = 16;
 
-std::string label_of(const OpCase& c, pg_dtype dt) {
-  return std::string(c.name) + " " + sdk::dtype_name(dt);
-}
-
 Ref int32(sdk::ProgramBuilder& b, int64_t v) {
   return b.const_i(PG_DTYPE_INT32, v);
+}
+
+/// A kernel of case `c` over kN elements of `dt`; `o` is its output (slot 0).
+Kernel start(const OpCase& c, pg_dtype dt, Ref& o) {
+  Kernel k = start_kernel(c, dt, dt, kN);
+  o = k.program.param_buffer(0, dt);
+  return k;
 }
 
 /// Adds an input buffer of `values` as slot `slot`; returns its PARAM_BUFFER.
@@ -54,9 +57,9 @@ int64_t scalar_bits(pg_dtype dt, Value v) {
 }  // namespace
 
 void make_copy(const OpCase& c, pg_dtype dt, const pg_capabilities&, std::vector<Kernel>& out) {
-  Kernel k = start_kernel(c, dt, dt, kN, label_of(c, dt));
+  Ref o;
+  Kernel k = start(c, dt, o);
   auto& b = k.program;
-  Ref o = b.param_buffer(0, dt);
   Ref a = input(k, 1, dt, sample_values(dt, Inputs::edge, 0));
   Ref i = b.special(PG_SPECIAL_GLOBAL, 0);
   b.store(b.index(o, i), b.load(b.index(a, i)));
@@ -67,9 +70,9 @@ void make_copy(const OpCase& c, pg_dtype dt, const pg_capabilities&, std::vector
 void make_gated_load(const OpCase& c, pg_dtype dt, const pg_capabilities&,
                      std::vector<Kernel>& out) {
   const uint32_t valid = 10;
-  Kernel k = start_kernel(c, dt, dt, kN, label_of(c, dt));
+  Ref o;
+  Kernel k = start(c, dt, o);
   auto& b = k.program;
-  Ref o = b.param_buffer(0, dt);
   std::vector<Value> a_values = sample_values(dt, Inputs::edge, 0);
   a_values.resize(valid);  // the gated-off indices below point far past this buffer
   Ref a = input(k, 1, dt, a_values);
@@ -87,9 +90,9 @@ void make_gated_load(const OpCase& c, pg_dtype dt, const pg_capabilities&,
 void make_gated_store(const OpCase& c, pg_dtype dt, const pg_capabilities&,
                       std::vector<Kernel>& out) {
   const uint32_t valid = 10;
-  Kernel k = start_kernel(c, dt, dt, kN, label_of(c, dt));
+  Ref o;
+  Kernel k = start(c, dt, o);
   auto& b = k.program;
-  Ref o = b.param_buffer(0, dt);
   Ref a = input(k, 1, dt, sample_values(dt, Inputs::edge, 0));
   Ref i = b.special(PG_SPECIAL_GLOBAL, 0);
   Ref gate = b.binary(PG_OP_CMPLT, i, int32(b, valid));
@@ -99,10 +102,10 @@ void make_gated_store(const OpCase& c, pg_dtype dt, const pg_capabilities&,
 }
 
 void make_const(const OpCase& c, pg_dtype dt, const pg_capabilities&, std::vector<Kernel>& out) {
-  Kernel k = start_kernel(c, dt, dt, kN, label_of(c, dt));
+  Ref o;
+  Kernel k = start(c, dt, o);
   k.shape.global = {1, 1, 1};
   auto& b = k.program;
-  Ref o = b.param_buffer(0, dt);
   std::vector<Value> values = constants(dt);
   for (uint32_t e = 0; e < values.size(); ++e) {
     b.store(b.index(o, int32(b, e)), const_value(b, dt, values[e]));
@@ -113,12 +116,12 @@ void make_const(const OpCase& c, pg_dtype dt, const pg_capabilities&, std::vecto
 
 void make_param_scalar(const OpCase& c, pg_dtype dt, const pg_capabilities&,
                        std::vector<Kernel>& out) {
-  Kernel k = start_kernel(c, dt, dt, kN, label_of(c, dt));
+  Ref o;
+  Kernel k = start(c, dt, o);
   auto& b = k.program;
   std::vector<Value> consts = constants(dt);
   Value s0 = sdk::dtype_is_float(dt) ? from_double(dt, -2.5) : consts[0];
   Value s1 = sdk::dtype_is_float(dt) ? from_double(dt, 0.375) : consts[3];
-  Ref o = b.param_buffer(0, dt);
   Ref p0 = b.param_scalar(0, dt), p1 = b.param_scalar(1, dt);
   Ref i = b.special(PG_SPECIAL_GLOBAL, 0);
   Ref v = b.ternary(PG_OP_WHERE, b.binary(PG_OP_CMPLT, i, int32(b, 2)), p0, p1);
@@ -132,7 +135,7 @@ void make_special(const OpCase& c, pg_dtype dt, const pg_capabilities&, std::vec
   bool groups = std::string(c.name) == "SPECIAL.groups";
   // global3d: 4x3x2 single-thread groups; groups: 3x2 groups of 2 threads along x.
   const uint32_t nx = groups ? 6 : 4, ny = groups ? 2 : 3, nz = groups ? 1 : 2;
-  Kernel k = start_kernel(c, dt, PG_DTYPE_INT32, nx * ny * nz, label_of(c, dt));
+  Kernel k = start_kernel(c, dt, PG_DTYPE_INT32, nx * ny * nz);
   auto& b = k.program;
   Ref o = b.param_buffer(0, PG_DTYPE_INT32);
   Ref x = b.special(PG_SPECIAL_GLOBAL, 0), y = b.special(PG_SPECIAL_GLOBAL, 1);
@@ -163,14 +166,14 @@ void make_special(const OpCase& c, pg_dtype dt, const pg_capabilities&, std::vec
 
 void make_range(const OpCase& c, pg_dtype dt, const pg_capabilities&, std::vector<Kernel>& out) {
   const uint32_t m = 5;
-  Kernel k = start_kernel(c, dt, dt, kN, label_of(c, dt));
+  Ref o;
+  Kernel k = start(c, dt, o);
   auto& b = k.program;
   std::vector<Value> a_values(kN * m);
   for (uint32_t r = 0; r < m; ++r) {
     std::vector<Value> column = sample_values(dt, Inputs::arith, static_cast<int>(r));
     for (uint32_t e = 0; e < kN; ++e) a_values[e * m + r] = column[e];
   }
-  Ref o = b.param_buffer(0, dt);
   Ref a = input(k, 1, dt, a_values);
   Ref i = b.special(PG_SPECIAL_GLOBAL, 0);
   Ref acc = b.index(b.define_reg(dt, 1), int32(b, 0));
@@ -192,9 +195,9 @@ void make_range(const OpCase& c, pg_dtype dt, const pg_capabilities&, std::vecto
 }
 
 void make_if(const OpCase& c, pg_dtype dt, const pg_capabilities&, std::vector<Kernel>& out) {
-  Kernel k = start_kernel(c, dt, dt, kN, label_of(c, dt));
+  Ref o;
+  Kernel k = start(c, dt, o);
   auto& b = k.program;
-  Ref o = b.param_buffer(0, dt);
   Ref a = input(k, 1, dt, sample_values(dt, Inputs::edge, 0));
   Ref bb = input(k, 2, dt, sample_values(dt, Inputs::edge, 1));
   Ref i = b.special(PG_SPECIAL_GLOBAL, 0);
@@ -215,9 +218,9 @@ void make_local(const OpCase& c, pg_dtype dt, const pg_capabilities& caps,
   bool shared = (caps.flags & PG_CAP_LOCAL_MEMORY) && caps.max_local_dims[0] >= 4 &&
                 caps.max_threads_per_group >= 4;
   const uint32_t l = shared ? 4 : 1, groups = 4;
-  Kernel k = start_kernel(c, dt, dt, kN, label_of(c, dt));
+  Ref o;
+  Kernel k = start(c, dt, o);
   auto& b = k.program;
-  Ref o = b.param_buffer(0, dt);
   Ref a = input(k, 1, dt, sample_values(dt, Inputs::edge, 0));
   Ref lm = b.define_local(dt, l);
   Ref lid = b.special(PG_SPECIAL_LOCAL, 0), gid = b.special(PG_SPECIAL_GLOBAL, 0);
@@ -237,9 +240,8 @@ namespace {
 
 /// A vec4 kernel over 16 elements: 4 launches, `base` = 4 * global index.
 Kernel start_vec4(const OpCase& c, pg_dtype dt, Ref& o, Ref& base) {
-  Kernel k = start_kernel(c, dt, dt, kN, label_of(c, dt));
+  Kernel k = start(c, dt, o);
   k.shape.global = {kN / 4, 1, 1};
-  o = k.program.param_buffer(0, dt);
   base = k.program.binary(PG_OP_MUL, k.program.special(PG_SPECIAL_GLOBAL, 0), int32(k.program, 4));
   return k;
 }
