@@ -39,6 +39,13 @@ void run_and_check(Plugin& p, int k) {
   p.free(bo);
 }
 
+/// run_and_check(k) in a fresh plugin instance (new device, new JIT) caching in `dir`.
+void run_in_fresh_plugin(const TempDir& dir, int k, Options extra = {}) {
+  extra.emplace("cache_dir", dir.path());
+  Plugin p(std::move(extra));
+  run_and_check(p, k);
+}
+
 ino_t inode_of(const std::string& path) {
   struct stat st {};
   EXPECT_EQ(stat(path.c_str(), &st), 0) << path;
@@ -47,10 +54,7 @@ ino_t inode_of(const std::string& path) {
 
 TEST(CpuClangCache, MissWritesOneEntryAndHitReusesIt) {
   TempDir dir;
-  {
-    Plugin p(Options{{"cache_dir", dir.path()}});
-    run_and_check(p, 3);
-  }
+  run_in_fresh_plugin(dir, 3);
   auto files = dir.files();
   ASSERT_EQ(files.size(), 1u);
   ino_t first = inode_of(files[0]);
@@ -63,20 +67,13 @@ TEST(CpuClangCache, MissWritesOneEntryAndHitReusesIt) {
   files = dir.files();
   ASSERT_EQ(files.size(), 1u);
   EXPECT_EQ(inode_of(files[0]), first) << "the entry was rewritten instead of read";
-  {
-    // A different source is a different entry.
-    Plugin p(Options{{"cache_dir", dir.path()}});
-    run_and_check(p, 4);
-  }
+  run_in_fresh_plugin(dir, 4);  // a different source is a different entry
   EXPECT_EQ(dir.files().size(), 2u);
 }
 
 TEST(CpuClangCache, CorruptEntryIsLoggedAndRebuilt) {
   TempDir dir;
-  {
-    Plugin p(Options{{"cache_dir", dir.path()}});
-    run_and_check(p, 5);
-  }
+  run_in_fresh_plugin(dir, 5);
   auto files = dir.files();
   ASSERT_EQ(files.size(), 1u);
   const auto full_size = std::filesystem::file_size(files[0]);
@@ -100,6 +97,13 @@ TEST(CpuClangCache, CorruptEntryIsLoggedAndRebuilt) {
     run_and_check(p, 5);
     EXPECT_TRUE(p.logged(PG_LOG_WARNING, "checksum"));
   }
+}
+
+TEST(CpuClangCache, OptLevelIsPartOfTheKey) {
+  TempDir dir;
+  run_in_fresh_plugin(dir, 3, Options{{"opt_level", "0"}});
+  run_in_fresh_plugin(dir, 3, Options{{"opt_level", "2"}});
+  EXPECT_EQ(dir.files().size(), 2u);
 }
 
 TEST(CpuClangCache, GroupWritableDirectoryIsRefused) {
