@@ -52,8 +52,6 @@ class Report {
 
   /// Merge a result into the table: a failure wins, then ok, then unsupported.
   void mark(pg_op op, pg_dtype dtype, Cell cell);
-  Cell cell(pg_op op, pg_dtype dtype) const { return table_[op][dtype]; }
-  bool has_table() const { return has_table_; }
 
   /// Describes the plugin in the header ("template 0.1.0, ABI 1.0, ...").
   void set_plugin(const std::string& path, const std::string& description);

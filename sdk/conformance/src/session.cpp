@@ -144,16 +144,6 @@ bool Session::has_shutdown() const {
   return plugin_->shutdown != nullptr;
 }
 
-bool Session::complete() const {
-  const pg_plugin& p = *plugin_;
-  const pg_allocator_api* a = allocator();
-  const pg_renderer_api* r = renderer();
-  const pg_loader_api* l = loader();
-  return p.init && p.device_count && p.device_open && p.device_properties && a && a->alloc &&
-         a->free && a->copy_in && a->copy_out && r && r->render && l && l->load && l->unload &&
-         l->launch && l->synchronize;
-}
-
 CallResult Session::alloc(uint64_t nbytes, pg_buffer_t* out) const {
   *out = nullptr;
   return guarded([&](pg_error* e) { return allocator()->alloc(device_, nbytes, out, e); });

@@ -103,8 +103,6 @@ class Session {
   bool has_host_pointer() const;
   bool has_launch_timed() const;
   bool has_shutdown() const;
-  /// True when every required slot of every table is present (checked by the ABI suite).
-  bool complete() const;
 
   CallResult alloc(uint64_t nbytes, pg_buffer_t* out) const;
   void free(pg_buffer_t buffer) const;

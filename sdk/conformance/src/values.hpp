@@ -52,10 +52,11 @@ struct HostArray {
 /// How closely a plugin's result must match the reference.
 struct Tolerance {
   double ulps = 0;       ///< floats: allowed error in units in the last place of the dtype
-  bool bitwise = false;  ///< compare the raw bits (BITCAST)
+  bool bitwise = false;  ///< compare the raw bytes instead (BITCAST); see compare_output
 };
 
-/// True when `got` matches `want` for dtype `dt`; NaN matches NaN, infinities must be equal.
+/// True when `got` matches `want` for dtype `dt` within `tol.ulps`; NaN matches NaN,
+/// infinities must be equal. Ignores `tol.bitwise`: a Value cannot hold every bit pattern.
 bool values_match(pg_dtype dt, Value got, Value want, const Tolerance& tol);
 /// Human-readable element, e.g. "-3", "2.5", "nan", "true".
 std::string format_value(pg_dtype dt, Value v);
