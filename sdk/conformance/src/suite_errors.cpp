@@ -35,6 +35,11 @@ void check_render(const Session& s, Suite& suite) {
   expect_error(suite, "render.source_not_earlier", s.render(&b.program(), artifact));
 
   b = copy_program(s);
+  b.emit(PG_OP_NOT, b.dtype_of(1), {static_cast<uint32_t>(b.instructions().size() - 1)});
+  expect_error(suite, "render.store_used_as_value", s.render(&b.program(), artifact),
+               PG_ERR_INVALID_ARGUMENT);
+
+  b = copy_program(s);
   b.instructions()[2].op = PG_OP_COUNT + 7;
   expect_error(suite, "render.unknown_op", s.render(&b.program(), artifact));
 

@@ -268,9 +268,14 @@ inline void check_program(const pg_kernel_program& p) {
       bad(i, "VECTORIZE needs vcount sources");
     if (static_cast<uint64_t>(in.src_start) + in.src_count > p.operand_count)
       bad(i, "operand range out of bounds");
-    for (uint32_t s = 0; s < in.src_count; ++s)
-      if (p.operands[in.src_start + s] >= i)
-        bad(i, "source " + std::to_string(s) + " is not an earlier instruction");
+    for (uint32_t s = 0; s < in.src_count; ++s) {
+      uint32_t j = p.operands[in.src_start + s];
+      if (j >= i) bad(i, "source " + std::to_string(s) + " is not an earlier instruction");
+      // A void instruction (STORE, BARRIER, END_*) has no value; an IF is only END_IF's source.
+      const pg_instruction& src = p.instructions[j];
+      if (src.dtype == PG_DTYPE_VOID && !(in.op == PG_OP_END_IF && src.op == PG_OP_IF))
+        bad(i, "source " + std::to_string(s) + " (" + op_name(src.op) + ") has no value");
+    }
     if (in.op == PG_OP_PARAM_BUFFER && (in.arg.i < 0 || in.arg.i >= p.buffer_count))
       bad(i, "buffer slot out of range");
     if (in.op == PG_OP_PARAM_SCALAR && (in.arg.i < 0 || in.arg.i >= p.scalar_count))

@@ -1,0 +1,65 @@
+// polygrad::sdk::check_program: the validation every plugin built with plugin.hpp runs before
+// rendering. Each malformed program is built by hand; the expected message is the contract.
+#include <gtest/gtest.h>
+#include <polygrad/plugin.hpp>
+#include <polygrad/program_builder.hpp>
+
+#include <string>
+
+namespace {
+
+using polygrad::sdk::Error;
+using polygrad::sdk::ProgramBuilder;
+
+/// The message check_program throws for `b`'s program, or "" when it accepts it.
+std::string rejection(ProgramBuilder& b, pg_status* status = nullptr) {
+  try {
+    polygrad::sdk::check_program(b.program());
+  } catch (const Error& e) {
+    if (status) *status = e.status();
+    return e.what();
+  }
+  return "";
+}
+
+TEST(CheckProgram, AcceptsAWellFormedProgramWithAnIfBlock) {
+  ProgramBuilder b("ok");
+  auto out = b.param_buffer(0, PG_DTYPE_INT32);
+  auto i = b.special(PG_SPECIAL_GLOBAL, 0);
+  auto block = b.if_(b.binary(PG_OP_CMPLT, i, b.const_i(PG_DTYPE_INT32, 4)));
+  b.store(b.index(out, i), i);
+  b.end_if(block);  // an IF is END_IF's source: the one use of a void instruction allowed
+  EXPECT_EQ(rejection(b), "");
+}
+
+TEST(CheckProgram, RejectsAStoreUsedAsAValue) {
+  ProgramBuilder b("void_source");
+  auto out = b.param_buffer(0, PG_DTYPE_INT32);
+  auto i = b.special(PG_SPECIAL_GLOBAL, 0);
+  b.store(b.index(out, i), i);
+  auto store = static_cast<ProgramBuilder::Ref>(b.instructions().size() - 1);
+  b.emit(PG_OP_NEG, PG_DTYPE_INT32, {store});
+  pg_status status = PG_OK;
+  EXPECT_EQ(rejection(b, &status),
+            "kernel program 'void_source': instruction 4: source 0 (STORE) has no value");
+  EXPECT_EQ(status, PG_ERR_INVALID_ARGUMENT);
+}
+
+TEST(CheckProgram, RejectsAnIfUsedOutsideEndIf) {
+  ProgramBuilder b("if_source");
+  auto cond = b.binary(PG_OP_CMPLT, b.const_i(PG_DTYPE_INT32, 1), b.const_i(PG_DTYPE_INT32, 2));
+  auto block = b.if_(cond);
+  b.emit(PG_OP_NOT, PG_DTYPE_BOOL, {block});
+  EXPECT_EQ(rejection(b), "kernel program 'if_source': instruction 4: source 0 (IF) has no value");
+}
+
+TEST(CheckProgram, RejectsASourceThatIsNotEarlier) {
+  ProgramBuilder b("forward");
+  auto a = b.const_i(PG_DTYPE_INT32, 1);
+  b.unary(PG_OP_NEG, a);
+  b.operands()[b.instructions()[1].src_start] = 1;  // NEG uses itself
+  EXPECT_EQ(rejection(b),
+            "kernel program 'forward': instruction 1: source 0 is not an earlier instruction");
+}
+
+}  // namespace
