@@ -28,7 +28,10 @@ struct Kernel {
 };
 
 /// When PG_ERR_UNSUPPORTED counts as a failure for a dtype the device declares.
-enum class Required { always, never, with_local_memory };
+/// When a plugin must run a case rather than refuse it with PG_ERR_UNSUPPORTED.
+/// unless_decomposed: required unless the device sets PG_CAP_DECOMPOSE_TRANSCENDENTAL
+/// (then the host lowers the op before rendering, as plugin.h says).
+enum class Required { always, never, with_local_memory, unless_decomposed };
 
 struct OpCase;
 using Applies = bool (*)(pg_dtype dtype, const pg_capabilities& caps);

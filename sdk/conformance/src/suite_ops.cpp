@@ -101,7 +101,9 @@ void run_op_suite(const Session& s, Report& report) {
       if (!(caps.dtype_mask & (uint64_t{1} << d)) || !c.applies(dt, caps)) continue;
       bool required =
           c.required == Required::always ||
-          (c.required == Required::with_local_memory && (caps.flags & PG_CAP_LOCAL_MEMORY));
+          (c.required == Required::with_local_memory && (caps.flags & PG_CAP_LOCAL_MEMORY)) ||
+          (c.required == Required::unless_decomposed &&
+           !(caps.flags & PG_CAP_DECOMPOSE_TRANSCENDENTAL));
       std::vector<Kernel> kernels;
       c.make(c, dt, caps, kernels);
       for (Kernel& k : kernels) {
