@@ -46,6 +46,37 @@ std::string memory_text(uint64_t bytes) {
   return buf;
 }
 
+const char* option_type_text(pg_option_type type) {
+  switch (type) {
+    case PG_OPTION_BOOL:
+      return "boolean";
+    case PG_OPTION_INT:
+      return "integer";
+    case PG_OPTION_FLOAT:
+      return "number";
+    case PG_OPTION_STRING:
+      return "string";
+  }
+  return "?";
+}
+
+void write_options_json(JsonWriter& w, const std::vector<PluginOptionInfo>& options) {
+  w.begin_array();
+  for (const PluginOptionInfo& o : options) {
+    w.begin_object();
+    w.key("key").value(o.key);
+    w.key("type").value(option_type_text(o.type));
+    w.key("default").value(o.default_value);
+    w.key("help").value(o.help);
+    if (o.min_value <= o.max_value) {  // bounded: the inclusive range the config check enforces
+      w.key("min").value(o.min_value);
+      w.key("max").value(o.max_value);
+    }
+    w.end_object();
+  }
+  w.end_array();
+}
+
 std::vector<std::string> flag_names(uint32_t flags) {
   std::vector<std::string> names;
   if (flags & PG_CAP_DECOMPOSE_TRANSCENDENTAL) names.push_back("decompose_transcendental");
@@ -105,6 +136,8 @@ void print_json(std::ostream& out, const std::vector<PluginInfo>& plugins,
     w.key("device_prefix").value(p.device_prefix);
     w.key("device_count").value(p.device_count);
     w.key("no_device_reason").value(p.no_device_reason);
+    w.key("options");
+    write_options_json(w, p.options);
     w.end_object();
   }
   w.end_array();

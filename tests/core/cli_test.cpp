@@ -90,6 +90,17 @@ TEST(Cli, DevicesJsonIsMachineReadableAndIncludesTheReport) {
       found_plugin = true;
       EXPECT_EQ(p["version"].as<std::string>(), "1.2.3");
       EXPECT_EQ(p["device_count"].as<int>(), 2);
+      // The option schema test_plugin/plugin.cpp declares, in its order.
+      ASSERT_EQ(p["options"].size(), 5u);
+      const auto level = p["options"][1];
+      EXPECT_EQ(level["key"].as<std::string>(), "level");
+      EXPECT_EQ(level["type"].as<std::string>(), "integer");
+      EXPECT_EQ(level["default"].as<std::string>(), "1");
+      EXPECT_EQ(level["min"].as<double>(), 0.0);
+      EXPECT_EQ(level["max"].as<double>(), 3.0);
+      const auto fast = p["options"][2];
+      EXPECT_EQ(fast["type"].as<std::string>(), "boolean");
+      EXPECT_FALSE(fast["min"].IsDefined());  // unbounded: no range
     }
   EXPECT_TRUE(found_plugin);
   bool found_device = false;
