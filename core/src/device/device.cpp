@@ -41,15 +41,9 @@ Buffer::~Buffer() {
 }
 
 void Buffer::reset() noexcept {
-  if (buffer_ != nullptr && plugin_) {
-    try {
-      plugin_->table->allocator->free(device_, buffer_);
-    } catch (...) {
-      detail::host_log(PG_LOG_ERROR, "plugin " + plugin_->name +
-                                         " threw a C++ exception from free: " +
-                                         detail::describe_current_exception());
-    }
-  }
+  if (buffer_ != nullptr && plugin_)
+    detail::release_in_plugin(plugin_->name, "free",
+                              [&] { plugin_->table->allocator->free(device_, buffer_); });
   plugin_.reset();
   buffer_ = nullptr;
   device_ = nullptr;
@@ -88,15 +82,9 @@ Program::~Program() {
 }
 
 void Program::reset() noexcept {
-  if (program_ != nullptr && plugin_) {
-    try {
-      plugin_->table->loader->unload(device_, program_);
-    } catch (...) {
-      detail::host_log(PG_LOG_ERROR, "plugin " + plugin_->name +
-                                         " threw a C++ exception from unload: " +
-                                         detail::describe_current_exception());
-    }
-  }
+  if (program_ != nullptr && plugin_)
+    detail::release_in_plugin(plugin_->name, "unload",
+                              [&] { plugin_->table->loader->unload(device_, program_); });
   plugin_.reset();
   program_ = nullptr;
   device_ = nullptr;

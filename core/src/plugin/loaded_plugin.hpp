@@ -69,6 +69,21 @@ std::shared_ptr<LoadedPlugin> start_plugin(const pg_plugin* table, const std::st
 /// "<what>" of the exception in flight, for messages about plugins that throw.
 std::string describe_current_exception();
 
+/// Run a release call into a plugin (free, unload, shutdown) where nothing can be thrown: an
+/// exception that escapes the plugin is logged as an error naming `op`, then dropped.
+template <class Fn>
+void release_in_plugin(const std::string& plugin, const char* op, Fn&& fn) noexcept {
+  try {
+    fn();
+  } catch (...) {
+    try {
+      host_log(PG_LOG_ERROR, "plugin " + plugin + " threw a C++ exception from " + op + ": " +
+                                 describe_current_exception());
+    } catch (...) {
+    }
+  }
+}
+
 /// Run one call into a plugin: `fn(pg_error*)` returns the plugin's status. A non-OK status
 /// becomes an Error "[<op>] <device> (plugin <name>): <STATUS>: <message>"; an exception that
 /// escapes the plugin becomes an internal Error saying so.

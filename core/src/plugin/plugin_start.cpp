@@ -15,12 +15,7 @@ std::string describe_current_exception() {
 
 LoadedPlugin::~LoadedPlugin() {
   if (state == nullptr || table->shutdown == nullptr) return;
-  try {
-    table->shutdown(state);
-  } catch (...) {
-    host_log(PG_LOG_WARNING, "plugin " + name + " threw a C++ exception from shutdown: " +
-                                 describe_current_exception());
-  }
+  release_in_plugin(name, "shutdown", [&] { table->shutdown(state); });
 }
 
 pg_device_t LoadedPlugin::open_device(uint32_t index) {
