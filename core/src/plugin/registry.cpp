@@ -40,8 +40,20 @@ struct Registry::Impl {
       if (p->name == name) return p;
     return nullptr;
   }
+  /// The record of the loaded plugin named `name`, else of the first candidate whose plugin
+  /// name or file name (polygrad_<name>.so) is `name`; nullptr when there is none.
+  const LoadRecord* find_record(const std::string& name) const;
   std::string available_devices() const;
 };
+
+const LoadRecord* Registry::Impl::find_record(const std::string& name) const {
+  if (auto p = find_loaded(name))
+    for (const LoadRecord& r : records)
+      if (r.path == p->path) return &r;
+  for (const LoadRecord& r : records)
+    if (r.plugin_name == name || detail::plugin_name_from_file(r.path) == name) return &r;
+  return nullptr;
+}
 
 void Registry::Impl::discover_locked() {
   if (discovered) return;
@@ -206,12 +218,7 @@ LoadRecord Registry::load(const std::string& name_or_path) {
       name_or_path.find('/') != std::string::npos ||
       (name_or_path.size() > 3 && name_or_path.compare(name_or_path.size() - 3, 3, ".so") == 0);
   if (is_path) return impl_->consider(name_or_path, PluginSource::api);
-  if (auto p = impl_->find_loaded(name_or_path))
-    for (const LoadRecord& r : impl_->records)
-      if (r.path == p->path) return r;
-  for (const LoadRecord& r : impl_->records)
-    if (r.plugin_name == name_or_path || detail::plugin_name_from_file(r.path) == name_or_path)
-      return r;
+  if (const LoadRecord* r = impl_->find_record(name_or_path)) return *r;
   std::string dirs;
   for (const std::string& d : impl_->searched_dirs) dirs += (dirs.empty() ? "" : ", ") + d;
   user_error("[load] no plugin named '" + name_or_path +
@@ -315,10 +322,8 @@ Config Registry::config() {
 std::string Registry::find_plugin(const std::string& name) {
   std::lock_guard lock(impl_->mutex);
   impl_->discover_locked();
-  if (auto p = impl_->find_loaded(name)) return p->path;
-  for (const LoadRecord& r : impl_->records)
-    if (r.plugin_name == name || detail::plugin_name_from_file(r.path) == name) return r.path;
-  return "";
+  const LoadRecord* r = impl_->find_record(name);
+  return r != nullptr ? r->path : "";
 }
 
 }  // namespace polygrad
