@@ -17,6 +17,8 @@ namespace {
 size_t mix(size_t h, size_t v) {
   return h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2));
 }
+std::atomic<BufferReleaseHook> buffer_release_hook{nullptr};
+
 }  // namespace
 
 class InternTable {
@@ -68,6 +70,11 @@ class InternTable {
         UOp* p = s[i].p_;
         s[i].p_ = nullptr;
         if (p->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) work.push_back(p);
+      }
+      if (n->op_ == Op::BUFFER) {
+        BufferReleaseHook hook = buffer_release_hook.load(std::memory_order_acquire);
+        const auto* ids = std::get_if<std::vector<int64_t>>(&n->arg_);
+        if (hook && ids && !ids->empty()) hook((*ids)[0]);
       }
       n->~UOp();
       ::operator delete(n);
@@ -135,6 +142,10 @@ UOp::UOp(Op op, DType dtype, uint32_t nsrc, size_t hash, Arg&& arg)
 
 UOpRef UOp::make(Op op, DType dtype, std::span<const UOpRef> srcs, Arg arg) {
   return InternTable::get().make(op, dtype, srcs, std::move(arg));
+}
+
+void set_buffer_release_hook(BufferReleaseHook hook) {
+  buffer_release_hook.store(hook, std::memory_order_release);
 }
 
 size_t live_uop_count() {

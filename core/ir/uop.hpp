@@ -112,6 +112,11 @@ class UOp {
 /// Number of live nodes in the intern table (for leak tests).
 size_t live_uop_count();
 
+/// Called with a BUFFER node's id (arg[0]) when the node is freed, so the runtime can release
+/// the device memory behind it. One hook per process; nullptr removes it.
+using BufferReleaseHook = void (*)(int64_t id);
+void set_buffer_release_hook(BufferReleaseHook hook);
+
 // ---- construction helpers -------------------------------------------------------------------
 
 /// A CONST of dtype `t` holding `v` (wrapped to t for ints, rounded to t for floats).

@@ -113,7 +113,8 @@ void check_node(const UOp& u) {
       c.result(!t.is_void(), "not void");
       break;
     case Op::BUFFER:
-      c.arg<int64_t>("an int64 element count");
+      c.arg<std::vector<int64_t>>("{id, element count}");
+      c.expect(u.arg_ints().size() == 2 && u.arg_ints()[1] >= 0, "arg must be {id, count >= 0}");
       break;
     case Op::PAD:
     case Op::SHRINK:

@@ -129,7 +129,7 @@ TEST(UOp, VerifierCatchesBadNodes) {
 }
 
 TEST(UOp, SymbolicShapesAreSources) {
-  UOpRef buf = UOp::make(Op::BUFFER, dtypes::float32, {}, int64_t{64});
+  UOpRef buf = UOp::make(Op::BUFFER, dtypes::float32, {}, std::vector<int64_t>{1, 64});
   UOpRef n = define_var("n", 1, 64);
   UOpRef r = UOp::make(Op::RESHAPE, dtypes::float32, {buf, n, const_int(dtypes::index, 1)});
   verify(r);

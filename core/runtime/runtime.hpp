@@ -1,0 +1,40 @@
+// The runtime: device buffers behind BUFFER nodes, realize (schedule -> codegen -> launch),
+// and host transfers. Thread-safe; one global state per process.
+#ifndef POLYGRAD_RUNTIME_RUNTIME_HPP
+#define POLYGRAD_RUNTIME_RUNTIME_HPP
+
+#include "tensor/lazy.hpp"
+
+#include <string>
+#include <vector>
+
+namespace polygrad::runtime {
+
+/// The canonical name of a device ("cpu" -> "cpu:0"); throws polygrad::Error (user) naming the
+/// device when no loaded plugin serves it. "" means the default device.
+std::string canonical_device(const std::string& name);
+
+/// A BUFFER node of `count` elements of `dtype` on `device` (canonical name). Device memory
+/// is allocated on first write and freed when the node dies.
+UOpRef new_buffer(const std::string& device, DType dtype, int64_t count);
+
+/// The device of a BUFFER node.
+std::string buffer_device(const UOp* buffer);
+
+/// A realised tensor of `shape` holding a copy of `data` (numel(shape) elements of dtype,
+/// packed, row-major): RESHAPE(BUFFER, shape).
+UOpRef from_host(const std::string& device, DType dtype, const lazy::Shape& shape,
+                 const void* data);
+
+/// Realise every root (tensor-level nodes; all computed on `device`, inputs on other devices
+/// are copied) and return each one's realised form: RESHAPE(BUFFER, shape) with a contiguous
+/// buffer. Roots that are already realised come back as they are. Kernels run in one schedule,
+/// so ASSIGNs see the reads that precede them (WAR) and each other in order (WAW).
+std::vector<UOpRef> realize(const std::vector<UOpRef>& roots, const std::string& device);
+
+/// Copy a realised tensor (from realize or from_host) into `dst`: numel * itemsize bytes.
+void to_host(const UOpRef& realized, void* dst);
+
+}  // namespace polygrad::runtime
+
+#endif  // POLYGRAD_RUNTIME_RUNTIME_HPP
