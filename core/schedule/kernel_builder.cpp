@@ -1,0 +1,242 @@
+// Indexing the tensor-level graph into one kernel's AST.
+#include "schedule/kernel_builder.hpp"
+
+#include "ir/error.hpp"
+#include "ir/graph.hpp"
+#include "schedule/scheduler.hpp"
+#include "symbolic/simplify.hpp"
+
+#include <polygrad/error.hpp>
+
+#include <algorithm>
+
+namespace polygrad::schedule {
+
+namespace {
+
+UOpRef idx_const(int64_t v) {
+  return const_int(dtypes::index, v);
+}
+
+/// Row-major strides of a contiguous shape.
+std::vector<int64_t> strides_of(const lazy::Shape& s) {
+  std::vector<int64_t> st(s.size(), 1);
+  for (size_t i = s.size(); i-- > 1;) st[i - 1] = st[i] * s[i];
+  return st;
+}
+
+/// The flat offset of `idx` in a contiguous `shape`.
+UOpRef flat_offset(const lazy::Shape& shape, const std::vector<UOpRef>& idx) {
+  std::vector<int64_t> st = strides_of(shape);
+  UOpRef off = idx_const(0);
+  for (size_t i = 0; i < idx.size(); ++i)
+    if (shape[i] != 1) off = off + idx[i] * st[i];
+  return off;
+}
+
+UOpRef and_gate(const UOpRef& a, const UOpRef& b) {
+  if (!a) return b;
+  if (!b) return a;
+  return alu(Op::AND, {a, b});
+}
+
+void ranges_in(const UOpRef& e, std::set<const UOp*>& out) {
+  for (const UOp* u : toposort(e))
+    if (u->op() == Op::RANGE) out.insert(u);
+}
+
+}  // namespace
+
+UOpRef KernelBuilder::new_range(int64_t extent) {
+  return range(idx_const(extent), next_range_++);
+}
+
+UOpRef KernelBuilder::global(const UOpRef& buffer) {
+  auto [it, fresh] = slots_.try_emplace(buffer.get(), buffers_.size());
+  if (fresh) buffers_.push_back(buffer);
+  return UOp::make(Op::DEFINE_GLOBAL, buffer->dtype().ptr(AddrSpace::global), {},
+                   static_cast<int64_t>(it->second));
+}
+
+UOpRef KernelBuilder::build(const UOp* node, const lazy::Shape& shape, const UOpRef& out) {
+  root_ = node;
+  UOpRef out_ptr = global(out);
+  std::vector<UOpRef> idx;
+  for (int64_t d : shape) {
+    if (d == 1) {
+      idx.push_back(idx_const(0));
+    } else {
+      idx.push_back(new_range(d));
+      out_ranges_.push_back(idx.back());
+    }
+  }
+  UOpRef value = index(node, idx, {});
+  UOpRef off = simplify(flat_offset(shape, idx));
+  UOpRef store = UOp::make(Op::STORE, dtypes::void_,
+                           {UOp::make(Op::INDEX, out_ptr->dtype(), {out_ptr, off}), value});
+  return UOp::make(Op::SINK, dtypes::void_, {store});
+}
+
+UOpRef KernelBuilder::index(const UOp* node, const std::vector<UOpRef>& idx, const UOpRef& gate) {
+  std::vector<const UOp*> key{node, gate.get()};
+  for (const UOpRef& i : idx) key.push_back(i.get());
+  auto it = memo_.find(key);
+  if (it != memo_.end()) return it->second;
+  UOpRef v = index_uncached(node, idx, gate);
+  memo_.emplace(std::move(key), v);
+  return v;
+}
+
+UOpRef KernelBuilder::load(const UOpRef& buffer, const lazy::Shape& shape,
+                           const std::vector<UOpRef>& idx, const UOpRef& gate) {
+  if (owner_.ctx().buffer_device(buffer.get()) != device_)
+    user_error("realize: a tensor on " + owner_.ctx().buffer_device(buffer.get()) +
+               " is used in a computation on " + device_ + "; move it with to(\"" + device_ +
+               "\") first");
+  UOpRef ptr = global(buffer);
+  UOpRef at = UOp::make(Op::INDEX, ptr->dtype(), {ptr, simplify(flat_offset(shape, idx))});
+  DType t = buffer->dtype();
+  if (!gate) return UOp::make(Op::LOAD, t, {at});
+  return UOp::make(Op::LOAD, t, {at, lazy::scalar(t, 0), simplify(gate)});
+}
+
+UOpRef KernelBuilder::load_realized(const UOp* node, const std::vector<UOpRef>& idx,
+                                    const UOpRef& gate) {
+  std::optional<size_t> item;
+  UOpRef view = owner_.realize(node, item, false);
+  if (item) deps_.insert(*item);
+  const lazy::Shape& shape = owner_.shape()(node);
+  return load(view->src(0), shape, idx, gate);
+}
+
+UOpRef KernelBuilder::index_uncached(const UOp* node, const std::vector<UOpRef>& idx,
+                                     const UOpRef& gate) {
+  lazy::ShapeOf& shape = owner_.shape();
+  switch (node->op()) {
+    case Op::BUFFER:
+    case Op::RESHAPE:
+      if (lazy::is_realized(node)) {
+        const UOpRef& buf = node->op() == Op::BUFFER ? node->ref() : node->src(0);
+        old_reads_.insert(lazy::buffer_id(buf.get()));
+        return load(buf, shape(node), idx, gate);
+      }
+      break;
+    case Op::CONST:
+      return node->ref();
+    case Op::CONTIGUOUS:
+    case Op::COPY:
+    case Op::ASSIGN:
+      if (node != root_) return load_realized(node, idx, gate);
+      if (node->op() == Op::CONTIGUOUS) return index(node->src(0).get(), idx, gate);
+      break;
+    case Op::DETACH:
+      return index(node->src(0).get(), idx, gate);
+    case Op::REDUCE_AXIS:
+      return reduce(node, idx, gate);
+    default:
+      break;
+  }
+  if (node->op() == Op::RESHAPE) {
+    const lazy::Shape& in = shape(node->src(0));
+    const lazy::Shape& out = shape(node);
+    if (in == out) return index(node->src(0).get(), idx, gate);
+    UOpRef flat = simplify(flat_offset(out, idx));
+    std::vector<int64_t> st = strides_of(in);
+    std::vector<UOpRef> x;
+    for (size_t j = 0; j < in.size(); ++j)
+      x.push_back(in[j] == 1 ? idx_const(0) : simplify((flat / st[j]) % in[j]));
+    return index(node->src(0).get(), x, gate);
+  }
+  if (node->op() == Op::EXPAND) {
+    const lazy::Shape& in = shape(node->src(0));
+    std::vector<UOpRef> x;
+    for (size_t j = 0; j < in.size(); ++j) x.push_back(in[j] == 1 ? idx_const(0) : idx[j]);
+    return index(node->src(0).get(), x, gate);
+  }
+  if (node->op() == Op::PERMUTE) {
+    const auto& order = node->arg_ints();
+    std::vector<UOpRef> x(idx.size());
+    for (size_t i = 0; i < order.size(); ++i) x[static_cast<size_t>(order[i])] = idx[i];
+    return index(node->src(0).get(), x, gate);
+  }
+  if (node->op() == Op::SHRINK || node->op() == Op::PAD) {
+    const lazy::Shape& in = shape(node->src(0));
+    std::vector<int64_t> v = lazy::int_srcs(node, 1);
+    std::vector<UOpRef> x;
+    UOpRef valid;
+    for (size_t j = 0; j < in.size(); ++j) {
+      if (node->op() == Op::SHRINK) {
+        x.push_back(simplify(idx[j] + v[2 * j]));
+        continue;
+      }
+      if (v[2 * j] == 0 && v[2 * j + 1] == 0) {
+        x.push_back(idx[j]);
+        continue;
+      }
+      x.push_back(simplify(idx[j] - v[2 * j]));
+      UOpRef ok = alu(Op::AND, {alu(Op::CMPLT, {idx[j], idx_const(v[2 * j] + in[j])}),
+                                alu(Op::CMPLT, {idx_const(v[2 * j] - 1), idx[j]})});
+      valid = and_gate(valid, ok);
+    }
+    if (!valid) return index(node->src(0).get(), x, gate);
+    valid = simplify(valid);
+    UOpRef inner = index(node->src(0).get(), x, and_gate(gate, valid));
+    return where(valid, inner, lazy::scalar(node->dtype(), 0));
+  }
+  if (node->op() == Op::FLIP) {
+    const lazy::Shape& in = shape(node->src(0));
+    std::vector<UOpRef> x = idx;
+    for (int64_t a : node->arg_ints()) {
+      size_t j = static_cast<size_t>(a);
+      x[j] = simplify(idx_const(in[j] - 1) - idx[j]);
+    }
+    return index(node->src(0).get(), x, gate);
+  }
+  if (is_alu(node->op()) || node->op() == Op::CAST || node->op() == Op::BITCAST) {
+    std::vector<UOpRef> srcs;
+    for (const UOpRef& s : node->srcs()) srcs.push_back(index(s.get(), idx, gate));
+    return UOp::make(node->op(), node->dtype(), srcs, node->arg());
+  }
+  internal_error("schedule: cannot index " + node_to_string(*node));
+}
+
+// The loop nest at this point is the output ranges, then the ranges of the reduces being
+// built, outermost first. A reduce whose index depends on a prefix of that nest is computed
+// once per iteration of that prefix (the codegen hoists it); any other dependency would
+// recompute it in an inner loop, so it is realised instead.
+bool KernelBuilder::can_fuse_reduce(const std::vector<UOpRef>& idx) const {
+  std::set<const UOp*> deps;
+  for (const UOpRef& i : idx) ranges_in(i, deps);
+  std::vector<const UOp*> nest;
+  for (const UOpRef& r : out_ranges_) nest.push_back(r.get());
+  for (const UOpRef& r : reduce_nest_) nest.push_back(r.get());
+  size_t m = 0;
+  while (m < nest.size() && deps.count(nest[m])) ++m;
+  if (m != deps.size()) return false;
+  // With no dependency the reduce would be recomputed by every point of the launch grid.
+  return m > 0 || out_ranges_.empty();
+}
+
+UOpRef KernelBuilder::reduce(const UOp* node, const std::vector<UOpRef>& idx, const UOpRef& gate) {
+  if (node != root_ && !can_fuse_reduce(idx)) return load_realized(node, idx, gate);
+  const lazy::Shape& in = owner_.shape()(node->src(0));
+  std::vector<UOpRef> x = idx;
+  std::vector<UOpRef> srcs{UOpRef()};
+  for (int64_t a : lazy::reduce_axes(node)) {
+    size_t j = static_cast<size_t>(a);
+    if (in[j] == 1) {
+      x[j] = idx_const(0);
+      continue;
+    }
+    x[j] = new_range(in[j]);
+    srcs.push_back(x[j]);
+  }
+  reduce_nest_.insert(reduce_nest_.end(), srcs.begin() + 1, srcs.end());
+  UOpRef value = index(node->src(0).get(), x, gate);
+  reduce_nest_.resize(reduce_nest_.size() - (srcs.size() - 1));
+  if (srcs.size() == 1) return value;
+  srcs[0] = value;
+  return UOp::make(Op::REDUCE, node->dtype(), srcs, static_cast<int64_t>(lazy::reduce_op(node)));
+}
+
+}  // namespace polygrad::schedule

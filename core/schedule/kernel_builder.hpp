@@ -1,0 +1,56 @@
+// Builds one kernel's AST by indexing the tensor-level graph (see schedule.hpp).
+#ifndef POLYGRAD_SCHEDULE_KERNEL_BUILDER_HPP
+#define POLYGRAD_SCHEDULE_KERNEL_BUILDER_HPP
+
+#include "schedule/schedule.hpp"
+
+#include <map>
+#include <set>
+#include <unordered_map>
+
+namespace polygrad::schedule {
+
+class Scheduler;
+
+/// The state of one kernel under construction.
+class KernelBuilder {
+ public:
+  KernelBuilder(Scheduler& owner, std::string device) : owner_(owner), device_(std::move(device)) {}
+
+  /// The AST that stores `node`'s value (shape `shape`) into `out` (a BUFFER, slot 0).
+  UOpRef build(const UOp* node, const lazy::Shape& shape, const UOpRef& out);
+
+  /// BUFFER per slot, in slot order.
+  const std::vector<UOpRef>& buffers() const { return buffers_; }
+  /// Items of the schedule this kernel reads the results of.
+  const std::set<size_t>& deps() const { return deps_; }
+  /// Buffer ids read directly from the graph (their contents before this schedule).
+  const std::set<int64_t>& old_reads() const { return old_reads_; }
+
+ private:
+  UOpRef index(const UOp* node, const std::vector<UOpRef>& idx, const UOpRef& gate);
+  UOpRef index_uncached(const UOp* node, const std::vector<UOpRef>& idx, const UOpRef& gate);
+  UOpRef load(const UOpRef& buffer, const lazy::Shape& shape, const std::vector<UOpRef>& idx,
+              const UOpRef& gate);
+  UOpRef load_realized(const UOp* node, const std::vector<UOpRef>& idx, const UOpRef& gate);
+  UOpRef reduce(const UOp* node, const std::vector<UOpRef>& idx, const UOpRef& gate);
+  bool can_fuse_reduce(const std::vector<UOpRef>& idx) const;
+  UOpRef global(const UOpRef& buffer);
+  UOpRef new_range(int64_t extent);
+
+  Scheduler& owner_;
+  std::string device_;
+  const UOp* root_ = nullptr;
+  std::vector<UOpRef> buffers_;
+  std::unordered_map<const UOp*, size_t> slots_;
+  std::vector<UOpRef> out_ranges_;
+  std::vector<UOpRef> reduce_nest_;  ///< ranges of the reduces being built, outermost first
+  int64_t next_range_ = 0;
+  std::set<size_t> deps_;
+  std::set<int64_t> old_reads_;
+  std::map<std::vector<const UOp*>, UOpRef> memo_;
+};
+
+}  // namespace polygrad::schedule
+
+#endif  // POLYGRAD_SCHEDULE_KERNEL_BUILDER_HPP

@@ -1,0 +1,172 @@
+// Realising roots: one kernel per realised node, then the write-after-read ordering.
+#include "schedule/scheduler.hpp"
+
+#include "ir/graph.hpp"
+#include "schedule/kernel_builder.hpp"
+
+#include <polygrad/error.hpp>
+
+#include <queue>
+
+namespace polygrad::schedule {
+
+namespace {
+
+const UOp* buffer_of_view(const UOp* view) {
+  return view->op() == Op::BUFFER ? view : view->src(0).get();
+}
+
+}  // namespace
+
+std::string Scheduler::device_of(const UOp* node) {
+  for (const UOp* u : toposort(node->ref())) {
+    if (u->op() == Op::COPY) return u->arg_str();
+    if (u->op() == Op::BUFFER) return ctx_.buffer_device(u);
+  }
+  return ctx_.device;
+}
+
+UOpRef Scheduler::realize(const UOp* node, std::optional<size_t>& item, bool root) {
+  auto it = done_.find(node);
+  if (it != done_.end()) {
+    item = it->second.second;
+    return it->second.first;
+  }
+  UOpRef view = realize_uncached(node, item, root);
+  keep_.push_back(node->ref());
+  done_.emplace(node, std::make_pair(view, item));
+  return view;
+}
+
+UOpRef Scheduler::realize_uncached(const UOp* node, std::optional<size_t>& item, bool root) {
+  const lazy::Shape& shape = shape_(node);
+  if (lazy::is_realized(node))
+    return node->op() == Op::BUFFER ? lazy::reshape(node->ref(), shape) : node->ref();
+  if (node->op() == Op::DETACH) return realize(node->src(0).get(), item, root);
+  const int64_t count = lazy::numel(shape);
+  if (node->op() == Op::COPY) {
+    std::optional<size_t> src_item;
+    UOpRef src = realize(node->src(0).get(), src_item, false);
+    UOpRef dst = ctx_.new_buffer(node->arg_str(), node->dtype(), count);
+    if (!root) sched_.intermediates.push_back(dst);
+    std::set<size_t> deps;
+    if (src_item) deps.insert(*src_item);
+    std::set<int64_t> reads;
+    if (!src_item) reads.insert(lazy::buffer_id(buffer_of_view(src.get())));
+    item =
+        add_copy(dst, src->src(0), count * node->dtype().itemsize(), node->arg_str(), deps, reads);
+    return lazy::reshape(dst, shape);
+  }
+  const std::string device = device_of(node);
+  if (node->op() == Op::ASSIGN) {
+    const UOp* target = node->src(0).get();
+    if (!lazy::is_realized(target))
+      user_error("assign: the target must be a realised tensor, got a lazy " +
+                 std::string(op_name(target->op())));
+    if (shape_(target) != shape_(node->src(1)))
+      user_error("assign: shapes " + lazy::shape_str(shape_(target)) + " and " +
+                 lazy::shape_str(shape_(node->src(1))) + " differ");
+    const UOp* buf = buffer_of_view(target);
+    item = add_kernel(node->src(1).get(), shape, buf->ref(), device, lazy::buffer_id(buf));
+    return target->ref();
+  }
+  UOpRef out = ctx_.new_buffer(device, node->dtype(), count);
+  if (!root) sched_.intermediates.push_back(out);
+  item = add_kernel(node, shape, out, device, -1);
+  return lazy::reshape(out, shape);
+}
+
+size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const UOpRef& out,
+                             const std::string& device, int64_t assign_target) {
+  KernelBuilder kb(*this, device);
+  UOpRef ast = kb.build(value, shape, out);
+  Meta meta{kb.deps(), kb.old_reads(), assign_target};
+  if (assign_target >= 0) {
+    // A value that reads the target at other positions than it writes (a.assign(a.T)) is
+    // computed into a temporary first, then copied.
+    const UOp* store = ast->src(0).get();
+    const UOpRef& off = store->src(0)->src(1);
+    bool conflict = false;
+    for (const UOp* u : toposort(store->src(1)))
+      if (u->op() == Op::INDEX && u->src(0)->op() == Op::DEFINE_GLOBAL &&
+          u->src(0)->arg_int() == 0 && u->src(1) != off)
+        conflict = true;
+    if (conflict) {
+      UOpRef tmp = ctx_.new_buffer(device, out->dtype(), lazy::numel(shape));
+      sched_.intermediates.push_back(tmp);
+      KernelBuilder kb2(*this, device);
+      UOpRef ast2 = kb2.build(value, shape, tmp);
+      sched_.items.push_back({Item::Kind::kernel, device, ast2, kb2.buffers(), 0});
+      meta_.push_back({kb2.deps(), kb2.old_reads(), -1});
+      size_t first = sched_.items.size() - 1;
+      return add_copy(out, tmp, lazy::numel(shape) * out->dtype().itemsize(), device, {first}, {});
+    }
+  }
+  sched_.items.push_back({Item::Kind::kernel, device, ast, kb.buffers(), 0});
+  meta_.push_back(std::move(meta));
+  return sched_.items.size() - 1;
+}
+
+size_t Scheduler::add_copy(const UOpRef& dst, const UOpRef& src, int64_t nbytes,
+                           const std::string& device, std::set<size_t> deps,
+                           std::set<int64_t> old_reads) {
+  sched_.items.push_back({Item::Kind::copy, device, {}, {dst, src}, nbytes});
+  meta_.push_back({std::move(deps), std::move(old_reads), lazy::buffer_id(dst.get())});
+  return sched_.items.size() - 1;
+}
+
+// Kahn's algorithm over read-after-write edges (deps), write-after-read edges (a kernel that
+// read a buffer's old contents runs before the write to it) and write-after-write edges
+// (writes to one buffer keep their order); ties keep the order the items were made in.
+void Scheduler::order() {
+  const size_t n = sched_.items.size();
+  std::vector<std::vector<size_t>> after(n);
+  std::vector<size_t> indegree(n, 0);
+  auto edge = [&](size_t a, size_t b) {
+    after[a].push_back(b);
+    ++indegree[b];
+  };
+  for (size_t j = 0; j < n; ++j)
+    for (size_t d : meta_[j].deps) edge(d, j);
+  for (size_t w = 0; w < n; ++w) {
+    int64_t b = meta_[w].writes;
+    if (b < 0) continue;
+    for (size_t r = 0; r < n; ++r) {
+      if (r == w) continue;
+      if (meta_[r].old_reads.count(b) && !meta_[r].deps.count(w)) edge(r, w);
+      if (meta_[r].writes == b && r < w) edge(r, w);
+    }
+  }
+  std::priority_queue<size_t, std::vector<size_t>, std::greater<size_t>> ready;
+  for (size_t i = 0; i < n; ++i)
+    if (indegree[i] == 0) ready.push(i);
+  std::vector<Item> ordered;
+  while (!ready.empty()) {
+    size_t i = ready.top();
+    ready.pop();
+    ordered.push_back(std::move(sched_.items[i]));
+    for (size_t j : after[i])
+      if (--indegree[j] == 0) ready.push(j);
+  }
+  if (ordered.size() != n)
+    user_error(
+        "realize: the graph reads a buffer's old contents after an assign to it that it also "
+        "depends on; realize the assign first");
+  sched_.items = std::move(ordered);
+}
+
+Schedule Scheduler::run(const std::vector<UOpRef>& roots) {
+  for (const UOpRef& r : roots) {
+    std::optional<size_t> item;
+    sched_.outputs.push_back(realize(r.get(), item, true));
+  }
+  order();
+  return std::move(sched_);
+}
+
+Schedule make_schedule(const std::vector<UOpRef>& roots, const Context& ctx) {
+  Scheduler s(ctx);
+  return s.run(roots);
+}
+
+}  // namespace polygrad::schedule

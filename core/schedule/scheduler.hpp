@@ -1,0 +1,52 @@
+// The scheduler's state while it realises a set of roots (see schedule.hpp).
+#ifndef POLYGRAD_SCHEDULE_SCHEDULER_HPP
+#define POLYGRAD_SCHEDULE_SCHEDULER_HPP
+
+#include "schedule/schedule.hpp"
+
+#include <optional>
+#include <set>
+#include <unordered_map>
+
+namespace polygrad::schedule {
+
+class KernelBuilder;
+
+class Scheduler {
+ public:
+  explicit Scheduler(const Context& ctx) : ctx_(ctx) {}
+
+  Schedule run(const std::vector<UOpRef>& roots);
+
+  /// The realised view (RESHAPE(BUFFER, shape)) of `node`, scheduling its kernels first. Sets
+  /// `item` to the index of the item that wrote it (none for inputs).
+  UOpRef realize(const UOp* node, std::optional<size_t>& item, bool root);
+
+  lazy::ShapeOf& shape() { return shape_; }
+  const Context& ctx() const { return ctx_; }
+
+ private:
+  struct Meta {
+    std::set<size_t> deps;
+    std::set<int64_t> old_reads;
+    int64_t writes = -1;  ///< buffer id an ASSIGN writes, else -1
+  };
+  UOpRef realize_uncached(const UOp* node, std::optional<size_t>& item, bool root);
+  size_t add_kernel(const UOp* value, const lazy::Shape& shape, const UOpRef& out,
+                    const std::string& device, int64_t assign_target);
+  size_t add_copy(const UOpRef& dst, const UOpRef& src, int64_t nbytes, const std::string& device,
+                  std::set<size_t> deps, std::set<int64_t> old_reads);
+  std::string device_of(const UOp* node);
+  void order();
+
+  const Context& ctx_;
+  lazy::ShapeOf shape_;
+  Schedule sched_;
+  std::vector<Meta> meta_;
+  std::unordered_map<const UOp*, std::pair<UOpRef, std::optional<size_t>>> done_;
+  std::vector<UOpRef> keep_;
+};
+
+}  // namespace polygrad::schedule
+
+#endif  // POLYGRAD_SCHEDULE_SCHEDULER_HPP

@@ -1,0 +1,134 @@
+// Kernel counts and ordering of schedules (no device needed: buffers are fake nodes).
+#include "schedule/schedule.hpp"
+#include "graphs.hpp"
+#include "ir/graph.hpp"
+
+#include <polygrad/error.hpp>
+
+#include <gtest/gtest.h>
+
+namespace polygrad {
+namespace {
+
+using lazy::Shape;
+
+class ScheduleTest : public ::testing::Test {
+ protected:
+  ScheduleTest() {
+    ctx_.device = "cpu:0";
+    ctx_.new_buffer = [this](const std::string&, DType t, int64_t n) { return buffer(t, n); };
+    ctx_.buffer_device = [](const UOp*) { return std::string("cpu:0"); };
+  }
+  UOpRef buffer(DType t, int64_t n) { return lazy::buffer(t, n, next_id_++); }
+  UOpRef input(const Shape& s, DType t = dtypes::float32) {
+    return lazy::reshape(buffer(t, lazy::numel(s)), s);
+  }
+  schedule::Schedule run(std::vector<UOpRef> roots) { return schedule::make_schedule(roots, ctx_); }
+  size_t kernels(const UOpRef& root) { return run({root}).items.size(); }
+
+  schedule::Context ctx_;
+  int64_t next_id_ = 1000;
+};
+
+TEST_F(ScheduleTest, ElementwiseChainIsOneKernel) {
+  UOpRef a = input({64, 32}), b = input({64, 32}), c = input({32});
+  UOpRef cb = lazy::expand(lazy::reshape(c, {1, 32}), {64, 32});
+  UOpRef y = testgraph::ew(Op::ADD, testgraph::ew(Op::MUL, a, b), cb);
+  schedule::Schedule s = run({y});
+  ASSERT_EQ(s.items.size(), 1u);
+  EXPECT_EQ(s.items[0].buffers.size(), 4u);  // out, a, b, c
+  EXPECT_EQ(s.outputs[0]->op(), Op::RESHAPE);
+  EXPECT_EQ(lazy::shape_of(s.outputs[0]), (Shape{64, 32}));
+}
+
+TEST_F(ScheduleTest, RowReductionsFuseIntoOneKernel) {
+  UOpRef x = input({16, 33});
+  EXPECT_EQ(kernels(testgraph::softmax(x, 16, 33)), 1u);
+  EXPECT_EQ(kernels(testgraph::log_softmax(x, 16, 33)), 1u);
+  EXPECT_EQ(kernels(testgraph::layernorm(x, 16, 33)), 1u);
+  EXPECT_EQ(kernels(testgraph::var_b(x, 16, 33)), 1u);
+  UOpRef onehot = input({16, 33});
+  EXPECT_LE(kernels(testgraph::cross_entropy(x, onehot, 16, 33)), 2u);
+}
+
+TEST_F(ScheduleTest, ColumnReductionUsedPerRowIsItsOwnKernel) {
+  // x / x.sum(0): the sum depends on the inner output range, so inlining it would recompute
+  // it for every row.
+  UOpRef x = input({8, 5});
+  UOpRef s = lazy::expand(lazy::reduce(x, Op::ADD, {0}), {8, 5});
+  schedule::Schedule sch = run({testgraph::ew(Op::FDIV, x, s)});
+  ASSERT_EQ(sch.items.size(), 2u);
+  EXPECT_EQ(sch.intermediates.size(), 1u);
+}
+
+TEST_F(ScheduleTest, FullReductionUsedElementwiseIsItsOwnKernel) {
+  UOpRef x = input({100});
+  UOpRef s = lazy::expand(lazy::reshape(lazy::reduce(x, Op::ADD, {0}), {1}), {100});
+  EXPECT_EQ(kernels(testgraph::ew(Op::FDIV, x, s)), 2u);
+}
+
+TEST_F(ScheduleTest, MatmulIsOneReduceKernel) {
+  UOpRef a = input({8, 6}), b = input({6, 4});
+  UOpRef ae = lazy::expand(lazy::reshape(a, {8, 1, 6}), {8, 4, 6});
+  UOpRef be = lazy::expand(lazy::reshape(lazy::permute(b, {1, 0}), {1, 4, 6}), {8, 4, 6});
+  UOpRef mm = lazy::reshape(lazy::reduce(testgraph::ew(Op::MUL, ae, be), Op::ADD, {2}), {8, 4});
+  schedule::Schedule s = run({mm});
+  ASSERT_EQ(s.items.size(), 1u);
+  int reduces = 0;
+  for (const UOp* u : toposort(s.items[0].ast)) reduces += u->op() == Op::REDUCE;
+  EXPECT_EQ(reduces, 1);
+}
+
+TEST_F(ScheduleTest, ContiguousInTheMiddleRealisesOnce) {
+  UOpRef x = input({10});
+  UOpRef c = lazy::contiguous(testgraph::ew(Op::MUL, x, x));
+  UOpRef y = testgraph::ew(Op::ADD, c, c);
+  schedule::Schedule s = run({y});
+  EXPECT_EQ(s.items.size(), 2u);
+}
+
+TEST_F(ScheduleTest, AssignRunsAfterTheReadsOfTheOldValue) {
+  UOpRef a = input({10});
+  UOpRef assign = lazy::assign(a, testgraph::ew(Op::ADD, a, lazy::full(dtypes::float32, 1, {10})));
+  UOpRef reader = testgraph::ew(Op::MUL, a, a);  // reads the old a
+  schedule::Schedule s = run({assign, reader});
+  ASSERT_EQ(s.items.size(), 2u);
+  // The reader's kernel writes a fresh buffer; the assign's writes a's buffer: reader first.
+  const UOp* a_buf = a->src(0).get();
+  EXPECT_NE(s.items[0].buffers[0].get(), a_buf);
+  EXPECT_EQ(s.items[1].buffers[0].get(), a_buf);
+  EXPECT_EQ(s.outputs[0], a);
+}
+
+TEST_F(ScheduleTest, ReadsOfTheAssignedValueRunAfterIt) {
+  UOpRef a = input({10});
+  UOpRef assign = lazy::assign(a, testgraph::ew(Op::ADD, a, lazy::full(dtypes::float32, 1, {10})));
+  UOpRef reader = testgraph::ew(Op::MUL, assign, assign);
+  schedule::Schedule s = run({reader});
+  ASSERT_EQ(s.items.size(), 2u);
+  EXPECT_EQ(s.items[0].buffers[0].get(), a->src(0).get());
+}
+
+TEST_F(ScheduleTest, SelfTransposeAssignGoesThroughATemporary) {
+  UOpRef a = input({4, 4});
+  schedule::Schedule s = run({lazy::assign(a, lazy::permute(a, {1, 0}))});
+  ASSERT_EQ(s.items.size(), 2u);
+  EXPECT_EQ(s.items[1].kind, schedule::Item::Kind::copy);
+  EXPECT_EQ(s.items[1].buffers[0].get(), a->src(0).get());
+}
+
+TEST_F(ScheduleTest, AssignToALazyTensorIsAnError) {
+  UOpRef a = input({4});
+  UOpRef lazy_target = testgraph::ew(Op::ADD, a, a);
+  try {
+    run({lazy::assign(lazy_target, a)});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("assign: the target must be a realised tensor"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace polygrad
