@@ -1,0 +1,206 @@
+// realize: schedule, plan memory, lower and compile each kernel once, launch in order.
+#include "codegen/lower.hpp"
+#include "ir/graph.hpp"
+#include "runtime/buffers.hpp"
+#include "runtime/runtime.hpp"
+#include "schedule/schedule.hpp"
+
+#include <polygrad/error.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <set>
+
+namespace polygrad::runtime {
+
+namespace {
+
+int debug_level() {
+  static const int level = [] {
+    const char* v = std::getenv("POLYGRAD_DEBUG");
+    return v ? std::atoi(v) : 0;
+  }();
+  return level;
+}
+
+struct CompiledKernel {
+  UOpRef ast;  // keeps the cache key alive
+  codegen::LoweredKernel lowered;
+  Program program;
+};
+
+class ProgramCache {
+ public:
+  std::shared_ptr<CompiledKernel> get(const std::string& device, const UOpRef& ast) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto key = std::make_pair(device, ast.get());
+    auto it = programs_.find(key);
+    if (it != programs_.end()) return it->second;
+    Device dev = device_handle(device);
+    codegen::Target target;
+    target.caps = dev.properties().caps;
+    auto k = std::make_shared<CompiledKernel>();
+    k->ast = ast;
+    k->lowered = codegen::lower(ast, target);
+    pg_kernel_program prog = k->lowered.program();
+    Artifact art = dev.render(prog);
+    if (debug_level() >= 3)
+      std::fprintf(stderr, "polygrad: kernel %s on %s:\n%s\n", k->lowered.name.c_str(),
+                   device.c_str(), art.text().c_str());
+    k->program = dev.load(art, k->lowered.name);
+    programs_.emplace(key, k);
+    return k;
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::pair<std::string, const UOp*>, std::shared_ptr<CompiledKernel>> programs_;
+};
+
+ProgramCache& program_cache() {
+  static ProgramCache* c = new ProgramCache;
+  return *c;
+}
+
+/// Intermediates whose lifetimes do not overlap share memory (same device, big enough).
+void plan_memory(const schedule::Schedule& s) {
+  std::set<const UOp*> planned;
+  for (const UOpRef& b : s.intermediates)
+    if (!buffer_allocated(b.get())) planned.insert(b.get());
+  if (planned.empty()) return;
+  std::map<const UOp*, std::pair<size_t, size_t>> life;
+  for (size_t i = 0; i < s.items.size(); ++i)
+    for (const UOpRef& b : s.items[i].buffers) {
+      if (!planned.count(b.get())) continue;
+      auto [it, fresh] = life.try_emplace(b.get(), i, i);
+      if (!fresh) it->second.second = i;
+    }
+  std::vector<std::pair<std::string, std::shared_ptr<Buffer>>> free_blocks;
+  for (size_t i = 0; i < s.items.size(); ++i) {
+    for (const UOpRef& b : s.items[i].buffers) {
+      auto it = life.find(b.get());
+      if (it == life.end() || it->second.first != i || buffer_allocated(b.get())) continue;
+      const uint64_t need = static_cast<uint64_t>(lazy::buffer_count(b.get())) *
+                            static_cast<uint64_t>(b->dtype().itemsize());
+      const std::string dev = buffer_device(b.get());
+      size_t best = free_blocks.size();
+      for (size_t f = 0; f < free_blocks.size(); ++f)
+        if (free_blocks[f].first == dev && free_blocks[f].second->size() >= need &&
+            (best == free_blocks.size() ||
+             free_blocks[f].second->size() < free_blocks[best].second->size()))
+          best = f;
+      if (best != free_blocks.size()) {
+        alias_buffer(b.get(), free_blocks[best].second);
+        free_blocks.erase(free_blocks.begin() + static_cast<std::ptrdiff_t>(best));
+      }
+    }
+    for (const UOpRef& b : s.items[i].buffers) {
+      auto it = life.find(b.get());
+      if (it == life.end() || it->second.second != i) continue;
+      free_blocks.emplace_back(buffer_device(b.get()), buffer_memory(b.get()));
+      life.erase(it);
+    }
+  }
+}
+
+void run_kernel(const schedule::Item& item) {
+  std::shared_ptr<CompiledKernel> k = program_cache().get(item.device, item.ast);
+  Device dev = device_handle(item.device);
+  std::vector<std::shared_ptr<Buffer>> memory;
+  LaunchArgs args;
+  for (const UOpRef& b : item.buffers) {
+    memory.push_back(buffer_memory(b.get()));
+    args.buffers.push_back(memory.back().get());
+  }
+  auto global = k->lowered.launch_global({});
+  for (int d = 0; d < 3; ++d) args.global_size[d] = global[d];
+  args.local_size = k->lowered.local_size;
+  if (debug_level() >= 1) {
+    auto start = std::chrono::steady_clock::now();
+    dev.launch(k->program, args);
+    dev.synchronize();
+    double us =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    std::fprintf(stderr, "polygrad: %-28s %-8s global [%u, %u, %u] local [%u, %u, %u] %10.1f us\n",
+                 k->lowered.name.c_str(), item.device.c_str(), global[0], global[1], global[2],
+                 args.local_size[0], args.local_size[1], args.local_size[2], us);
+    return;
+  }
+  dev.launch(k->program, args);
+}
+
+void run_copy(const schedule::Item& item) {
+  std::shared_ptr<Buffer> dst = buffer_memory(item.buffers[0].get());
+  std::shared_ptr<Buffer> src = buffer_memory(item.buffers[1].get());
+  Device src_dev = device_handle(buffer_device(item.buffers[1].get()));
+  src_dev.synchronize();
+  device_handle(item.device).copy_device(*dst, *src, static_cast<uint64_t>(item.nbytes));
+  if (debug_level() >= 1)
+    std::fprintf(stderr, "polygrad: copy %lld bytes %s -> %s\n",
+                 static_cast<long long>(item.nbytes), buffer_device(item.buffers[1].get()).c_str(),
+                 item.device.c_str());
+}
+
+void print_schedule(const schedule::Schedule& s) {
+  std::fprintf(stderr, "polygrad: schedule of %zu items\n", s.items.size());
+  for (size_t i = 0; i < s.items.size(); ++i) {
+    const schedule::Item& it = s.items[i];
+    if (it.kind == schedule::Item::Kind::copy) {
+      std::fprintf(stderr, "  [%zu] copy %lld bytes to %s\n", i, static_cast<long long>(it.nbytes),
+                   it.device.c_str());
+      continue;
+    }
+    std::fprintf(stderr, "  [%zu] kernel on %s, %zu buffers:\n%s", i, it.device.c_str(),
+                 it.buffers.size(), to_string(it.ast).c_str());
+  }
+}
+
+}  // namespace
+
+std::vector<UOpRef> realize(const std::vector<UOpRef>& roots, const std::string& device) {
+  schedule::Context ctx;
+  ctx.device = device;
+  ctx.new_buffer = [](const std::string& dev, DType t, int64_t n) { return new_buffer(dev, t, n); };
+  ctx.buffer_device = [](const UOp* b) { return buffer_device(b); };
+  schedule::Schedule s = schedule::make_schedule(roots, ctx);
+  if (debug_level() >= 2) print_schedule(s);
+  plan_memory(s);
+  std::set<std::string> used;
+  for (const schedule::Item& item : s.items) {
+    if (item.kind == schedule::Item::Kind::copy)
+      run_copy(item);
+    else
+      run_kernel(item);
+    used.insert(item.device);
+  }
+  for (const std::string& d : used) device_handle(d).synchronize();
+  return s.outputs;
+}
+
+UOpRef from_host(const std::string& device, DType dtype, const lazy::Shape& shape,
+                 const void* data) {
+  const int64_t n = lazy::numel(shape);
+  UOpRef buf = new_buffer(device, dtype, n);
+  std::shared_ptr<Buffer> mem = buffer_memory(buf.get());
+  const uint64_t nbytes = static_cast<uint64_t>(n) * static_cast<uint64_t>(dtype.itemsize());
+  if (nbytes) device_handle(device).copy_in(*mem, data, nbytes);
+  return lazy::reshape(buf, shape);
+}
+
+void to_host(const UOpRef& realized, void* dst) {
+  if (!lazy::is_realized(realized.get()))
+    internal_error("to_host: the tensor is not realised: " + node_to_string(*realized));
+  const UOp* buf = realized->op() == Op::BUFFER ? realized.get() : realized->src(0).get();
+  const uint64_t nbytes = static_cast<uint64_t>(lazy::buffer_count(buf)) *
+                          static_cast<uint64_t>(buf->dtype().itemsize());
+  if (!nbytes) return;
+  std::shared_ptr<Buffer> mem = buffer_memory(buf);
+  Device dev = device_handle(buffer_device(buf));
+  dev.synchronize();
+  dev.copy_out(dst, *mem, nbytes);
+}
+
+}  // namespace polygrad::runtime

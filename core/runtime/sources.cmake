@@ -1,0 +1,1 @@
+target_sources(polygrad_compiler PRIVATE runtime/buffers.cpp runtime/realize.cpp)

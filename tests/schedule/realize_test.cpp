@@ -1,0 +1,189 @@
+// End to end through the cpu plugin: schedule -> codegen -> launch, values against plain C++.
+#include "graphs.hpp"
+#include "runtime/buffers.hpp"
+#include "runtime/runtime.hpp"
+
+#include <polygrad/error.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+namespace polygrad {
+namespace {
+
+using lazy::Shape;
+
+std::vector<float> random_floats(size_t n, unsigned seed, float lo = -3, float hi = 3) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(gen);
+  return v;
+}
+
+class RealizeTest : public ::testing::Test {
+ protected:
+  std::string dev_ = runtime::canonical_device("cpu");
+  UOpRef input(const std::vector<float>& v, const Shape& s) {
+    return runtime::from_host(dev_, dtypes::float32, s, v.data());
+  }
+  std::vector<float> values(const UOpRef& root) {
+    UOpRef r = runtime::realize({root}, dev_)[0];
+    std::vector<float> out(static_cast<size_t>(lazy::numel(lazy::shape_of(r))));
+    runtime::to_host(r, out.data());
+    return out;
+  }
+};
+
+void expect_near(const std::vector<float>& got, const std::vector<double>& want, double tol) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], tol * (1 + std::abs(want[i]))) << "at " << i;
+}
+
+TEST_F(RealizeTest, ElementwiseWithBroadcast) {
+  auto a = random_floats(6 * 7, 1), c = random_floats(7, 2);
+  UOpRef cb = lazy::expand(lazy::reshape(input(c, {7}), {1, 7}), {6, 7});
+  auto got = values(testgraph::ew(Op::MUL, input(a, {6, 7}), cb));
+  std::vector<double> want;
+  for (int i = 0; i < 6; ++i)
+    for (int j = 0; j < 7; ++j) want.push_back(double(a[i * 7 + j]) * c[j]);
+  expect_near(got, want, 1e-6);
+}
+
+TEST_F(RealizeTest, SoftmaxRows) {
+  const int n = 13, m = 37;
+  auto x = random_floats(n * m, 3);
+  auto got = values(testgraph::softmax(input(x, {n, m}), n, m));
+  std::vector<double> want;
+  for (int i = 0; i < n; ++i) {
+    double mx = -INFINITY, sum = 0;
+    for (int j = 0; j < m; ++j) mx = std::max(mx, double(x[i * m + j]));
+    for (int j = 0; j < m; ++j) sum += std::exp(x[i * m + j] - mx);
+    for (int j = 0; j < m; ++j) want.push_back(std::exp(x[i * m + j] - mx) / sum);
+  }
+  expect_near(got, want, 1e-5);
+}
+
+TEST_F(RealizeTest, LayernormRows) {
+  const int n = 9, m = 50;
+  auto x = random_floats(n * m, 4);
+  auto got = values(testgraph::layernorm(input(x, {n, m}), n, m));
+  std::vector<double> want;
+  for (int i = 0; i < n; ++i) {
+    double mean = 0, var = 0;
+    for (int j = 0; j < m; ++j) mean += x[i * m + j];
+    mean /= m;
+    for (int j = 0; j < m; ++j) var += (x[i * m + j] - mean) * (x[i * m + j] - mean);
+    var /= m;
+    for (int j = 0; j < m; ++j) want.push_back((x[i * m + j] - mean) / std::sqrt(var + 1e-5));
+  }
+  expect_near(got, want, 1e-4);
+}
+
+TEST_F(RealizeTest, CrossEntropyScalar) {
+  const int n = 5, m = 11;
+  auto x = random_floats(n * m, 5);
+  std::vector<float> onehot(n * m, 0);
+  for (int i = 0; i < n; ++i) onehot[i * m + (i * 3) % m] = 1;
+  auto got = values(testgraph::cross_entropy(input(x, {n, m}), input(onehot, {n, m}), n, m));
+  double want = 0;
+  for (int i = 0; i < n; ++i) {
+    double mx = -INFINITY, sum = 0;
+    for (int j = 0; j < m; ++j) mx = std::max(mx, double(x[i * m + j]));
+    for (int j = 0; j < m; ++j) sum += std::exp(x[i * m + j] - mx);
+    want -= x[i * m + (i * 3) % m] - mx - std::log(sum);
+  }
+  expect_near(got, {want / n}, 1e-5);
+}
+
+TEST_F(RealizeTest, ColumnNormalisation) {
+  const int n = 8, m = 5;
+  auto x = random_floats(n * m, 6, 0.5f, 2.0f);
+  UOpRef xi = input(x, {n, m});
+  UOpRef s = lazy::expand(lazy::reduce(xi, Op::ADD, {0}), {n, m});
+  auto got = values(testgraph::ew(Op::FDIV, xi, s));
+  std::vector<double> want;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < m; ++j) {
+      double col = 0;
+      for (int k = 0; k < n; ++k) col += x[k * m + j];
+      want.push_back(x[i * m + j] / col);
+    }
+  expect_near(got, want, 1e-6);
+}
+
+TEST_F(RealizeTest, MovementOps) {
+  auto x = random_floats(3 * 4, 7);
+  UOpRef xi = input(x, {3, 4});
+  // pad (1, 2) on axis 1, flip axis 0, shrink rows 1..3, permute.
+  UOpRef p = lazy::pad(xi, {{0, 0}, {1, 2}});
+  UOpRef f = lazy::flip(p, {0});
+  UOpRef s = lazy::shrink(f, {{1, 3}, {0, 7}});
+  UOpRef t = lazy::permute(s, {1, 0});
+  auto got = values(t);
+  std::vector<double> want;
+  for (int j = 0; j < 7; ++j)
+    for (int i = 1; i < 3; ++i) {
+      int row = 2 - i, col = j - 1;
+      want.push_back(col >= 0 && col < 4 ? x[row * 4 + col] : 0.0);
+    }
+  expect_near(got, want, 0);
+}
+
+TEST_F(RealizeTest, MatmulAgainstLoops) {
+  const int n = 17, k = 9, m = 6;
+  auto a = random_floats(n * k, 8), b = random_floats(k * m, 9);
+  UOpRef ae = lazy::expand(lazy::reshape(input(a, {n, k}), {n, 1, k}), {n, m, k});
+  UOpRef bt = lazy::permute(input(b, {k, m}), {1, 0});
+  UOpRef be = lazy::expand(lazy::reshape(bt, {1, m, k}), {n, m, k});
+  UOpRef mm = lazy::reshape(lazy::reduce(testgraph::ew(Op::MUL, ae, be), Op::ADD, {2}), {n, m});
+  auto got = values(mm);
+  std::vector<double> want;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < m; ++j) {
+      double acc = 0;
+      for (int q = 0; q < k; ++q) acc += double(a[i * k + q]) * b[q * m + j];
+      want.push_back(acc);
+    }
+  expect_near(got, want, 1e-5);
+}
+
+TEST_F(RealizeTest, AssignOrderingAndSelfTranspose) {
+  std::vector<float> a = {1, 2, 3, 4};
+  UOpRef ai = input(a, {2, 2});
+  UOpRef reader = testgraph::ew(Op::MUL, ai, ai);
+  UOpRef asg = lazy::assign(ai, lazy::permute(ai, {1, 0}));
+  auto outs = runtime::realize({asg, reader}, dev_);
+  std::vector<float> got(4), old_sq(4);
+  runtime::to_host(outs[0], got.data());
+  runtime::to_host(outs[1], old_sq.data());
+  EXPECT_EQ(got, (std::vector<float>{1, 3, 2, 4}));
+  EXPECT_EQ(old_sq, (std::vector<float>{1, 4, 9, 16}));
+}
+
+TEST_F(RealizeTest, BuffersAreReleasedWithTheirNodes) {
+  size_t before = runtime::live_buffer_count();
+  {
+    auto x = random_floats(100, 10);
+    UOpRef xi = input(x, {100});
+    UOpRef s = lazy::expand(lazy::reshape(lazy::reduce(xi, Op::ADD, {0}), {1}), {100});
+    values(testgraph::ew(Op::FDIV, xi, s));
+  }
+  EXPECT_EQ(runtime::live_buffer_count(), before);
+}
+
+TEST_F(RealizeTest, UsingATensorOnAnUnknownDeviceIsAnError) {
+  try {
+    runtime::canonical_device("tpu:7");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("tpu"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace polygrad
