@@ -1,0 +1,124 @@
+#include "codegen/check.hpp"
+
+#include <map>
+
+#include "ir/error.hpp"
+#include "ir/graph.hpp"
+
+namespace polygrad::codegen {
+
+namespace {
+
+[[noreturn]] void bad(const UOp& u, const std::string& what) {
+  ir_error("codegen: " + node_to_string(u) + ": " + what);
+}
+
+bool allowed(Op op) {
+  switch (op) {
+    case Op::SINK:
+    case Op::STORE:
+    case Op::INDEX:
+    case Op::LOAD:
+    case Op::DEFINE_GLOBAL:
+    case Op::RANGE:
+    case Op::REDUCE:
+    case Op::DEFINE_VAR:
+    case Op::CONST:
+    case Op::CAST:
+    case Op::BITCAST:
+      return true;
+    default:
+      return is_alu(op);
+  }
+}
+
+void check_node(const UOp& u) {
+  if (!allowed(u.op())) bad(u, "op is not allowed in a kernel AST");
+  const DType t = u.dtype();
+  if (t.lanes() != 1) bad(u, "vector dtypes are not allowed in a kernel AST");
+  switch (u.op()) {
+    case Op::SINK:
+      for (const UOpRef& s : u.srcs())
+        if (s->op() != Op::STORE) bad(u, "every source must be a STORE");
+      break;
+    case Op::STORE: {
+      if (u.src(0)->op() != Op::INDEX) bad(u, "source 0 must be an INDEX");
+      DType want = u.src(0)->dtype().base();
+      if (u.src(1)->dtype() != want)
+        bad(u, "stores a " + u.src(1)->dtype().name() + " value into a " + want.name() + " buffer");
+      if (u.nsrcs() == 3 && u.src(2)->dtype() != dtypes::bool_) bad(u, "gate must be bool");
+      break;
+    }
+    case Op::INDEX:
+      if (u.src(0)->op() != Op::DEFINE_GLOBAL) bad(u, "source 0 must be a DEFINE_GLOBAL");
+      if (u.nsrcs() != 2) bad(u, "a gate belongs on the LOAD, not on the INDEX");
+      if (!u.src(1)->dtype().is_int()) bad(u, "offset must be an int expression");
+      break;
+    case Op::LOAD:
+      if (u.src(0)->op() != Op::INDEX) bad(u, "source 0 must be an INDEX");
+      if (u.nsrcs() == 2) bad(u, "a gated LOAD takes (INDEX, alt, gate)");
+      if (u.nsrcs() == 3) {
+        if (u.src(1)->dtype() != t) bad(u, "alt has dtype " + u.src(1)->dtype().name());
+        if (u.src(2)->dtype() != dtypes::bool_) bad(u, "gate must be bool");
+      }
+      break;
+    case Op::DEFINE_GLOBAL:
+      if (!t.is_ptr() || t.addrspace() != AddrSpace::global) bad(u, "must be a global pointer");
+      if (!std::holds_alternative<int64_t>(u.arg()) || u.arg_int() < 0)
+        bad(u, "arg must be a buffer slot >= 0");
+      break;
+    case Op::RANGE:
+      if (!u.src(0)->dtype().is_int() || !t.is_int())
+        bad(u, "end must be an int64 expression, got " + u.src(0)->dtype().name());
+      if (!std::holds_alternative<int64_t>(u.arg())) bad(u, "arg must be an int64 loop id");
+      break;
+    case Op::REDUCE: {
+      if (!std::holds_alternative<int64_t>(u.arg())) bad(u, "arg must be an alu op");
+      int64_t op = u.arg_int();
+      if (op != static_cast<int64_t>(Op::ADD) && op != static_cast<int64_t>(Op::MAX) &&
+          op != static_cast<int64_t>(Op::MUL))
+        bad(u, "reduces with ADD, MAX or MUL only");
+      if (u.src(0)->dtype() != t) bad(u, "value has dtype " + u.src(0)->dtype().name());
+      for (size_t i = 1; i < u.nsrcs(); ++i)
+        if (u.src(i)->op() != Op::RANGE) bad(u, "sources after the first must be RANGEs");
+      break;
+    }
+    case Op::DEFINE_VAR:
+      if (!t.is_int()) bad(u, "must have an int dtype");
+      break;
+    default:
+      if (t.is_ptr()) bad(u, "a value op cannot produce a pointer");
+      break;
+  }
+}
+
+}  // namespace
+
+void check_kernel_ast(const UOpRef& sink) {
+  if (!sink || sink->op() != Op::SINK)
+    ir_error("codegen: a kernel AST must be rooted at a SINK, got " +
+             (sink ? node_to_string(*sink) : std::string("null")));
+  std::vector<const UOp*> order = toposort(sink);
+  for (const UOp* u : order) check_node(*u);
+  verify(sink);
+  std::map<int64_t, const UOp*> by_id;
+  for (const UOp* u : order) {
+    if (u->op() == Op::RANGE) {
+      auto [it, fresh] = by_id.emplace(u->arg_int(), u);
+      if (!fresh && it->second != u) bad(*u, "two different RANGEs share loop id");
+    }
+  }
+}
+
+void check_target_dtypes(const UOpRef& sink, const Target& target) {
+  for (const UOp* u : toposort(sink)) {
+    DType t = u->dtype();
+    if (t.is_void()) continue;
+    pg_dtype s = t.scalar();
+    if (((target.caps.dtype_mask >> s) & 1u) == 0)
+      ir_error("codegen: dtype " + t.scalar_type().name() + " (in " + node_to_string(*u) +
+               ") is not supported by the target");
+  }
+}
+
+}  // namespace polygrad::codegen

@@ -1,0 +1,433 @@
+// The linearizer; the algorithm is described in linearize.hpp.
+#include "codegen/linearize.hpp"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <unordered_map>
+
+#include "codegen/rebuild.hpp"
+#include "ir/error.hpp"
+#include "ir/graph.hpp"
+#include "symbolic/bounds.hpp"
+#include "symbolic/simplify.hpp"
+
+namespace polygrad::codegen {
+
+namespace {
+
+/// Kernel ops whose IR and ISA names agree.
+#define PG_CODEGEN_SAME_OPS(X)                                                                    \
+  X(CONST)                                                                                        \
+  X(INDEX) X(LOAD) X(STORE) X(NEG) X(NOT) X(RECIP) X(SQRT) X(EXP2) X(LOG2) X(SIN) X(TRUNC) X(ADD) \
+      X(SUB) X(MUL) X(FDIV) X(IDIV) X(MOD) X(MAX) X(CMPLT) X(CMPNE) X(CMPEQ) X(AND) X(OR) X(XOR)  \
+          X(SHL) X(SHR) X(WHERE) X(MULACC) X(CAST) X(BITCAST)
+
+pg_op to_pg(Op op) {
+  switch (op) {
+#define PG_X(name) \
+  case Op::name:   \
+    return PG_OP_##name;
+    PG_CODEGEN_SAME_OPS(PG_X)
+#undef PG_X
+    default:
+      ir_error("codegen: op " + std::string(op_name(op)) + " has no kernel-program form");
+  }
+}
+
+using LoopIds = std::vector<int64_t>;  // sorted
+
+struct Inst {
+  pg_instruction in{};
+  std::vector<uint32_t> srcs;
+};
+
+struct Item {
+  bool is_scope;
+  uint32_t id;
+};
+
+struct Scope {
+  int parent = -1;
+  int64_t loop_id = -1;          ///< -1 for the root
+  uint32_t var = 0;              ///< the int64 loop variable's instruction
+  std::vector<uint32_t> header;  ///< RANGE, or SPECIAL + CAST
+  bool is_loop = false;          ///< closed by END_RANGE(header[0])
+  bool open = true;
+  std::vector<Item> body;
+};
+
+struct PairHash {
+  size_t operator()(const std::pair<const UOp*, int>& k) const {
+    return std::hash<const void*>{}(k.first) * 31u + static_cast<size_t>(k.second);
+  }
+};
+
+class Linearizer {
+ public:
+  explicit Linearizer(const Target& target) : target_(target) {}
+  Linearized run(const UOpRef& sink);
+
+ private:
+  const LoopIds& deps(const UOp* n);
+  int place(const UOp* n, int ctx);
+  uint32_t value(const UOpRef& n, int ctx);
+  uint32_t constant(const UOpRef& c);
+  uint32_t reduce(const UOp* r, int p);
+  void accumulate(int s, Op op, DType t, uint32_t acc, int lane, uint32_t v);
+  int reduce_lanes(DType t, const UOpRef& end) const;
+  uint32_t make(pg_op op, DType t, std::vector<uint32_t> srcs, pg_arg arg = {0}, int64_t arg2 = 0);
+  uint32_t add(int scope, pg_op op, DType t, std::vector<uint32_t> srcs, pg_arg arg = {0});
+  void insert(int scope, Item item);
+  int open_loop(int parent, int64_t id, const UOpRef& end);
+  void flatten(int s, Linearized& out, std::vector<uint32_t>& final_index);
+  uint32_t push_final(Linearized& out, const pg_instruction& in, const std::vector<uint32_t>& srcs);
+
+  const Target& target_;
+  std::unordered_map<const UOp*, LoopIds> deps_;
+  std::unordered_map<std::pair<const UOp*, int>, uint32_t, PairHash> memo_;
+  std::vector<Inst> insts_;
+  std::vector<Scope> scopes_;
+  std::vector<UOpRef> keep_;  // nodes built here, alive while their pointers are keys
+  std::map<std::string, uint32_t> var_slot_;
+  int64_t next_id_ = 0;
+  uint32_t buffer_count_ = 0;
+  bool has_reduce_ = false;
+};
+
+pg_arg arg_i(int64_t v) {
+  pg_arg a;
+  a.i = v;
+  return a;
+}
+
+const LoopIds& Linearizer::deps(const UOp* n) {
+  if (auto it = deps_.find(n); it != deps_.end()) return it->second;
+  LoopIds ids;
+  for (const UOpRef& s : n->srcs()) {
+    const LoopIds& d = deps(s.get());
+    LoopIds merged;
+    std::set_union(ids.begin(), ids.end(), d.begin(), d.end(), std::back_inserter(merged));
+    ids.swap(merged);
+  }
+  if (n->op() == Op::RANGE) {
+    auto at = std::lower_bound(ids.begin(), ids.end(), n->arg_int());
+    if (at == ids.end() || *at != n->arg_int()) ids.insert(at, n->arg_int());
+  }
+  if (n->op() == Op::REDUCE) {
+    // The reduced ids go; the ids of their ends stay (deps of the end were merged above, but
+    // the RANGE added its own id: take those out again and re-add the ends' ids).
+    LoopIds ends;
+    for (size_t i = 1; i < n->nsrcs(); ++i) {
+      auto at = std::lower_bound(ids.begin(), ids.end(), n->src(i)->arg_int());
+      if (at != ids.end() && *at == n->src(i)->arg_int()) ids.erase(at);
+    }
+    for (size_t i = 1; i < n->nsrcs(); ++i) {
+      const LoopIds& d = deps(n->src(i)->src(0).get());
+      LoopIds merged;
+      std::set_union(ids.begin(), ids.end(), d.begin(), d.end(), std::back_inserter(merged));
+      ids.swap(merged);
+    }
+  }
+  return deps_.emplace(n, std::move(ids)).first->second;
+}
+
+int Linearizer::place(const UOp* n, int ctx) {
+  const LoopIds& ids = deps(n);
+  if (ids.empty()) return 0;
+  int found = -1;
+  size_t seen = 0;
+  for (int s = ctx; s > 0; s = scopes_[s].parent) {
+    if (std::binary_search(ids.begin(), ids.end(), scopes_[s].loop_id)) {
+      if (found < 0) found = s;
+      ++seen;
+    }
+  }
+  if (seen < ids.size())
+    ir_error("codegen: " + node_to_string(*n) + " uses a RANGE outside its loop (a reduce " +
+             "range outside its REDUCE?)");
+  return found;
+}
+
+uint32_t Linearizer::make(pg_op op, DType t, std::vector<uint32_t> srcs, pg_arg arg, int64_t arg2) {
+  Inst inst;
+  inst.in.op = static_cast<uint16_t>(op);
+  inst.in.dtype = static_cast<uint8_t>(t.scalar());
+  inst.in.vcount = static_cast<uint8_t>(t.lanes());
+  inst.in.addrspace = static_cast<uint8_t>(t.addrspace());
+  inst.in.arg = arg;
+  inst.in.arg2 = arg2;
+  inst.srcs = std::move(srcs);
+  insts_.push_back(std::move(inst));
+  return static_cast<uint32_t>(insts_.size() - 1);
+}
+
+void Linearizer::insert(int scope, Item item) {
+  std::vector<Item>& body = scopes_[scope].body;
+  auto at = std::find_if(body.begin(), body.end(),
+                         [&](const Item& i) { return i.is_scope && scopes_[i.id].open; });
+  body.insert(at, item);
+}
+
+uint32_t Linearizer::add(int scope, pg_op op, DType t, std::vector<uint32_t> srcs, pg_arg arg) {
+  uint32_t id = make(op, t, std::move(srcs), arg);
+  insert(scope, {false, id});
+  return id;
+}
+
+int Linearizer::open_loop(int parent, int64_t id, const UOpRef& end) {
+  uint32_t e = value(end, parent);
+  Scope s;
+  s.parent = parent;
+  s.loop_id = id;
+  s.is_loop = true;
+  s.var = make(PG_OP_RANGE, end->dtype(), {e}, arg_i(id));
+  s.header = {s.var};
+  scopes_.push_back(std::move(s));
+  int index = static_cast<int>(scopes_.size() - 1);
+  insert(parent, {true, static_cast<uint32_t>(index)});
+  return index;
+}
+
+uint32_t Linearizer::constant(const UOpRef& c) {
+  keep_.push_back(c);
+  return value(c, 0);
+}
+
+uint32_t Linearizer::value(const UOpRef& ref, int ctx) {
+  const UOp* u = ref.get();
+  if (u->op() == Op::RANGE) {
+    for (int s = ctx; s > 0; s = scopes_[s].parent)
+      if (scopes_[s].loop_id == u->arg_int()) return scopes_[s].var;
+    ir_error("codegen: " + node_to_string(*u) + " is used outside its loop");
+  }
+  const int p = place(u, ctx);
+  if (auto it = memo_.find({u, p}); it != memo_.end()) return it->second;
+  uint32_t id = 0;
+  const DType t = u->dtype();
+  switch (u->op()) {
+    case Op::REDUCE:
+      id = reduce(u, p);
+      break;
+    case Op::DEFINE_GLOBAL: {
+      const int64_t slot = u->arg_int();
+      buffer_count_ = std::max<uint32_t>(buffer_count_, static_cast<uint32_t>(slot + 1));
+      id = add(p, PG_OP_PARAM_BUFFER, t, {}, arg_i(slot));
+      break;
+    }
+    case Op::DEFINE_VAR:
+      id = add(p, PG_OP_PARAM_SCALAR, t, {}, arg_i(var_slot_.at(u->arg_var().name)));
+      break;
+    case Op::CONST: {
+      pg_arg a = arg_i(0);
+      if (t.is_float())
+        a.f = u->arg_float();
+      else
+        a.i = u->arg_int();
+      id = add(p, PG_OP_CONST, t, {}, a);
+      break;
+    }
+    default: {
+      std::vector<uint32_t> srcs;
+      for (const UOpRef& s : u->srcs()) srcs.push_back(value(s, p));
+      id = add(p, to_pg(u->op()), t, std::move(srcs));
+      break;
+    }
+  }
+  memo_.emplace(std::make_pair(u, p), id);
+  return id;
+}
+
+int Linearizer::reduce_lanes(DType t, const UOpRef& end) const {
+  if (t.is_bool() || t.scalar_size() == 0) return 1;
+  uint32_t lanes = target_.caps.vector_width_bytes / static_cast<uint32_t>(t.scalar_size());
+  lanes = std::min(lanes, target_.caps.max_vector_lanes);
+  if (lanes < 2) return 1;
+  if (end->op() == Op::CONST && end->arg_int() < 2 * static_cast<int64_t>(lanes)) return 1;
+  return static_cast<int>(lanes);
+}
+
+UOpRef identity(Op op, DType t) {
+  switch (op) {
+    case Op::ADD:
+      return t.is_float() ? const_float(t, 0.0) : const_int(t, 0);
+    case Op::MUL:
+      return t.is_float() ? const_float(t, 1.0) : const_int(t, 1);
+    default:  // MAX
+      return t.is_float() ? const_float(t, t.min_value()) : const_int(t, t.int_min());
+  }
+}
+
+void Linearizer::accumulate(int s, Op op, DType t, uint32_t acc, int lane, uint32_t v) {
+  const DType reg = t.ptr(AddrSpace::reg);
+  uint32_t idx = add(s, PG_OP_INDEX, reg, {acc, constant(const_int(dtypes::index, lane))});
+  uint32_t cur = add(s, PG_OP_LOAD, t, {idx});
+  uint32_t next = add(s, to_pg(op), t, {cur, v});
+  add(s, PG_OP_STORE, dtypes::void_, {idx, next});
+}
+
+uint32_t Linearizer::reduce(const UOp* r, int p) {
+  has_reduce_ = true;
+  const Op op = static_cast<Op>(r->arg_int());
+  const DType t = r->dtype();
+  const DType reg = t.ptr(AddrSpace::reg);
+  const UOpRef& val = r->src(0);
+  const size_t nranges = r->nsrcs() - 1;
+  const int lanes = nranges == 0 ? 1 : reduce_lanes(t, r->src(nranges)->src(0));
+
+  const uint32_t acc = add(p, PG_OP_DEFINE_REG, reg, {}, arg_i(lanes));
+  const uint32_t init = constant(identity(op, t));
+  for (int l = 0; l < lanes; ++l) {
+    uint32_t idx = add(p, PG_OP_INDEX, reg, {acc, constant(const_int(dtypes::index, l))});
+    add(p, PG_OP_STORE, dtypes::void_, {idx, init});
+  }
+  std::vector<int> loops;
+  int s = p;
+  const size_t full = lanes > 1 ? nranges - 1 : nranges;
+  for (size_t i = 1; i <= full; ++i) {
+    s = open_loop(s, r->src(i)->arg_int(), r->src(i)->src(0));
+    loops.push_back(s);
+  }
+  if (lanes == 1) {
+    accumulate(s, op, t, acc, 0, value(val, s));
+  } else {
+    const UOp* k = r->src(nranges).get();
+    const UOpRef& end = k->src(0);
+    const UOpRef main_end = simplify(end / lanes);
+    const UOpRef tail_end = simplify(end % lanes);
+    keep_.push_back(main_end);
+    keep_.push_back(tail_end);
+    const int64_t main_id = next_id_++;
+    const UOpRef k0 = range(main_end, main_id);
+    const int sm = open_loop(s, main_id, main_end);
+    for (int l = 0; l < lanes; ++l) {
+      UOpRef v = simplify_indexing(substitute(val, {{k, k0 * lanes + l}}));
+      keep_.push_back(v);
+      accumulate(sm, op, t, acc, l, value(v, sm));
+    }
+    scopes_[sm].open = false;
+    if (!(tail_end->op() == Op::CONST && tail_end->arg_int() == 0)) {
+      const int64_t tail_id = next_id_++;
+      const UOpRef kt = range(tail_end, tail_id);
+      const int st = open_loop(s, tail_id, tail_end);
+      UOpRef v = simplify_indexing(substitute(val, {{k, main_end * lanes + kt}}));
+      keep_.push_back(v);
+      accumulate(st, op, t, acc, 0, value(v, st));
+      scopes_[st].open = false;
+    }
+  }
+  for (auto it = loops.rbegin(); it != loops.rend(); ++it) scopes_[*it].open = false;
+
+  auto lane_value = [&](int l) {
+    uint32_t idx = add(p, PG_OP_INDEX, reg, {acc, constant(const_int(dtypes::index, l))});
+    return add(p, PG_OP_LOAD, t, {idx});
+  };
+  uint32_t result = lane_value(0);
+  for (int l = 1; l < lanes; ++l) result = add(p, to_pg(op), t, {result, lane_value(l)});
+  return result;
+}
+
+uint32_t Linearizer::push_final(Linearized& out, const pg_instruction& in,
+                                const std::vector<uint32_t>& srcs) {
+  pg_instruction f = in;
+  f.src_start = static_cast<uint32_t>(out.operands.size());
+  f.src_count = static_cast<uint32_t>(srcs.size());
+  out.operands.insert(out.operands.end(), srcs.begin(), srcs.end());
+  out.instructions.push_back(f);
+  return static_cast<uint32_t>(out.instructions.size() - 1);
+}
+
+void Linearizer::flatten(int s, Linearized& out, std::vector<uint32_t>& final_index) {
+  auto emit = [&](uint32_t id) {
+    std::vector<uint32_t> srcs;
+    for (uint32_t src : insts_[id].srcs) {
+      if (final_index[src] == UINT32_MAX)
+        ir_error("codegen: internal error: instruction placed before its source");
+      srcs.push_back(final_index[src]);
+    }
+    final_index[id] = push_final(out, insts_[id].in, srcs);
+  };
+  for (uint32_t h : scopes_[s].header) emit(h);
+  for (const Item& item : scopes_[s].body) {
+    if (item.is_scope)
+      flatten(static_cast<int>(item.id), out, final_index);
+    else
+      emit(item.id);
+  }
+  if (scopes_[s].is_loop) {
+    pg_instruction end{};
+    end.op = PG_OP_END_RANGE;
+    end.dtype = PG_DTYPE_VOID;
+    end.vcount = 1;
+    push_final(out, end, {final_index[scopes_[s].header[0]]});
+  }
+}
+
+Linearized Linearizer::run(const UOpRef& sink) {
+  Linearized out;
+  std::vector<const UOp*> order = toposort(sink);
+  std::map<int64_t, const UOp*> outputs;
+  std::vector<int64_t> reduced;
+  for (const UOp* u : order) {
+    if (u->op() == Op::RANGE) next_id_ = std::max(next_id_, u->arg_int() + 1);
+    if (u->op() == Op::DEFINE_VAR) var_slot_.emplace(u->arg_var().name, 0);
+    if (u->op() == Op::REDUCE)
+      for (size_t i = 1; i < u->nsrcs(); ++i) reduced.push_back(u->src(i)->arg_int());
+  }
+  for (const UOp* u : order)
+    if (u->op() == Op::RANGE &&
+        std::find(reduced.begin(), reduced.end(), u->arg_int()) == reduced.end())
+      outputs.emplace(u->arg_int(), u);
+  uint32_t slot = 0;
+  for (auto& [name, s] : var_slot_) s = slot++;
+  out.vars.resize(var_slot_.size());
+  for (const UOp* u : order)
+    if (u->op() == Op::DEFINE_VAR) out.vars[var_slot_.at(u->arg_var().name)] = u->arg_var();
+
+  scopes_.push_back(Scope{});  // the root
+  int s = 0;
+  bool first = true;
+  for (const auto& [id, rng] : outputs) {
+    const UOpRef& end = rng->src(0);
+    out.out_ends.push_back(end);
+    std::optional<Bounds> b = bounds(end);
+    bool special = first && b && b->hi <= int64_t{target_.caps.max_global_dims[0]};
+    first = false;
+    if (!special) {
+      s = open_loop(s, id, end);
+      continue;
+    }
+    out.global0 = end;
+    Scope sc;
+    sc.parent = s;
+    sc.loop_id = id;
+    uint32_t g = make(PG_OP_SPECIAL, dtypes::int32, {}, arg_i(0), PG_SPECIAL_GLOBAL);
+    sc.var = make(PG_OP_CAST, dtypes::index, {g});
+    sc.header = {g, sc.var};
+    scopes_.push_back(std::move(sc));
+    int index = static_cast<int>(scopes_.size() - 1);
+    insert(s, {true, static_cast<uint32_t>(index)});
+    s = index;
+  }
+  for (const UOpRef& store : sink->srcs()) {
+    int p = place(store.get(), s);
+    std::vector<uint32_t> srcs;
+    for (const UOpRef& src : store->srcs()) srcs.push_back(value(src, p));
+    add(p, PG_OP_STORE, dtypes::void_, std::move(srcs));
+  }
+  for (Scope& sc : scopes_) sc.open = false;
+
+  std::vector<uint32_t> final_index(insts_.size(), UINT32_MAX);
+  flatten(0, out, final_index);
+  out.buffer_count = buffer_count_;
+  out.has_reduce = has_reduce_;
+  return out;
+}
+
+}  // namespace
+
+Linearized linearize(const UOpRef& sink, const Target& target) {
+  return Linearizer(target).run(sink);
+}
+
+}  // namespace polygrad::codegen

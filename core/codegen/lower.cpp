@@ -1,0 +1,149 @@
+// lower(): the codegen pipeline, kernel naming and launch-size evaluation.
+#include "codegen/lower.hpp"
+
+#include <cctype>
+#include <cstdio>
+#include <functional>
+
+#include "codegen/check.hpp"
+#include "codegen/linearize.hpp"
+#include "codegen/rebuild.hpp"
+#include "codegen/transcendental.hpp"
+#include "ir/error.hpp"
+#include "ir/graph.hpp"
+
+namespace polygrad::codegen {
+
+namespace {
+
+/// FNV-1a over the program bytes: a short, deterministic suffix.
+uint32_t program_hash(const Linearized& l) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&](const void* p, size_t n) {
+    const auto* b = static_cast<const unsigned char*>(p);
+    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+  };
+  mix(l.instructions.data(), l.instructions.size() * sizeof(pg_instruction));
+  mix(l.operands.data(), l.operands.size() * sizeof(uint32_t));
+  return static_cast<uint32_t>(h ^ (h >> 32));
+}
+
+std::string kernel_name(const Linearized& l) {
+  std::string name = l.has_reduce ? "r" : "E";
+  bool needs_hash = false;
+  for (const UOpRef& end : l.out_ends) {
+    if (end->op() == Op::CONST) {
+      name += '_';
+      name += std::to_string(end->arg_int());
+    } else if (end->op() == Op::DEFINE_VAR) {
+      std::string v;
+      for (char ch : end->arg_var().name)
+        v += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_') ? ch : '_';
+      name += '_';
+      name += v;
+    } else {
+      name += '_';
+      name += 's';
+      needs_hash = true;
+    }
+  }
+  if (needs_hash) {
+    char buf[16];
+    std::snprintf(buf, sizeof(buf), "_%08x", program_hash(l));
+    name += buf;
+  }
+  return name;
+}
+
+int64_t eval(const UOp& u, const std::unordered_map<std::string, int64_t>& vals) {
+  auto s = [&](size_t i) { return eval(*u.src(i), vals); };
+  switch (u.op()) {
+    case Op::CONST:
+      return u.arg_int();
+    case Op::DEFINE_VAR: {
+      auto it = vals.find(u.arg_var().name);
+      if (it == vals.end())
+        ir_error("codegen: launch size needs variable '" + u.arg_var().name + "', not given");
+      return it->second;
+    }
+    case Op::CAST:
+      return s(0);
+    case Op::ADD:
+      return s(0) + s(1);
+    case Op::SUB:
+      return s(0) - s(1);
+    case Op::MUL:
+      return s(0) * s(1);
+    case Op::NEG:
+      return -s(0);
+    case Op::MAX:
+      return std::max(s(0), s(1));
+    case Op::IDIV:
+    case Op::MOD: {
+      int64_t b = s(1);
+      if (b == 0) ir_error("codegen: launch size divides by zero");
+      return u.op() == Op::IDIV ? s(0) / b : s(0) % b;
+    }
+    case Op::CMPLT:
+      return s(0) < s(1);
+    case Op::CMPNE:
+      return s(0) != s(1);
+    case Op::CMPEQ:
+      return s(0) == s(1);
+    case Op::WHERE:
+      return s(0) ? s(1) : s(2);
+    default:
+      ir_error("codegen: cannot evaluate " + node_to_string(u) + " in a launch size");
+  }
+}
+
+}  // namespace
+
+pg_kernel_program LoweredKernel::program() const {
+  pg_kernel_program p{};
+  p.struct_size = sizeof(pg_kernel_program);
+  p.isa_version = PG_KERNEL_ISA_VERSION;
+  p.name = name.c_str();
+  p.instructions = instructions.data();
+  p.instruction_count = static_cast<uint32_t>(instructions.size());
+  p.operands = operands.data();
+  p.operand_count = static_cast<uint32_t>(operands.size());
+  p.buffer_count = buffer_count;
+  p.scalar_count = static_cast<uint32_t>(vars.size());
+  for (int d = 0; d < 3; ++d) p.local_size[d] = local_size[d];
+  return p;
+}
+
+std::array<uint32_t, 3> LoweredKernel::launch_global(
+    const std::unordered_map<std::string, int64_t>& vals) const {
+  std::array<uint32_t, 3> out{1, 1, 1};
+  for (int d = 0; d < 3; ++d) {
+    int64_t v = global_size[d] ? eval(*global_size[d], vals) : 1;
+    if (v < 0 || v > int64_t{UINT32_MAX})
+      ir_error("codegen: kernel '" + name + "' global size " + std::to_string(v) + " along dim " +
+               std::to_string(d) + " is out of range");
+    out[d] = static_cast<uint32_t>(v);
+  }
+  return out;
+}
+
+LoweredKernel lower(const UOpRef& sink, const Target& target) {
+  check_kernel_ast(sink);
+  UOpRef ast = simplify_indexing(sink);
+  if (target.caps.flags & PG_CAP_DECOMPOSE_TRANSCENDENTAL)
+    ast = decompose_transcendentals(ast, target);
+  check_target_dtypes(ast, target);
+  Linearized l = linearize(ast, target);
+
+  LoweredKernel k;
+  k.name = kernel_name(l);
+  k.instructions = std::move(l.instructions);
+  k.operands = std::move(l.operands);
+  k.buffer_count = l.buffer_count;
+  k.vars = std::move(l.vars);
+  k.global_size = {l.global0 ? l.global0 : const_int(dtypes::index, 1), const_int(dtypes::index, 1),
+                   const_int(dtypes::index, 1)};
+  return k;
+}
+
+}  // namespace polygrad::codegen

@@ -1,0 +1,44 @@
+#include "codegen/rebuild.hpp"
+
+#include <unordered_map>
+#include <vector>
+
+#include "ir/graph.hpp"
+#include "symbolic/simplify.hpp"
+
+namespace polygrad::codegen {
+
+UOpRef rebuild(const UOpRef& root, const std::function<UOpRef(const UOpRef&)>& fn) {
+  std::unordered_map<const UOp*, UOpRef> done;
+  std::vector<UOpRef> srcs;
+  for (const UOp* n : toposort(root)) {
+    srcs.clear();
+    for (const UOpRef& s : n->srcs()) srcs.push_back(done.at(s.get()));
+    done.emplace(n, fn(n->with_srcs(srcs)));
+  }
+  return done.at(root.get());
+}
+
+UOpRef simplify_indexing(const UOpRef& root) {
+  return rebuild(root, [](const UOpRef& n) {
+    auto with = [&](size_t i) {
+      std::vector<UOpRef> srcs(n->srcs().begin(), n->srcs().end());
+      srcs[i] = simplify(srcs[i]);
+      return n->with_srcs(srcs);
+    };
+    switch (n->op()) {
+      case Op::INDEX:
+        return with(1);
+      case Op::RANGE:
+        return with(0);
+      case Op::LOAD:
+        return n->nsrcs() == 3 ? with(2) : n;
+      case Op::STORE:
+        return n->nsrcs() == 3 ? with(2) : n;
+      default:
+        return n;
+    }
+  });
+}
+
+}  // namespace polygrad::codegen

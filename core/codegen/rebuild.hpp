@@ -1,0 +1,21 @@
+// Bottom-up graph rebuilding shared by the codegen passes.
+#ifndef POLYGRAD_CODEGEN_REBUILD_HPP
+#define POLYGRAD_CODEGEN_REBUILD_HPP
+
+#include <functional>
+
+#include "ir/uop.hpp"
+
+namespace polygrad::codegen {
+
+/// `root` rebuilt bottom-up: every node gets its rebuilt sources, then `fn` may replace it
+/// (return the node unchanged to keep it). `fn` sees each node once, sources already done.
+UOpRef rebuild(const UOpRef& root, const std::function<UOpRef(const UOpRef&)>& fn);
+
+/// `root` with the index math simplified: INDEX offsets, LOAD/STORE gates and RANGE ends run
+/// through the symbolic engine.
+UOpRef simplify_indexing(const UOpRef& root);
+
+}  // namespace polygrad::codegen
+
+#endif  // POLYGRAD_CODEGEN_REBUILD_HPP

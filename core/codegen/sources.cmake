@@ -1,0 +1,7 @@
+# The codegen: kernel AST -> SDK kernel program (see codegen/lower.hpp).
+target_sources(polygrad_compiler PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/check.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/linearize.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/lower.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/rebuild.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/transcendental.cpp)

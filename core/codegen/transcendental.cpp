@@ -1,0 +1,144 @@
+#include "codegen/transcendental.hpp"
+
+#include <cmath>
+#include <limits>
+#include <numbers>
+#include <vector>
+
+#include "codegen/rebuild.hpp"
+
+namespace polygrad::codegen {
+
+namespace {
+
+struct Fmt {
+  DType t, it;  // the float type and the int type of its size
+  int bias, mbits;
+  bool dbl;
+};
+
+Fmt fmt_of(DType t) {
+  bool dbl = t.scalar() == PG_DTYPE_FLOAT64;
+  return dbl ? Fmt{t, dtypes::int64, 1023, 52, true} : Fmt{t, dtypes::int32, 127, 23, false};
+}
+
+UOpRef c(const Fmt& f, double v) {
+  return const_float(f.t, v);
+}
+UOpRef ci(const Fmt& f, int64_t v) {
+  return const_int(f.it, v);
+}
+UOpRef min_(const UOpRef& a, const UOpRef& b) {
+  return -max(-a, -b);
+}
+UOpRef is_nan(const UOpRef& x) {
+  return ne(x, x);
+}
+UOpRef horner(const UOpRef& x, const std::vector<double>& coeffs, const Fmt& f) {
+  UOpRef acc = c(f, coeffs.back());
+  for (size_t i = coeffs.size() - 1; i-- > 0;) acc = acc * x + c(f, coeffs[i]);
+  return acc;
+}
+/// round(x) to nearest, ties away from zero, as a float.
+UOpRef round_(const UOpRef& x, const Fmt& f) {
+  return alu(Op::TRUNC, {x + where(lt(x, c(f, 0.0)), c(f, -0.5), c(f, 0.5))});
+}
+/// 2^n for an int n of f's int type with bias+n a normal exponent.
+UOpRef pow2(const UOpRef& n, const Fmt& f) {
+  return UOp::make(Op::BITCAST, f.t, {alu(Op::SHL, {n + ci(f, f.bias), ci(f, f.mbits)})});
+}
+
+UOpRef exp2_(const UOpRef& x, const Fmt& f) {
+  const double lim = f.dbl ? 1100.0 : 160.0;
+  UOpRef xc = min_(max(x, c(f, -lim)), c(f, lim));
+  xc = where(is_nan(x), c(f, 0.0), xc);
+  UOpRef nf = round_(xc, f);
+  UOpRef fr = xc - nf;
+  std::vector<double> k;
+  double term = 1.0;
+  for (int i = 0; i <= (f.dbl ? 13 : 7); ++i) {
+    k.push_back(term);
+    term *= std::log(2.0) / (i + 1);
+  }
+  UOpRef n = cast(nf, f.it);
+  UOpRef n1 = alu(Op::SHR, {n, ci(f, 1)});
+  UOpRef n2 = n - n1;
+  UOpRef r = horner(fr, k, f) * pow2(n1, f) * pow2(n2, f);
+  return where(is_nan(x), x, r);
+}
+
+UOpRef log2_(const UOpRef& x, const Fmt& f) {
+  const double tiny = f.dbl ? 0x1p-1022 : 0x1p-126;
+  const int shift = f.dbl ? 54 : 24;
+  UOpRef sub = lt(x, c(f, tiny));
+  UOpRef xs = where(sub, x * c(f, std::ldexp(1.0, shift)), x);
+  UOpRef bits = UOp::make(Op::BITCAST, f.it, {xs});
+  UOpRef e =
+      alu(Op::SHR, {bits, ci(f, f.mbits)}) - ci(f, f.bias) - where(sub, ci(f, shift), ci(f, 0));
+  const int64_t mant_mask = (int64_t{1} << f.mbits) - 1;
+  UOpRef m = UOp::make(
+      Op::BITCAST, f.t,
+      {alu(Op::OR, {alu(Op::AND, {bits, ci(f, mant_mask)}), ci(f, int64_t{f.bias} << f.mbits)})});
+  UOpRef big = lt(c(f, std::sqrt(2.0)), m);
+  m = where(big, m * c(f, 0.5), m);
+  e = where(big, e + ci(f, 1), e);
+  UOpRef s = (m - c(f, 1.0)) / (m + c(f, 1.0));
+  std::vector<double> k;
+  for (int i = 0; i <= (f.dbl ? 10 : 5); ++i) k.push_back(2.0 / (std::log(2.0) * (2 * i + 1)));
+  UOpRef r = cast(e, f.t) + s * horner(s * s, k, f);
+  const double inf = std::numeric_limits<double>::infinity();
+  r = where(lt(x, c(f, 0.0)), c(f, std::numeric_limits<double>::quiet_NaN()), r);
+  r = where(eq(x, c(f, 0.0)), c(f, -inf), r);
+  r = where(eq(x, c(f, inf)), c(f, inf), r);
+  return where(is_nan(x), x, r);
+}
+
+UOpRef sin_(const UOpRef& x, const Fmt& f) {
+  const double inf = std::numeric_limits<double>::infinity();
+  // pi/2 = c1 + c2 + c3; c1 and c2 carry few bits so that k * c1 and k * c2 are exact.
+  const double c1 = f.dbl ? 0x1.921fb54p+0 : 0x1.92p+0;
+  const double c2 = f.dbl ? 0x1.10b46118p-30 : 0x1.fb4p-12;
+  const double c3 = f.dbl ? 0x1.313198a2e037p-61 : 0x1.4442dp-24;
+  UOpRef bad = alu(Op::OR, {is_nan(x), eq(alu(Op::MAX, {x, -x}), c(f, inf))});
+  UOpRef xs = where(bad, c(f, 0.0), x);
+  UOpRef kf = round_(xs * c(f, 2.0 / std::numbers::pi), f);
+  UOpRef r = ((xs - kf * c(f, c1)) - kf * c(f, c2)) - kf * c(f, c3);
+  UOpRef qf = kf - c(f, 4.0) * alu(Op::TRUNC, {kf * c(f, 0.25)});
+  UOpRef q = cast(qf, dtypes::int32);
+  UOpRef z = r * r;
+  std::vector<double> sk, ck;
+  double fact = 1.0;  // (2i+1)! and (2i)!
+  for (int i = 1; i <= (f.dbl ? 10 : 6); ++i) {
+    ck.push_back((i % 2 ? -1.0 : 1.0) / (fact * (2 * i - 1) * 2 * i) * 1.0);
+    fact *= (2 * i - 1) * 2 * i;
+    sk.push_back((i % 2 ? -1.0 : 1.0) / (fact * (2 * i + 1)));
+  }
+  // sin r = r + r z (s1 + z s2 + ...); cos r = 1 + z (c1 + z c2 + ...).
+  UOpRef sin_p = r + r * z * horner(z, sk, f);
+  UOpRef cos_p = c(f, 1.0) + z * horner(z, ck, f);
+  UOpRef use_cos = eq(alu(Op::AND, {q, const_int(dtypes::int32, 1)}), const_int(dtypes::int32, 1));
+  UOpRef neg = eq(alu(Op::AND, {q, const_int(dtypes::int32, 2)}), const_int(dtypes::int32, 2));
+  UOpRef v = where(use_cos, cos_p, sin_p);
+  v = where(neg, -v, v);
+  return where(bad, c(f, std::numeric_limits<double>::quiet_NaN()), v);
+}
+
+}  // namespace
+
+UOpRef decompose_transcendentals(const UOpRef& root, const Target& target) {
+  const bool has_f64 = (target.caps.dtype_mask >> PG_DTYPE_FLOAT64) & 1u;
+  return rebuild(root, [&](const UOpRef& n) -> UOpRef {
+    Op op = n->op();
+    if (op != Op::EXP2 && op != Op::LOG2 && op != Op::SIN) return n;
+    UOpRef x = n->src(0);
+    DType t = n->dtype();
+    DType work = t.scalar() == PG_DTYPE_FLOAT64 ? dtypes::float64 : dtypes::float32;
+    if (op == Op::SIN && work == dtypes::float32 && has_f64) work = dtypes::float64;
+    if (x->dtype() != work) x = cast(x, work);
+    Fmt f = fmt_of(work);
+    UOpRef r = op == Op::EXP2 ? exp2_(x, f) : op == Op::LOG2 ? log2_(x, f) : sin_(x, f);
+    return r->dtype() == t ? r : cast(r, t);
+  });
+}
+
+}  // namespace polygrad::codegen

@@ -1,0 +1,27 @@
+// Decomposition of EXP2, LOG2 and SIN into ALU ops, for targets that set
+// PG_CAP_DECOMPOSE_TRANSCENDENTAL (they have no math library).
+//
+// exp2: x = n + f with n = round(x), |f| <= 1/2; 2^f by its Taylor polynomial (degree 7 for
+// float32, 13 for float64; truncation error below 2^-27 / 2^-56 relative), times 2^n built
+// from exponent bits in two halves so that subnormal results round once.
+// log2: x = 2^e * m with m in [sqrt(1/2), sqrt(2)) (subnormals scaled by 2^24 / 2^54 first);
+// log2(m) = 2/ln2 * atanh(s), s = (m-1)/(m+1), |s| < 0.172, by its odd series.
+// sin: Cody-Waite reduction r = x - k*pi/2 with pi/2 split in three constants (float32: k*c
+// exact for |x| < ~6400; float64: for |x| < ~1.7e9), then the sin or cos Taylor polynomial on
+// |r| <= pi/4 chosen by k mod 4. float32 sin is computed in float64 when the target has it.
+// float16 and bfloat16 are computed in float32 and rounded back. Special values: NaN in, NaN
+// out; exp2(+-inf) = inf / 0; log2(0) = -inf, log2(x<0) = NaN, log2(inf) = inf; sin(+-inf) =
+// NaN. Accuracy measured by tests/codegen/transcendental_test.cpp.
+#ifndef POLYGRAD_CODEGEN_TRANSCENDENTAL_HPP
+#define POLYGRAD_CODEGEN_TRANSCENDENTAL_HPP
+
+#include "codegen/lower.hpp"
+
+namespace polygrad::codegen {
+
+/// `root` with every EXP2, LOG2 and SIN replaced by ALU ops.
+UOpRef decompose_transcendentals(const UOpRef& root, const Target& target);
+
+}  // namespace polygrad::codegen
+
+#endif  // POLYGRAD_CODEGEN_TRANSCENDENTAL_HPP
