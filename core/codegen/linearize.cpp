@@ -17,11 +17,12 @@ namespace polygrad::codegen {
 namespace {
 
 /// Kernel ops whose IR and ISA names agree.
-#define PG_CODEGEN_SAME_OPS(X)                                                                    \
-  X(CONST)                                                                                        \
-  X(INDEX) X(LOAD) X(STORE) X(NEG) X(NOT) X(RECIP) X(SQRT) X(EXP2) X(LOG2) X(SIN) X(TRUNC) X(ADD) \
-      X(SUB) X(MUL) X(FDIV) X(IDIV) X(MOD) X(MAX) X(CMPLT) X(CMPNE) X(CMPEQ) X(AND) X(OR) X(XOR)  \
-          X(SHL) X(SHR) X(WHERE) X(MULACC) X(CAST) X(BITCAST)
+#define PG_CODEGEN_SAME_OPS(X)                                                                   \
+  X(CONST)                                                                                       \
+  X(INDEX)                                                                                       \
+  X(LOAD) X(STORE) X(NEG) X(NOT) X(RECIP) X(SQRT) X(EXP2) X(LOG2) X(SIN) X(TRUNC) X(ADD) X(SUB)  \
+      X(MUL) X(FDIV) X(IDIV) X(MOD) X(MAX) X(CMPLT) X(CMPNE) X(CMPEQ) X(AND) X(OR) X(XOR) X(SHL) \
+          X(SHR) X(WHERE) X(MULACC) X(CAST) X(BITCAST)
 
 pg_op to_pg(Op op) {
   switch (op) {
@@ -301,7 +302,7 @@ uint32_t Linearizer::reduce(const UOp* r, int p) {
     const UOpRef k0 = range(main_end, main_id);
     const int sm = open_loop(s, main_id, main_end);
     for (int l = 0; l < lanes; ++l) {
-      UOpRef v = simplify_indexing(substitute(val, {{k, k0 * lanes + l}}));
+      UOpRef v = simplify_indexing(substitute_range(val, k, k0 * lanes + l));
       keep_.push_back(v);
       accumulate(sm, op, t, acc, l, value(v, sm));
     }
@@ -310,7 +311,7 @@ uint32_t Linearizer::reduce(const UOp* r, int p) {
       const int64_t tail_id = next_id_++;
       const UOpRef kt = range(tail_end, tail_id);
       const int st = open_loop(s, tail_id, tail_end);
-      UOpRef v = simplify_indexing(substitute(val, {{k, main_end * lanes + kt}}));
+      UOpRef v = simplify_indexing(substitute_range(val, k, main_end * lanes + kt));
       keep_.push_back(v);
       accumulate(st, op, t, acc, 0, value(v, st));
       scopes_[st].open = false;

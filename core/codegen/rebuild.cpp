@@ -19,6 +19,32 @@ UOpRef rebuild(const UOpRef& root, const std::function<UOpRef(const UOpRef&)>& f
   return done.at(root.get());
 }
 
+namespace {
+
+UOpRef substitute_in(const UOpRef& n, const UOp* range, const UOpRef& with,
+                     std::unordered_map<const UOp*, UOpRef>& done) {
+  if (n.get() == range) return with;
+  if (auto it = done.find(n.get()); it != done.end()) return it->second;
+  UOpRef out = n;
+  bool rebinds = false;
+  if (n->op() == Op::REDUCE)
+    for (size_t i = 1; i < n->nsrcs(); ++i) rebinds = rebinds || n->src(i).get() == range;
+  if (!rebinds) {
+    std::vector<UOpRef> srcs;
+    for (const UOpRef& s : n->srcs()) srcs.push_back(substitute_in(s, range, with, done));
+    out = n->with_srcs(srcs);
+  }
+  done.emplace(n.get(), out);
+  return out;
+}
+
+}  // namespace
+
+UOpRef substitute_range(const UOpRef& root, const UOp* range, const UOpRef& with) {
+  std::unordered_map<const UOp*, UOpRef> done;
+  return substitute_in(root, range, with, done);
+}
+
 UOpRef simplify_indexing(const UOpRef& root) {
   return rebuild(root, [](const UOpRef& n) {
     auto with = [&](size_t i) {

@@ -12,6 +12,10 @@ namespace polygrad::codegen {
 /// (return the node unchanged to keep it). `fn` sees each node once, sources already done.
 UOpRef rebuild(const UOpRef& root, const std::function<UOpRef(const UOpRef&)>& fn);
 
+/// `root` with the loop variable `range` replaced by `with`, except inside REDUCEs that reduce
+/// over `range` themselves (there the name is bound again).
+UOpRef substitute_range(const UOpRef& root, const UOp* range, const UOpRef& with);
+
 /// `root` with the index math simplified: INDEX offsets, LOAD/STORE gates and RANGE ends run
 /// through the symbolic engine.
 UOpRef simplify_indexing(const UOpRef& root);

@@ -1,0 +1,83 @@
+#include "harness.hpp"
+
+#include <polygrad/registry.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace polygrad_test {
+
+polygrad::Device& cpu() {
+  static polygrad::Device d = polygrad::Registry::global().device("cpu");
+  return d;
+}
+
+polygrad::codegen::Target cpu_target() {
+  polygrad::codegen::Target t;
+  t.caps = cpu().properties().caps;
+  return t;
+}
+
+UOpRef global(int64_t slot, DType t) {
+  return UOp::make(Op::DEFINE_GLOBAL, t.ptr(polygrad::AddrSpace::global), {}, slot);
+}
+UOpRef idx(int64_t v) {
+  return polygrad::const_int(dtypes::index, v);
+}
+UOpRef load(const UOpRef& buf, const UOpRef& offset) {
+  UOpRef i = UOp::make(Op::INDEX, buf->dtype(), {buf, offset});
+  return UOp::make(Op::LOAD, buf->dtype().base(), {i});
+}
+UOpRef store(const UOpRef& buf, const UOpRef& offset, const UOpRef& value) {
+  UOpRef i = UOp::make(Op::INDEX, buf->dtype(), {buf, offset});
+  return UOp::make(Op::STORE, dtypes::void_, {i, value});
+}
+UOpRef sink(std::initializer_list<UOpRef> stores) {
+  return UOp::make(Op::SINK, dtypes::void_, stores);
+}
+UOpRef reduce(Op op, const UOpRef& value, std::initializer_list<UOpRef> ranges) {
+  std::vector<UOpRef> srcs{value};
+  srcs.insert(srcs.end(), ranges.begin(), ranges.end());
+  return UOp::make(Op::REDUCE, value->dtype(), srcs, static_cast<int64_t>(op));
+}
+
+Compiled compile(const UOpRef& ast) {
+  return compile(ast, cpu_target());
+}
+
+Compiled compile(const UOpRef& ast, const polygrad::codegen::Target& target) {
+  Compiled c;
+  c.kernel = polygrad::codegen::lower(ast, target);
+  pg_kernel_program p = c.kernel.program();
+  polygrad::Artifact art = cpu().render(p);
+  c.source = art.text();
+  if (std::getenv("POLYGRAD_CODEGEN_DUMP") != nullptr)
+    std::fprintf(stderr, "%s\n", c.source.c_str());
+  c.program = cpu().load(art, c.kernel.name);
+  return c;
+}
+
+void run(const Compiled& k, std::vector<HostBuf>& bufs,
+         const std::unordered_map<std::string, int64_t>& vars) {
+  std::vector<polygrad::Buffer> dev;
+  for (HostBuf& b : bufs) {
+    dev.push_back(cpu().alloc(b.bytes.size()));
+    if (!b.bytes.empty()) cpu().copy_in(dev.back(), b.bytes.data(), b.bytes.size());
+  }
+  polygrad::LaunchArgs args;
+  for (const polygrad::Buffer& b : dev) args.buffers.push_back(&b);
+  for (const polygrad::Var& v : k.kernel.vars) args.scalars.push_back(vars.at(v.name));
+  args.global_size = k.kernel.launch_global(vars);
+  args.local_size = k.kernel.local_size;
+  cpu().launch(k.program, args);
+  cpu().synchronize();
+  for (size_t i = 0; i < bufs.size(); ++i)
+    if (!bufs[i].bytes.empty()) cpu().copy_out(bufs[i].bytes.data(), dev[i], bufs[i].bytes.size());
+}
+
+void lower_and_run(const UOpRef& ast, std::vector<HostBuf>& bufs) {
+  Compiled c = compile(ast);
+  run(c, bufs);
+}
+
+}  // namespace polygrad_test

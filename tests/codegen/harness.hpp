@@ -1,0 +1,84 @@
+// Helpers of the codegen tests: AST building shorthands and running a lowered kernel on the
+// cpu device with host vectors in and out.
+#ifndef POLYGRAD_TESTS_CODEGEN_HARNESS_HPP
+#define POLYGRAD_TESTS_CODEGEN_HARNESS_HPP
+
+#include <polygrad/device.hpp>
+
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "codegen/lower.hpp"
+#include "ir/uop.hpp"
+
+namespace polygrad_test {
+
+using polygrad::DType;
+using polygrad::Op;
+using polygrad::UOp;
+using polygrad::UOpRef;
+namespace dtypes = polygrad::dtypes;
+
+/// The cpu device (the build tree's cpu_clang plugin).
+polygrad::Device& cpu();
+/// The cpu device's target.
+polygrad::codegen::Target cpu_target();
+
+/// DEFINE_GLOBAL slot `slot` of element type `t`.
+UOpRef global(int64_t slot, DType t);
+/// An int64 constant.
+UOpRef idx(int64_t v);
+/// LOAD(INDEX(buf, offset)).
+UOpRef load(const UOpRef& buf, const UOpRef& offset);
+/// STORE(INDEX(buf, offset), value).
+UOpRef store(const UOpRef& buf, const UOpRef& offset, const UOpRef& value);
+/// SINK of the stores.
+UOpRef sink(std::initializer_list<UOpRef> stores);
+/// REDUCE of `op` over `ranges`.
+UOpRef reduce(Op op, const UOpRef& value, std::initializer_list<UOpRef> ranges);
+
+/// Host data for one buffer slot: bytes and element count.
+struct HostBuf {
+  std::vector<unsigned char> bytes;
+  template <typename T>
+  static HostBuf of(const std::vector<T>& v) {
+    HostBuf b;
+    b.bytes.resize(v.size() * sizeof(T));
+    if (!v.empty()) std::memcpy(b.bytes.data(), v.data(), b.bytes.size());
+    return b;
+  }
+  template <typename T>
+  static HostBuf zeros(size_t n) {
+    return of(std::vector<T>(n));
+  }
+  template <typename T>
+  std::vector<T> as() const {
+    std::vector<T> v(bytes.size() / sizeof(T));
+    if (!v.empty()) std::memcpy(v.data(), bytes.data(), bytes.size());
+    return v;
+  }
+};
+
+/// A lowered kernel loaded on the cpu.
+struct Compiled {
+  polygrad::codegen::LoweredKernel kernel;
+  polygrad::Program program;
+  std::string source;
+};
+
+/// Lower `ast` for `target` (default: the cpu's), render and load it.
+Compiled compile(const UOpRef& ast);
+Compiled compile(const UOpRef& ast, const polygrad::codegen::Target& target);
+
+/// Launch `k` with `bufs` (copied in and, after the run, copied back) and variable values.
+void run(const Compiled& k, std::vector<HostBuf>& bufs,
+         const std::unordered_map<std::string, int64_t>& vars = {});
+
+/// Lower, compile and run in one go.
+void lower_and_run(const UOpRef& ast, std::vector<HostBuf>& bufs);
+
+}  // namespace polygrad_test
+
+#endif  // POLYGRAD_TESTS_CODEGEN_HARNESS_HPP
