@@ -17,12 +17,12 @@ namespace polygrad::codegen {
 namespace {
 
 /// Kernel ops whose IR and ISA names agree.
-#define PG_CODEGEN_SAME_OPS(X)                                                                   \
-  X(CONST)                                                                                       \
-  X(INDEX)                                                                                       \
-  X(LOAD) X(STORE) X(NEG) X(NOT) X(RECIP) X(SQRT) X(EXP2) X(LOG2) X(SIN) X(TRUNC) X(ADD) X(SUB)  \
-      X(MUL) X(FDIV) X(IDIV) X(MOD) X(MAX) X(CMPLT) X(CMPNE) X(CMPEQ) X(AND) X(OR) X(XOR) X(SHL) \
-          X(SHR) X(WHERE) X(MULACC) X(CAST) X(BITCAST)
+// clang-format off
+#define PG_CODEGEN_SAME_OPS(X)                                                                \
+  X(CONST) X(INDEX) X(LOAD) X(STORE) X(NEG) X(NOT) X(RECIP) X(SQRT) X(EXP2) X(LOG2) X(SIN)   \
+  X(TRUNC) X(ADD) X(SUB) X(MUL) X(FDIV) X(IDIV) X(MOD) X(MAX) X(CMPLT) X(CMPNE) X(CMPEQ)     \
+  X(AND) X(OR) X(XOR) X(SHL) X(SHR) X(WHERE) X(MULACC) X(CAST) X(BITCAST)
+// clang-format on
 
 pg_op to_pg(Op op) {
   switch (op) {
