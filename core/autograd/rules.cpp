@@ -1,0 +1,239 @@
+// One gradient rule per tensor-level op: d(root)/d(source) from d(root)/d(node).
+#include "autograd/rules.hpp"
+
+#include "ir/error.hpp"
+#include "runtime/runtime.hpp"
+
+#include <array>
+#include <cmath>
+#include <numbers>
+#include <unordered_set>
+#include <utility>
+
+namespace polygrad::autograd::detail {
+
+namespace {
+
+using lazy::ShapeOf;
+
+UOpRef ew(Op op, std::initializer_list<UOpRef> srcs) {
+  return lazy::elementwise(op, srcs);
+}
+UOpRef add(const UOpRef& a, const UOpRef& b) {
+  return ew(Op::ADD, {a, b});
+}
+UOpRef mul(const UOpRef& a, const UOpRef& b) {
+  return ew(Op::MUL, {a, b});
+}
+UOpRef div(const UOpRef& a, const UOpRef& b) {
+  return ew(Op::FDIV, {a, b});
+}
+UOpRef neg(const UOpRef& a) {
+  return ew(Op::NEG, {a});
+}
+UOpRef equals(const UOpRef& a, const UOpRef& b) {
+  return ew(Op::CMPEQ, {a, b});
+}
+UOpRef pick(const UOpRef& c, const UOpRef& a, const UOpRef& b) {
+  return ew(Op::WHERE, {c, a, b});
+}
+/// `v` in x's dtype, broadcast to x's shape.
+UOpRef like(const UOpRef& x, double v, ShapeOf& shape) {
+  return lazy::full(x->dtype(), v, shape(x));
+}
+
+/// The device a node's value lives on: the target of the nearest COPY below it, else the
+/// device of a BUFFER it reads; "" for a graph of constants.
+std::string device_of(const UOp* node) {
+  std::vector<const UOp*> stack{node};
+  std::unordered_set<const UOp*> seen;
+  while (!stack.empty()) {
+    const UOp* u = stack.back();
+    stack.pop_back();
+    if (!seen.insert(u).second) continue;
+    if (u->op() == Op::COPY) return u->arg_str();
+    if (u->op() == Op::BUFFER) return runtime::buffer_device(u);
+    for (size_t i = 0; i < tensor_src_count(u); ++i) stack.push_back(u->src(i).get());
+  }
+  return "";
+}
+
+// ---- rules ----------------------------------------------------------------------------------
+// Each takes (node, g = gradient of the node's output, shapes) and returns one gradient per
+// tensor source. `x`, `y`, `z` are the node's sources, `out` the node itself.
+
+SourceGrads none(const UOp* u, const UOpRef&, ShapeOf&) {
+  return SourceGrads(tensor_src_count(u));
+}
+SourceGrads identity(const UOp*, const UOpRef& g, ShapeOf&) {
+  return {g};
+}
+SourceGrads zero(const UOp*, const UOpRef& g, ShapeOf& s) {
+  return {like(g, 0, s)};  // d trunc(x) = 0 almost everywhere
+}
+SourceGrads neg_rule(const UOp*, const UOpRef& g, ShapeOf&) {
+  return {neg(g)};  // d(-x) = -g
+}
+SourceGrads recip(const UOp* u, const UOpRef& g, ShapeOf&) {
+  UOpRef out = u->ref();
+  return {neg(mul(g, mul(out, out)))};  // d(1/x) = -g/x^2
+}
+SourceGrads sqrt_rule(const UOp* u, const UOpRef& g, ShapeOf& s) {
+  UOpRef out = u->ref();
+  return {div(g, mul(out, like(out, 2, s)))};  // d sqrt(x) = g/(2 sqrt(x))
+}
+SourceGrads exp2(const UOp* u, const UOpRef& g, ShapeOf& s) {
+  UOpRef out = u->ref();
+  return {mul(g, mul(out, like(out, std::numbers::ln2, s)))};  // d 2^x = g 2^x ln2
+}
+SourceGrads log2(const UOp* u, const UOpRef& g, ShapeOf& s) {
+  const UOpRef& x = u->src(0);
+  return {div(g, mul(x, like(x, std::numbers::ln2, s)))};  // d log2(x) = g/(x ln2)
+}
+SourceGrads sin_rule(const UOp* u, const UOpRef& g, ShapeOf& s) {
+  const UOpRef& x = u->src(0);
+  UOpRef cos_x = ew(Op::SIN, {add(x, like(x, std::numbers::pi / 2, s))});
+  return {mul(g, cos_x)};  // d sin(x) = g cos(x) = g sin(x + pi/2)
+}
+SourceGrads add_rule(const UOp*, const UOpRef& g, ShapeOf&) {
+  return {g, g};
+}
+SourceGrads sub_rule(const UOp*, const UOpRef& g, ShapeOf&) {
+  return {g, neg(g)};
+}
+SourceGrads mul_rule(const UOp* u, const UOpRef& g, ShapeOf&) {
+  return {mul(g, u->src(1)), mul(g, u->src(0))};
+}
+SourceGrads fdiv(const UOp* u, const UOpRef& g, ShapeOf&) {
+  const UOpRef &x = u->src(0), &y = u->src(1);
+  return {div(g, y), neg(div(mul(g, x), mul(y, y)))};  // d(x/y) = g/y, -g x/y^2
+}
+SourceGrads max_rule(const UOp* u, const UOpRef& g, ShapeOf& s) {
+  // The larger source takes g; on a tie each takes half.
+  const UOpRef &x = u->src(0), &y = u->src(1);
+  UOpRef half = mul(g, like(g, 0.5, s)), zero = like(g, 0, s), tie = equals(x, y);
+  return {pick(ew(Op::CMPLT, {y, x}), g, pick(tie, half, zero)),
+          pick(ew(Op::CMPLT, {x, y}), g, pick(tie, half, zero))};
+}
+SourceGrads where_rule(const UOp* u, const UOpRef& g, ShapeOf& s) {
+  const UOpRef& c = u->src(0);
+  UOpRef zero = like(g, 0, s);
+  return {UOpRef(), pick(c, g, zero), pick(c, zero, g)};
+}
+SourceGrads mulacc(const UOp* u, const UOpRef& g, ShapeOf&) {
+  return {mul(g, u->src(1)), mul(g, u->src(0)), g};  // d(a*b + c)
+}
+SourceGrads cast_rule(const UOp* u, const UOpRef& g, ShapeOf&) {
+  return {lazy::cast(g, u->src(0)->dtype())};
+}
+SourceGrads reshape(const UOp* u, const UOpRef& g, ShapeOf& s) {
+  return {lazy::reshape(g, s(u->src(0)))};
+}
+SourceGrads permute(const UOp* u, const UOpRef& g, ShapeOf&) {
+  const std::vector<int64_t>& order = u->arg_ints();
+  std::vector<int64_t> inverse(order.size());
+  for (size_t i = 0; i < order.size(); ++i) inverse[static_cast<size_t>(order[i])] = int64_t(i);
+  return {lazy::permute(g, inverse)};
+}
+SourceGrads expand(const UOp* u, const UOpRef& g, ShapeOf& s) {
+  const lazy::Shape &in = s(u->src(0)), &out = s(u);
+  if (in.size() != out.size())
+    ir_error("gradient: EXPAND from " + lazy::shape_str(in) + " to " + lazy::shape_str(out) +
+             " changes the rank; the Tensor layer reshapes before expanding");
+  std::vector<int64_t> axes;
+  for (size_t i = 0; i < in.size(); ++i)
+    if (in[i] != out[i]) axes.push_back(int64_t(i));
+  return {axes.empty() ? g : lazy::reduce(g, Op::ADD, axes)};  // sum over broadcast axes
+}
+SourceGrads pad(const UOp* u, const UOpRef& g, ShapeOf& s) {
+  const lazy::Shape& in = s(u->src(0));
+  std::vector<int64_t> p = lazy::int_srcs(u, 1);
+  std::vector<std::pair<int64_t, int64_t>> bounds;
+  for (size_t i = 0; i < in.size(); ++i) bounds.emplace_back(p[2 * i], p[2 * i] + in[i]);
+  return {lazy::shrink(g, bounds)};
+}
+SourceGrads shrink(const UOp* u, const UOpRef& g, ShapeOf& s) {
+  const lazy::Shape& in = s(u->src(0));
+  std::vector<int64_t> b = lazy::int_srcs(u, 1);
+  std::vector<std::pair<int64_t, int64_t>> pads;
+  for (size_t i = 0; i < in.size(); ++i) pads.emplace_back(b[2 * i], in[i] - b[2 * i + 1]);
+  return {lazy::pad(g, pads)};
+}
+SourceGrads flip(const UOp* u, const UOpRef& g, ShapeOf&) {
+  return {lazy::flip(g, u->arg_ints())};
+}
+SourceGrads reduce(const UOp* u, const UOpRef& g, ShapeOf& s) {
+  const UOpRef& x = u->src(0);
+  const lazy::Shape& in = s(x);
+  std::vector<int64_t> axes = lazy::reduce_axes(u);
+  UOpRef gx = lazy::expand(g, in), out = lazy::expand(u->ref(), in);
+  switch (lazy::reduce_op(u)) {
+    case Op::ADD:
+      return {gx};
+    case Op::MAX: {
+      // Split among the positions equal to the max.
+      UOpRef hit = lazy::cast(equals(x, out), x->dtype());
+      UOpRef count = lazy::expand(lazy::reduce(hit, Op::ADD, axes), in);
+      return {mul(gx, div(hit, count))};
+    }
+    case Op::MUL: {
+      // prod/x where no factor is zero; with one zero only that position gets the product of
+      // the others; with two or more every partial product is zero.
+      UOpRef zero = like(x, 0, s), one = like(x, 1, s), is_zero = equals(x, zero);
+      UOpRef safe = pick(is_zero, one, x);
+      UOpRef others = lazy::expand(lazy::reduce(safe, Op::MUL, axes), in);
+      UOpRef zeros = lazy::expand(lazy::reduce(lazy::cast(is_zero, x->dtype()), Op::ADD, axes), in);
+      UOpRef at_zero = pick(equals(zeros, one), others, zero);
+      UOpRef at_nonzero = pick(equals(zeros, zero), div(others, safe), zero);
+      return {mul(gx, pick(is_zero, at_zero, at_nonzero))};
+    }
+    default:
+      ir_error("gradient: REDUCE_AXIS with op " + std::string(op_name(lazy::reduce_op(u))) +
+               " has no rule");
+  }
+}
+SourceGrads copy(const UOp* u, const UOpRef& g, ShapeOf&) {
+  std::string dev = device_of(u->src(0).get());
+  return {dev.empty() ? g : lazy::copy_to(g, dev)};  // back to the source's device
+}
+
+struct RuleEntry {
+  Op op;
+  GradRule rule;
+};
+
+// clang-format off
+constexpr RuleEntry kRules[] = {
+    {Op::BUFFER, none}, {Op::CONST, none}, {Op::DEFINE_VAR, none}, {Op::BIND, none},
+    {Op::NEG, neg_rule}, {Op::RECIP, recip}, {Op::SQRT, sqrt_rule}, {Op::EXP2, exp2},
+    {Op::LOG2, log2}, {Op::SIN, sin_rule}, {Op::TRUNC, zero},
+    {Op::ADD, add_rule}, {Op::SUB, sub_rule}, {Op::MUL, mul_rule}, {Op::FDIV, fdiv},
+    {Op::MAX, max_rule}, {Op::WHERE, where_rule}, {Op::MULACC, mulacc},
+    {Op::CMPLT, none}, {Op::CMPNE, none}, {Op::CMPEQ, none},
+    {Op::NOT, none}, {Op::IDIV, none}, {Op::MOD, none}, {Op::AND, none}, {Op::OR, none},
+    {Op::XOR, none}, {Op::SHL, none}, {Op::SHR, none}, {Op::BITCAST, none},
+    {Op::CAST, cast_rule},
+    {Op::RESHAPE, reshape}, {Op::PERMUTE, permute}, {Op::EXPAND, expand}, {Op::PAD, pad},
+    {Op::SHRINK, shrink}, {Op::FLIP, flip}, {Op::REDUCE_AXIS, reduce},
+    {Op::CONTIGUOUS, identity}, {Op::DETACH, none}, {Op::COPY, copy}, {Op::ASSIGN, none},
+};
+// clang-format on
+
+constexpr std::array<GradRule, kOpCount> make_table() {
+  std::array<GradRule, kOpCount> t{};
+  for (const RuleEntry& e : kRules) t[static_cast<size_t>(e.op)] = e.rule;
+  return t;
+}
+constexpr std::array<GradRule, kOpCount> kTable = make_table();
+
+}  // namespace
+
+GradRule grad_rule(Op op) {
+  return kTable[static_cast<size_t>(op)];
+}
+
+size_t tensor_src_count(const UOp* node) {
+  return is_movement(node->op()) ? 1 : node->nsrcs();
+}
+
+}  // namespace polygrad::autograd::detail
