@@ -217,7 +217,29 @@ bool KernelBuilder::can_fuse_reduce(const std::vector<UOpRef>& idx) const {
   return m > 0 || out_ranges_.empty();
 }
 
+// A reduce of many elements to one value runs on one thread of the launch grid; split it into
+// partial reduces over row blocks (a kernel of its own, parallel over the blocks) and a small
+// final reduce. Only when a block count divides the element count evenly (no identity padding).
+UOpRef KernelBuilder::split_reduce(const UOp* node) {
+  const lazy::Shape& in = owner_.shape()(node->src(0));
+  const int64_t n = lazy::numel(in);
+  if (lazy::numel(owner_.shape()(node)) != 1 || n < (int64_t{1} << 15)) return {};
+  int64_t blocks = 0;
+  for (int64_t p = 256; p >= 2 && !blocks; p /= 2)
+    if (n % p == 0 && n / p >= 1024) blocks = p;
+  if (!blocks) return {};
+  Op op = lazy::reduce_op(node);
+  UOpRef rows = lazy::reshape(node->src(0), {blocks, n / blocks});
+  UOpRef partial = lazy::contiguous(lazy::reduce(rows, op, {1}));
+  UOpRef total = lazy::reduce(partial, op, {0});
+  return lazy::reshape(total, owner_.shape()(node));
+}
+
 UOpRef KernelBuilder::reduce(const UOp* node, const std::vector<UOpRef>& idx, const UOpRef& gate) {
+  if (UOpRef split = split_reduce(node)) {
+    owner_.keep(split);
+    return index(split.get(), idx, gate);
+  }
   if (node != root_ && !can_fuse_reduce(idx)) return load_realized(node, idx, gate);
   const lazy::Shape& in = owner_.shape()(node->src(0));
   std::vector<UOpRef> x = idx;

@@ -34,6 +34,7 @@ class KernelBuilder {
               const UOpRef& gate);
   UOpRef load_realized(const UOp* node, const std::vector<UOpRef>& idx, const UOpRef& gate);
   UOpRef reduce(const UOp* node, const std::vector<UOpRef>& idx, const UOpRef& gate);
+  UOpRef split_reduce(const UOp* node);
   bool can_fuse_reduce(const std::vector<UOpRef>& idx) const;
   UOpRef global(const UOpRef& buffer);
   UOpRef new_range(int64_t extent);

@@ -23,6 +23,8 @@ class Scheduler {
   UOpRef realize(const UOp* node, std::optional<size_t>& item, bool root);
 
   lazy::ShapeOf& shape() { return shape_; }
+  /// Keeps a node made during scheduling alive until the schedule is done.
+  void keep(const UOpRef& node) { keep_.push_back(node); }
   const Context& ctx() const { return ctx_; }
 
  private:
