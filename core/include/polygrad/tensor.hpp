@@ -1,0 +1,493 @@
+// polygrad's Tensor: a lazy n-dimensional array on a device, with tinygrad-compatible names,
+// defaults and semantics (results match torch).
+//
+// Every op only builds graph nodes; nothing runs until realize(), to_vector(), item() or
+// copy_to_host(). A Tensor is a cheap handle: copies share the same underlying tensor.
+// Errors are polygrad::Error (kind user) whose message names the op and the shapes, e.g.
+// "reshape: cannot reshape (2, 3) to (4,)".
+//
+// Dtypes: the default float is float32, the default int int32. Tensor-tensor ops promote as
+// torch.result_type does. A scalar operand takes the tensor's dtype, except that a float scalar
+// with an int or bool tensor gives float32 and an int scalar with a bool tensor gives int32.
+// Comparisons return bool tensors (as tinygrad and torch do; the polygrad Python README's
+// "float 1.0/0.0" is not followed).
+#ifndef POLYGRAD_TENSOR_HPP
+#define POLYGRAD_TENSOR_HPP
+
+#include <polygrad/plugin.h>
+#include <polygrad/export.hpp>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace polygrad {
+
+namespace detail {
+struct TensorImpl;
+}  // namespace detail
+
+/// The pg_dtype of a C++ element type (float, double, the fixed-width ints, bool).
+template <class T>
+constexpr pg_dtype dtype_of() {
+  if constexpr (std::is_same_v<T, bool>)
+    return PG_DTYPE_BOOL;
+  else if constexpr (std::is_same_v<T, float>)
+    return PG_DTYPE_FLOAT32;
+  else if constexpr (std::is_same_v<T, double>)
+    return PG_DTYPE_FLOAT64;
+  else if constexpr (std::is_same_v<T, int8_t>)
+    return PG_DTYPE_INT8;
+  else if constexpr (std::is_same_v<T, int16_t>)
+    return PG_DTYPE_INT16;
+  else if constexpr (std::is_same_v<T, int32_t>)
+    return PG_DTYPE_INT32;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return PG_DTYPE_INT64;
+  else if constexpr (std::is_same_v<T, uint8_t>)
+    return PG_DTYPE_UINT8;
+  else if constexpr (std::is_same_v<T, uint16_t>)
+    return PG_DTYPE_UINT16;
+  else if constexpr (std::is_same_v<T, uint32_t>)
+    return PG_DTYPE_UINT32;
+  else if constexpr (std::is_same_v<T, uint64_t>)
+    return PG_DTYPE_UINT64;
+  else
+    static_assert(sizeof(T) == 0, "dtype_of: unsupported element type");
+}
+
+/// "float32", "int64", ... for a pg_dtype.
+POLYGRAD_API std::string dtype_name(pg_dtype dtype);
+
+/// A scalar operand: remembers whether it was written as an integer (Python's int/float rule).
+struct Scalar {
+  Scalar(int v) : value(v), is_int(true) {}
+  Scalar(long v) : value(static_cast<double>(v)), is_int(true) {}
+  Scalar(long long v) : value(static_cast<double>(v)), is_int(true) {}
+  Scalar(float v) : value(v), is_int(false) {}
+  Scalar(double v) : value(v), is_int(false) {}
+  Scalar(bool v) : value(v ? 1 : 0), is_int(true) {}
+  double value;
+  bool is_int;
+};
+
+/// A 2-d size (kernel, stride, dilation, padding of conv/pool ops); one int means both.
+struct Size2 {
+  Size2(int64_t v) : h(v), w(v) {}
+  Size2(int64_t h_, int64_t w_) : h(h_), w(w_) {}
+  int64_t h;
+  int64_t w;
+};
+
+/// One entry of Tensor::getitem: an integer, a slice, None (new axis) or Ellipsis.
+struct Index {
+  enum class Kind { integer, slice, none, ellipsis };
+  Index(int64_t i) : kind(Kind::integer), value(i) {}
+  Index(int i) : kind(Kind::integer), value(i) {}
+  /// start:stop:step; an absent bound means the end in the step's direction. step != 0.
+  static Index slice(std::optional<int64_t> start = std::nullopt,
+                     std::optional<int64_t> stop = std::nullopt, int64_t step = 1) {
+    Index r(Kind::slice);
+    r.start = start;
+    r.stop = stop;
+    r.step = step;
+    return r;
+  }
+  /// A new axis of size 1 (Python None).
+  static Index none() { return Index(Kind::none); }
+  /// As many full slices as needed (Python ...).
+  static Index ellipsis() { return Index(Kind::ellipsis); }
+
+  Kind kind;
+  int64_t value = 0;
+  std::optional<int64_t> start;
+  std::optional<int64_t> stop;
+  int64_t step = 1;
+
+ private:
+  explicit Index(Kind k) : kind(k) {}
+};
+
+/// A lazy tensor. Copying a Tensor copies the handle (both see the same tensor, its
+/// requires_grad flag and its grad); ops return new tensors and never modify their inputs,
+/// except assign() and the grad accessors.
+class POLYGRAD_API Tensor {
+ public:
+  using Shape = std::vector<int64_t>;
+
+  // ---- construction ---------------------------------------------------------------------
+  /// A null handle; any op on it is a user error. defined() tells.
+  Tensor();
+  /// A tensor holding a copy of `data` with `shape` (default: 1-d of data.size()). The count
+  /// must equal the shape's element count. `device` "" is the default device.
+  explicit Tensor(const std::vector<float>& data, Shape shape = {}, const std::string& device = "");
+  explicit Tensor(const std::vector<double>& data, Shape shape = {},
+                  const std::string& device = "");
+  explicit Tensor(const std::vector<int32_t>& data, Shape shape = {},
+                  const std::string& device = "");
+  explicit Tensor(const std::vector<int64_t>& data, Shape shape = {},
+                  const std::string& device = "");
+  explicit Tensor(const std::vector<uint8_t>& data, Shape shape = {},
+                  const std::string& device = "");
+  /// A bool tensor (std::vector<bool> is packed, so it is converted element by element).
+  explicit Tensor(const std::vector<bool>& data, Shape shape = {}, const std::string& device = "");
+  /// A 0-d tensor holding `value` as `dtype`.
+  static Tensor scalar(double value, pg_dtype dtype = PG_DTYPE_FLOAT32,
+                       const std::string& device = "");
+  /// A tensor of `shape` and `dtype` holding a copy of numel * itemsize packed bytes at `data`.
+  static Tensor from_host(const void* data, pg_dtype dtype, const Shape& shape,
+                          const std::string& device = "");
+
+  static Tensor zeros(const Shape& shape, pg_dtype dtype = PG_DTYPE_FLOAT32,
+                      const std::string& device = "");
+  static Tensor ones(const Shape& shape, pg_dtype dtype = PG_DTYPE_FLOAT32,
+                     const std::string& device = "");
+  static Tensor full(const Shape& shape, double value, pg_dtype dtype = PG_DTYPE_FLOAT32,
+                     const std::string& device = "");
+  /// A tensor whose contents are unspecified (a fresh buffer).
+  static Tensor empty(const Shape& shape, pg_dtype dtype = PG_DTYPE_FLOAT32,
+                      const std::string& device = "");
+  /// Same shape, dtype and device as `like`.
+  static Tensor zeros_like(const Tensor& like);
+  static Tensor ones_like(const Tensor& like);
+  static Tensor full_like(const Tensor& like, double value);
+
+  /// Seeds the random generator of rand/randn/randint. Random values are generated on the host
+  /// by a counter-based generator (SplitMix64 over (seed, counter)) and copied to the device,
+  /// so a seed gives the same values on every device (they do not equal torch's).
+  static void manual_seed(uint64_t seed);
+  /// Uniform in [0, 1).
+  static Tensor rand(const Shape& shape, pg_dtype dtype = PG_DTYPE_FLOAT32,
+                     const std::string& device = "");
+  /// Standard normal (Box-Muller).
+  static Tensor randn(const Shape& shape, pg_dtype dtype = PG_DTYPE_FLOAT32,
+                      const std::string& device = "");
+  /// Uniform integers in [low, high).
+  static Tensor randint(int64_t low, int64_t high, const Shape& shape,
+                        pg_dtype dtype = PG_DTYPE_INT32, const std::string& device = "");
+  static Tensor rand_like(const Tensor& like);
+  static Tensor randn_like(const Tensor& like);
+
+  /// 0, 1, ..., stop-1 (int32).
+  static Tensor arange(int64_t stop, const std::string& device = "");
+  /// start, start+step, ... below stop (above it for a negative step). Without a dtype: int32
+  /// when start, stop and step are whole numbers, else float32.
+  static Tensor arange(double start, double stop, double step = 1.0,
+                       std::optional<pg_dtype> dtype = std::nullopt,
+                       const std::string& device = "");
+  /// `steps` values from start to stop inclusive.
+  static Tensor linspace(double start, double stop, int64_t steps,
+                         pg_dtype dtype = PG_DTYPE_FLOAT32, const std::string& device = "");
+  /// The n x m identity (m = n when m < 0).
+  static Tensor eye(int64_t n, int64_t m = -1, pg_dtype dtype = PG_DTYPE_FLOAT32,
+                    const std::string& device = "");
+
+  // ---- properties -----------------------------------------------------------------------
+  bool defined() const { return impl_ != nullptr; }
+  const Shape& shape() const;
+  int64_t ndim() const;
+  pg_dtype dtype() const;
+  /// The canonical device name ("cpu:0").
+  const std::string& device() const;
+  int64_t numel() const;
+  /// Size of axis `dim` (negative counts from the end).
+  int64_t size(int64_t dim) const;
+  /// Bytes of one element.
+  int64_t element_size() const;
+  /// Transpose of the last two axes (a 1-d tensor as is).
+  Tensor T() const;
+  /// Whether this tensor holds a buffer (no pending computation).
+  bool is_realized() const;
+
+  // ---- realisation and host transfer ----------------------------------------------------
+  /// Runs the pending computation; afterwards the tensor holds a buffer. Returns *this.
+  Tensor& realize();
+  /// Realises all of `tensors` in one schedule (kernels can be shared between them).
+  static void realize_all(std::vector<Tensor>& tensors);
+  /// Realises and copies numel * element_size bytes into `dst`; `bytes` must equal that.
+  void copy_to_host(void* dst, size_t bytes) const;
+  /// The values, converted to T (row-major).
+  template <class E>
+  std::vector<E> to_vector() const {
+    static_assert(!std::is_same_v<E, bool>, "to_vector<bool>: use to_vector<uint8_t>");
+    Tensor c = cast(dtype_of<E>());
+    std::vector<E> out(static_cast<size_t>(c.numel()));
+    c.copy_to_host(out.data(), out.size() * sizeof(E));
+    return out;
+  }
+  /// The single value of a one-element tensor, converted to T.
+  template <class E = float>
+  E item() const {
+    check_item();
+    return to_vector<E>().at(0);
+  }
+  /// A copy on `device`.
+  Tensor to(const std::string& device) const;
+  /// The same values without gradient tracking.
+  Tensor detach() const;
+  /// A copy (its own buffer when realised) that keeps requires_grad.
+  Tensor clone() const;
+  /// Marks the value to be materialised in its own buffer (a kernel boundary).
+  Tensor contiguous() const;
+  /// Writes `value` (broadcast and cast to this tensor's shape and dtype) into this tensor's
+  /// buffer, lazily; the tensor must be realised or be an earlier assign. Returns *this.
+  Tensor& assign(const Tensor& value);
+
+  // ---- autograd -------------------------------------------------------------------------
+  bool requires_grad() const;
+  /// Turning it on realises the tensor first (a leaf is a unique buffer). Float tensors only.
+  Tensor& requires_grad(bool on);
+  /// The accumulated gradient, if any.
+  std::optional<Tensor> grad() const;
+  void set_grad(const std::optional<Tensor>& grad);
+
+  // ---- casts ----------------------------------------------------------------------------
+  Tensor cast(pg_dtype dtype) const;
+  Tensor float_() const { return cast(PG_DTYPE_FLOAT32); }
+  Tensor double_() const { return cast(PG_DTYPE_FLOAT64); }
+  Tensor half() const { return cast(PG_DTYPE_FLOAT16); }
+  Tensor int_() const { return cast(PG_DTYPE_INT32); }
+  Tensor long_() const { return cast(PG_DTYPE_INT64); }
+  Tensor bool_() const { return cast(PG_DTYPE_BOOL); }
+
+  // ---- arithmetic (broadcasting) ----------------------------------------------------------
+  Tensor add(const Tensor& o) const;
+  Tensor add(Scalar o) const;
+  Tensor sub(const Tensor& o) const;
+  Tensor sub(Scalar o) const;
+  Tensor mul(const Tensor& o) const;
+  Tensor mul(Scalar o) const;
+  /// True division: int operands give float32.
+  Tensor div(const Tensor& o) const;
+  Tensor div(Scalar o) const;
+  Tensor neg() const;
+  /// x ** y; a negative base gives a real result for whole exponents, NaN otherwise.
+  Tensor pow(const Tensor& o) const;
+  Tensor pow(Scalar o) const;
+  /// base ** x.
+  static Tensor pow(Scalar base, const Tensor& x);
+
+  // ---- comparisons (bool result) -----------------------------------------------------------
+  Tensor lt(const Tensor& o) const;
+  Tensor lt(Scalar o) const;
+  Tensor le(const Tensor& o) const;
+  Tensor le(Scalar o) const;
+  Tensor gt(const Tensor& o) const;
+  Tensor gt(Scalar o) const;
+  Tensor ge(const Tensor& o) const;
+  Tensor ge(Scalar o) const;
+  Tensor eq(const Tensor& o) const;
+  Tensor eq(Scalar o) const;
+  Tensor ne(const Tensor& o) const;
+  Tensor ne(Scalar o) const;
+  /// Logical not of a bool tensor (of x != 0 otherwise).
+  Tensor logical_not() const;
+  /// Bitwise ops (bool and int tensors).
+  Tensor bitwise_and(const Tensor& o) const;
+  Tensor bitwise_or(const Tensor& o) const;
+  Tensor bitwise_xor(const Tensor& o) const;
+
+  // ---- element-wise math ------------------------------------------------------------------
+  Tensor exp() const;
+  Tensor log() const;
+  Tensor exp2() const;
+  Tensor log2() const;
+  Tensor sqrt() const;
+  Tensor rsqrt() const;
+  Tensor square() const;
+  Tensor abs() const;
+  Tensor sign() const;
+  Tensor reciprocal() const;
+  Tensor sin() const;
+  Tensor cos() const;
+  Tensor tan() const;
+  Tensor ceil() const;
+  Tensor floor() const;
+  /// Round half to even (as torch and numpy).
+  Tensor round() const;
+  Tensor trunc() const;
+  Tensor isnan() const;
+  Tensor isinf() const;
+  /// this ? a : b (this is cast to bool).
+  Tensor where(const Tensor& a, const Tensor& b) const;
+  Tensor where(const Tensor& a, Scalar b) const;
+  Tensor where(Scalar a, const Tensor& b) const;
+  Tensor where(Scalar a, Scalar b) const;
+  Tensor maximum(const Tensor& o) const;
+  Tensor maximum(Scalar o) const;
+  Tensor minimum(const Tensor& o) const;
+  Tensor minimum(Scalar o) const;
+  Tensor clamp(std::optional<double> min = std::nullopt,
+               std::optional<double> max = std::nullopt) const;
+
+  // ---- activations ------------------------------------------------------------------------
+  Tensor relu() const;
+  Tensor relu6() const;
+  Tensor leaky_relu(double neg_slope = 0.01) const;
+  Tensor sigmoid() const;
+  Tensor tanh() const;
+  /// The tanh approximation (as tinygrad).
+  Tensor gelu() const;
+  Tensor quick_gelu() const;
+  Tensor silu() const;
+  Tensor swish() const { return silu(); }
+  Tensor elu(double alpha = 1.0) const;
+  Tensor softplus(double beta = 1.0) const;
+  Tensor mish() const;
+  Tensor hardtanh(double min_val = -1.0, double max_val = 1.0) const;
+  Tensor hardswish() const;
+  Tensor hardsigmoid() const;
+
+  // ---- reductions (axes: empty means all; negative counts from the end) --------------------
+  /// Bool and small ints sum as int32; others in their own dtype.
+  Tensor sum(const std::vector<int64_t>& axes = {}, bool keepdim = false) const;
+  Tensor sum(int64_t axis, bool keepdim = false) const;
+  Tensor max(const std::vector<int64_t>& axes = {}, bool keepdim = false) const;
+  Tensor max(int64_t axis, bool keepdim = false) const;
+  Tensor min(const std::vector<int64_t>& axes = {}, bool keepdim = false) const;
+  Tensor min(int64_t axis, bool keepdim = false) const;
+  Tensor prod(const std::vector<int64_t>& axes = {}, bool keepdim = false) const;
+  Tensor prod(int64_t axis, bool keepdim = false) const;
+  /// Int tensors give float32.
+  Tensor mean(const std::vector<int64_t>& axes = {}, bool keepdim = false) const;
+  Tensor mean(int64_t axis, bool keepdim = false) const;
+  Tensor var(const std::vector<int64_t>& axes = {}, bool keepdim = false,
+             double correction = 1.0) const;
+  Tensor var(int64_t axis, bool keepdim = false, double correction = 1.0) const;
+  Tensor std(const std::vector<int64_t>& axes = {}, bool keepdim = false,
+             double correction = 1.0) const;
+  Tensor std(int64_t axis, bool keepdim = false, double correction = 1.0) const;
+  /// Index (int32) of the first maximum along `axis`, or in the flattened tensor.
+  Tensor argmax(std::optional<int64_t> axis = std::nullopt, bool keepdim = false) const;
+  Tensor argmin(std::optional<int64_t> axis = std::nullopt, bool keepdim = false) const;
+  /// Inclusive prefix sum along `axis`.
+  Tensor cumsum(int64_t axis = 0) const;
+
+  // ---- movement ---------------------------------------------------------------------------
+  /// One size may be -1 (inferred).
+  Tensor reshape(const Shape& shape) const;
+  Tensor view(const Shape& shape) const { return reshape(shape); }
+  Tensor permute(const std::vector<int64_t>& order) const;
+  Tensor transpose(int64_t dim0 = -2, int64_t dim1 = -1) const;
+  /// Broadcast size-1 axes (and new leading axes); -1 keeps a size.
+  Tensor expand(const Shape& shape) const;
+  /// Removes size-1 axes: all, or `dim` (a no-op when its size is not 1).
+  Tensor squeeze(std::optional<int64_t> dim = std::nullopt) const;
+  Tensor unsqueeze(int64_t dim) const;
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  Tensor unflatten(int64_t dim, const Shape& sizes) const;
+  /// Per axis [begin, end).
+  Tensor shrink(const std::vector<std::pair<int64_t, int64_t>>& bounds) const;
+  /// Per axis (before, after) elements of `value`; negative amounts crop.
+  Tensor pad(const std::vector<std::pair<int64_t, int64_t>>& pads, double value = 0.0) const;
+  Tensor flip(const std::vector<int64_t>& axes) const;
+  Tensor flip(int64_t axis) const { return flip(std::vector<int64_t>{axis}); }
+  /// Tiles the tensor `repeats[i]` times along axis i (leading repeats add axes).
+  Tensor repeat(const std::vector<int64_t>& repeats) const;
+  /// Python-style indexing: integers drop an axis, slices keep it, none() adds one.
+  Tensor getitem(const std::vector<Index>& index) const;
+  Tensor operator[](const std::vector<Index>& index) const { return getitem(index); }
+  Tensor operator[](int64_t i) const { return getitem({Index(i)}); }
+  /// Values of `index` (int tensor, same rank) taken along `dim`: out[i][j] = x[index[i][j]][j].
+  Tensor gather(int64_t dim, const Tensor& index) const;
+
+  static Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
+  static Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
+  /// Pieces of `size` along dim (the last may be smaller).
+  std::vector<Tensor> split(int64_t size, int64_t dim = 0) const;
+  /// Pieces of the given sizes (they must add up to the axis size).
+  std::vector<Tensor> split(const std::vector<int64_t>& sizes, int64_t dim = 0) const;
+  /// `n` pieces of ceil(size / n) (fewer when they run out).
+  std::vector<Tensor> chunk(int64_t n, int64_t dim = 0) const;
+
+  // ---- linear algebra, nn -------------------------------------------------------------------
+  /// torch.matmul semantics: 1-d operands, batched and broadcast leading axes.
+  Tensor matmul(const Tensor& o) const;
+  Tensor dot(const Tensor& o) const { return matmul(o); }
+  /// this @ weight.T + bias (weight (out, in), as torch.nn.functional.linear).
+  Tensor linear(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt) const;
+  Tensor softmax(int64_t axis = -1) const;
+  Tensor log_softmax(int64_t axis = -1) const;
+  Tensor logsumexp(int64_t axis = -1, bool keepdim = false) const;
+  /// Normalises over the trailing axes in `axes` (no affine parameters).
+  Tensor layernorm(const std::vector<int64_t>& axes = {-1}, double eps = 1e-5) const;
+  /// Mean cross-entropy of logits (this) against class indices (int tensor, shape without
+  /// `axis`) or class probabilities (float tensor, this tensor's shape).
+  Tensor cross_entropy(const Tensor& target, int64_t axis = -1, double label_smoothing = 0.0) const;
+  /// Mean binary cross-entropy of probabilities (this) against targets.
+  Tensor binary_crossentropy(const Tensor& target) const;
+  Tensor binary_crossentropy_logits(const Tensor& target) const;
+  /// Einstein summation: "ij,jk->ik"; "..." is not supported; no "->" sums repeated indices
+  /// and orders the output alphabetically.
+  static Tensor einsum(const std::string& formula, const std::vector<Tensor>& operands);
+  /// einops-style rearrange: "b (h w) c -> b h w c" with sizes for split groups in `sizes`.
+  Tensor rearrange(const std::string& formula,
+                   const std::map<std::string, int64_t>& sizes = {}) const;
+  /// NCHW input, weight (out, in / groups, kh, kw); padding applies to both sides.
+  Tensor conv2d(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
+                int64_t groups = 1, Size2 stride = 1, Size2 dilation = 1, Size2 padding = 0) const;
+  /// Stride defaults to the kernel size; padding pads with -inf.
+  Tensor max_pool2d(Size2 kernel = 2, std::optional<Size2> stride = std::nullopt,
+                    Size2 dilation = 1, Size2 padding = 0) const;
+  /// Stride defaults to the kernel size; padded zeros count in the mean (count_include_pad).
+  Tensor avg_pool2d(Size2 kernel = 2, std::optional<Size2> stride = std::nullopt,
+                    Size2 padding = 0) const;
+  /// softmax(q k^T / sqrt(d) + mask) v; `attn_mask` bool (true keeps) or float (added).
+  Tensor scaled_dot_product_attention(const Tensor& key, const Tensor& value,
+                                      const std::optional<Tensor>& attn_mask = std::nullopt,
+                                      bool is_causal = false) const;
+
+  /// Internal handle (used by libpolygrad's own layers; not part of the stable API).
+  const std::shared_ptr<detail::TensorImpl>& impl() const { return impl_; }
+  explicit Tensor(std::shared_ptr<detail::TensorImpl> impl) : impl_(std::move(impl)) {}
+
+ private:
+  void check_item() const;
+  std::shared_ptr<detail::TensorImpl> impl_;
+};
+
+// Operators: tensor with tensor, and tensor with a scalar on either side.
+POLYGRAD_API Tensor operator+(const Tensor& a, const Tensor& b);
+POLYGRAD_API Tensor operator+(const Tensor& a, Scalar b);
+POLYGRAD_API Tensor operator+(Scalar a, const Tensor& b);
+POLYGRAD_API Tensor operator-(const Tensor& a, const Tensor& b);
+POLYGRAD_API Tensor operator-(const Tensor& a, Scalar b);
+POLYGRAD_API Tensor operator-(Scalar a, const Tensor& b);
+POLYGRAD_API Tensor operator*(const Tensor& a, const Tensor& b);
+POLYGRAD_API Tensor operator*(const Tensor& a, Scalar b);
+POLYGRAD_API Tensor operator*(Scalar a, const Tensor& b);
+POLYGRAD_API Tensor operator/(const Tensor& a, const Tensor& b);
+POLYGRAD_API Tensor operator/(const Tensor& a, Scalar b);
+POLYGRAD_API Tensor operator/(Scalar a, const Tensor& b);
+POLYGRAD_API Tensor operator-(const Tensor& a);
+POLYGRAD_API Tensor operator<(const Tensor& a, const Tensor& b);
+POLYGRAD_API Tensor operator<(const Tensor& a, Scalar b);
+POLYGRAD_API Tensor operator<(Scalar a, const Tensor& b);
+POLYGRAD_API Tensor operator<=(const Tensor& a, const Tensor& b);
+POLYGRAD_API Tensor operator<=(const Tensor& a, Scalar b);
+POLYGRAD_API Tensor operator<=(Scalar a, const Tensor& b);
+POLYGRAD_API Tensor operator>(const Tensor& a, const Tensor& b);
+POLYGRAD_API Tensor operator>(const Tensor& a, Scalar b);
+POLYGRAD_API Tensor operator>(Scalar a, const Tensor& b);
+POLYGRAD_API Tensor operator>=(const Tensor& a, const Tensor& b);
+POLYGRAD_API Tensor operator>=(const Tensor& a, Scalar b);
+POLYGRAD_API Tensor operator>=(Scalar a, const Tensor& b);
+POLYGRAD_API Tensor operator==(const Tensor& a, const Tensor& b);
+POLYGRAD_API Tensor operator==(const Tensor& a, Scalar b);
+POLYGRAD_API Tensor operator==(Scalar a, const Tensor& b);
+POLYGRAD_API Tensor operator!=(const Tensor& a, const Tensor& b);
+POLYGRAD_API Tensor operator!=(const Tensor& a, Scalar b);
+POLYGRAD_API Tensor operator!=(Scalar a, const Tensor& b);
+POLYGRAD_API Tensor operator&(const Tensor& a, const Tensor& b);
+POLYGRAD_API Tensor operator|(const Tensor& a, const Tensor& b);
+POLYGRAD_API Tensor operator^(const Tensor& a, const Tensor& b);
+POLYGRAD_API Tensor operator!(const Tensor& a);
+
+}  // namespace polygrad
+
+#endif  // POLYGRAD_TENSOR_HPP
