@@ -3,6 +3,7 @@
 #include "ir/graph.hpp"
 #include "runtime/buffers.hpp"
 #include "runtime/runtime.hpp"
+#include "runtime/schedule_cache.hpp"
 #include "schedule/schedule.hpp"
 
 #include <polygrad/error.hpp>
@@ -161,11 +162,7 @@ void print_schedule(const schedule::Schedule& s) {
 }  // namespace
 
 std::vector<UOpRef> realize(const std::vector<UOpRef>& roots, const std::string& device) {
-  schedule::Context ctx;
-  ctx.device = device;
-  ctx.new_buffer = [](const std::string& dev, DType t, int64_t n) { return new_buffer(dev, t, n); };
-  ctx.buffer_device = [](const UOp* b) { return buffer_device(b); };
-  schedule::Schedule s = schedule::make_schedule(roots, ctx);
+  schedule::Schedule s = cached_schedule(roots, device);
   if (debug_level() >= 2) print_schedule(s);
   plan_memory(s);
   std::set<std::string> used;

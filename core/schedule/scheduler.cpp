@@ -72,16 +72,16 @@ UOpRef Scheduler::realize_uncached(const UOp* node, std::optional<size_t>& item,
   }
   UOpRef out = ctx_.new_buffer(device, node->dtype(), count);
   if (!root) sched_.intermediates.push_back(out);
-  item = add_kernel(node, shape, out, device, -1);
+  item = add_kernel(node, shape, out, device, std::nullopt);
   return lazy::reshape(out, shape);
 }
 
 size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const UOpRef& out,
-                             const std::string& device, int64_t assign_target) {
+                             const std::string& device, std::optional<int64_t> assign_target) {
   KernelBuilder kb(*this, device);
   UOpRef ast = kb.build(value, shape, out);
   Meta meta{kb.deps(), kb.old_reads(), assign_target};
-  if (assign_target >= 0) {
+  if (assign_target) {
     // A value that reads the target at other positions than it writes (a.assign(a.T)) is
     // computed into a temporary first, then copied.
     const UOp* store = ast->src(0).get();
@@ -97,7 +97,7 @@ size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const U
       KernelBuilder kb2(*this, device);
       UOpRef ast2 = kb2.build(value, shape, tmp);
       sched_.items.push_back({Item::Kind::kernel, device, ast2, kb2.buffers(), 0});
-      meta_.push_back({kb2.deps(), kb2.old_reads(), -1});
+      meta_.push_back({kb2.deps(), kb2.old_reads(), std::nullopt});
       size_t first = sched_.items.size() - 1;
       return add_copy(out, tmp, lazy::numel(shape) * out->dtype().itemsize(), device, {first}, {});
     }
@@ -129,8 +129,8 @@ void Scheduler::order() {
   for (size_t j = 0; j < n; ++j)
     for (size_t d : meta_[j].deps) edge(d, j);
   for (size_t w = 0; w < n; ++w) {
-    int64_t b = meta_[w].writes;
-    if (b < 0) continue;
+    if (!meta_[w].writes) continue;
+    const int64_t b = *meta_[w].writes;
     for (size_t r = 0; r < n; ++r) {
       if (r == w) continue;
       if (meta_[r].old_reads.count(b) && !meta_[r].deps.count(w)) edge(r, w);

@@ -31,11 +31,11 @@ class Scheduler {
   struct Meta {
     std::set<size_t> deps;
     std::set<int64_t> old_reads;
-    int64_t writes = -1;  ///< buffer id an ASSIGN writes, else -1
+    std::optional<int64_t> writes;  ///< buffer id an ASSIGN or copy writes (ids may be < 0)
   };
   UOpRef realize_uncached(const UOp* node, std::optional<size_t>& item, bool root);
   size_t add_kernel(const UOp* value, const lazy::Shape& shape, const UOpRef& out,
-                    const std::string& device, int64_t assign_target);
+                    const std::string& device, std::optional<int64_t> assign_target);
   size_t add_copy(const UOpRef& dst, const UOpRef& src, int64_t nbytes, const std::string& device,
                   std::set<size_t> deps, std::set<int64_t> old_reads);
   std::string device_of(const UOp* node);

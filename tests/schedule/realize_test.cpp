@@ -2,6 +2,7 @@
 #include "graphs.hpp"
 #include "runtime/buffers.hpp"
 #include "runtime/runtime.hpp"
+#include "runtime/schedule_cache.hpp"
 
 #include <polygrad/error.hpp>
 
@@ -174,6 +175,26 @@ TEST_F(RealizeTest, BuffersAreReleasedWithTheirNodes) {
     values(testgraph::ew(Op::FDIV, xi, s));
   }
   EXPECT_EQ(runtime::live_buffer_count(), before);
+}
+
+TEST_F(RealizeTest, SameStructureOverOtherBuffersHitsTheScheduleCache) {
+  auto run_once = [&](unsigned seed) {
+    auto x = random_floats(6 * 10, seed);
+    auto got = values(testgraph::softmax(input(x, {6, 10}), 6, 10));
+    double row0 = 0;
+    for (int j = 0; j < 10; ++j) row0 += got[j];
+    EXPECT_NEAR(row0, 1.0, 1e-5);
+    double mx = -INFINITY, sum = 0;
+    for (int j = 0; j < 10; ++j) mx = std::max(mx, double(x[j]));
+    for (int j = 0; j < 10; ++j) sum += std::exp(x[j] - mx);
+    EXPECT_NEAR(got[3], std::exp(x[3] - mx) / sum, 1e-6);
+  };
+  run_once(11);
+  runtime::ScheduleCacheStats before = runtime::schedule_cache_stats();
+  run_once(12);
+  runtime::ScheduleCacheStats after = runtime::schedule_cache_stats();
+  EXPECT_EQ(after.hits, before.hits + 1);
+  EXPECT_EQ(after.entries, before.entries);
 }
 
 TEST_F(RealizeTest, UsingATensorOnAnUnknownDeviceIsAnError) {

@@ -1,0 +1,110 @@
+// Schedules cached by graph structure (see schedule_cache.hpp).
+#include "runtime/schedule_cache.hpp"
+
+#include "ir/graph.hpp"
+#include "runtime/runtime.hpp"
+
+#include <polygrad/error.hpp>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+
+namespace polygrad::runtime {
+
+namespace {
+
+/// Buffers the cached schedule creates get ids from here (never a real buffer's id).
+std::atomic<int64_t> next_placeholder{-(int64_t{1} << 40)};
+
+struct Entry {
+  UOpRef key_graph;  // keeps the key alive
+  schedule::Schedule schedule;
+  /// Buffers the schedule creates: placeholder -> device.
+  std::map<const UOp*, std::string> created;
+};
+
+struct Cache {
+  std::mutex mu;
+  std::map<std::pair<std::vector<std::string>, const UOp*>, std::shared_ptr<Entry>> entries;
+  size_t hits = 0;
+};
+
+Cache& cache() {
+  static Cache* c = new Cache;
+  return *c;
+}
+
+}  // namespace
+
+schedule::Schedule cached_schedule(const std::vector<UOpRef>& roots, const std::string& device) {
+  // The graph with its inputs replaced by placeholders -(k+1).
+  UOpRef sink = UOp::make(Op::SINK, dtypes::void_, std::span<const UOpRef>(roots));
+  std::unordered_map<const UOp*, UOpRef> to_placeholder;
+  std::vector<UOpRef> inputs;
+  std::vector<std::string> devices{device};
+  for (const UOp* u : toposort(sink)) {
+    if (u->op() != Op::BUFFER) continue;
+    inputs.push_back(u->ref());
+    devices.push_back(buffer_device(u));
+    to_placeholder.emplace(
+        u, lazy::buffer(u->dtype(), lazy::buffer_count(u), -static_cast<int64_t>(inputs.size())));
+  }
+  UOpRef key_graph = substitute(sink, to_placeholder);
+  Cache& c = cache();
+  std::shared_ptr<Entry> entry;
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    auto it = c.entries.find({devices, key_graph.get()});
+    if (it != c.entries.end()) {
+      entry = it->second;
+      ++c.hits;
+    }
+  }
+  if (!entry) {
+    entry = std::make_shared<Entry>();
+    entry->key_graph = key_graph;
+    std::map<const UOp*, std::string> input_device;
+    for (const auto& [real, ph] : to_placeholder) input_device[ph.get()] = buffer_device(real);
+    schedule::Context ctx;
+    ctx.device = device;
+    ctx.new_buffer = [&](const std::string& dev, DType t, int64_t n) {
+      UOpRef b = lazy::buffer(t, n, next_placeholder.fetch_sub(1));
+      entry->created[b.get()] = dev;
+      return b;
+    };
+    ctx.buffer_device = [&](const UOp* b) {
+      auto in = input_device.find(b);
+      if (in != input_device.end()) return in->second;
+      auto made = entry->created.find(b);
+      if (made != entry->created.end()) return made->second;
+      internal_error("schedule cache: unknown buffer " + node_to_string(*b));
+    };
+    std::vector<UOpRef> key_roots(key_graph->srcs().begin(), key_graph->srcs().end());
+    entry->schedule = schedule::make_schedule(key_roots, ctx);
+    std::lock_guard<std::mutex> lock(c.mu);
+    c.entries.emplace(std::make_pair(devices, key_graph.get()), entry);
+  }
+  // Instantiate: placeholders -> real inputs and fresh buffers.
+  std::unordered_map<const UOp*, UOpRef> real;
+  for (const auto& [in, ph] : to_placeholder) real.emplace(ph.get(), in->ref());
+  for (const auto& [ph, dev] : entry->created)
+    real.emplace(ph, new_buffer(dev, ph->dtype(), lazy::buffer_count(ph)));
+  auto map_buffer = [&](const UOpRef& b) { return real.at(b.get()); };
+  schedule::Schedule out;
+  out.items = entry->schedule.items;
+  for (schedule::Item& item : out.items)
+    for (UOpRef& b : item.buffers) b = map_buffer(b);
+  for (const UOpRef& b : entry->schedule.intermediates) out.intermediates.push_back(map_buffer(b));
+  for (const UOpRef& o : entry->schedule.outputs) out.outputs.push_back(substitute(o, real));
+  return out;
+}
+
+ScheduleCacheStats schedule_cache_stats() {
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  return {c.entries.size(), c.hits};
+}
+
+}  // namespace polygrad::runtime

@@ -1,0 +1,27 @@
+// The schedule cache: schedules keyed by graph structure, so a graph rebuilt with the same ops
+// and shapes over other buffers (every training step, every call of a model) skips scheduling.
+//
+// The key is the roots' graph with each input BUFFER replaced by a placeholder numbered in
+// toposort order (hash-consing makes equal structures the same node), plus the inputs' devices
+// and the target device. A hit maps the cached schedule's placeholders to the real inputs and
+// fresh buffers for everything the schedule creates.
+#ifndef POLYGRAD_RUNTIME_SCHEDULE_CACHE_HPP
+#define POLYGRAD_RUNTIME_SCHEDULE_CACHE_HPP
+
+#include "schedule/schedule.hpp"
+
+namespace polygrad::runtime {
+
+/// The schedule that realises `roots` on `device`, from the cache when possible.
+schedule::Schedule cached_schedule(const std::vector<UOpRef>& roots, const std::string& device);
+
+/// Number of cached schedules and of hits so far (tests and diagnostics).
+struct ScheduleCacheStats {
+  size_t entries = 0;
+  size_t hits = 0;
+};
+ScheduleCacheStats schedule_cache_stats();
+
+}  // namespace polygrad::runtime
+
+#endif  // POLYGRAD_RUNTIME_SCHEDULE_CACHE_HPP
