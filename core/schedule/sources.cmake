@@ -1,1 +1,1 @@
-target_sources(polygrad_compiler PRIVATE schedule / kernel_builder.cpp schedule / scheduler.cpp)
+target_sources(polygrad_compiler PRIVATE schedule/kernel_builder.cpp schedule/scheduler.cpp)
