@@ -30,6 +30,7 @@ test-asan: build-asan
 bench: build
 	build/release/bin/bench_compile_latency
 	build/release/bin/bench_ir
+	build/release/bin/bench_realize
 	OPENBLAS_CORETYPE=SkylakeX OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=2 \
 	  /usr/bin/python3 bench/compare.py build/release/bin/bench_ops
 
