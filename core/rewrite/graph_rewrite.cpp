@@ -138,7 +138,9 @@ class Rewriter {
 }  // namespace
 
 UOpRef graph_rewrite(const UOpRef& root, const RuleSet& rules, const RewriteOptions& opts) {
-  return Rewriter(rules, opts).run(root);
+  UOpRef out = Rewriter(rules, opts).run(root);
+  POLYGRAD_VERIFY(out);  // debug builds: every pass leaves a well-formed graph
+  return out;
 }
 
 }  // namespace polygrad

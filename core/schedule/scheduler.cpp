@@ -80,6 +80,7 @@ size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const U
                              const std::string& device, std::optional<int64_t> assign_target) {
   KernelBuilder kb(*this, device);
   UOpRef ast = kb.build(value, shape, out);
+  POLYGRAD_VERIFY(ast);
   Meta meta{kb.deps(), kb.old_reads(), assign_target};
   if (assign_target) {
     // A value that reads the target at other positions than it writes (a.assign(a.T)) is
