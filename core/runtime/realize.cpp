@@ -66,7 +66,8 @@ ProgramCache& program_cache() {
   return *c;
 }
 
-/// Intermediates whose lifetimes do not overlap share memory (same device, big enough).
+}  // namespace
+
 void plan_memory(const schedule::Schedule& s) {
   std::set<const UOp*> planned;
   for (const UOpRef& b : s.intermediates)
@@ -106,6 +107,8 @@ void plan_memory(const schedule::Schedule& s) {
     }
   }
 }
+
+namespace {
 
 void run_kernel(const schedule::Item& item) {
   std::shared_ptr<CompiledKernel> k = program_cache().get(item.device, item.ast);

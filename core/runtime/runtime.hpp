@@ -32,6 +32,18 @@ UOpRef from_host(const std::string& device, DType dtype, const lazy::Shape& shap
 /// so ASSIGNs see the reads that precede them (WAR) and each other in order (WAW).
 std::vector<UOpRef> realize(const std::vector<UOpRef>& roots, const std::string& device);
 
+}  // namespace polygrad::runtime
+
+namespace polygrad::schedule {
+struct Schedule;
+}
+
+namespace polygrad::runtime {
+
+/// The memory planner: intermediates of `s` whose lifetimes (first to last item that uses
+/// them) do not overlap share one allocation (same device, large enough). realize runs it.
+void plan_memory(const schedule::Schedule& s);
+
 /// Copy a realised tensor (from realize or from_host) into `dst`: numel * itemsize bytes.
 void to_host(const UOpRef& realized, void* dst);
 
