@@ -1,0 +1,205 @@
+// Tensor construction: from host data, constant fills, ranges, identity and random tensors.
+#include "runtime/runtime.hpp"
+#include "tensor/tensor_impl.hpp"
+
+#include <atomic>
+#include <cmath>
+
+namespace polygrad {
+
+using detail::make;
+
+namespace {
+
+// An empty shape means 1-d of the data's size (Tensor::scalar makes a 0-d tensor).
+lazy::Shape data_shape(const char* op, size_t count, Tensor::Shape shape) {
+  if (shape.empty()) shape = {static_cast<int64_t>(count)};
+  for (int64_t d : shape)
+    if (d < 0) user_error(std::string(op) + ": negative size in shape " + lazy::shape_str(shape));
+  if (lazy::numel(shape) != static_cast<int64_t>(count))
+    user_error(std::string(op) + ": " + std::to_string(count) + " values do not fill shape " +
+               lazy::shape_str(shape));
+  return shape;
+}
+
+void check_shape(const char* op, const Tensor::Shape& shape) {
+  for (int64_t d : shape)
+    if (d < 0) user_error(std::string(op) + ": negative size in shape " + lazy::shape_str(shape));
+}
+
+Tensor host_tensor(const void* data, pg_dtype dtype, const lazy::Shape& shape,
+                   const std::string& device) {
+  std::string d = runtime::canonical_device(device);
+  return make(runtime::from_host(d, DType(dtype), shape, data), shape, d);
+}
+
+Tensor from_doubles(const char* op, const std::vector<double>& v, pg_dtype dtype,
+                    const lazy::Shape& shape, const std::string& device) {
+  (void)op;
+  std::vector<unsigned char> bytes = detail::pack(v, DType(dtype));
+  return host_tensor(bytes.data(), dtype, shape, device);
+}
+
+// Counter-based generator: value i of a draw is splitmix64(seed, counter + i).
+std::atomic<uint64_t> g_seed{0};
+std::atomic<uint64_t> g_counter{0};
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+std::vector<uint64_t> random_bits(int64_t n) {
+  const uint64_t seed = g_seed.load();
+  const uint64_t start = g_counter.fetch_add(static_cast<uint64_t>(n));
+  std::vector<uint64_t> out(static_cast<size_t>(n));
+  const uint64_t key = splitmix64(seed ^ 0x5851F42D4C957F2Dull);
+  for (int64_t i = 0; i < n; ++i) out[static_cast<size_t>(i)] = splitmix64(key + start + i);
+  return out;
+}
+
+double unit(uint64_t bits) {  // [0, 1) with 53 random bits
+  return static_cast<double>(bits >> 11) * 0x1.0p-53;
+}
+
+}  // namespace
+
+#define POLYGRAD_TENSOR_FROM_VECTOR(T)                                                 \
+  Tensor::Tensor(const std::vector<T>& data, Shape shape, const std::string& device) { \
+    lazy::Shape s = data_shape("tensor", data.size(), std::move(shape));               \
+    *this = host_tensor(data.data(), dtype_of<T>(), s, device);                        \
+  }
+POLYGRAD_TENSOR_FROM_VECTOR(float)
+POLYGRAD_TENSOR_FROM_VECTOR(double)
+POLYGRAD_TENSOR_FROM_VECTOR(int32_t)
+POLYGRAD_TENSOR_FROM_VECTOR(int64_t)
+POLYGRAD_TENSOR_FROM_VECTOR(uint8_t)
+#undef POLYGRAD_TENSOR_FROM_VECTOR
+
+Tensor::Tensor(const std::vector<bool>& data, Shape shape, const std::string& device) {
+  lazy::Shape s = data_shape("tensor", data.size(), std::move(shape));
+  std::vector<uint8_t> bytes(data.begin(), data.end());
+  *this = host_tensor(bytes.data(), PG_DTYPE_BOOL, s, device);
+}
+
+Tensor Tensor::scalar(double value, pg_dtype dtype, const std::string& device) {
+  return from_doubles("scalar", {value}, dtype, {}, device);
+}
+
+Tensor Tensor::from_host(const void* data, pg_dtype dtype, const Shape& shape,
+                         const std::string& device) {
+  check_shape("from_host", shape);
+  return host_tensor(data, dtype, shape, device);
+}
+
+Tensor Tensor::full(const Shape& shape, double value, pg_dtype dtype, const std::string& device) {
+  check_shape("full", shape);
+  return detail::constant(value, DType(dtype), shape, runtime::canonical_device(device));
+}
+Tensor Tensor::zeros(const Shape& shape, pg_dtype dtype, const std::string& device) {
+  return full(shape, 0.0, dtype, device);
+}
+Tensor Tensor::ones(const Shape& shape, pg_dtype dtype, const std::string& device) {
+  return full(shape, 1.0, dtype, device);
+}
+Tensor Tensor::empty(const Shape& shape, pg_dtype dtype, const std::string& device) {
+  check_shape("empty", shape);
+  std::string d = runtime::canonical_device(device);
+  UOpRef buf = runtime::new_buffer(d, DType(dtype), lazy::numel(shape));
+  return make(lazy::reshape(buf, shape), shape, d);
+}
+Tensor Tensor::zeros_like(const Tensor& like) {
+  return full(like.shape(), 0.0, like.dtype(), like.device());
+}
+Tensor Tensor::ones_like(const Tensor& like) {
+  return full(like.shape(), 1.0, like.dtype(), like.device());
+}
+Tensor Tensor::full_like(const Tensor& like, double value) {
+  return full(like.shape(), value, like.dtype(), like.device());
+}
+
+void Tensor::manual_seed(uint64_t seed) {
+  g_seed.store(seed);
+  g_counter.store(0);
+}
+
+Tensor Tensor::rand(const Shape& shape, pg_dtype dtype, const std::string& device) {
+  check_shape("rand", shape);
+  std::vector<uint64_t> bits = random_bits(lazy::numel(shape));
+  std::vector<double> v(bits.size());
+  // 24 bits so the float32 value never rounds up to 1.
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(bits[i] >> 40) * 0x1.0p-24;
+  return from_doubles("rand", v, dtype, shape, device);
+}
+
+Tensor Tensor::randn(const Shape& shape, pg_dtype dtype, const std::string& device) {
+  check_shape("randn", shape);
+  const int64_t n = lazy::numel(shape);
+  std::vector<uint64_t> bits = random_bits(2 * n);
+  std::vector<double> v(static_cast<size_t>(n));
+  for (size_t i = 0; i < v.size(); ++i) {
+    double u1 = 1.0 - unit(bits[2 * i]);  // (0, 1]
+    double u2 = unit(bits[2 * i + 1]);
+    v[i] = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+  }
+  return from_doubles("randn", v, dtype, shape, device);
+}
+
+Tensor Tensor::randint(int64_t low, int64_t high, const Shape& shape, pg_dtype dtype,
+                       const std::string& device) {
+  check_shape("randint", shape);
+  if (high <= low)
+    user_error("randint: high (" + std::to_string(high) + ") must exceed low (" +
+               std::to_string(low) + ")");
+  std::vector<uint64_t> bits = random_bits(lazy::numel(shape));
+  const auto span = static_cast<uint64_t>(high - low);
+  std::vector<double> v(bits.size());
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = static_cast<double>(low + static_cast<int64_t>(bits[i] % span));
+  return from_doubles("randint", v, dtype, shape, device);
+}
+
+Tensor Tensor::rand_like(const Tensor& like) {
+  return rand(like.shape(), like.dtype(), like.device());
+}
+Tensor Tensor::randn_like(const Tensor& like) {
+  return randn(like.shape(), like.dtype(), like.device());
+}
+
+Tensor Tensor::arange(int64_t stop, const std::string& device) {
+  return arange(0, static_cast<double>(stop), 1, PG_DTYPE_INT32, device);
+}
+
+Tensor Tensor::arange(double start, double stop, double step, std::optional<pg_dtype> dtype,
+                      const std::string& device) {
+  if (step == 0) user_error("arange: step must not be zero");
+  const bool whole =
+      start == std::trunc(start) && stop == std::trunc(stop) && step == std::trunc(step);
+  const pg_dtype dt = dtype ? *dtype : whole ? PG_DTYPE_INT32 : PG_DTYPE_FLOAT32;
+  const auto n = static_cast<int64_t>(std::max(0.0, std::ceil((stop - start) / step)));
+  std::vector<double> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = start + static_cast<double>(i) * step;
+  return from_doubles("arange", v, dt, {n}, device);
+}
+
+Tensor Tensor::linspace(double start, double stop, int64_t steps, pg_dtype dtype,
+                        const std::string& device) {
+  if (steps < 0) user_error("linspace: steps must be non-negative, got " + std::to_string(steps));
+  std::vector<double> v(static_cast<size_t>(steps));
+  for (int64_t i = 0; i < steps; ++i)
+    v[static_cast<size_t>(i)] =
+        steps == 1 ? start : start + (stop - start) * static_cast<double>(i) / (steps - 1);
+  return from_doubles("linspace", v, dtype, {steps}, device);
+}
+
+Tensor Tensor::eye(int64_t n, int64_t m, pg_dtype dtype, const std::string& device) {
+  if (m < 0) m = n;
+  if (n < 0) user_error("eye: negative size " + std::to_string(n));
+  std::vector<double> v(static_cast<size_t>(n * m), 0.0);
+  for (int64_t i = 0; i < std::min(n, m); ++i) v[static_cast<size_t>(i * m + i)] = 1.0;
+  return from_doubles("eye", v, dtype, {n, m}, device);
+}
+
+}  // namespace polygrad

@@ -1,0 +1,237 @@
+// Arithmetic, comparisons and their operators (broadcasting, promotion, scalar operands).
+#include "tensor/tensor_impl.hpp"
+
+#include <cmath>
+
+namespace polygrad {
+
+using detail::binary;
+using detail::dt;
+using detail::scalar_like;
+
+namespace {
+
+// True division: ints and bools divide as float32.
+Tensor true_div(const Tensor& a, const Tensor& b) {
+  DType t = detail::promote_for("div", dt(a), dt(b));
+  if (!t.is_float()) t = dtypes::float32;
+  return binary("div", Op::FDIV, a.cast(t.scalar()), b.cast(t.scalar()));
+}
+
+Tensor sub_impl(const Tensor& a, const Tensor& b) {
+  if (dt(a).is_bool() && dt(b).is_bool())
+    user_error("sub: subtracting bool tensors is not supported; use bitwise_xor");
+  return binary("sub", Op::SUB, a, b);
+}
+
+}  // namespace
+
+Tensor Tensor::add(const Tensor& o) const {
+  if (dt(*this).is_bool() && dt(o).is_bool()) return binary("add", Op::OR, *this, o);
+  return binary("add", Op::ADD, *this, o);
+}
+Tensor Tensor::add(Scalar o) const {
+  return add(scalar_like(*this, o));
+}
+Tensor Tensor::sub(const Tensor& o) const {
+  return sub_impl(*this, o);
+}
+Tensor Tensor::sub(Scalar o) const {
+  return sub_impl(*this, scalar_like(*this, o));
+}
+Tensor Tensor::mul(const Tensor& o) const {
+  if (dt(*this).is_bool() && dt(o).is_bool()) return binary("mul", Op::AND, *this, o);
+  return binary("mul", Op::MUL, *this, o);
+}
+Tensor Tensor::mul(Scalar o) const {
+  return mul(scalar_like(*this, o));
+}
+Tensor Tensor::div(const Tensor& o) const {
+  return true_div(*this, o);
+}
+Tensor Tensor::div(Scalar o) const {
+  return true_div(*this, scalar_like(*this, o));
+}
+Tensor Tensor::neg() const {
+  detail::state(*this, "neg");
+  if (dt(*this).is_bool()) return logical_not();
+  return detail::elementwise(Op::NEG, {*this});
+}
+
+Tensor Tensor::pow(const Tensor& o) const {
+  DType t = detail::promote_for("pow", dt(*this), dt(o));
+  if (!t.is_float()) {
+    // Integer powers: float computation rounded back (exact for results below 2^53).
+    Tensor r = double_().pow(o.double_());
+    return r.round().cast(t.scalar());
+  }
+  lazy::Shape s = detail::broadcast_shape("pow", shape(), o.shape());
+  Tensor x = detail::broadcast_to("pow", cast(t.scalar()), s);
+  Tensor y = detail::broadcast_to("pow", o.cast(t.scalar()), s);
+  // |x|^y = 2^(y log2|x|); a negative base needs a whole y: odd y flips the sign, others NaN.
+  Tensor mag = (y * x.abs().log2()).exp2();
+  Tensor whole = y.trunc() == y;
+  Tensor odd = whole & ((y * 0.5).trunc() * 2.0 != y);
+  Tensor nan = detail::constant(NAN, t, s, device());
+  Tensor neg_result = whole.where(odd.where(-mag, mag), nan);
+  Tensor r = (x < 0.0).where(neg_result, mag);
+  return (y == 0.0).where(1.0, r);  // x^0 = 1 even for x = 0 or NaN
+}
+Tensor Tensor::pow(Scalar o) const {
+  if (o.is_int && o.value == 2) return square();
+  if (!o.is_int && o.value == 0.5 && dt(*this).is_float()) return sqrt();
+  return pow(scalar_like(*this, o));
+}
+Tensor Tensor::pow(Scalar base, const Tensor& x) {
+  return scalar_like(x, base).pow(x);
+}
+
+#define POLYGRAD_COMPARE(name, expr_tt)        \
+  Tensor Tensor::name(const Tensor& o) const { \
+    const Tensor& a = *this;                   \
+    const Tensor& b = o;                       \
+    return expr_tt;                            \
+  }                                            \
+  Tensor Tensor::name(Scalar o) const {        \
+    return name(scalar_like(*this, o));        \
+  }
+POLYGRAD_COMPARE(lt, binary("lt", Op::CMPLT, a, b))
+POLYGRAD_COMPARE(gt, binary("gt", Op::CMPLT, b, a))
+POLYGRAD_COMPARE(le, binary("le", Op::CMPLT, a, b) | binary("le", Op::CMPEQ, a, b))
+POLYGRAD_COMPARE(ge, binary("ge", Op::CMPLT, b, a) | binary("ge", Op::CMPEQ, a, b))
+POLYGRAD_COMPARE(eq, binary("eq", Op::CMPEQ, a, b))
+POLYGRAD_COMPARE(ne, binary("ne", Op::CMPNE, a, b))
+#undef POLYGRAD_COMPARE
+
+Tensor Tensor::logical_not() const {
+  Tensor b = dt(*this).is_bool() ? *this : ne(0);
+  return detail::elementwise(Op::NOT, {b});
+}
+
+namespace {
+Tensor bitwise(const char* name, Op op, const Tensor& a, const Tensor& b) {
+  DType t = detail::promote_for(name, dt(a), dt(b));
+  if (t.is_float()) user_error(std::string(name) + ": float tensors have no bitwise ops");
+  return binary(name, op, a, b);
+}
+}  // namespace
+
+Tensor Tensor::bitwise_and(const Tensor& o) const {
+  return bitwise("bitwise_and", Op::AND, *this, o);
+}
+Tensor Tensor::bitwise_or(const Tensor& o) const {
+  return bitwise("bitwise_or", Op::OR, *this, o);
+}
+Tensor Tensor::bitwise_xor(const Tensor& o) const {
+  return bitwise("bitwise_xor", Op::XOR, *this, o);
+}
+
+// ---- operators ----------------------------------------------------------------------------
+
+Tensor operator+(const Tensor& a, const Tensor& b) {
+  return a.add(b);
+}
+Tensor operator+(const Tensor& a, Scalar b) {
+  return a.add(b);
+}
+Tensor operator+(Scalar a, const Tensor& b) {
+  return scalar_like(b, a).add(b);
+}
+Tensor operator-(const Tensor& a, const Tensor& b) {
+  return a.sub(b);
+}
+Tensor operator-(const Tensor& a, Scalar b) {
+  return a.sub(b);
+}
+Tensor operator-(Scalar a, const Tensor& b) {
+  return scalar_like(b, a).sub(b);
+}
+Tensor operator*(const Tensor& a, const Tensor& b) {
+  return a.mul(b);
+}
+Tensor operator*(const Tensor& a, Scalar b) {
+  return a.mul(b);
+}
+Tensor operator*(Scalar a, const Tensor& b) {
+  return scalar_like(b, a).mul(b);
+}
+Tensor operator/(const Tensor& a, const Tensor& b) {
+  return a.div(b);
+}
+Tensor operator/(const Tensor& a, Scalar b) {
+  return a.div(b);
+}
+Tensor operator/(Scalar a, const Tensor& b) {
+  return scalar_like(b, a).div(b);
+}
+Tensor operator-(const Tensor& a) {
+  return a.neg();
+}
+Tensor operator<(const Tensor& a, const Tensor& b) {
+  return a.lt(b);
+}
+Tensor operator<(const Tensor& a, Scalar b) {
+  return a.lt(b);
+}
+Tensor operator<(Scalar a, const Tensor& b) {
+  return b.gt(a);
+}
+Tensor operator<=(const Tensor& a, const Tensor& b) {
+  return a.le(b);
+}
+Tensor operator<=(const Tensor& a, Scalar b) {
+  return a.le(b);
+}
+Tensor operator<=(Scalar a, const Tensor& b) {
+  return b.ge(a);
+}
+Tensor operator>(const Tensor& a, const Tensor& b) {
+  return a.gt(b);
+}
+Tensor operator>(const Tensor& a, Scalar b) {
+  return a.gt(b);
+}
+Tensor operator>(Scalar a, const Tensor& b) {
+  return b.lt(a);
+}
+Tensor operator>=(const Tensor& a, const Tensor& b) {
+  return a.ge(b);
+}
+Tensor operator>=(const Tensor& a, Scalar b) {
+  return a.ge(b);
+}
+Tensor operator>=(Scalar a, const Tensor& b) {
+  return b.le(a);
+}
+Tensor operator==(const Tensor& a, const Tensor& b) {
+  return a.eq(b);
+}
+Tensor operator==(const Tensor& a, Scalar b) {
+  return a.eq(b);
+}
+Tensor operator==(Scalar a, const Tensor& b) {
+  return b.eq(a);
+}
+Tensor operator!=(const Tensor& a, const Tensor& b) {
+  return a.ne(b);
+}
+Tensor operator!=(const Tensor& a, Scalar b) {
+  return a.ne(b);
+}
+Tensor operator!=(Scalar a, const Tensor& b) {
+  return b.ne(a);
+}
+Tensor operator&(const Tensor& a, const Tensor& b) {
+  return a.bitwise_and(b);
+}
+Tensor operator|(const Tensor& a, const Tensor& b) {
+  return a.bitwise_or(b);
+}
+Tensor operator^(const Tensor& a, const Tensor& b) {
+  return a.bitwise_xor(b);
+}
+Tensor operator!(const Tensor& a) {
+  return a.logical_not();
+}
+
+}  // namespace polygrad

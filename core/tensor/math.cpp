@@ -1,0 +1,151 @@
+// Element-wise math composed from the IR's primitives (EXP2, LOG2, SIN, SQRT, RECIP, TRUNC,
+// MAX, comparisons, WHERE).
+#include "tensor/tensor_impl.hpp"
+
+#include <cmath>
+
+namespace polygrad {
+
+using detail::dt;
+using detail::elementwise;
+using detail::to_float;
+
+namespace {
+constexpr double kLog2E = 1.4426950408889634;
+constexpr double kLn2 = 0.6931471805599453;
+constexpr double kHalfPi = 1.5707963267948966;
+
+Tensor unary_float(const char* op, Op alu, const Tensor& t) {
+  detail::state(t, op);
+  return elementwise(alu, {to_float(t)});
+}
+}  // namespace
+
+Tensor Tensor::exp2() const {
+  return unary_float("exp2", Op::EXP2, *this);
+}
+Tensor Tensor::log2() const {
+  return unary_float("log2", Op::LOG2, *this);
+}
+Tensor Tensor::exp() const {
+  return (to_float(*this) * kLog2E).exp2();
+}
+Tensor Tensor::log() const {
+  return log2() * kLn2;
+}
+Tensor Tensor::sqrt() const {
+  return unary_float("sqrt", Op::SQRT, *this);
+}
+Tensor Tensor::reciprocal() const {
+  return unary_float("reciprocal", Op::RECIP, *this);
+}
+Tensor Tensor::rsqrt() const {
+  return sqrt().reciprocal();
+}
+Tensor Tensor::sin() const {
+  return unary_float("sin", Op::SIN, *this);
+}
+Tensor Tensor::cos() const {
+  return (kHalfPi - to_float(*this)).sin();
+}
+Tensor Tensor::tan() const {
+  return sin() / cos();
+}
+Tensor Tensor::square() const {
+  return *this * *this;
+}
+Tensor Tensor::abs() const {
+  if (dt(*this).is_unsigned() || dt(*this).is_bool()) return *this;
+  if (dt(*this).is_float()) return maximum(-*this);
+  return (*this < 0).where(-*this, *this);
+}
+Tensor Tensor::sign() const {
+  detail::state(*this, "sign");
+  Tensor one = detail::scalar_like(*this, 1), zero = detail::scalar_like(*this, 0);
+  Tensor r = (*this > 0).where(one, (*this < 0).where(-one, zero));
+  return dt(*this).is_float() ? isnan().where(*this, r) : r;
+}
+
+Tensor Tensor::trunc() const {
+  if (!dt(*this).is_float()) return *this;
+  return elementwise(Op::TRUNC, {*this});
+}
+Tensor Tensor::floor() const {
+  if (!dt(*this).is_float()) return *this;
+  Tensor t = trunc();
+  return (*this < t).where(t - 1, t);
+}
+Tensor Tensor::ceil() const {
+  if (!dt(*this).is_float()) return *this;
+  Tensor t = trunc();
+  return (*this > t).where(t + 1, t);
+}
+Tensor Tensor::round() const {
+  if (!dt(*this).is_float()) return *this;
+  Tensor f = floor();
+  Tensor frac = *this - f;
+  Tensor f_even = (f * 0.5).floor() * 2.0 == f;
+  Tensor up = (frac > 0.5) | ((frac == 0.5) & f_even.logical_not());
+  return up.where(f + 1, f);
+}
+Tensor Tensor::isnan() const {
+  return *this != *this;
+}
+Tensor Tensor::isinf() const {
+  if (!dt(*this).is_float()) return Tensor::zeros(shape(), PG_DTYPE_BOOL, device());
+  return (*this == INFINITY) | (*this == -INFINITY);
+}
+
+// ---- where, maximum, minimum, clamp ---------------------------------------------------------
+
+Tensor Tensor::where(const Tensor& a, const Tensor& b) const {
+  detail::check_same_device("where", *this, a);
+  detail::check_same_device("where", *this, b);
+  DType t = detail::promote_for("where", dt(a), dt(b));
+  lazy::Shape s = detail::broadcast_shape(
+      "where", detail::broadcast_shape("where", shape(), a.shape()), b.shape());
+  Tensor c = detail::broadcast_to("where", bool_(), s);
+  Tensor x = detail::broadcast_to("where", a.cast(t.scalar()), s);
+  Tensor y = detail::broadcast_to("where", b.cast(t.scalar()), s);
+  return elementwise(Op::WHERE, {c, x, y});
+}
+Tensor Tensor::where(const Tensor& a, Scalar b) const {
+  return where(a, detail::scalar_like(a, b));
+}
+Tensor Tensor::where(Scalar a, const Tensor& b) const {
+  return where(detail::scalar_like(b, a), b);
+}
+Tensor Tensor::where(Scalar a, Scalar b) const {
+  DType t = a.is_int && b.is_int ? dtypes::int32 : dtypes::float32;
+  return where(detail::constant(a.value, t, {}, device()),
+               detail::constant(b.value, t, {}, device()));
+}
+
+Tensor Tensor::maximum(const Tensor& o) const {
+  if (dt(*this).is_bool() && dt(o).is_bool()) return *this | o;
+  return detail::binary("maximum", Op::MAX, *this, o);
+}
+Tensor Tensor::maximum(Scalar o) const {
+  return maximum(detail::scalar_like(*this, o));
+}
+Tensor Tensor::minimum(const Tensor& o) const {
+  DType t = detail::promote_for("minimum", dt(*this), dt(o));
+  if (t.is_bool()) return *this & o;
+  Tensor a = cast(t.scalar()), b = o.cast(t.scalar());
+  if (t.is_float()) return -((-a).maximum(-b));
+  // Bitwise not reverses the order of every int type (signed and unsigned) without overflow.
+  auto inv = [](const Tensor& x) { return detail::elementwise(Op::NOT, {x}); };
+  return inv(inv(a).maximum(inv(b)));
+}
+Tensor Tensor::minimum(Scalar o) const {
+  return minimum(detail::scalar_like(*this, o));
+}
+Tensor Tensor::clamp(std::optional<double> min, std::optional<double> max) const {
+  detail::state(*this, "clamp");
+  Tensor r = *this;
+  if (min) r = r.maximum(*min);
+  if (max) r = r.minimum(*max);
+  return r;
+}
+
+}  // namespace polygrad

@@ -1,0 +1,232 @@
+// Movement ops: reshape, permute, expand, squeeze, flatten, shrink, pad, flip, repeat.
+#include "tensor/tensor_impl.hpp"
+
+#include <algorithm>
+
+namespace polygrad {
+
+using detail::make;
+
+namespace {
+std::string ints_str(const std::vector<int64_t>& v) {
+  return lazy::shape_str(v);
+}
+}  // namespace
+
+Tensor Tensor::reshape(const Shape& shape_in) const {
+  const detail::TensorImpl& p = detail::state(*this, "reshape");
+  Shape s = shape_in;
+  int64_t infer = -1, known = 1;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == -1) {
+      if (infer >= 0) user_error("reshape: more than one -1 in " + ints_str(shape_in));
+      infer = static_cast<int64_t>(i);
+    } else if (s[i] < 0) {
+      user_error("reshape: negative size in " + ints_str(shape_in));
+    } else {
+      known *= s[i];
+    }
+  }
+  const int64_t n = lazy::numel(p.shape);
+  if (infer >= 0) {
+    if (known == 0 || n % known != 0)
+      user_error("reshape: cannot reshape " + lazy::shape_str(p.shape) + " to " +
+                 ints_str(shape_in));
+    s[static_cast<size_t>(infer)] = n / known;
+  }
+  if (lazy::numel(s) != n)
+    user_error("reshape: cannot reshape " + lazy::shape_str(p.shape) + " to " + ints_str(shape_in));
+  if (s == p.shape) return *this;
+  return make(lazy::reshape(p.uop, s), s, p.device);
+}
+
+Tensor Tensor::permute(const std::vector<int64_t>& order) const {
+  const detail::TensorImpl& p = detail::state(*this, "permute");
+  const auto n = static_cast<int64_t>(p.shape.size());
+  if (static_cast<int64_t>(order.size()) != n)
+    user_error("permute: order " + ints_str(order) + " does not match shape " +
+               lazy::shape_str(p.shape));
+  std::vector<int64_t> o;
+  std::vector<bool> seen(static_cast<size_t>(n), false);
+  for (int64_t a : order) {
+    int64_t x = detail::norm_axis("permute", a, n, p.shape);
+    if (seen[static_cast<size_t>(x)])
+      user_error("permute: order " + ints_str(order) + " repeats axis " + std::to_string(a));
+    seen[static_cast<size_t>(x)] = true;
+    o.push_back(x);
+  }
+  bool identity = true;
+  for (int64_t i = 0; i < n; ++i) identity = identity && o[static_cast<size_t>(i)] == i;
+  if (identity) return *this;
+  Shape s;
+  for (int64_t a : o) s.push_back(p.shape[static_cast<size_t>(a)]);
+  return make(lazy::permute(p.uop, o), s, p.device);
+}
+
+Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
+  const detail::TensorImpl& p = detail::state(*this, "transpose");
+  const auto n = static_cast<int64_t>(p.shape.size());
+  int64_t a = detail::norm_axis("transpose", dim0, n, p.shape);
+  int64_t b = detail::norm_axis("transpose", dim1, n, p.shape);
+  std::vector<int64_t> order;
+  for (int64_t i = 0; i < n; ++i) order.push_back(i);
+  std::swap(order[static_cast<size_t>(a)], order[static_cast<size_t>(b)]);
+  return permute(order);
+}
+
+Tensor Tensor::expand(const Shape& shape_in) const {
+  const detail::TensorImpl& p = detail::state(*this, "expand");
+  if (shape_in.size() < p.shape.size())
+    user_error("expand: cannot expand " + lazy::shape_str(p.shape) + " to " + ints_str(shape_in));
+  Shape s = shape_in;
+  const size_t lead = s.size() - p.shape.size();
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i >= lead && s[i] == -1) s[i] = p.shape[i - lead];
+    if (s[i] < 0) user_error("expand: bad size in " + ints_str(shape_in));
+  }
+  return detail::broadcast_to("expand", *this, s);
+}
+
+Tensor Tensor::squeeze(std::optional<int64_t> dim) const {
+  const detail::TensorImpl& p = detail::state(*this, "squeeze");
+  Shape s;
+  if (!dim) {
+    for (int64_t d : p.shape)
+      if (d != 1) s.push_back(d);
+    return reshape(s);
+  }
+  if (p.shape.empty()) return *this;
+  int64_t a = detail::norm_axis("squeeze", *dim, ndim(), p.shape);
+  if (p.shape[static_cast<size_t>(a)] != 1) return *this;
+  s = p.shape;
+  s.erase(s.begin() + a);
+  return reshape(s);
+}
+
+Tensor Tensor::unsqueeze(int64_t dim) const {
+  const detail::TensorImpl& p = detail::state(*this, "unsqueeze");
+  int64_t a = detail::norm_axis("unsqueeze", dim, ndim() + 1, p.shape);
+  Shape s = p.shape;
+  s.insert(s.begin() + a, 1);
+  return reshape(s);
+}
+
+Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
+  const detail::TensorImpl& p = detail::state(*this, "flatten");
+  if (p.shape.empty()) return reshape({1});
+  int64_t a = detail::norm_axis("flatten", start_dim, ndim(), p.shape);
+  int64_t b = detail::norm_axis("flatten", end_dim, ndim(), p.shape);
+  if (a > b)
+    user_error("flatten: start_dim " + std::to_string(start_dim) + " is after end_dim " +
+               std::to_string(end_dim) + " for shape " + lazy::shape_str(p.shape));
+  Shape s(p.shape.begin(), p.shape.begin() + a);
+  int64_t m = 1;
+  for (int64_t i = a; i <= b; ++i) m *= p.shape[static_cast<size_t>(i)];
+  s.push_back(m);
+  s.insert(s.end(), p.shape.begin() + b + 1, p.shape.end());
+  return reshape(s);
+}
+
+Tensor Tensor::unflatten(int64_t dim, const Shape& sizes) const {
+  const detail::TensorImpl& p = detail::state(*this, "unflatten");
+  int64_t a = detail::norm_axis("unflatten", dim, ndim(), p.shape);
+  Shape s(p.shape.begin(), p.shape.begin() + a);
+  s.insert(s.end(), sizes.begin(), sizes.end());
+  s.insert(s.end(), p.shape.begin() + a + 1, p.shape.end());
+  int64_t want = p.shape[static_cast<size_t>(a)], got = 1;
+  bool infer = false;
+  for (int64_t d : sizes) {
+    if (d == -1)
+      infer = true;
+    else
+      got *= d;
+  }
+  if (infer ? (got == 0 || want % got != 0) : got != want)
+    user_error("unflatten: sizes " + ints_str(sizes) + " do not split axis " + std::to_string(dim) +
+               " of shape " + lazy::shape_str(p.shape));
+  return reshape(s);
+}
+
+Tensor Tensor::shrink(const std::vector<std::pair<int64_t, int64_t>>& bounds) const {
+  const detail::TensorImpl& p = detail::state(*this, "shrink");
+  if (bounds.size() != p.shape.size())
+    user_error("shrink: " + std::to_string(bounds.size()) + " bounds for shape " +
+               lazy::shape_str(p.shape));
+  Shape s;
+  bool same = true;
+  for (size_t i = 0; i < bounds.size(); ++i) {
+    auto [b, e] = bounds[i];
+    if (b < 0 || e < b || e > p.shape[i])
+      user_error("shrink: bounds (" + std::to_string(b) + ", " + std::to_string(e) +
+                 ") out of range for axis " + std::to_string(i) + " of shape " +
+                 lazy::shape_str(p.shape));
+    s.push_back(e - b);
+    same = same && b == 0 && e == p.shape[i];
+  }
+  if (same) return *this;
+  return make(lazy::shrink(p.uop, bounds), s, p.device);
+}
+
+Tensor Tensor::pad(const std::vector<std::pair<int64_t, int64_t>>& pads, double value) const {
+  const detail::TensorImpl& p = detail::state(*this, "pad");
+  if (pads.size() != p.shape.size())
+    user_error("pad: " + std::to_string(pads.size()) + " pad pairs for shape " +
+               lazy::shape_str(p.shape));
+  // Negative amounts crop first.
+  std::vector<std::pair<int64_t, int64_t>> crop, grow;
+  bool any_crop = false, any_grow = false;
+  for (size_t i = 0; i < pads.size(); ++i) {
+    auto [b, a] = pads[i];
+    int64_t cb = b < 0 ? -b : 0, ca = a < 0 ? -a : 0;
+    if (cb + ca > p.shape[i])
+      user_error("pad: pads (" + std::to_string(b) + ", " + std::to_string(a) +
+                 ") crop more than axis " + std::to_string(i) + " of shape " +
+                 lazy::shape_str(p.shape));
+    crop.push_back({cb, p.shape[i] - ca});
+    grow.push_back({std::max<int64_t>(b, 0), std::max<int64_t>(a, 0)});
+    any_crop = any_crop || cb || ca;
+    any_grow = any_grow || b > 0 || a > 0;
+  }
+  Tensor x = any_crop ? shrink(crop) : *this;
+  if (!any_grow) return x;
+  const detail::TensorImpl& q = *x.impl();
+  Shape s = q.shape;
+  for (size_t i = 0; i < s.size(); ++i) s[i] += grow[i].first + grow[i].second;
+  Tensor padded = make(lazy::pad(q.uop, grow), s, q.device);
+  if (value == 0.0) return padded;
+  Tensor inside = detail::constant(1, dtypes::bool_, q.shape, q.device);
+  Tensor mask = make(lazy::pad(inside.impl()->uop, grow), s, q.device);
+  return mask.where(padded, detail::scalar_like(padded, value));
+}
+
+Tensor Tensor::flip(const std::vector<int64_t>& axes) const {
+  const detail::TensorImpl& p = detail::state(*this, "flip");
+  std::vector<int64_t> ax;
+  for (int64_t a : axes) ax.push_back(detail::norm_axis("flip", a, ndim(), p.shape));
+  std::sort(ax.begin(), ax.end());
+  if (std::adjacent_find(ax.begin(), ax.end()) != ax.end())
+    user_error("flip: axes " + ints_str(axes) + " repeat an axis");
+  if (ax.empty()) return *this;
+  return make(lazy::flip(p.uop, ax), p.shape, p.device);
+}
+
+Tensor Tensor::repeat(const std::vector<int64_t>& repeats) const {
+  const detail::TensorImpl& p = detail::state(*this, "repeat");
+  if (repeats.size() < p.shape.size())
+    user_error("repeat: " + std::to_string(repeats.size()) + " repeats for shape " +
+               lazy::shape_str(p.shape));
+  for (int64_t r : repeats)
+    if (r < 0) user_error("repeat: negative repeat in " + ints_str(repeats));
+  Shape base(repeats.size() - p.shape.size(), 1);
+  base.insert(base.end(), p.shape.begin(), p.shape.end());
+  // (1, s0, 1, s1, ...) -> (r0, s0, r1, s1, ...) -> (r0*s0, r1*s1, ...)
+  Shape inter, expanded, out;
+  for (size_t i = 0; i < base.size(); ++i) {
+    inter.insert(inter.end(), {1, base[i]});
+    expanded.insert(expanded.end(), {repeats[i], base[i]});
+    out.push_back(repeats[i] * base[i]);
+  }
+  return reshape(inter).expand(expanded).reshape(out);
+}
+
+}  // namespace polygrad

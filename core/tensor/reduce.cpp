@@ -1,0 +1,159 @@
+// Reductions: sum, max, min, prod, mean, var, std, argmax, argmin, cumsum.
+#include "tensor/tensor_impl.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace polygrad {
+
+using detail::dt;
+
+namespace {
+
+// REDUCE_AXIS keeps reduced axes as 1; drop them unless keepdim.
+Tensor reduce(const char* op, const Tensor& t, Op alu, const std::vector<int64_t>& axes,
+              bool keepdim) {
+  const detail::TensorImpl& p = detail::state(t, op);
+  std::vector<int64_t> ax = detail::norm_axes(op, axes, p.shape);
+  lazy::Shape kept = p.shape, dropped;
+  for (size_t i = 0; i < kept.size(); ++i) {
+    bool reduced = std::find(ax.begin(), ax.end(), static_cast<int64_t>(i)) != ax.end();
+    if (reduced)
+      kept[i] = 1;
+    else
+      dropped.push_back(p.shape[i]);
+  }
+  if (ax.empty()) return t;
+  Tensor r = detail::make(lazy::reduce(p.uop, alu, ax), kept, p.device);
+  return keepdim ? r : r.reshape(dropped);
+}
+
+// The accumulation dtype of sum: bool and small ints widen to 32 bits, float16 to float32.
+DType sum_dtype(DType t) {
+  if (t.is_bool()) return dtypes::int32;
+  if (t.is_int() && t.scalar_size() < 4) return t.is_unsigned() ? dtypes::uint32 : dtypes::int32;
+  return t;
+}
+
+int64_t count(const lazy::Shape& shape, const std::vector<int64_t>& axes) {
+  int64_t n = 1;
+  for (int64_t a : axes) n *= shape[static_cast<size_t>(a)];
+  return n;
+}
+
+}  // namespace
+
+Tensor Tensor::sum(const std::vector<int64_t>& axes, bool keepdim) const {
+  DType t = detail::state(*this, "sum").uop->dtype();
+  DType acc = sum_dtype(t);
+  bool half = t.scalar() == PG_DTYPE_FLOAT16 || t.scalar() == PG_DTYPE_BFLOAT16;
+  if (half) return cast(PG_DTYPE_FLOAT32).sum(axes, keepdim).cast(t.scalar());
+  return reduce("sum", cast(acc.scalar()), Op::ADD, axes, keepdim);
+}
+Tensor Tensor::sum(int64_t axis, bool keepdim) const {
+  return sum(std::vector<int64_t>{axis}, keepdim);
+}
+
+Tensor Tensor::max(const std::vector<int64_t>& axes, bool keepdim) const {
+  if (detail::state(*this, "max").uop->dtype().is_bool())
+    return cast(PG_DTYPE_UINT8).max(axes, keepdim).bool_();
+  return reduce("max", *this, Op::MAX, axes, keepdim);
+}
+Tensor Tensor::max(int64_t axis, bool keepdim) const {
+  return max(std::vector<int64_t>{axis}, keepdim);
+}
+
+Tensor Tensor::min(const std::vector<int64_t>& axes, bool keepdim) const {
+  DType t = detail::state(*this, "min").uop->dtype();
+  if (t.is_bool()) return cast(PG_DTYPE_UINT8).min(axes, keepdim).bool_();
+  if (t.is_float()) return -((-*this).max(axes, keepdim));
+  auto inv = [](const Tensor& x) { return detail::elementwise(Op::NOT, {x}); };
+  return inv(inv(*this).max(axes, keepdim));
+}
+Tensor Tensor::min(int64_t axis, bool keepdim) const {
+  return min(std::vector<int64_t>{axis}, keepdim);
+}
+
+Tensor Tensor::prod(const std::vector<int64_t>& axes, bool keepdim) const {
+  DType t = detail::state(*this, "prod").uop->dtype();
+  return reduce("prod", cast(sum_dtype(t).scalar()), Op::MUL, axes, keepdim);
+}
+Tensor Tensor::prod(int64_t axis, bool keepdim) const {
+  return prod(std::vector<int64_t>{axis}, keepdim);
+}
+
+Tensor Tensor::mean(const std::vector<int64_t>& axes, bool keepdim) const {
+  const detail::TensorImpl& p = detail::state(*this, "mean");
+  int64_t n = count(p.shape, detail::norm_axes("mean", axes, p.shape));
+  Tensor x = detail::to_float(*this);
+  Tensor s = x.sum(axes, keepdim);
+  return n == 0 ? s * NAN : s * (1.0 / static_cast<double>(n));
+}
+Tensor Tensor::mean(int64_t axis, bool keepdim) const {
+  return mean(std::vector<int64_t>{axis}, keepdim);
+}
+
+Tensor Tensor::var(const std::vector<int64_t>& axes, bool keepdim, double correction) const {
+  const detail::TensorImpl& p = detail::state(*this, "var");
+  int64_t n = count(p.shape, detail::norm_axes("var", axes, p.shape));
+  Tensor x = detail::to_float(*this);
+  Tensor d = x - x.mean(axes, true);
+  double denom = std::max(0.0, static_cast<double>(n) - correction);
+  return (d * d).sum(axes, keepdim) / denom;
+}
+Tensor Tensor::var(int64_t axis, bool keepdim, double correction) const {
+  return var(std::vector<int64_t>{axis}, keepdim, correction);
+}
+Tensor Tensor::std(const std::vector<int64_t>& axes, bool keepdim, double correction) const {
+  return var(axes, keepdim, correction).sqrt();
+}
+Tensor Tensor::std(int64_t axis, bool keepdim, double correction) const {
+  return std(std::vector<int64_t>{axis}, keepdim, correction);
+}
+
+namespace {
+
+// Index of the first extreme along one axis: positions of the extreme weighted by n - i, whose
+// max is n - first.
+Tensor arg_extreme(const char* op, const Tensor& t, std::optional<int64_t> axis, bool keepdim,
+                   bool is_max) {
+  detail::state(t, op);
+  if (!axis) {
+    Tensor r = arg_extreme(op, t.flatten(), 0, false, is_max);
+    return keepdim ? r.reshape(lazy::Shape(t.shape().size(), 1)) : r;
+  }
+  const int64_t a = detail::norm_axis(op, *axis, t.ndim(), t.shape());
+  const int64_t n = t.shape()[static_cast<size_t>(a)];
+  Tensor ext = is_max ? t.max(a, true) : t.min(a, true);
+  Tensor hit = t == ext;
+  lazy::Shape idx_shape(t.shape().size(), 1);
+  idx_shape[static_cast<size_t>(a)] = n;
+  Tensor rev =
+      Tensor::arange(static_cast<double>(n), 0, -1, PG_DTYPE_INT32, t.device()).reshape(idx_shape);
+  Tensor w = hit.where(rev, 0);
+  return n - w.max(a, keepdim);
+}
+
+}  // namespace
+
+Tensor Tensor::argmax(std::optional<int64_t> axis, bool keepdim) const {
+  return arg_extreme("argmax", *this, axis, keepdim, true);
+}
+Tensor Tensor::argmin(std::optional<int64_t> axis, bool keepdim) const {
+  return arg_extreme("argmin", *this, axis, keepdim, false);
+}
+
+Tensor Tensor::cumsum(int64_t axis) const {
+  const detail::TensorImpl& p = detail::state(*this, "cumsum");
+  if (p.shape.empty()) return *this;
+  const int64_t a = detail::norm_axis("cumsum", axis, ndim(), p.shape);
+  const int64_t n = p.shape[static_cast<size_t>(a)];
+  // out[i] = sum_j x[j] * (j <= i): a lower-triangular mask over (i, j).
+  Tensor x = detail::move_axis_last(*this, a).unsqueeze(-2);  // (..., 1, n)
+  Tensor i = Tensor::arange(n, p.device).reshape({n, 1});
+  Tensor j = Tensor::arange(n, p.device).reshape({1, n});
+  Tensor r = (j <= i).where(x, 0).sum(-1);  // (..., n)
+  return detail::move_last_to(r, a);
+}
+
+}  // namespace polygrad

@@ -1,0 +1,211 @@
+// Helpers shared by the Tensor op files: impl access, axes, broadcasting, scalar operands.
+#include "ir/error.hpp"
+#include "runtime/runtime.hpp"
+#include "tensor/tensor_impl.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace polygrad::detail {
+
+Tensor make(UOpRef uop, lazy::Shape shape, std::string device) {
+  auto p = std::make_shared<TensorImpl>();
+  p->uop = std::move(uop);
+  p->shape = std::move(shape);
+  p->device = std::move(device);
+  return Tensor(std::move(p));
+}
+
+TensorImpl& state(const Tensor& t, const char* op) {
+  if (!t.defined()) user_error(std::string(op) + ": the tensor is a null handle");
+  return *t.impl();
+}
+
+const UOpRef& node(const Tensor& t, const char* op) {
+  return detail::state(t, op).uop;
+}
+
+DType dt(const Tensor& t) {
+  return DType(t.dtype());
+}
+
+int64_t norm_axis(const char* op, int64_t axis, int64_t ndim, const lazy::Shape& shape) {
+  int64_t a = axis < 0 ? axis + ndim : axis;
+  if (a < 0 || a >= std::max<int64_t>(ndim, 0))
+    user_error(std::string(op) + ": axis " + std::to_string(axis) + " out of range for shape " +
+               lazy::shape_str(shape));
+  return a;
+}
+
+std::vector<int64_t> norm_axes(const char* op, const std::vector<int64_t>& axes,
+                               const lazy::Shape& shape) {
+  const auto n = static_cast<int64_t>(shape.size());
+  std::vector<int64_t> out;
+  if (axes.empty()) {
+    for (int64_t i = 0; i < n; ++i) out.push_back(i);
+    return out;
+  }
+  for (int64_t a : axes) out.push_back(norm_axis(op, a, n, shape));
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+lazy::Shape broadcast_shape(const char* op, const lazy::Shape& a, const lazy::Shape& b) {
+  const size_t n = std::max(a.size(), b.size());
+  lazy::Shape out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da != db && da != 1 && db != 1)
+      user_error(std::string(op) + ": shapes " + lazy::shape_str(a) + " and " + lazy::shape_str(b) +
+                 " do not broadcast");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+Tensor broadcast_to(const char* op, const Tensor& t, const lazy::Shape& shape) {
+  const TensorImpl& p = detail::state(t, op);
+  if (p.shape == shape) return t;
+  if (p.shape.size() > shape.size())
+    user_error(std::string(op) + ": cannot broadcast " + lazy::shape_str(p.shape) + " to " +
+               lazy::shape_str(shape));
+  lazy::Shape padded(shape.size() - p.shape.size(), 1);
+  padded.insert(padded.end(), p.shape.begin(), p.shape.end());
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (padded[i] != shape[i] && padded[i] != 1)
+      user_error(std::string(op) + ": cannot broadcast " + lazy::shape_str(p.shape) + " to " +
+                 lazy::shape_str(shape));
+  UOpRef u = padded == p.shape ? p.uop : lazy::reshape(p.uop, padded);
+  if (padded != shape) u = lazy::expand(u, shape);
+  return make(u, shape, p.device);
+}
+
+void check_same_device(const char* op, const Tensor& a, const Tensor& b) {
+  if (detail::state(a, op).device != detail::state(b, op).device)
+    user_error(std::string(op) + ": tensors on different devices (" + a.device() + " and " +
+               b.device() + ")");
+}
+
+DType scalar_dtype(DType t, Scalar s) {
+  if (s.is_int) return t.is_bool() ? dtypes::int32 : t;
+  return t.is_float() ? t : dtypes::float32;
+}
+
+Tensor constant(double v, DType dt, const lazy::Shape& shape, const std::string& device) {
+  return make(lazy::full(dt, v, shape), shape, device);
+}
+
+Tensor scalar_like(const Tensor& t, Scalar s) {
+  const TensorImpl& p = detail::state(t, "scalar");
+  return constant(s.value, scalar_dtype(p.uop->dtype(), s), p.shape, p.device);
+}
+
+DType promote_for(const char* op, DType a, DType b) {
+  try {
+    return promote(a, b);
+  } catch (const IrError&) {
+    user_error(std::string(op) + ": no dtype holds both " + a.name() + " and " + b.name());
+  }
+}
+
+Tensor elementwise(Op op, const std::vector<Tensor>& srcs) {
+  const TensorImpl& first = *srcs.at(0).impl();
+  UOpRef u;
+  if (srcs.size() == 1)
+    u = lazy::elementwise(op, {first.uop});
+  else if (srcs.size() == 2)
+    u = lazy::elementwise(op, {first.uop, srcs[1].impl()->uop});
+  else
+    u = lazy::elementwise(op, {first.uop, srcs[1].impl()->uop, srcs[2].impl()->uop});
+  return make(u, first.shape, first.device);
+}
+
+Tensor binary(const char* name, Op op, const Tensor& a, const Tensor& b) {
+  check_same_device(name, a, b);
+  DType t = promote_for(name, dt(a), dt(b));
+  lazy::Shape s = broadcast_shape(name, a.shape(), b.shape());
+  Tensor x = broadcast_to(name, a.cast(t.scalar()), s);
+  Tensor y = broadcast_to(name, b.cast(t.scalar()), s);
+  return elementwise(op, {x, y});
+}
+
+Tensor to_float(const Tensor& t) {
+  return dt(t).is_float() ? t : t.cast(PG_DTYPE_FLOAT32);
+}
+
+namespace {
+template <class E>
+void put(std::vector<unsigned char>& out, size_t i, E v) {
+  std::memcpy(out.data() + i * sizeof(E), &v, sizeof(E));
+}
+}  // namespace
+
+std::vector<unsigned char> pack(const std::vector<double>& values, DType dt) {
+  std::vector<unsigned char> out(values.size() * static_cast<size_t>(dt.itemsize()));
+  for (size_t i = 0; i < values.size(); ++i) {
+    const double v = values[i];
+    switch (dt.scalar()) {
+      case PG_DTYPE_BOOL:
+        put<uint8_t>(out, i, v != 0);
+        break;
+      case PG_DTYPE_INT8:
+        put(out, i, static_cast<int8_t>(v));
+        break;
+      case PG_DTYPE_INT16:
+        put(out, i, static_cast<int16_t>(v));
+        break;
+      case PG_DTYPE_INT32:
+        put(out, i, static_cast<int32_t>(v));
+        break;
+      case PG_DTYPE_INT64:
+        put(out, i, static_cast<int64_t>(v));
+        break;
+      case PG_DTYPE_UINT8:
+        put(out, i, static_cast<uint8_t>(v));
+        break;
+      case PG_DTYPE_UINT16:
+        put(out, i, static_cast<uint16_t>(v));
+        break;
+      case PG_DTYPE_UINT32:
+        put(out, i, static_cast<uint32_t>(v));
+        break;
+      case PG_DTYPE_UINT64:
+        put(out, i, static_cast<uint64_t>(v));
+        break;
+      case PG_DTYPE_FLOAT32:
+        put(out, i, static_cast<float>(v));
+        break;
+      case PG_DTYPE_FLOAT64:
+        put(out, i, v);
+        break;
+      default:
+        user_error("tensor: host data of dtype " + dt.name() + " is not supported");
+    }
+  }
+  return out;
+}
+
+Tensor move_axis_last(const Tensor& t, int64_t axis) {
+  const int64_t n = t.ndim();
+  if (axis == n - 1) return t;
+  std::vector<int64_t> order;
+  for (int64_t i = 0; i < n; ++i)
+    if (i != axis) order.push_back(i);
+  order.push_back(axis);
+  return t.permute(order);
+}
+
+Tensor move_last_to(const Tensor& t, int64_t axis) {
+  const int64_t n = t.ndim();
+  if (axis == n - 1) return t;
+  std::vector<int64_t> order;
+  for (int64_t i = 0; i < n - 1; ++i) {
+    if (i == axis) order.push_back(n - 1);
+    order.push_back(i);
+  }
+  return t.permute(order);
+}
+
+}  // namespace polygrad::detail

@@ -1,0 +1,200 @@
+// Tensor core: properties, realisation, host transfer, casts, detach/clone/assign, autograd
+// state.
+#include "runtime/runtime.hpp"
+#include "tensor/tensor_impl.hpp"
+
+#include <algorithm>
+#include <mutex>
+
+namespace polygrad {
+
+using detail::make;
+using detail::TensorImpl;
+
+std::string dtype_name(pg_dtype dtype) {
+  return DType(dtype).name();
+}
+
+Tensor::Tensor() = default;
+
+const Tensor::Shape& Tensor::shape() const {
+  return detail::state(*this, "shape").shape;
+}
+int64_t Tensor::ndim() const {
+  return static_cast<int64_t>(shape().size());
+}
+pg_dtype Tensor::dtype() const {
+  return detail::state(*this, "dtype").uop->dtype().scalar();
+}
+const std::string& Tensor::device() const {
+  return detail::state(*this, "device").device;
+}
+int64_t Tensor::numel() const {
+  return lazy::numel(shape());
+}
+int64_t Tensor::size(int64_t dim) const {
+  return shape()[static_cast<size_t>(detail::norm_axis("size", dim, ndim(), shape()))];
+}
+int64_t Tensor::element_size() const {
+  return DType(dtype()).itemsize();
+}
+Tensor Tensor::T() const {
+  return ndim() < 2 ? *this : transpose(-2, -1);
+}
+bool Tensor::is_realized() const {
+  return lazy::is_realized(detail::state(*this, "is_realized").uop.get());
+}
+
+Tensor& Tensor::realize() {
+  TensorImpl& p = detail::state(*this, "realize");
+  if (lazy::is_realized(p.uop.get())) return *this;
+  p.uop = runtime::realize({p.uop}, p.device).at(0);
+  return *this;
+}
+
+void Tensor::realize_all(std::vector<Tensor>& tensors) {
+  // One schedule per device, in order of first appearance.
+  std::vector<std::string> devices;
+  for (const Tensor& t : tensors) {
+    const std::string& d = detail::state(t, "realize_all").device;
+    if (std::find(devices.begin(), devices.end(), d) == devices.end()) devices.push_back(d);
+  }
+  for (const std::string& d : devices) {
+    std::vector<UOpRef> roots;
+    std::vector<TensorImpl*> owners;
+    for (const Tensor& t : tensors) {
+      TensorImpl* p = t.impl().get();
+      if (p->device != d || lazy::is_realized(p->uop.get())) continue;
+      roots.push_back(p->uop);
+      owners.push_back(p);
+    }
+    if (roots.empty()) continue;
+    std::vector<UOpRef> out = runtime::realize(roots, d);
+    for (size_t i = 0; i < owners.size(); ++i) owners[i]->uop = out.at(i);
+  }
+}
+
+void Tensor::copy_to_host(void* dst, size_t bytes) const {
+  Tensor t = *this;
+  t.realize();
+  const size_t want = static_cast<size_t>(numel() * element_size());
+  if (bytes != want)
+    user_error("copy_to_host: destination holds " + std::to_string(bytes) + " bytes, tensor " +
+               lazy::shape_str(shape()) + " " + dtype_name(dtype()) + " needs " +
+               std::to_string(want));
+  runtime::to_host(t.impl()->uop, dst);
+}
+
+void Tensor::check_item() const {
+  if (numel() != 1)
+    user_error("item: tensor of shape " + lazy::shape_str(shape()) + " has more than one element");
+}
+
+Tensor Tensor::to(const std::string& device) const {
+  const TensorImpl& p = detail::state(*this, "to");
+  std::string d = runtime::canonical_device(device);
+  if (d == p.device) return *this;
+  return make(lazy::copy_to(p.uop, d), p.shape, d);
+}
+
+Tensor Tensor::detach() const {
+  const TensorImpl& p = detail::state(*this, "detach");
+  return make(lazy::detach(p.uop), p.shape, p.device);
+}
+
+Tensor Tensor::contiguous() const {
+  const TensorImpl& p = detail::state(*this, "contiguous");
+  return make(lazy::contiguous(p.uop), p.shape, p.device);
+}
+
+Tensor Tensor::clone() const {
+  const TensorImpl& p = detail::state(*this, "clone");
+  Tensor c = make(lazy::contiguous(p.uop), p.shape, p.device);
+  if (p.requires_grad) c.requires_grad(true);
+  return c;
+}
+
+Tensor& Tensor::assign(const Tensor& value) {
+  TensorImpl& p = detail::state(*this, "assign");
+  detail::check_same_device("assign", *this, value);
+  if (!lazy::is_realized(p.uop.get()) && p.uop->op() != Op::ASSIGN) realize();
+  Tensor v = detail::broadcast_to("assign", value.cast(dtype()), p.shape);
+  p.uop = lazy::assign(p.uop, v.impl()->uop);
+  return *this;
+}
+
+Tensor Tensor::cast(pg_dtype dtype) const {
+  const TensorImpl& p = detail::state(*this, "cast");
+  if (p.uop->dtype().scalar() == dtype) return *this;
+  return make(lazy::cast(p.uop, DType(dtype)), p.shape, p.device);
+}
+
+// ---- autograd state ---------------------------------------------------------------------
+
+namespace detail {
+
+std::mutex& registry_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::vector<std::weak_ptr<TensorImpl>>& registry() {
+  static std::vector<std::weak_ptr<TensorImpl>> r;
+  return r;
+}
+
+std::vector<std::shared_ptr<TensorImpl>> live_grad_leaves() {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  std::vector<std::shared_ptr<TensorImpl>> out;
+  auto& r = registry();
+  size_t keep = 0;
+  for (auto& w : r) {
+    std::shared_ptr<TensorImpl> p = w.lock();
+    if (!p) continue;
+    r[keep++] = w;
+    if (p->requires_grad) out.push_back(std::move(p));
+  }
+  r.resize(keep);
+  return out;
+}
+
+}  // namespace detail
+
+bool Tensor::requires_grad() const {
+  return detail::state(*this, "requires_grad").requires_grad;
+}
+
+Tensor& Tensor::requires_grad(bool on) {
+  TensorImpl& p = detail::state(*this, "requires_grad");
+  if (on == p.requires_grad) return *this;
+  if (on) {
+    if (!DType(dtype()).is_float())
+      user_error("requires_grad: only float tensors can require gradients, not " +
+                 dtype_name(dtype()));
+    realize();
+    std::lock_guard<std::mutex> lock(detail::registry_mutex());
+    detail::registry().push_back(impl_);
+  }
+  p.requires_grad = on;
+  return *this;
+}
+
+std::optional<Tensor> Tensor::grad() const {
+  const TensorImpl& p = detail::state(*this, "grad");
+  if (!p.grad) return std::nullopt;
+  return Tensor(p.grad);
+}
+
+void Tensor::set_grad(const std::optional<Tensor>& grad) {
+  TensorImpl& p = detail::state(*this, "set_grad");
+  if (!grad) {
+    p.grad.reset();
+    return;
+  }
+  const TensorImpl& g = detail::state(*grad, "set_grad");
+  if (g.shape != p.shape)
+    user_error("set_grad: gradient shape " + lazy::shape_str(g.shape) +
+               " does not match tensor shape " + lazy::shape_str(p.shape));
+  p.grad = grad->impl();
+}
+
+}  // namespace polygrad

@@ -1,0 +1,84 @@
+// The state behind a Tensor handle and the helpers the op files share.
+#ifndef POLYGRAD_TENSOR_TENSOR_IMPL_HPP
+#define POLYGRAD_TENSOR_TENSOR_IMPL_HPP
+
+#include "ir/dtype.hpp"
+#include "ir/uop.hpp"
+#include "tensor/lazy.hpp"
+
+#include <polygrad/error.hpp>
+#include <polygrad/tensor.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace polygrad::detail {
+
+/// One tensor: its lazy graph node, static shape, canonical device, and autograd state.
+struct TensorImpl {
+  UOpRef uop;
+  lazy::Shape shape;
+  std::string device;
+  bool requires_grad = false;
+  std::shared_ptr<TensorImpl> grad;
+};
+
+/// A new tensor around `uop`.
+Tensor make(UOpRef uop, lazy::Shape shape, std::string device);
+/// The impl of `t`; a user error naming `op` when t is a null handle.
+TensorImpl& state(const Tensor& t, const char* op);
+/// The same as state() (Tensor's members cannot call it `impl`: Tensor::impl() hides it).
+inline TensorImpl& impl(const Tensor& t, const char* op) {
+  return state(t, op);
+}
+/// Every live tensor with requires_grad set (registered by Tensor::requires_grad(true)).
+std::vector<std::shared_ptr<TensorImpl>> live_grad_leaves();
+/// The node, dtype of a tensor (checked non-null).
+const UOpRef& node(const Tensor& t, const char* op);
+DType dt(const Tensor& t);
+
+/// `axis` counted from the end when negative; a user error "<op>: axis A out of range for
+/// shape S" otherwise. `ndim` may exceed shape.size() by one for unsqueeze-like ops.
+int64_t norm_axis(const char* op, int64_t axis, int64_t ndim, const lazy::Shape& shape);
+/// Sorted, de-duplicated normalised axes; empty input means every axis.
+std::vector<int64_t> norm_axes(const char* op, const std::vector<int64_t>& axes,
+                               const lazy::Shape& shape);
+
+/// The numpy broadcast of two shapes; user error "<op>: shapes A and B do not broadcast".
+lazy::Shape broadcast_shape(const char* op, const lazy::Shape& a, const lazy::Shape& b);
+/// `t` broadcast to `shape` (reshape adding leading 1s, then expand).
+Tensor broadcast_to(const char* op, const Tensor& t, const lazy::Shape& shape);
+/// Checks that both tensors live on one device.
+void check_same_device(const char* op, const Tensor& a, const Tensor& b);
+
+/// The dtype a scalar operand takes next to a tensor of dtype `t` (python-scalar rule).
+DType scalar_dtype(DType t, Scalar s);
+/// A tensor of `shape` on `device` filled with `v` (lazy CONST, no buffer).
+Tensor constant(double v, DType dtype, const lazy::Shape& shape, const std::string& device);
+/// `s` as a tensor next to `t`: the scalar-rule dtype, t's shape and device.
+Tensor scalar_like(const Tensor& t, Scalar s);
+
+/// tensor-tensor promotion (torch rules); user error naming `op` when no dtype holds both.
+DType promote_for(const char* op, DType a, DType b);
+/// Elementwise op on tensors of identical shapes and (for non-WHERE ops) dtypes.
+Tensor elementwise(Op op, const std::vector<Tensor>& srcs);
+/// Promote, broadcast and apply a binary op.
+Tensor binary(const char* name, Op op, const Tensor& a, const Tensor& b);
+/// `t` as float (float32 unless already float): inputs of transcendental ops.
+Tensor to_float(const Tensor& t);
+
+/// Host data of `count` elements of `dtype` converted from doubles.
+std::vector<unsigned char> pack(const std::vector<double>& values, DType dtype);
+
+/// Move `axis` to the last position / back.
+Tensor move_axis_last(const Tensor& t, int64_t axis);
+Tensor move_last_to(const Tensor& t, int64_t axis);
+
+/// Sliding windows over the last k axes: (..., n1, .., nk) -> (..., o1, .., ok, k1, .., kk).
+Tensor windows(const Tensor& t, const std::vector<int64_t>& kernel,
+               const std::vector<int64_t>& stride, const std::vector<int64_t>& dilation);
+
+}  // namespace polygrad::detail
+
+#endif  // POLYGRAD_TENSOR_TENSOR_IMPL_HPP

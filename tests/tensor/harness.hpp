@@ -1,0 +1,61 @@
+// Shared helpers of the tensor tests: approximate comparison and torch fixtures.
+#ifndef POLYGRAD_TESTS_TENSOR_HARNESS_HPP
+#define POLYGRAD_TESTS_TENSOR_HARNESS_HPP
+
+#include <polygrad/error.hpp>
+#include <polygrad/tensor.hpp>
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tensor_test {
+
+using polygrad::Tensor;
+
+/// A fixture array: dtype name, shape and values (as doubles).
+struct Array {
+  std::string dtype;
+  std::vector<int64_t> shape;
+  std::vector<double> values;
+  /// As a tensor of its dtype.
+  Tensor tensor() const;
+};
+
+/// One fixture case: named input and output arrays.
+struct Case {
+  std::string name;
+  std::map<std::string, Array> arrays;
+  const Array& at(const std::string& key) const;
+  Tensor in(const std::string& key) const { return at(key).tensor(); }
+};
+
+/// The cases of fixtures/<file>.txt, by name.
+const std::map<std::string, Case>& fixture(const std::string& file);
+
+/// Expects `got` to have the shape of `want` and values within atol + rtol * |want| (NaN
+/// matches NaN, infinities must be equal).
+void expect_close(const Tensor& got, const Array& want, double atol = 1e-5, double rtol = 1e-4);
+/// Same, against explicit values.
+void expect_values(const Tensor& got, const std::vector<int64_t>& shape,
+                   const std::vector<double>& want, double atol = 1e-5, double rtol = 1e-4);
+
+/// Expects `fn` to throw polygrad::Error of kind user whose message contains every part.
+template <class F>
+void expect_user_error(F&& fn, const std::vector<std::string>& parts) {
+  try {
+    fn();
+    ADD_FAILURE() << "no error thrown";
+  } catch (const polygrad::Error& e) {
+    EXPECT_EQ(e.kind(), polygrad::ErrorKind::user) << e.what();
+    for (const std::string& p : parts)
+      EXPECT_NE(std::string(e.what()).find(p), std::string::npos)
+          << "message '" << e.what() << "' lacks '" << p << "'";
+  }
+}
+
+}  // namespace tensor_test
+
+#endif  // POLYGRAD_TESTS_TENSOR_HARNESS_HPP
