@@ -1,0 +1,89 @@
+#include "autograd/backward.hpp"
+
+#include "autograd/gradient.hpp"
+#include "ir/graph.hpp"
+#include "tensor/tensor_impl.hpp"
+
+#include <unordered_set>
+
+namespace polygrad::autograd {
+
+namespace {
+
+// Only the public Tensor API and TensorImpl's fields are used here, so the tensor layer's
+// internal helpers can change freely.
+const detail::TensorImpl& state_of(const Tensor& t, const char* op) {
+  if (!t.defined()) user_error(std::string(op) + ": the tensor is a null handle");
+  return *t.impl();
+}
+
+Tensor wrap(UOpRef uop, const detail::TensorImpl& like) {
+  auto p = std::make_shared<detail::TensorImpl>();
+  p->uop = std::move(uop);
+  p->shape = like.shape;
+  p->device = like.device;
+  return Tensor(std::move(p));
+}
+
+/// The gradient fed into root: `root_grad` checked against root, or ones for a one-element root.
+UOpRef seed(const char* op, const detail::TensorImpl& root,
+            const std::optional<Tensor>& root_grad) {
+  if (!root_grad) {
+    if (lazy::numel(root.shape) != 1)
+      user_error(std::string(op) + ": the root has shape " + lazy::shape_str(root.shape) +
+                 "; without a root gradient it must have one element");
+    return lazy::full(root.uop->dtype(), 1, root.shape);
+  }
+  const detail::TensorImpl& g = state_of(*root_grad, op);
+  if (g.shape != root.shape)
+    user_error(std::string(op) + ": root gradient shape " + lazy::shape_str(g.shape) +
+               " does not match the root's " + lazy::shape_str(root.shape));
+  return lazy::cast(g.uop, root.uop->dtype());
+}
+
+}  // namespace
+
+std::vector<Tensor> gradient(const Tensor& root, const std::vector<Tensor>& targets,
+                             const std::optional<Tensor>& root_grad) {
+  const detail::TensorImpl& r = state_of(root, "gradient");
+  std::vector<UOpRef> target_uops;
+  for (const Tensor& t : targets) target_uops.push_back(state_of(t, "gradient").uop);
+  std::vector<UOpRef> grads =
+      autograd::gradient(r.uop, seed("gradient", r, root_grad), target_uops);
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const detail::TensorImpl& t = *targets[i].impl();
+    if (!grads[i])
+      user_error("gradient: the root does not depend on target " + std::to_string(i) + " " +
+                 lazy::shape_str(t.shape));
+    out.push_back(wrap(grads[i], t));
+  }
+  return out;
+}
+
+void backward(const Tensor& root, const std::optional<Tensor>& root_grad) {
+  const detail::TensorImpl& r = state_of(root, "backward");
+  if (!r.uop->dtype().is_float())
+    user_error("backward: the root is " + r.uop->dtype().name() +
+               "; only float tensors have gradients");
+  UOpRef g = seed("backward", r, root_grad);
+  std::unordered_set<const UOp*> in_graph;
+  for (const UOp* u : toposort(r.uop)) in_graph.insert(u);
+  std::vector<std::shared_ptr<detail::TensorImpl>> leaves;
+  std::vector<UOpRef> targets;
+  for (auto& leaf : detail::live_grad_leaves())
+    if (in_graph.count(leaf->uop.get())) {
+      targets.push_back(leaf->uop);
+      leaves.push_back(std::move(leaf));
+    }
+  if (leaves.empty()) return;
+  std::vector<UOpRef> grads = autograd::gradient(r.uop, g, targets);
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    detail::TensorImpl& leaf = *leaves[i];
+    if (!grads[i]) continue;
+    Tensor fresh = wrap(grads[i], leaf);
+    leaf.grad = leaf.grad ? (Tensor(leaf.grad) + fresh).impl() : fresh.impl();
+  }
+}
+
+}  // namespace polygrad::autograd
