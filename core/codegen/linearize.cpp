@@ -21,7 +21,7 @@ namespace {
 #define PG_CODEGEN_SAME_OPS(X)                                                                \
   X(CONST) X(INDEX) X(LOAD) X(STORE) X(NEG) X(NOT) X(RECIP) X(SQRT) X(EXP2) X(LOG2) X(SIN)   \
   X(TRUNC) X(ADD) X(SUB) X(MUL) X(FDIV) X(IDIV) X(MOD) X(MAX) X(CMPLT) X(CMPNE) X(CMPEQ)     \
-  X(AND) X(OR) X(XOR) X(SHL) X(SHR) X(WHERE) X(MULACC) X(CAST) X(BITCAST)
+  X(AND) X(OR) X(XOR) X(SHL) X(SHR) X(WHERE) X(MULACC) X(CAST) X(BITCAST) X(VECTORIZE) X(GEP)
 // clang-format on
 
 pg_op to_pg(Op op) {
@@ -64,6 +64,12 @@ struct PairHash {
   }
 };
 
+struct PtrPairHash {
+  size_t operator()(const std::pair<const UOp*, const UOp*>& k) const {
+    return std::hash<const void*>{}(k.first) * 31u + std::hash<const void*>{}(k.second);
+  }
+};
+
 class Linearizer {
  public:
   explicit Linearizer(const Target& target) : target_(target) {}
@@ -75,7 +81,10 @@ class Linearizer {
   uint32_t value(const UOpRef& n, int ctx);
   uint32_t constant(const UOpRef& c);
   uint32_t reduce(const UOp* r, int p);
-  void accumulate(int s, Op op, DType t, uint32_t acc, int lane, uint32_t v);
+  void accumulate(int s, Op op, DType t, uint32_t acc, int64_t at, uint32_t v);
+  std::vector<const UOp*> reduce_group(const UOp* r, int p);
+  bool reaches(const UOp* from, const UOp* to);
+  int try_place(const UOp* n, int ctx);
   int reduce_lanes(DType t, const UOpRef& end) const;
   uint32_t make(pg_op op, DType t, std::vector<uint32_t> srcs, pg_arg arg = {0}, int64_t arg2 = 0);
   uint32_t add(int scope, pg_op op, DType t, std::vector<uint32_t> srcs, pg_arg arg = {0});
@@ -87,6 +96,8 @@ class Linearizer {
   const Target& target_;
   std::unordered_map<const UOp*, LoopIds> deps_;
   std::unordered_map<std::pair<const UOp*, int>, uint32_t, PairHash> memo_;
+  std::unordered_map<std::pair<const UOp*, const UOp*>, bool, PtrPairHash> reach_;
+  std::vector<const UOp*> reduces_;  // every REDUCE of the kernel, sources first
   std::vector<Inst> insts_;
   std::vector<Scope> scopes_;
   std::vector<UOpRef> keep_;  // nodes built here, alive while their pointers are keys
@@ -133,7 +144,7 @@ const LoopIds& Linearizer::deps(const UOp* n) {
   return deps_.emplace(n, std::move(ids)).first->second;
 }
 
-int Linearizer::place(const UOp* n, int ctx) {
+int Linearizer::try_place(const UOp* n, int ctx) {
   const LoopIds& ids = deps(n);
   if (ids.empty()) return 0;
   int found = -1;
@@ -144,7 +155,12 @@ int Linearizer::place(const UOp* n, int ctx) {
       ++seen;
     }
   }
-  if (seen < ids.size())
+  return seen < ids.size() ? -1 : found;
+}
+
+int Linearizer::place(const UOp* n, int ctx) {
+  int found = try_place(n, ctx);
+  if (found < 0)
     ir_error("codegen: " + node_to_string(*n) + " uses a RANGE outside its loop (a reduce " +
              "range outside its REDUCE?)");
   return found;
@@ -240,7 +256,7 @@ uint32_t Linearizer::value(const UOpRef& ref, int ctx) {
 }
 
 int Linearizer::reduce_lanes(DType t, const UOpRef& end) const {
-  if (t.is_bool() || t.scalar_size() == 0) return 1;
+  if (t.is_bool() || t.is_vector() || t.scalar_size() == 0) return 1;
   uint32_t lanes = target_.caps.vector_width_bytes / static_cast<uint32_t>(t.scalar_size());
   lanes = std::min(lanes, target_.caps.max_vector_lanes);
   if (lanes < 2) return 1;
@@ -259,29 +275,64 @@ UOpRef identity(Op op, DType t) {
   }
 }
 
-void Linearizer::accumulate(int s, Op op, DType t, uint32_t acc, int lane, uint32_t v) {
-  const DType reg = t.ptr(AddrSpace::reg);
-  uint32_t idx = add(s, PG_OP_INDEX, reg, {acc, constant(const_int(dtypes::index, lane))});
+void Linearizer::accumulate(int s, Op op, DType t, uint32_t acc, int64_t at, uint32_t v) {
+  const DType reg = t.scalar_type().ptr(AddrSpace::reg);
+  uint32_t idx = add(s, PG_OP_INDEX, reg, {acc, constant(const_int(dtypes::index, at))});
   uint32_t cur = add(s, PG_OP_LOAD, t, {idx});
   uint32_t next = add(s, to_pg(op), t, {cur, v});
   add(s, PG_OP_STORE, dtypes::void_, {idx, next});
 }
 
+bool Linearizer::reaches(const UOp* from, const UOp* to) {
+  if (from == to) return true;
+  auto key = std::make_pair(from, to);
+  if (auto it = reach_.find(key); it != reach_.end()) return it->second;
+  bool r = false;
+  for (const UOpRef& s : from->srcs()) r = r || reaches(s.get(), to);
+  reach_.emplace(key, r);
+  return r;
+}
+
+std::vector<const UOp*> Linearizer::reduce_group(const UOp* r, int p) {
+  std::vector<const UOp*> group{r};
+  for (const UOp* s : reduces_) {
+    if (s == r || s->dtype() != r->dtype() || s->nsrcs() != r->nsrcs()) continue;
+    bool same_ranges = true;
+    for (size_t i = 1; i < r->nsrcs(); ++i) same_ranges = same_ranges && s->src(i) == r->src(i);
+    if (!same_ranges || memo_.count({s, p}) || try_place(s, p) != p) continue;
+    bool independent = true;
+    for (const UOp* g : group) independent = independent && !reaches(s, g) && !reaches(g, s);
+    if (independent) group.push_back(s);
+  }
+  return group;
+}
+
 uint32_t Linearizer::reduce(const UOp* r, int p) {
   has_reduce_ = true;
-  const Op op = static_cast<Op>(r->arg_int());
+  // Every REDUCE over the same RANGEs that is placed here too shares the loops (matmul's
+  // upcast rows and vectors: one k loop with many independent accumulators).
+  const std::vector<const UOp*> group = reduce_group(r, p);
+  const size_t n = group.size();
   const DType t = r->dtype();
-  const DType reg = t.ptr(AddrSpace::reg);
-  const UOpRef& val = r->src(0);
+  const DType reg = t.scalar_type().ptr(AddrSpace::reg);
   const size_t nranges = r->nsrcs() - 1;
   const int lanes = nranges == 0 ? 1 : reduce_lanes(t, r->src(nranges)->src(0));
+  const int width = t.lanes();  // elements per lane (a vector REDUCE's lanes are vectors)
 
-  const uint32_t acc = add(p, PG_OP_DEFINE_REG, reg, {}, arg_i(lanes));
-  const uint32_t init = constant(identity(op, t));
-  for (int l = 0; l < lanes; ++l) {
-    uint32_t idx = add(p, PG_OP_INDEX, reg, {acc, constant(const_int(dtypes::index, l))});
-    add(p, PG_OP_STORE, dtypes::void_, {idx, init});
+  std::vector<uint32_t> acc(n);
+  for (size_t g = 0; g < n; ++g) {
+    acc[g] = add(p, PG_OP_DEFINE_REG, reg, {}, arg_i(int64_t{lanes} * width));
+    const uint32_t init = constant(identity(static_cast<Op>(group[g]->arg_int()), t));
+    for (int l = 0; l < lanes; ++l) {
+      uint32_t idx = add(p, PG_OP_INDEX, reg,
+                         {acc[g], constant(const_int(dtypes::index, int64_t{l} * width))});
+      add(p, PG_OP_STORE, dtypes::void_, {idx, init});
+    }
   }
+  auto acc_into = [&](int s, size_t g, int lane, const UOpRef& v) {
+    accumulate(s, static_cast<Op>(group[g]->arg_int()), t, acc[g], int64_t{lane} * width,
+               value(v, s));
+  };
   std::vector<int> loops;
   int s = p;
   const size_t full = lanes > 1 ? nranges - 1 : nranges;
@@ -290,7 +341,7 @@ uint32_t Linearizer::reduce(const UOp* r, int p) {
     loops.push_back(s);
   }
   if (lanes == 1) {
-    accumulate(s, op, t, acc, 0, value(val, s));
+    for (size_t g = 0; g < n; ++g) acc_into(s, g, 0, group[g]->src(0));
   } else {
     const UOp* k = r->src(nranges).get();
     const UOpRef& end = k->src(0);
@@ -301,31 +352,43 @@ uint32_t Linearizer::reduce(const UOp* r, int p) {
     const int64_t main_id = next_id_++;
     const UOpRef k0 = range(main_end, main_id);
     const int sm = open_loop(s, main_id, main_end);
-    for (int l = 0; l < lanes; ++l) {
-      UOpRef v = simplify_indexing(substitute_range(val, k, k0 * lanes + l));
-      keep_.push_back(v);
-      accumulate(sm, op, t, acc, l, value(v, sm));
-    }
+    for (int l = 0; l < lanes; ++l)
+      for (size_t g = 0; g < n; ++g) {
+        UOpRef v = simplify_indexing(substitute_range(group[g]->src(0), k, k0 * lanes + l));
+        keep_.push_back(v);
+        acc_into(sm, g, l, v);
+      }
     scopes_[sm].open = false;
     if (!(tail_end->op() == Op::CONST && tail_end->arg_int() == 0)) {
       const int64_t tail_id = next_id_++;
       const UOpRef kt = range(tail_end, tail_id);
       const int st = open_loop(s, tail_id, tail_end);
-      UOpRef v = simplify_indexing(substitute_range(val, k, main_end * lanes + kt));
-      keep_.push_back(v);
-      accumulate(st, op, t, acc, 0, value(v, st));
+      for (size_t g = 0; g < n; ++g) {
+        UOpRef v = simplify_indexing(substitute_range(group[g]->src(0), k, main_end * lanes + kt));
+        keep_.push_back(v);
+        acc_into(st, g, 0, v);
+      }
       scopes_[st].open = false;
     }
   }
   for (auto it = loops.rbegin(); it != loops.rend(); ++it) scopes_[*it].open = false;
 
-  auto lane_value = [&](int l) {
-    uint32_t idx = add(p, PG_OP_INDEX, reg, {acc, constant(const_int(dtypes::index, l))});
-    return add(p, PG_OP_LOAD, t, {idx});
-  };
-  uint32_t result = lane_value(0);
-  for (int l = 1; l < lanes; ++l) result = add(p, to_pg(op), t, {result, lane_value(l)});
-  return result;
+  uint32_t first = 0;
+  for (size_t g = 0; g < n; ++g) {
+    const Op op = static_cast<Op>(group[g]->arg_int());
+    auto lane_value = [&](int l) {
+      uint32_t idx = add(p, PG_OP_INDEX, reg,
+                         {acc[g], constant(const_int(dtypes::index, int64_t{l} * width))});
+      return add(p, PG_OP_LOAD, t, {idx});
+    };
+    uint32_t result = lane_value(0);
+    for (int l = 1; l < lanes; ++l) result = add(p, to_pg(op), t, {result, lane_value(l)});
+    if (g == 0)
+      first = result;
+    else
+      memo_.emplace(std::make_pair(group[g], p), result);
+  }
+  return first;
 }
 
 uint32_t Linearizer::push_final(Linearized& out, const pg_instruction& in,
@@ -372,8 +435,10 @@ Linearized Linearizer::run(const UOpRef& sink) {
   for (const UOp* u : order) {
     if (u->op() == Op::RANGE) next_id_ = std::max(next_id_, u->arg_int() + 1);
     if (u->op() == Op::DEFINE_VAR) var_slot_.emplace(u->arg_var().name, 0);
-    if (u->op() == Op::REDUCE)
+    if (u->op() == Op::REDUCE) {
+      reduces_.push_back(u);
       for (size_t i = 1; i < u->nsrcs(); ++i) reduced.push_back(u->src(i)->arg_int());
+    }
   }
   for (const UOp* u : order)
     if (u->op() == Op::RANGE &&

@@ -30,7 +30,11 @@
 //    (extent E) of a REDUCE is split: a loop k0 over E / L runs L copies of the value with
 //    k = k0 * L + l into L accumulators (independent chains the SLP vectoriser turns into
 //    vector ops), a tail loop over E % L adds the rest into lane 0, and the lanes are combined
-//    after the loops.
+//    after the loops. A vector REDUCE (from the upcast, optimize.hpp) is not split: its
+//    accumulator is an array of lanes * W scalars read and written W at a time.
+// 6. Shared reduce loops. REDUCEs over the same RANGE nodes (same dtype, neither using the
+//    other) that are placed in the same scope are emitted together: one accumulator each, one
+//    loop nest, and every value accumulated in the same loop body.
 #ifndef POLYGRAD_CODEGEN_LINEARIZE_HPP
 #define POLYGRAD_CODEGEN_LINEARIZE_HPP
 

@@ -7,6 +7,7 @@
 
 #include "codegen/check.hpp"
 #include "codegen/linearize.hpp"
+#include "codegen/optimize.hpp"
 #include "codegen/rebuild.hpp"
 #include "codegen/transcendental.hpp"
 #include "ir/error.hpp"
@@ -132,6 +133,7 @@ LoweredKernel lower(const UOpRef& sink, const Target& target) {
   UOpRef ast = simplify_indexing(sink);
   if (target.caps.flags & PG_CAP_DECOMPOSE_TRANSCENDENTAL)
     ast = decompose_transcendentals(ast, target);
+  ast = simplify_indexing(apply_upcast(ast, choose_upcast(ast, target)));
   check_target_dtypes(ast, target);
   Linearized l = linearize(ast, target);
 

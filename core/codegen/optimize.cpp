@@ -1,0 +1,246 @@
+// Output upcasting; the transformation and its heuristic are described in optimize.hpp.
+#include "codegen/optimize.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "codegen/rebuild.hpp"
+#include "ir/graph.hpp"
+#include "symbolic/simplify.hpp"
+
+namespace polygrad::codegen {
+
+namespace {
+
+/// Nodes of `order` (sources first) that depend on the loop variable `j`.
+std::unordered_set<const UOp*> dependents(const std::vector<const UOp*>& order, const UOp* j) {
+  std::unordered_set<const UOp*> dep{j};
+  for (const UOp* n : order)
+    for (const UOpRef& s : n->srcs())
+      if (dep.count(s.get())) {
+        dep.insert(n);
+        break;
+      }
+  return dep;
+}
+
+/// The coefficient of `j` in the affine index expression `n`, or nullopt when `n` is not
+/// affine in j (IDIV, MOD, a product of two j-dependent terms...).
+std::optional<int64_t> coefficient(const UOp* n, const UOp* j) {
+  if (n == j) return 1;
+  if (n->op() == Op::CONST || n->op() == Op::DEFINE_VAR) return 0;
+  if (n->op() == Op::RANGE) return 0;  // another loop variable (its end does not use j here)
+  auto c = [&](size_t i) { return coefficient(n->src(i).get(), j); };
+  switch (n->op()) {
+    case Op::ADD:
+    case Op::SUB: {
+      auto a = c(0), b = c(1);
+      if (!a || !b) return std::nullopt;
+      return n->op() == Op::ADD ? *a + *b : *a - *b;
+    }
+    case Op::NEG: {
+      auto a = c(0);
+      return a ? std::optional<int64_t>(-*a) : std::nullopt;
+    }
+    case Op::MUL: {
+      auto a = c(0), b = c(1);
+      if (!a || !b) return std::nullopt;
+      if (*a == 0 && *b == 0) return 0;
+      const UOpRef& k = *a == 0 ? n->src(0) : n->src(1);
+      if ((*a != 0 && *b != 0) || k->op() != Op::CONST) return std::nullopt;
+      return (*a + *b) * k->arg_int();
+    }
+    default: {
+      for (size_t i = 0; i < n->nsrcs(); ++i) {
+        auto a = c(i);
+        if (!a || *a != 0) return std::nullopt;
+      }
+      return 0;
+    }
+  }
+}
+
+/// True when `off` steps by exactly one element per step of `j`.
+bool contiguous_in(const UOpRef& off, const UOp* j) {
+  std::optional<int64_t> a = coefficient(off.get(), j);
+  return a && *a == 1;
+}
+
+/// True when every node depending on `j` can become a W-lane vector: index math only feeds
+/// INDEX offsets, every INDEX is ungated and contiguous along j, loads are plain, no 16-bit
+/// floats (the renderer writes those lane by lane), and some REDUCE depends on j.
+bool vectorizable(const UOpRef& sink, const UOp* j) {
+  std::vector<const UOp*> order = toposort(sink);
+  std::unordered_set<const UOp*> dep = dependents(order, j);
+  std::unordered_set<const UOp*> index_math{j};
+  bool reduces = false;
+  for (const UOp* n : order) {
+    if (!dep.count(n) || n == j || n->op() == Op::SINK) continue;
+    bool all_index = is_alu(n->op()) && n->dtype() == dtypes::index;
+    for (const UOpRef& s : n->srcs())
+      if (dep.count(s.get()) && !index_math.count(s.get())) all_index = false;
+    if (all_index) {
+      index_math.insert(n);
+      continue;
+    }
+    for (size_t i = 0; i < n->nsrcs(); ++i)
+      if (index_math.count(n->src(i).get()) && !(n->op() == Op::INDEX && i == 1)) return false;
+    const pg_dtype s = n->dtype().scalar();
+    if (s == PG_DTYPE_FLOAT16 || s == PG_DTYPE_BFLOAT16) return false;
+    switch (n->op()) {
+      case Op::INDEX:
+        if (n->nsrcs() != 2 || !contiguous_in(n->src(1), j)) return false;
+        break;
+      case Op::LOAD:
+        if (n->nsrcs() != 1) return false;
+        break;
+      case Op::STORE:
+        if (n->nsrcs() != 2) return false;
+        break;
+      case Op::REDUCE:
+        reduces = true;
+        break;
+      default:
+        if (!is_alu(n->op()) && n->op() != Op::CAST && n->op() != Op::BITCAST) return false;
+    }
+  }
+  for (const UOpRef& st : sink->srcs())
+    if (!dep.count(st.get())) return false;
+  return reduces;
+}
+
+/// Rewrites one store for one vector of the upcast: j -> base + lane, W lanes.
+class Vectorizer {
+ public:
+  Vectorizer(const UOp* j, UOpRef base, int lanes) : j_(j), base_(std::move(base)), w_(lanes) {}
+
+  UOpRef run(const UOpRef& n) {
+    if (!depends(n.get())) return n;
+    if (auto it = done_.find(n.get()); it != done_.end()) return it->second;
+    UOpRef out;
+    const DType vt = n->dtype().vec(w_);
+    switch (n->op()) {
+      case Op::INDEX:
+        out = UOp::make(Op::INDEX, n->dtype(),
+                        {n->src(0), simplify(substitute_range(n->src(1), j_, base_))});
+        break;
+      case Op::LOAD:
+        out = UOp::make(Op::LOAD, vt, {run(n->src(0))});
+        break;
+      case Op::STORE:
+        out = UOp::make(Op::STORE, n->dtype(), {run(n->src(0)), splat(run(n->src(1)))});
+        break;
+      case Op::REDUCE: {
+        std::vector<UOpRef> srcs(n->srcs().begin(), n->srcs().end());
+        srcs[0] = splat(run(srcs[0]));
+        out = UOp::make(Op::REDUCE, vt, srcs, n->arg());
+        break;
+      }
+      default: {
+        std::vector<UOpRef> srcs;
+        for (const UOpRef& s : n->srcs()) srcs.push_back(splat(run(s)));
+        out = UOp::make(n->op(), vt, srcs, n->arg());
+        break;
+      }
+    }
+    done_.emplace(n.get(), out);
+    return out;
+  }
+
+ private:
+  bool depends(const UOp* n) {
+    if (n == j_) return true;
+    if (auto it = dep_.find(n); it != dep_.end()) return it->second;
+    bool d = false;
+    for (const UOpRef& s : n->srcs()) d = d || depends(s.get());
+    dep_.emplace(n, d);
+    return d;
+  }
+  /// `x` as a W-lane vector (a scalar repeated in every lane).
+  UOpRef splat(const UOpRef& x) const {
+    if (x->dtype().lanes() == w_) return x;
+    if (x->op() == Op::CONST) return UOp::make(Op::CONST, x->dtype().vec(w_), {}, x->arg());
+    std::vector<UOpRef> lanes(static_cast<size_t>(w_), x);
+    return UOp::make(Op::VECTORIZE, x->dtype().vec(w_), lanes);
+  }
+
+  const UOp* j_;
+  UOpRef base_;
+  int w_;
+  std::unordered_map<const UOp*, bool> dep_;
+  std::unordered_map<const UOp*, UOpRef> done_;
+};
+
+}  // namespace
+
+UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
+  std::vector<const UOp*> order = toposort(sink);
+  std::vector<int64_t> reduced;
+  for (const UOp* u : order)
+    if (u->op() == Op::REDUCE)
+      for (size_t i = 1; i < u->nsrcs(); ++i) reduced.push_back(u->src(i)->arg_int());
+  std::vector<const UOp*> outputs;  // output ranges by loop id (the linearizer's loop order)
+  for (const UOp* u : order)
+    if (u->op() == Op::RANGE &&
+        std::find(reduced.begin(), reduced.end(), u->arg_int()) == reduced.end())
+      outputs.push_back(u);
+  if (reduced.empty() || outputs.empty() || sink->nsrcs() == 0) return {};
+  std::sort(outputs.begin(), outputs.end(),
+            [](const UOp* a, const UOp* b) { return a->arg_int() < b->arg_int(); });
+
+  // j: the innermost output loop, vectorised along W lanes of the stored dtype.
+  const UOp* j = outputs.back();
+  if (j->src(0)->op() != Op::CONST || !vectorizable(sink, j)) return {};
+  const int64_t elem = sink->src(0)->src(1)->dtype().scalar_size();
+  if (elem <= 0) return {};
+  const int64_t w = std::min<int64_t>(target.caps.vector_width_bytes / elem,
+                                      int64_t{target.caps.max_vector_lanes});
+  const int64_t ej = j->src(0)->arg_int();
+  if (w < 2 || ej % w != 0) return {};
+  UpcastPlan plan;
+  plan.j = j;
+  plan.lanes = static_cast<int>(w);
+  plan.vectors = ej % (2 * w) == 0 ? 2 : 1;
+
+  // i: the outermost other output loop, upcast so that R*V accumulators use about half of the
+  // vector registers (32 with AVX-512-wide vectors, else 16), leaving room for loads.
+  const int accumulators = target.caps.vector_width_bytes >= 64 ? 16 : 8;
+  for (const UOp* i : outputs) {
+    if (i == j || i->src(0)->op() != Op::CONST) continue;
+    const int64_t ei = i->src(0)->arg_int();
+    for (int r = accumulators / plan.vectors; r >= 2; r /= 2)
+      if (ei % r == 0) {
+        plan.i = i;
+        plan.rows = r;
+        break;
+      }
+    break;
+  }
+  return plan;
+}
+
+UOpRef apply_upcast(const UOpRef& sink, const UpcastPlan& plan) {
+  if (plan.j == nullptr) return sink;
+  const int64_t width = int64_t{plan.lanes} * plan.vectors;
+  const UOpRef jn =
+      range(const_int(dtypes::index, plan.j->src(0)->arg_int() / width), plan.j->arg_int());
+  UOpRef in;
+  if (plan.i != nullptr)
+    in = range(const_int(dtypes::index, plan.i->src(0)->arg_int() / plan.rows), plan.i->arg_int());
+  std::vector<UOpRef> stores;
+  for (const UOpRef& st : sink->srcs()) {
+    for (int r = 0; r < plan.rows; ++r) {
+      UOpRef row = plan.i != nullptr ? substitute_range(st, plan.i, in * plan.rows + r) : st;
+      for (int v = 0; v < plan.vectors; ++v) {
+        Vectorizer vec(plan.j, jn * width + int64_t{v} * plan.lanes, plan.lanes);
+        stores.push_back(vec.run(row));
+      }
+    }
+  }
+  return UOp::make(Op::SINK, sink->dtype(), stores, sink->arg());
+}
+
+}  // namespace polygrad::codegen

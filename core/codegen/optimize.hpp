@@ -1,0 +1,39 @@
+// Output upcasting: register tiling of reduce kernels such as matmul, written as AST rewrites.
+//
+// For a kernel whose stores are contiguous along its innermost output range j and that reduces
+// something depending on j (out[i*N+j] = sum_k a[i*K+k] * b[k*N+j]), choose_upcast() picks
+// - W, the target's vector lanes for the stored dtype, and V: j is replaced by
+//   j' * (V*W) + v*W + lane, so each of the V copies of the kernel's body works on a vector of
+//   W consecutive elements (vector loads of b, vector accumulators, vector stores);
+// - R, an upcast of the outermost other output range i: i -> i' * R + r, for r in 0..R-1.
+// The R*V stores share their reduce loop (the linearizer emits REDUCEs over the same RANGEs
+// into one loop), so the innermost loop runs R*V independent vector accumulators and reuses
+// every load of a across V vectors and every vector of b across R rows.
+// Factors are used only when they divide the (constant) extents; otherwise the kernel is left
+// as it is (the scalar path handles any size).
+#ifndef POLYGRAD_CODEGEN_OPTIMIZE_HPP
+#define POLYGRAD_CODEGEN_OPTIMIZE_HPP
+
+#include "codegen/lower.hpp"
+
+namespace polygrad::codegen {
+
+/// An upcast choice for one kernel (see the file comment). `j` null: no upcast.
+struct UpcastPlan {
+  const UOp* i = nullptr;  ///< the row range upcast by `rows`, or null
+  const UOp* j = nullptr;  ///< the vectorised range
+  int rows = 1;            ///< R
+  int vectors = 1;         ///< V
+  int lanes = 1;           ///< W
+};
+
+/// The heuristic: which ranges to upcast and by how much, from the target's vector width and
+/// the kernel's extents. Returns a plan with j == nullptr when the kernel does not qualify.
+UpcastPlan choose_upcast(const UOpRef& sink, const Target& target);
+
+/// `sink` rewritten by `plan` (unchanged when plan.j is null).
+UOpRef apply_upcast(const UOpRef& sink, const UpcastPlan& plan);
+
+}  // namespace polygrad::codegen
+
+#endif  // POLYGRAD_CODEGEN_OPTIMIZE_HPP
