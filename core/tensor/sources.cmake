@@ -13,7 +13,11 @@ set(polygrad_tensor_files
   math.cpp:_ZNK8polygrad6Tensor3expEv
   activations.cpp:_ZNK8polygrad6Tensor4reluEv
   reduce.cpp:_ZNK8polygrad6Tensor6cumsumEl
-  movement.cpp:_ZNK8polygrad6Tensor7permuteERKSt6vectorIlSaIlEE)
+  movement.cpp:_ZNK8polygrad6Tensor7permuteERKSt6vectorIlSaIlEE
+  indexing.cpp:_ZNK8polygrad6Tensor5chunkEll
+  nn_ops.cpp:_ZNK8polygrad6Tensor7softmaxEl
+  conv.cpp:_ZN8polygrad6detail7windowsERKNS_6TensorERKSt6vectorIlSaIlEES7_S7_
+  einsum.cpp:_ZN8polygrad6Tensor6einsumERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEERKSt6vectorIS0_SaIS0_EE)
 foreach(entry ${polygrad_tensor_files})
   string(REPLACE ":" ";" parts ${entry})
   list(GET parts 0 file)

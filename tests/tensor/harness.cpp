@@ -80,19 +80,46 @@ void expect_values(const Tensor& got, const std::vector<int64_t>& shape,
   ASSERT_EQ(got.shape(), shape);
   std::vector<double> v = got.to_vector<double>();
   ASSERT_EQ(v.size(), want.size());
+  int bad = 0;
+  std::string report;
   for (size_t i = 0; i < v.size(); ++i) {
-    if (std::isnan(want[i])) {
-      EXPECT_TRUE(std::isnan(v[i])) << "at " << i << ": got " << v[i] << ", want nan";
-    } else if (std::isinf(want[i])) {
-      EXPECT_EQ(v[i], want[i]) << "at " << i;
-    } else {
-      EXPECT_NEAR(v[i], want[i], atol + rtol * std::fabs(want[i])) << "at " << i;
-    }
+    bool ok = std::isnan(want[i])   ? std::isnan(v[i])
+              : std::isinf(want[i]) ? v[i] == want[i]
+                                    : std::fabs(v[i] - want[i]) <= atol + rtol * std::fabs(want[i]);
+    if (ok) continue;
+    if (++bad <= 5)
+      report += "  at " + std::to_string(i) + ": got " + std::to_string(v[i]) + ", want " +
+                std::to_string(want[i]) + "\n";
   }
+  EXPECT_EQ(bad, 0) << bad << " of " << v.size() << " values differ:\n" << report;
 }
 
 void expect_close(const Tensor& got, const Array& want, double atol, double rtol) {
   expect_values(got, want.shape, want.values, atol, rtol);
+}
+
+void run_case(const std::string& file, const OpTable& table, const std::string& name, double atol,
+              double rtol) {
+  const auto& cases = fixture(file);
+  auto c = cases.find(name);
+  ASSERT_NE(c, cases.end()) << "no fixture case " << name << " in " << file;
+  const Array& want = c->second.at("out");
+  Tensor got = table.at(name)(c->second);
+  EXPECT_EQ(polygrad::dtype_name(got.dtype()), want.dtype) << name;
+  expect_close(got, want, atol, rtol);
+}
+
+void expect_same_cases(const std::string& file, const OpTable& table) {
+  for (const auto& [name, c] : fixture(file))
+    EXPECT_TRUE(table.count(name)) << "fixture case " << name << " has no test";
+  for (const auto& [name, fn] : table)
+    EXPECT_TRUE(fixture(file).count(name)) << "test " << name << " has no fixture case";
+}
+
+std::vector<std::string> keys(const OpTable& table) {
+  std::vector<std::string> out;
+  for (const auto& [name, fn] : table) out.push_back(name);
+  return out;
 }
 
 }  // namespace tensor_test

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -54,6 +55,24 @@ void expect_user_error(F&& fn, const std::vector<std::string>& parts) {
       EXPECT_NE(std::string(e.what()).find(p), std::string::npos)
           << "message '" << e.what() << "' lacks '" << p << "'";
   }
+}
+
+/// A fixture file's cases mapped to the polygrad expression each one checks.
+using OpTable = std::map<std::string, std::function<Tensor(const Case&)>>;
+
+/// Runs case `name` of fixtures/<file>.txt through table[name] and compares with its `out`.
+void run_case(const std::string& file, const OpTable& table, const std::string& name,
+              double atol = 1e-5, double rtol = 1e-4);
+
+/// Every case in fixtures/<file>.txt has an entry in `table`, and every entry a case.
+void expect_same_cases(const std::string& file, const OpTable& table);
+
+/// The keys of a table (test parameters).
+std::vector<std::string> keys(const OpTable& table);
+
+/// Test names: the case name itself.
+inline std::string case_name(const testing::TestParamInfo<std::string>& info) {
+  return info.param;
 }
 
 }  // namespace tensor_test

@@ -1,0 +1,132 @@
+// Linear algebra and nn functions: matmul, linear, softmax, log_softmax, logsumexp, layernorm,
+// cross_entropy, binary_crossentropy, scaled_dot_product_attention.
+#include "tensor/tensor_impl.hpp"
+
+#include <cmath>
+
+namespace polygrad {
+
+Tensor Tensor::matmul(const Tensor& o) const {
+  const detail::TensorImpl& p = detail::state(*this, "matmul");
+  const detail::TensorImpl& q = detail::state(o, "matmul");
+  detail::check_same_device("matmul", *this, o);
+  if (p.shape.empty() || q.shape.empty())
+    user_error("matmul: shapes " + lazy::shape_str(p.shape) + " and " + lazy::shape_str(q.shape) +
+               ": both operands need at least one dimension");
+  const bool vec_a = p.shape.size() == 1, vec_b = q.shape.size() == 1;
+  Tensor a = vec_a ? unsqueeze(0) : *this;  // (..., n, k)
+  Tensor b = vec_b ? o.unsqueeze(-1) : o;   // (..., k, m)
+  const int64_t k = a.size(-1), kb = b.size(-2);
+  if (k != kb)
+    user_error("matmul: shapes " + lazy::shape_str(p.shape) + " and " + lazy::shape_str(q.shape) +
+               " do not match (" + std::to_string(k) + " != " + std::to_string(kb) + ")");
+  DType t = detail::promote_for("matmul", detail::dt(a), detail::dt(b));
+  // (..., n, 1, k) * (..., 1, m, k), summed over k.
+  Tensor x = a.cast(t.scalar()).unsqueeze(-2);
+  Tensor y = b.cast(t.scalar()).transpose(-1, -2).unsqueeze(-3);
+  lazy::Shape bs = detail::broadcast_shape("matmul", x.shape(), y.shape());
+  Tensor r = detail::broadcast_to("matmul", x, bs)
+                 .mul(detail::broadcast_to("matmul", y, bs))
+                 .sum(-1)
+                 .cast(t.scalar());
+  if (vec_a) r = r.squeeze(-2);
+  if (vec_b) r = r.squeeze(-1);
+  return r;
+}
+
+Tensor Tensor::linear(const Tensor& weight, const std::optional<Tensor>& bias) const {
+  Tensor r = matmul(weight.T());
+  return bias ? r + *bias : r;
+}
+
+Tensor Tensor::softmax(int64_t axis) const {
+  Tensor x = detail::to_float(*this);
+  Tensor e = (x - x.max(axis, true)).exp();
+  return e / e.sum(axis, true);
+}
+
+Tensor Tensor::log_softmax(int64_t axis) const {
+  Tensor x = detail::to_float(*this);
+  Tensor s = x - x.max(axis, true);
+  return s - s.exp().sum(axis, true).log();
+}
+
+Tensor Tensor::logsumexp(int64_t axis, bool keepdim) const {
+  Tensor x = detail::to_float(*this);
+  Tensor m = x.max(axis, true);
+  Tensor r = (x - m).exp().sum(axis, true).log() + m;
+  return keepdim ? r : r.squeeze(detail::norm_axis("logsumexp", axis, ndim(), shape()));
+}
+
+Tensor Tensor::layernorm(const std::vector<int64_t>& axes, double eps) const {
+  Tensor x = detail::to_float(*this);
+  Tensor d = x - x.mean(axes, true);
+  return d * ((d * d).mean(axes, true) + eps).rsqrt();
+}
+
+Tensor Tensor::cross_entropy(const Tensor& target, int64_t axis, double label_smoothing) const {
+  const detail::TensorImpl& p = detail::state(*this, "cross_entropy");
+  const detail::TensorImpl& tp = detail::state(target, "cross_entropy");
+  const int64_t a = detail::norm_axis("cross_entropy", axis, ndim(), p.shape);
+  const int64_t classes = p.shape[static_cast<size_t>(a)];
+  Tensor probs;
+  if (DType(target.dtype()).is_float()) {
+    if (tp.shape != p.shape)
+      user_error("cross_entropy: probability target shape " + lazy::shape_str(tp.shape) +
+                 " does not match logits shape " + lazy::shape_str(p.shape));
+    probs = target;
+  } else {
+    lazy::Shape want = p.shape;
+    want.erase(want.begin() + a);
+    if (tp.shape != want)
+      user_error("cross_entropy: class target shape " + lazy::shape_str(tp.shape) +
+                 " does not match logits shape " + lazy::shape_str(p.shape) + " without axis " +
+                 std::to_string(axis));
+    lazy::Shape cls(p.shape.size(), 1);
+    cls[static_cast<size_t>(a)] = classes;
+    Tensor range = Tensor::arange(classes, p.device).reshape(cls);
+    probs = (target.unsqueeze(a) == range).cast(detail::to_float(*this).dtype());
+  }
+  if (label_smoothing != 0.0)
+    probs = probs * (1.0 - label_smoothing) + label_smoothing / static_cast<double>(classes);
+  return -(log_softmax(a) * probs).sum(a).mean();
+}
+
+Tensor Tensor::binary_crossentropy(const Tensor& target) const {
+  // torch clamps each log at -100 so p = 0 or 1 stays finite.
+  Tensor lp = log().maximum(-100.0), lq = (1.0 - *this).log().maximum(-100.0);
+  return -(target * lp + (1.0 - target) * lq).mean();
+}
+
+Tensor Tensor::binary_crossentropy_logits(const Tensor& target) const {
+  // max(x, 0) - x*y + log(1 + e^-|x|)
+  Tensor x = detail::to_float(*this);
+  return (x.relu() - x * target + (1.0 + (-x.abs()).exp()).log()).mean();
+}
+
+Tensor Tensor::scaled_dot_product_attention(const Tensor& key, const Tensor& value,
+                                            const std::optional<Tensor>& attn_mask,
+                                            bool is_causal) const {
+  const detail::TensorImpl& p = detail::state(*this, "scaled_dot_product_attention");
+  if (p.shape.size() < 2)
+    user_error("scaled_dot_product_attention: query shape " + lazy::shape_str(p.shape) +
+               " needs at least 2 dimensions");
+  Tensor q = detail::to_float(*this);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(size(-1)));
+  Tensor scores = q.matmul(key.transpose(-2, -1)) * scale;  // (..., L, S)
+  const int64_t L = scores.size(-2), S = scores.size(-1);
+  if (is_causal) {
+    Tensor i = Tensor::arange(L, p.device).reshape({L, 1});
+    Tensor j = Tensor::arange(S, p.device).reshape({1, S});
+    scores = (j <= i).where(scores, -INFINITY);
+  }
+  if (attn_mask) {
+    if (DType(attn_mask->dtype()).is_bool())
+      scores = attn_mask->where(scores, -INFINITY);
+    else
+      scores = scores + *attn_mask;
+  }
+  return scores.softmax(-1).matmul(value);
+}
+
+}  // namespace polygrad

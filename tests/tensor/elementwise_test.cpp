@@ -1,0 +1,94 @@
+// Arithmetic, comparisons, math and activations against torch (fixtures/elementwise.txt).
+#include "harness.hpp"
+
+namespace {
+
+using polygrad::Tensor;
+using tensor_test::Case;
+
+Tensor A(const Case& c) {
+  return c.in("a");
+}
+Tensor B(const Case& c) {
+  return c.in("b");
+}
+
+const tensor_test::OpTable& table() {
+  static const tensor_test::OpTable t = {
+      {"add_bcast", [](const Case& c) { return A(c) + B(c); }},
+      {"sub_bcast", [](const Case& c) { return A(c) - B(c); }},
+      {"mul_bcast", [](const Case& c) { return A(c) * B(c); }},
+      {"div", [](const Case& c) { return A(c) / B(c); }},
+      {"add_scalar", [](const Case& c) { return A(c) + 2.5; }},
+      {"rsub_scalar", [](const Case& c) { return 3 - A(c); }},
+      {"rdiv_scalar", [](const Case& c) { return 2 / B(c); }},
+      {"neg", [](const Case& c) { return -A(c); }},
+      {"pow_tensor", [](const Case& c) { return A(c).pow(B(c)); }},
+      {"pow_neg_base", [](const Case& c) { return A(c).pow(B(c)); }},
+      {"pow_int_scalar", [](const Case& c) { return A(c).pow(3); }},
+      {"pow_half", [](const Case& c) { return A(c).pow(0.5); }},
+      {"rpow", [](const Case& c) { return Tensor::pow(2, A(c)); }},
+      {"lt", [](const Case& c) { return A(c) < B(c); }},
+      {"le", [](const Case& c) { return A(c) <= B(c); }},
+      {"gt", [](const Case& c) { return A(c) > B(c); }},
+      {"ge", [](const Case& c) { return A(c) >= B(c); }},
+      {"eq", [](const Case& c) { return A(c) == B(c); }},
+      {"ne", [](const Case& c) { return A(c) != B(c); }},
+      {"exp", [](const Case& c) { return A(c).exp(); }},
+      {"log", [](const Case& c) { return A(c).log(); }},
+      {"sqrt", [](const Case& c) { return A(c).sqrt(); }},
+      {"rsqrt", [](const Case& c) { return A(c).rsqrt(); }},
+      {"square", [](const Case& c) { return A(c).square(); }},
+      {"abs", [](const Case& c) { return A(c).abs(); }},
+      {"sign", [](const Case& c) { return A(c).sign(); }},
+      {"reciprocal", [](const Case& c) { return A(c).reciprocal(); }},
+      {"sin", [](const Case& c) { return A(c).sin(); }},
+      {"cos", [](const Case& c) { return A(c).cos(); }},
+      {"tan", [](const Case& c) { return A(c).tan(); }},
+      {"exp2", [](const Case& c) { return A(c).exp2(); }},
+      {"log2", [](const Case& c) { return A(c).log2(); }},
+      {"trunc", [](const Case& c) { return A(c).trunc(); }},
+      {"ceil", [](const Case& c) { return A(c).ceil(); }},
+      {"floor", [](const Case& c) { return A(c).floor(); }},
+      {"round", [](const Case& c) { return A(c).round(); }},
+      {"isnan", [](const Case& c) { return A(c).isnan(); }},
+      {"isinf", [](const Case& c) { return A(c).isinf(); }},
+      {"where", [](const Case& c) { return A(c).where(B(c), c.in("c")); }},
+      {"maximum", [](const Case& c) { return A(c).maximum(B(c)); }},
+      {"minimum", [](const Case& c) { return A(c).minimum(B(c)); }},
+      {"clamp", [](const Case& c) { return A(c).clamp(-0.5, 0.5); }},
+      {"clamp_min", [](const Case& c) { return A(c).clamp(0.25); }},
+      {"relu", [](const Case& c) { return A(c).relu(); }},
+      {"relu6", [](const Case& c) { return A(c).relu6(); }},
+      {"leaky_relu", [](const Case& c) { return A(c).leaky_relu(0.1); }},
+      {"sigmoid", [](const Case& c) { return A(c).sigmoid(); }},
+      {"tanh", [](const Case& c) { return A(c).tanh(); }},
+      {"gelu", [](const Case& c) { return A(c).gelu(); }},
+      {"quick_gelu", [](const Case& c) { return A(c).quick_gelu(); }},
+      {"silu", [](const Case& c) { return A(c).swish(); }},
+      {"elu", [](const Case& c) { return A(c).elu(1.5); }},
+      {"softplus", [](const Case& c) { return A(c).softplus(2.0); }},
+      {"mish", [](const Case& c) { return A(c).mish(); }},
+      {"hardtanh", [](const Case& c) { return A(c).hardtanh(-0.5, 0.8); }},
+      {"hardswish", [](const Case& c) { return A(c).hardswish(); }},
+      {"hardsigmoid", [](const Case& c) { return A(c).hardsigmoid(); }},
+      {"cast_float_int", [](const Case& c) { return A(c).int_(); }},
+      {"cast_int_float", [](const Case& c) { return A(c).float_(); }},
+  };
+  return t;
+}
+
+class Elementwise : public testing::TestWithParam<std::string> {};
+
+TEST_P(Elementwise, MatchesTorch) {
+  tensor_test::run_case("elementwise", table(), GetParam(), 1e-5, 2e-5);
+}
+
+INSTANTIATE_TEST_SUITE_P(Torch, Elementwise, testing::ValuesIn(tensor_test::keys(table())),
+                         tensor_test::case_name);
+
+TEST(Elementwise, EveryFixtureCaseHasATest) {
+  tensor_test::expect_same_cases("elementwise", table());
+}
+
+}  // namespace

@@ -1,0 +1,125 @@
+// Movement, joining and indexing against torch (fixtures/movement.txt).
+#include "harness.hpp"
+
+namespace {
+
+using polygrad::Index;
+using polygrad::Tensor;
+using tensor_test::Case;
+
+Tensor A(const Case& c) {
+  return c.in("a");
+}
+Tensor B(const Case& c) {
+  return c.in("b");
+}
+
+const tensor_test::OpTable& table() {
+  static const tensor_test::OpTable t = {
+      {"reshape_infer",
+       [](const Case& c) {
+         return A(c).reshape({4, -1});
+       }},
+      {"permute",
+       [](const Case& c) {
+         return A(c).permute({2, 0, 1});
+       }},
+      {"transpose", [](const Case& c) { return A(c).transpose(0, 2); }},
+      {"T", [](const Case& c) { return A(c).T(); }},
+      {"expand",
+       [](const Case& c) {
+         return A(c).expand({2, -1, 4});
+       }},
+      {"squeeze_all", [](const Case& c) { return A(c).squeeze(); }},
+      {"squeeze_dim", [](const Case& c) { return A(c).squeeze(2); }},
+      {"unsqueeze", [](const Case& c) { return A(c).unsqueeze(-1); }},
+      {"flatten", [](const Case& c) { return A(c).flatten(1); }},
+      {"flatten_all", [](const Case& c) { return A(c).flatten(); }},
+      {"unflatten",
+       [](const Case& c) {
+         return A(c).unflatten(2, {2, 2});
+       }},
+      {"shrink",
+       [](const Case& c) {
+         return A(c).shrink({{0, 2}, {1, 3}, {0, 3}});
+       }},
+      {"pad_value",
+       [](const Case& c) {
+         return A(c).pad({{0, 0}, {0, 1}, {1, 2}}, -1.5);
+       }},
+      {"pad_crop",
+       [](const Case& c) {
+         return A(c).pad({{0, 0}, {1, 0}, {-1, 2}});
+       }},
+      {"flip",
+       [](const Case& c) {
+         return A(c).flip({0, 2});
+       }},
+      {"repeat",
+       [](const Case& c) {
+         return A(c).repeat({2, 1, 3});
+       }},
+      {"cat_dim1",
+       [](const Case& c) {
+         return Tensor::cat({A(c), B(c), c.in("c")}, 1);
+       }},
+      {"stack_dim1",
+       [](const Case& c) {
+         return Tensor::stack({A(c), B(c)}, 1);
+       }},
+      {"split3_0", [](const Case& c) { return A(c).split(3).at(0); }},
+      {"split3_1", [](const Case& c) { return A(c).split(3).at(1); }},
+      {"split3_2", [](const Case& c) { return A(c).split(3).at(2); }},
+      {"split_sizes_0",
+       [](const Case& c) {
+         return A(c).split(std::vector<int64_t>{2, 5}).at(0);
+       }},
+      {"split_sizes_1",
+       [](const Case& c) {
+         return A(c).split(std::vector<int64_t>{2, 5}).at(1);
+       }},
+      {"chunk3_0", [](const Case& c) { return A(c).chunk(3).at(0); }},
+      {"chunk3_1", [](const Case& c) { return A(c).chunk(3).at(1); }},
+      {"chunk3_2", [](const Case& c) { return A(c).chunk(3).at(2); }},
+      {"getitem_int", [](const Case& c) { return A(c)[1]; }},
+      {"getitem_neg_int",
+       [](const Case& c) {
+         return A(c)[{-1, 2}];
+       }},
+      {"getitem_slice_step",
+       [](const Case& c) {
+         return A(c)[{Index::slice(), Index::slice(1, std::nullopt, 2),
+                      Index::slice(std::nullopt, std::nullopt, 3)}];
+       }},
+      {"getitem_neg_step",
+       [](const Case& c) {
+         return A(c)[{Index::slice(), Index::slice(), Index::slice(4, 0, -2)}];
+       }},
+      {"getitem_none_ellipsis",
+       [](const Case& c) {
+         return A(c)[{Index::none(), Index::ellipsis(), 2}];
+       }},
+      {"getitem_mixed",
+       [](const Case& c) {
+         return A(c)[{Index::slice(1, 3), Index::none(), -2, Index::slice(std::nullopt, 4)}];
+       }},
+      {"gather_dim1", [](const Case& c) { return A(c).gather(1, B(c)); }},
+      {"gather_dim0", [](const Case& c) { return A(c).gather(0, B(c)); }},
+  };
+  return t;
+}
+
+class Movement : public testing::TestWithParam<std::string> {};
+
+TEST_P(Movement, MatchesTorch) {
+  tensor_test::run_case("movement", table(), GetParam(), 0.0, 1e-7);
+}
+
+INSTANTIATE_TEST_SUITE_P(Torch, Movement, testing::ValuesIn(tensor_test::keys(table())),
+                         tensor_test::case_name);
+
+TEST(Movement, EveryFixtureCaseHasATest) {
+  tensor_test::expect_same_cases("movement", table());
+}
+
+}  // namespace

@@ -1,0 +1,109 @@
+// Linear algebra, nn functions, einsum and rearrange against torch (fixtures/nn.txt), and conv
+// and pooling (fixtures/conv.txt).
+#include "harness.hpp"
+
+namespace {
+
+using polygrad::Tensor;
+using tensor_test::Case;
+
+Tensor A(const Case& c) {
+  return c.in("a");
+}
+Tensor B(const Case& c) {
+  return c.in("b");
+}
+Tensor C(const Case& c) {
+  return c.in("c");
+}
+
+const tensor_test::OpTable& nn_table() {
+  static const tensor_test::OpTable t = {
+      {"matmul_2d", [](const Case& c) { return A(c).matmul(B(c)); }},
+      {"matmul_batched", [](const Case& c) { return A(c).matmul(B(c)); }},
+      {"matmul_vec_mat", [](const Case& c) { return A(c).matmul(B(c)); }},
+      {"matmul_mat_vec", [](const Case& c) { return A(c).matmul(B(c)); }},
+      {"dot_vec", [](const Case& c) { return A(c).dot(B(c)); }},
+      {"linear", [](const Case& c) { return A(c).linear(B(c), C(c)); }},
+      {"softmax_last", [](const Case& c) { return A(c).softmax(); }},
+      {"softmax_axis0", [](const Case& c) { return A(c).softmax(0); }},
+      {"log_softmax", [](const Case& c) { return A(c).log_softmax(); }},
+      {"logsumexp", [](const Case& c) { return A(c).logsumexp(1); }},
+      {"layernorm", [](const Case& c) { return A(c).layernorm(); }},
+      {"cross_entropy_classes", [](const Case& c) { return A(c).cross_entropy(B(c)); }},
+      {"cross_entropy_probs", [](const Case& c) { return A(c).cross_entropy(B(c)); }},
+      {"cross_entropy_smooth", [](const Case& c) { return A(c).cross_entropy(B(c), -1, 0.1); }},
+      {"binary_crossentropy", [](const Case& c) { return A(c).binary_crossentropy(B(c)); }},
+      {"binary_crossentropy_logits",
+       [](const Case& c) { return A(c).binary_crossentropy_logits(B(c)); }},
+      {"einsum_matmul",
+       [](const Case& c) {
+         return Tensor::einsum("ij,jk->ik", {A(c), B(c)});
+       }},
+      {"einsum_batch_transpose", [](const Case& c) { return Tensor::einsum("bij->bji", {A(c)}); }},
+      {"einsum_bmm",
+       [](const Case& c) {
+         return Tensor::einsum("bij, bjk -> bik", {A(c), B(c)});
+       }},
+      {"einsum_outer",
+       [](const Case& c) {
+         return Tensor::einsum("i,j->ij", {A(c), B(c)});
+       }},
+      {"einsum_implicit_sum",
+       [](const Case& c) {
+         return Tensor::einsum("ij,ij", {A(c), A(c)});
+       }},
+      {"rearrange",
+       [](const Case& c) {
+         return A(c).rearrange("b (h w) c -> b h (c w)", {{"h", 2}});
+       }},
+      {"sdpa", [](const Case& c) { return A(c).scaled_dot_product_attention(B(c), C(c)); }},
+      {"sdpa_causal",
+       [](const Case& c) {
+         return A(c).scaled_dot_product_attention(B(c), C(c), std::nullopt, true);
+       }},
+      {"sdpa_mask",
+       [](const Case& c) { return A(c).scaled_dot_product_attention(B(c), C(c), c.in("d")); }},
+  };
+  return t;
+}
+
+const tensor_test::OpTable& conv_table() {
+  static const tensor_test::OpTable t = {
+      {"conv2d_basic", [](const Case& c) { return A(c).conv2d(B(c)); }},
+      {"conv2d_bias_stride_pad", [](const Case& c) { return A(c).conv2d(B(c), C(c), 1, 2, 1, 1); }},
+      {"conv2d_dilation", [](const Case& c) { return A(c).conv2d(B(c), std::nullopt, 1, 1, 2); }},
+      {"conv2d_groups",
+       [](const Case& c) {
+         return A(c).conv2d(B(c), std::nullopt, 2, {1, 2}, 1, {1, 0});
+       }},
+      {"max_pool2d_k2", [](const Case& c) { return A(c).max_pool2d(2); }},
+      {"max_pool2d_k3_s2_p1", [](const Case& c) { return A(c).max_pool2d(3, 2, 1, 1); }},
+      {"max_pool2d_dilation", [](const Case& c) { return A(c).max_pool2d(2, 1, 2); }},
+      {"avg_pool2d_k2", [](const Case& c) { return A(c).avg_pool2d(2); }},
+      {"avg_pool2d_k3_s1_p1", [](const Case& c) { return A(c).avg_pool2d(3, 1, 1); }},
+  };
+  return t;
+}
+
+class Nn : public testing::TestWithParam<std::string> {};
+TEST_P(Nn, MatchesTorch) {
+  tensor_test::run_case("nn", nn_table(), GetParam(), 1e-5, 1e-4);
+}
+INSTANTIATE_TEST_SUITE_P(Torch, Nn, testing::ValuesIn(tensor_test::keys(nn_table())),
+                         tensor_test::case_name);
+TEST(Nn, EveryFixtureCaseHasATest) {
+  tensor_test::expect_same_cases("nn", nn_table());
+}
+
+class Conv : public testing::TestWithParam<std::string> {};
+TEST_P(Conv, MatchesTorch) {
+  tensor_test::run_case("conv", conv_table(), GetParam(), 1e-5, 1e-4);
+}
+INSTANTIATE_TEST_SUITE_P(Torch, Conv, testing::ValuesIn(tensor_test::keys(conv_table())),
+                         tensor_test::case_name);
+TEST(Conv, EveryFixtureCaseHasATest) {
+  tensor_test::expect_same_cases("conv", conv_table());
+}
+
+}  // namespace
