@@ -1,0 +1,116 @@
+// The C API's error channel (pg_last_error), firewall and argument helpers.
+#include "capi/support.hpp"
+
+#include "ir/error.hpp"
+
+#include <polygrad/error.hpp>
+
+#include <new>
+
+namespace polygrad::capi {
+
+namespace {
+thread_local std::string last_error;
+}  // namespace
+
+void set_last_error(std::string message) {
+  last_error = std::move(message);
+}
+
+pg_api_status fail(const char* entry) noexcept {
+  pg_api_status status = PG_API_ERR_INTERNAL;
+  std::string what;
+  try {
+    throw;
+  } catch (const Error& e) {
+    what = e.what();
+    if (e.kind() == ErrorKind::internal)
+      status = PG_API_ERR_INTERNAL;
+    else
+      status = e.status() == PG_OK ? PG_API_ERR_INVALID_ARGUMENT : PG_API_ERR_DEVICE;
+  } catch (const IrError& e) {
+    what = std::string("internal error: ") + e.what();
+  } catch (const std::bad_alloc&) {
+    what = "out of host memory";
+  } catch (const std::exception& e) {
+    what = std::string("internal error: ") + e.what();
+  } catch (...) {
+    what = "internal error: unknown exception";
+  }
+  try {
+    set_last_error(std::string(entry) + ": " + what);
+  } catch (...) {
+    // Out of memory while recording the error: the status still tells.
+  }
+  return status;
+}
+
+const Tensor& arg(pg_tensor_t t, const char* name) {
+  if (!t) user_error(std::string("argument '") + name + "' is NULL");
+  return t->t;
+}
+
+std::optional<Tensor> opt_arg(pg_tensor_t t) {
+  if (!t) return std::nullopt;
+  return t->t;
+}
+
+void check_out(const void* p, const char* name) {
+  if (!p) user_error(std::string("output pointer '") + name + "' is NULL");
+}
+
+void put(pg_tensor_t* out, Tensor t) {
+  check_out(out, "out");
+  *out = new pg_tensor{std::move(t)};
+}
+
+std::vector<int64_t> ints(const int64_t* p, size_t n, const char* name) {
+  if (!p && n > 0) user_error(std::string("argument '") + name + "' is NULL");
+  return n ? std::vector<int64_t>(p, p + n) : std::vector<int64_t>{};
+}
+
+std::string device_arg(const char* device) {
+  return device ? device : "";
+}
+
+Scalar scalar_arg(pg_scalar s) {
+  if (s.is_int) return Scalar(static_cast<long long>(s.value));
+  return Scalar(s.value);
+}
+
+std::vector<Tensor> tensors_arg(const pg_tensor_t* p, size_t n, const char* name) {
+  if (!p && n > 0) user_error(std::string("argument '") + name + "' is NULL");
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < n; ++i) {
+    if (!p[i]) user_error(std::string(name) + "[" + std::to_string(i) + "] is NULL");
+    out.push_back(p[i]->t);
+  }
+  return out;
+}
+
+void put_pieces(const std::vector<Tensor>& pieces, pg_tensor_t* out, size_t capacity,
+                size_t* count) {
+  check_out(count, "count");
+  *count = pieces.size();
+  if (pieces.size() > capacity)
+    user_error(std::to_string(pieces.size()) + " pieces do not fit in an output array of " +
+               std::to_string(capacity));
+  check_out(out, "out");
+  for (size_t i = 0; i < pieces.size(); ++i) out[i] = new pg_tensor{pieces[i]};
+}
+
+}  // namespace polygrad::capi
+
+using namespace polygrad;
+
+const char* pg_last_error(void) {
+  return capi::last_error.c_str();
+}
+
+void pg_tensor_free(pg_tensor_t t) {
+  delete t;
+}
+
+pg_api_status pg_manual_seed(uint64_t seed) {
+  return capi::guard("pg_manual_seed", [&] { Tensor::manual_seed(seed); });
+}

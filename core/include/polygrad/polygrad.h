@@ -1,0 +1,364 @@
+/* polygrad's C API: lazy tensors, realisation, host transfer and autograd, for C and for
+ * language bindings. Plain C11 (also compiles as C++).
+ *
+ * Conventions (docs/c-api.md has the details):
+ * - A pg_tensor_t is an opaque handle to a heap polygrad::Tensor; every function that makes a
+ *   tensor writes a new handle through its last parameter, which the caller frees with
+ *   pg_tensor_free. Handles are cheap: two handles may share one tensor (its data, grad and
+ *   requires_grad flag), as C++ Tensor copies do.
+ * - Every function returns a pg_api_status. On failure nothing is written through the out
+ *   parameters and pg_last_error() (thread-local) holds a message that names the entry point
+ *   and the op, e.g. "pg_tensor_reshape: reshape: cannot reshape (2, 3) to (4,)".
+ * - Axes may be negative (counted from the end). A shape is (const int64_t* dims, size_t ndim).
+ * - Devices are names such as "cpu" or "cpu:0"; NULL or "" is the default device.
+ * - No function throws or aborts on bad input: each is a try/catch firewall.
+ */
+#ifndef POLYGRAD_POLYGRAD_H
+#define POLYGRAD_POLYGRAD_H
+
+#include <polygrad/plugin.h>   /* pg_dtype */
+#include <polygrad/export.hpp> /* POLYGRAD_API; preprocessor only, valid C */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Result of every C API call. */
+typedef enum pg_api_status {
+  PG_API_OK = 0,
+  PG_API_ERR_INVALID_ARGUMENT = 1, /**< the caller's fault: NULL handle, bad shape/axis/device */
+  PG_API_ERR_DEVICE = 2,           /**< a device plugin failed (compile, launch, memory) */
+  PG_API_ERR_INTERNAL = 3          /**< a bug in polygrad (or out of memory on the host) */
+} pg_api_status;
+
+/** Opaque tensor handle. */
+typedef struct pg_tensor* pg_tensor_t;
+
+/** A scalar operand. `is_int` follows Python: an int scalar keeps an int tensor's dtype, a
+ *  float scalar with an int tensor gives float32. Build one with pg_scalar_int/pg_scalar_float. */
+typedef struct pg_scalar {
+  double value;
+  int is_int;
+} pg_scalar;
+
+static inline pg_scalar pg_scalar_float(double v) {
+  pg_scalar s;
+  s.value = v;
+  s.is_int = 0;
+  return s;
+}
+static inline pg_scalar pg_scalar_int(int64_t v) {
+  pg_scalar s;
+  s.value = (double)v;
+  s.is_int = 1;
+  return s;
+}
+
+/** One entry of pg_tensor_getitem (Python indexing). */
+typedef enum pg_index_kind {
+  PG_INDEX_INTEGER = 0, /**< `value`: drops the axis */
+  PG_INDEX_SLICE = 1,   /**< start:stop:step; has_start/has_stop say which bounds are given */
+  PG_INDEX_NONE = 2,    /**< a new axis of size 1 */
+  PG_INDEX_ELLIPSIS = 3 /**< as many full slices as needed */
+} pg_index_kind;
+
+typedef struct pg_index {
+  pg_index_kind kind;
+  int64_t value;
+  int has_start;
+  int64_t start;
+  int has_stop;
+  int64_t stop;
+  int64_t step; /**< 0 is read as 1 */
+} pg_index;
+
+/** The last error message of this thread ("" when none yet). Valid until the thread's next
+ *  failing call. */
+POLYGRAD_API const char* pg_last_error(void);
+
+/** Seeds pg_tensor_rand/randn/randint (same values on every device). */
+POLYGRAD_API pg_api_status pg_manual_seed(uint64_t seed);
+
+/* ---- construction --------------------------------------------------------------------- */
+
+/** A tensor of `dtype` and shape (dims, ndim) holding a copy of numel * itemsize packed bytes
+ *  at `data` (row-major). ndim 0 is a scalar. */
+POLYGRAD_API pg_api_status pg_tensor_from_data(const void* data, pg_dtype dtype,
+                                               const int64_t* dims, size_t ndim, const char* device,
+                                               pg_tensor_t* out);
+/** A 0-d tensor holding `value` as `dtype`. */
+POLYGRAD_API pg_api_status pg_tensor_scalar(double value, pg_dtype dtype, const char* device,
+                                            pg_tensor_t* out);
+/** Frees a handle (not the tensor while other handles share it). NULL is ignored. */
+POLYGRAD_API void pg_tensor_free(pg_tensor_t t);
+
+/* X(name): pg_tensor_<name>(dims, ndim, dtype, device, out): a new tensor of that shape. empty's
+ * contents are unspecified; rand is uniform in [0, 1), randn standard normal. */
+/* clang-format off */
+#define PG_TENSOR_FILL_OPS(X) X(zeros) X(ones) X(empty) X(rand) X(randn)
+/* clang-format on */
+#define PG_X(name)                                                                              \
+  POLYGRAD_API pg_api_status pg_tensor_##name(const int64_t* dims, size_t ndim, pg_dtype dtype, \
+                                              const char* device, pg_tensor_t* out);
+PG_TENSOR_FILL_OPS(PG_X)
+#undef PG_X
+
+POLYGRAD_API pg_api_status pg_tensor_full(const int64_t* dims, size_t ndim, double value,
+                                          pg_dtype dtype, const char* device, pg_tensor_t* out);
+/** Uniform integers in [low, high). */
+POLYGRAD_API pg_api_status pg_tensor_randint(int64_t low, int64_t high, const int64_t* dims,
+                                             size_t ndim, pg_dtype dtype, const char* device,
+                                             pg_tensor_t* out);
+/** start, start+step, ... below stop. dtype PG_DTYPE_VOID picks int32 for whole numbers,
+ *  float32 otherwise. */
+POLYGRAD_API pg_api_status pg_tensor_arange(double start, double stop, double step, pg_dtype dtype,
+                                            const char* device, pg_tensor_t* out);
+/** `steps` values from start to stop inclusive. */
+POLYGRAD_API pg_api_status pg_tensor_linspace(double start, double stop, int64_t steps,
+                                              pg_dtype dtype, const char* device, pg_tensor_t* out);
+/** The n x m identity (m = n when m < 0). */
+POLYGRAD_API pg_api_status pg_tensor_eye(int64_t n, int64_t m, pg_dtype dtype, const char* device,
+                                         pg_tensor_t* out);
+POLYGRAD_API pg_api_status pg_tensor_full_like(pg_tensor_t like, double value, pg_tensor_t* out);
+
+/* ---- properties ----------------------------------------------------------------------- */
+
+/** Writes min(ndim, capacity) sizes to `dims` (may be NULL when capacity is 0) and the rank to
+ *  `ndim`. */
+POLYGRAD_API pg_api_status pg_tensor_shape(pg_tensor_t t, int64_t* dims, size_t capacity,
+                                           size_t* ndim);
+POLYGRAD_API pg_api_status pg_tensor_ndim(pg_tensor_t t, size_t* out);
+POLYGRAD_API pg_api_status pg_tensor_dtype(pg_tensor_t t, pg_dtype* out);
+/** The canonical device name ("cpu:0"); the string lives as long as the tensor. */
+POLYGRAD_API pg_api_status pg_tensor_device(pg_tensor_t t, const char** out);
+POLYGRAD_API pg_api_status pg_tensor_numel(pg_tensor_t t, int64_t* out);
+/** Size of axis `dim`. */
+POLYGRAD_API pg_api_status pg_tensor_size(pg_tensor_t t, int64_t dim, int64_t* out);
+/** Bytes of one element. */
+POLYGRAD_API pg_api_status pg_tensor_element_size(pg_tensor_t t, int64_t* out);
+/** 1 when the tensor holds a buffer (no pending computation), else 0. */
+POLYGRAD_API pg_api_status pg_tensor_is_realized(pg_tensor_t t, int* out);
+
+/* ---- realisation and host transfer -------------------------------------------------- */
+
+/** Runs the tensor's pending computation (the handle then holds a buffer). */
+POLYGRAD_API pg_api_status pg_tensor_realize(pg_tensor_t t);
+/** Realises `n` tensors in one schedule. */
+POLYGRAD_API pg_api_status pg_tensor_realize_all(pg_tensor_t* tensors, size_t n);
+/** Realises and copies numel * element_size bytes to `dst`; `bytes` must equal that. */
+POLYGRAD_API pg_api_status pg_tensor_to_host(pg_tensor_t t, void* dst, size_t bytes);
+/** The single value of a one-element tensor, as a double. */
+POLYGRAD_API pg_api_status pg_tensor_item(pg_tensor_t t, double* out);
+/** A copy on `device`. */
+POLYGRAD_API pg_api_status pg_tensor_to(pg_tensor_t t, const char* device, pg_tensor_t* out);
+/** Writes `value` (broadcast and cast) into t's buffer, lazily; every handle of t sees it. */
+POLYGRAD_API pg_api_status pg_tensor_assign(pg_tensor_t t, pg_tensor_t value);
+POLYGRAD_API pg_api_status pg_tensor_cast(pg_tensor_t t, pg_dtype dtype, pg_tensor_t* out);
+
+/* ---- ops ------------------------------------------------------------------------------ */
+/* Each name is the polygrad::Tensor method of that name (tinygrad/torch semantics); every
+ * result is a new handle. */
+
+/* X(name): pg_tensor_<name>(x, out). */
+/* clang-format off */
+#define PG_TENSOR_UNARY_OPS(X)                                                                \
+  X(neg) X(logical_not) X(exp) X(log) X(exp2) X(log2) X(sqrt) X(rsqrt) X(square) X(abs)      \
+  X(sign) X(reciprocal) X(sin) X(cos) X(tan) X(ceil) X(floor) X(round) X(trunc) X(isnan)      \
+  X(isinf) X(relu) X(relu6) X(sigmoid) X(tanh) X(gelu) X(quick_gelu) X(silu) X(mish)          \
+  X(swish) X(hardswish) X(hardsigmoid) X(T) X(detach) X(clone) X(contiguous)
+/* clang-format on */
+/* X(name): pg_tensor_<name>(like, out): a new tensor with like's shape, dtype and device. */
+/* clang-format off */
+#define PG_TENSOR_LIKE_OPS(X) X(zeros_like) X(ones_like) X(rand_like) X(randn_like)
+/* clang-format on */
+#define PG_X(name) POLYGRAD_API pg_api_status pg_tensor_##name(pg_tensor_t x, pg_tensor_t* out);
+PG_TENSOR_UNARY_OPS(PG_X)
+PG_TENSOR_LIKE_OPS(PG_X)
+#undef PG_X
+
+/* X(name): pg_tensor_<name>(x, param, out) for the method's one double parameter. */
+/* clang-format off */
+#define PG_TENSOR_PARAM_OPS(X) X(leaky_relu) X(elu) X(softplus)
+/* clang-format on */
+#define PG_X(name) \
+  POLYGRAD_API pg_api_status pg_tensor_##name(pg_tensor_t x, double param, pg_tensor_t* out);
+PG_TENSOR_PARAM_OPS(PG_X)
+#undef PG_X
+
+/* X(name): pg_tensor_<name>(a, b, out), broadcasting and promoting as the method does. */
+/* clang-format off */
+#define PG_TENSOR_BINARY_OPS(X)                                                               \
+  X(add) X(sub) X(mul) X(div) X(pow) X(lt) X(le) X(gt) X(ge) X(eq) X(ne) X(maximum)           \
+  X(minimum) X(bitwise_and) X(bitwise_or) X(bitwise_xor) X(matmul) X(dot)                     \
+  X(binary_crossentropy)                                                                      \
+  X(binary_crossentropy_logits)
+/* clang-format on */
+#define PG_X(name) \
+  POLYGRAD_API pg_api_status pg_tensor_##name(pg_tensor_t a, pg_tensor_t b, pg_tensor_t* out);
+PG_TENSOR_BINARY_OPS(PG_X)
+#undef PG_X
+
+/* X(name): pg_tensor_<name>_scalar(a, s, out): the method with a scalar operand. */
+/* clang-format off */
+#define PG_TENSOR_SCALAR_OPS(X)                                                               \
+  X(add) X(sub) X(mul) X(div) X(pow) X(lt) X(le) X(gt) X(ge) X(eq) X(ne) X(maximum) X(minimum)
+/* clang-format on */
+#define PG_X(name)                                                                 \
+  POLYGRAD_API pg_api_status pg_tensor_##name##_scalar(pg_tensor_t a, pg_scalar s, \
+                                                       pg_tensor_t* out);
+PG_TENSOR_SCALAR_OPS(PG_X)
+#undef PG_X
+
+/** base ** x. */
+POLYGRAD_API pg_api_status pg_tensor_pow_base(pg_scalar base, pg_tensor_t x, pg_tensor_t* out);
+/** cond ? a : b (cond cast to bool). */
+POLYGRAD_API pg_api_status pg_tensor_where(pg_tensor_t cond, pg_tensor_t a, pg_tensor_t b,
+                                           pg_tensor_t* out);
+POLYGRAD_API pg_api_status pg_tensor_where_scalar(pg_tensor_t cond, pg_scalar a, pg_scalar b,
+                                                  pg_tensor_t* out);
+/** Bounds are optional: NULL means unbounded. */
+POLYGRAD_API pg_api_status pg_tensor_clamp(pg_tensor_t x, const double* min, const double* max,
+                                           pg_tensor_t* out);
+POLYGRAD_API pg_api_status pg_tensor_hardtanh(pg_tensor_t x, double min_val, double max_val,
+                                              pg_tensor_t* out);
+
+/* ---- reductions ----------------------------------------------------------------------- */
+
+/* X(name): pg_tensor_<name>(x, axes, naxes, keepdim, out); naxes 0 reduces every axis. */
+/* clang-format off */
+#define PG_TENSOR_REDUCE_OPS(X) X(sum) X(max) X(min) X(prod) X(mean)
+/* clang-format on */
+#define PG_X(name)                                                                              \
+  POLYGRAD_API pg_api_status pg_tensor_##name(pg_tensor_t x, const int64_t* axes, size_t naxes, \
+                                              int keepdim, pg_tensor_t* out);
+PG_TENSOR_REDUCE_OPS(PG_X)
+#undef PG_X
+/** Variance / standard deviation with `correction` (1: sample, 0: population). */
+POLYGRAD_API pg_api_status pg_tensor_var(pg_tensor_t x, const int64_t* axes, size_t naxes,
+                                         int keepdim, double correction, pg_tensor_t* out);
+POLYGRAD_API pg_api_status pg_tensor_std(pg_tensor_t x, const int64_t* axes, size_t naxes,
+                                         int keepdim, double correction, pg_tensor_t* out);
+/** Index (int32) of the first max/min along *axis, or in the flattened tensor (axis NULL). */
+POLYGRAD_API pg_api_status pg_tensor_argmax(pg_tensor_t x, const int64_t* axis, int keepdim,
+                                            pg_tensor_t* out);
+POLYGRAD_API pg_api_status pg_tensor_argmin(pg_tensor_t x, const int64_t* axis, int keepdim,
+                                            pg_tensor_t* out);
+POLYGRAD_API pg_api_status pg_tensor_logsumexp(pg_tensor_t x, int64_t axis, int keepdim,
+                                               pg_tensor_t* out);
+
+/* X(name): pg_tensor_<name>(x, axis, out). */
+/* clang-format off */
+#define PG_TENSOR_AXIS_OPS(X) X(softmax) X(log_softmax) X(cumsum) X(unsqueeze)
+/* clang-format on */
+#define PG_X(name) \
+  POLYGRAD_API pg_api_status pg_tensor_##name(pg_tensor_t x, int64_t axis, pg_tensor_t* out);
+PG_TENSOR_AXIS_OPS(PG_X)
+#undef PG_X
+
+/* ---- movement ------------------------------------------------------------------------- */
+
+/* X(name): pg_tensor_<name>(x, values, n, out): reshape/view/expand take a shape (one -1 allowed),
+ * permute an axis order, flip axes, repeat per-axis counts. */
+/* clang-format off */
+#define PG_TENSOR_LIST_OPS(X) X(reshape) X(view) X(expand) X(permute) X(flip) X(repeat)
+/* clang-format on */
+#define PG_X(name)                                                                            \
+  POLYGRAD_API pg_api_status pg_tensor_##name(pg_tensor_t x, const int64_t* values, size_t n, \
+                                              pg_tensor_t* out);
+PG_TENSOR_LIST_OPS(PG_X)
+#undef PG_X
+POLYGRAD_API pg_api_status pg_tensor_transpose(pg_tensor_t x, int64_t dim0, int64_t dim1,
+                                               pg_tensor_t* out);
+/** Removes size-1 axes: all of them (dim NULL) or *dim. */
+POLYGRAD_API pg_api_status pg_tensor_squeeze(pg_tensor_t x, const int64_t* dim, pg_tensor_t* out);
+POLYGRAD_API pg_api_status pg_tensor_flatten(pg_tensor_t x, int64_t start_dim, int64_t end_dim,
+                                             pg_tensor_t* out);
+POLYGRAD_API pg_api_status pg_tensor_unflatten(pg_tensor_t x, int64_t dim, const int64_t* sizes,
+                                               size_t n, pg_tensor_t* out);
+/** `bounds` holds (begin, end) per axis: 2 * naxes values. */
+POLYGRAD_API pg_api_status pg_tensor_shrink(pg_tensor_t x, const int64_t* bounds, size_t naxes,
+                                            pg_tensor_t* out);
+/** `pads` holds (before, after) per axis: 2 * naxes values; filled with `value`. */
+POLYGRAD_API pg_api_status pg_tensor_pad(pg_tensor_t x, const int64_t* pads, size_t naxes,
+                                         double value, pg_tensor_t* out);
+POLYGRAD_API pg_api_status pg_tensor_getitem(pg_tensor_t x, const pg_index* index, size_t n,
+                                             pg_tensor_t* out);
+POLYGRAD_API pg_api_status pg_tensor_gather(pg_tensor_t x, int64_t dim, pg_tensor_t index,
+                                            pg_tensor_t* out);
+POLYGRAD_API pg_api_status pg_tensor_cat(const pg_tensor_t* tensors, size_t n, int64_t dim,
+                                         pg_tensor_t* out);
+POLYGRAD_API pg_api_status pg_tensor_stack(const pg_tensor_t* tensors, size_t n, int64_t dim,
+                                           pg_tensor_t* out);
+/* Splitting: the pieces go to out[0 .. *count); `capacity` is out's length. When it is too
+ * small the call fails with PG_API_ERR_INVALID_ARGUMENT and *count says how many are needed. */
+/** Pieces of `size` along dim (the last may be smaller). */
+POLYGRAD_API pg_api_status pg_tensor_split(pg_tensor_t x, int64_t size, int64_t dim,
+                                           pg_tensor_t* out, size_t capacity, size_t* count);
+/** Pieces of the given sizes (they must add up to the axis size). */
+POLYGRAD_API pg_api_status pg_tensor_split_sizes(pg_tensor_t x, const int64_t* sizes, size_t n,
+                                                 int64_t dim, pg_tensor_t* out, size_t capacity,
+                                                 size_t* count);
+/** `n` pieces of ceil(size / n) (fewer when they run out). */
+POLYGRAD_API pg_api_status pg_tensor_chunk(pg_tensor_t x, int64_t n, int64_t dim, pg_tensor_t* out,
+                                           size_t capacity, size_t* count);
+
+/* ---- linear algebra, nn ----------------------------------------------------------------- */
+
+/** x @ weight.T + bias; bias may be NULL. */
+POLYGRAD_API pg_api_status pg_tensor_linear(pg_tensor_t x, pg_tensor_t weight, pg_tensor_t bias,
+                                            pg_tensor_t* out);
+/** Normalises over `axes` (no affine parameters). */
+POLYGRAD_API pg_api_status pg_tensor_layernorm(pg_tensor_t x, const int64_t* axes, size_t naxes,
+                                               double eps, pg_tensor_t* out);
+/** Mean cross-entropy of logits x against class indices (int) or probabilities (float). */
+POLYGRAD_API pg_api_status pg_tensor_cross_entropy(pg_tensor_t x, pg_tensor_t target, int64_t axis,
+                                                   double label_smoothing, pg_tensor_t* out);
+/** "ij,jk->ik" over n operands. */
+POLYGRAD_API pg_api_status pg_tensor_einsum(const char* formula, const pg_tensor_t* operands,
+                                            size_t n, pg_tensor_t* out);
+/** einops rearrange; `names`/`sizes` (n of them, may be NULL when n is 0) size split groups. */
+POLYGRAD_API pg_api_status pg_tensor_rearrange(pg_tensor_t x, const char* formula,
+                                               const char* const* names, const int64_t* sizes,
+                                               size_t n, pg_tensor_t* out);
+/** NCHW conv; each of stride, dilation, padding is {h, w}; bias may be NULL. */
+POLYGRAD_API pg_api_status pg_tensor_conv2d(pg_tensor_t x, pg_tensor_t weight, pg_tensor_t bias,
+                                            int64_t groups, const int64_t stride[2],
+                                            const int64_t dilation[2], const int64_t padding[2],
+                                            pg_tensor_t* out);
+/** stride NULL: the kernel size. */
+POLYGRAD_API pg_api_status pg_tensor_max_pool2d(pg_tensor_t x, const int64_t kernel[2],
+                                                const int64_t* stride, const int64_t dilation[2],
+                                                const int64_t padding[2], pg_tensor_t* out);
+POLYGRAD_API pg_api_status pg_tensor_avg_pool2d(pg_tensor_t x, const int64_t kernel[2],
+                                                const int64_t* stride, const int64_t padding[2],
+                                                pg_tensor_t* out);
+/** softmax(q k^T / sqrt(d) + mask) v; mask may be NULL. */
+POLYGRAD_API pg_api_status pg_tensor_scaled_dot_product_attention(pg_tensor_t q, pg_tensor_t k,
+                                                                  pg_tensor_t v, pg_tensor_t mask,
+                                                                  int is_causal, pg_tensor_t* out);
+
+/* ---- autograd ------------------------------------------------------------------------- */
+
+/** Turning it on realises the tensor (float tensors only). */
+POLYGRAD_API pg_api_status pg_tensor_set_requires_grad(pg_tensor_t t, int on);
+POLYGRAD_API pg_api_status pg_tensor_requires_grad(pg_tensor_t t, int* out);
+/** The accumulated gradient: a new handle, or NULL when t has none. */
+POLYGRAD_API pg_api_status pg_tensor_grad(pg_tensor_t t, pg_tensor_t* out);
+/** Replaces t's gradient (NULL clears it). */
+POLYGRAD_API pg_api_status pg_tensor_set_grad(pg_tensor_t t, pg_tensor_t grad);
+/** Adds d(root)/d(t) to the grad of every live tensor t with requires_grad that root depends
+ *  on. root_grad NULL means ones (root must then have one element). */
+POLYGRAD_API pg_api_status pg_tensor_backward(pg_tensor_t root, pg_tensor_t root_grad);
+/** d(root)/d(targets[i]) into out[i] (n handles) without touching any grad. root_grad as for
+ *  pg_tensor_backward; a target the root does not depend on is an error. */
+POLYGRAD_API pg_api_status pg_tensor_gradient(pg_tensor_t root, const pg_tensor_t* targets,
+                                              size_t n, pg_tensor_t root_grad, pg_tensor_t* out);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* POLYGRAD_POLYGRAD_H */

@@ -1,0 +1,79 @@
+/* C API errors: each kind returns its status, leaves the out parameter alone and records a
+ * message that names the entry point and the op. */
+#include "check.h"
+
+/* The sentinel an out parameter must still hold after a failed call. */
+static struct pg_tensor* const kUntouched = (struct pg_tensor*)(void*)&check_failures;
+
+static void expect_error(pg_api_status got, pg_api_status want, const char* needle1,
+                         const char* needle2, int line) {
+  const char* msg = pg_last_error();
+  if (got != want || !strstr(msg, needle1) || (needle2 && !strstr(msg, needle2))) {
+    fprintf(stderr, "errors_test.c:%d: status %d (want %d), message \"%s\" (want \"%s\"%s%s)\n",
+            line, (int)got, (int)want, msg, needle1, needle2 ? " and " : "",
+            needle2 ? needle2 : "");
+    ++check_failures;
+  }
+}
+#define EXPECT_ERROR(call, want, n1, n2) expect_error((call), (want), (n1), (n2), __LINE__)
+
+int main(void) {
+  const float v[6] = {1, 2, 3, 4, 5, 6};
+  const int64_t s23[2] = {2, 3}, s4[1] = {4};
+  pg_tensor_t x = NULL, out = kUntouched;
+  CHECK(strcmp(pg_last_error(), "") == 0);
+  CHECK_OK(pg_tensor_from_data(v, PG_DTYPE_FLOAT32, s23, 2, NULL, &x));
+
+  /* bad shape */
+  EXPECT_ERROR(pg_tensor_reshape(x, s4, 1, &out), PG_API_ERR_INVALID_ARGUMENT,
+               "pg_tensor_reshape: reshape", "(4,)");
+  CHECK(out == kUntouched);
+
+  /* bad axis */
+  const int64_t axis5 = 5;
+  EXPECT_ERROR(pg_tensor_sum(x, &axis5, 1, 0, &out), PG_API_ERR_INVALID_ARGUMENT,
+               "pg_tensor_sum: sum", "5");
+  CHECK(out == kUntouched);
+
+  /* unknown device */
+  EXPECT_ERROR(pg_tensor_zeros(s23, 2, PG_DTYPE_FLOAT32, "nosuchdev", &out),
+               PG_API_ERR_INVALID_ARGUMENT, "pg_tensor_zeros", "nosuchdev");
+  CHECK(out == kUntouched);
+
+  /* NULL handles and out pointers */
+  EXPECT_ERROR(pg_tensor_add(NULL, x, &out), PG_API_ERR_INVALID_ARGUMENT,
+               "pg_tensor_add: argument 'a' is NULL", NULL);
+  CHECK(out == kUntouched);
+  EXPECT_ERROR(pg_tensor_neg(x, NULL), PG_API_ERR_INVALID_ARGUMENT, "pg_tensor_neg",
+               "output pointer 'out' is NULL");
+  EXPECT_ERROR(pg_tensor_realize(NULL), PG_API_ERR_INVALID_ARGUMENT, "pg_tensor_realize", "NULL");
+
+  /* host transfer of the wrong size */
+  float small[2];
+  EXPECT_ERROR(pg_tensor_to_host(x, small, sizeof small), PG_API_ERR_INVALID_ARGUMENT,
+               "pg_tensor_to_host", NULL);
+
+  /* backward of a non-scalar root without a root gradient; gradient of an int root */
+  EXPECT_ERROR(pg_tensor_backward(x, NULL), PG_API_ERR_INVALID_ARGUMENT,
+               "pg_tensor_backward: backward", "(2, 3)");
+  pg_tensor_t ints = NULL, s = NULL;
+  const int32_t iv[4] = {1, 2, 3, 4};
+  CHECK_OK(pg_tensor_from_data(iv, PG_DTYPE_INT32, s4, 1, NULL, &ints));
+  CHECK_OK(pg_tensor_sum(ints, NULL, 0, 0, &s));
+  EXPECT_ERROR(pg_tensor_gradient(s, &x, 1, NULL, &out), PG_API_ERR_INVALID_ARGUMENT,
+               "pg_tensor_gradient: gradient", "int32");
+  CHECK(out == kUntouched);
+
+  /* an output array too small for the pieces: the count says how many are needed */
+  pg_tensor_t piece = kUntouched;
+  size_t count = 0;
+  EXPECT_ERROR(pg_tensor_split(x, 1, 1, &piece, 1, &count), PG_API_ERR_INVALID_ARGUMENT,
+               "pg_tensor_split", "3 pieces");
+  CHECK(count == 3 && piece == kUntouched);
+
+  pg_tensor_free(x);
+  pg_tensor_free(ints);
+  pg_tensor_free(s);
+  pg_tensor_free(NULL);
+  return check_report("capi.errors");
+}
