@@ -14,6 +14,7 @@ set(polygrad_tensor_files
   activations.cpp:_ZNK8polygrad6Tensor4reluEv
   reduce.cpp:_ZNK8polygrad6Tensor6cumsumEl
   movement.cpp:_ZNK8polygrad6Tensor7permuteERKSt6vectorIlSaIlEE
+  autograd.cpp:_ZNK8polygrad6Tensor8backwardEv
   indexing.cpp:_ZNK8polygrad6Tensor5chunkEll
   nn_ops.cpp:_ZNK8polygrad6Tensor7softmaxEl
   conv.cpp:_ZN8polygrad6detail7windowsERKNS_6TensorERKSt6vectorIlSaIlEES7_S7_

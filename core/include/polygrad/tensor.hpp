@@ -245,6 +245,15 @@ class POLYGRAD_API Tensor {
   /// The accumulated gradient, if any.
   std::optional<Tensor> grad() const;
   void set_grad(const std::optional<Tensor>& grad);
+  /// Backpropagates from this tensor, which must be float with one element: adds
+  /// d(this)/d(leaf) to grad() of every live tensor with requires_grad that it depends on.
+  /// Gradients stay lazy until realised (realize_all them with the parameters).
+  void backward() const;
+  /// Same, with the gradient flowing into this tensor given (this tensor's shape).
+  void backward(const Tensor& grad) const;
+  /// Gradients of `loss` (one float element) w.r.t. each target, lazy; a user error when the
+  /// loss does not depend on a target. Needs no requires_grad and leaves grad() alone.
+  static std::vector<Tensor> gradient(const Tensor& loss, const std::vector<Tensor>& targets);
 
   // ---- casts ----------------------------------------------------------------------------
   Tensor cast(pg_dtype dtype) const;
