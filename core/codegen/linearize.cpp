@@ -81,7 +81,7 @@ class Linearizer {
   uint32_t value(const UOpRef& n, int ctx);
   uint32_t constant(const UOpRef& c);
   uint32_t reduce(const UOp* r, int p);
-  void accumulate(int s, Op op, DType t, uint32_t acc, int64_t at, uint32_t v);
+  void accumulate(int s, Op op, DType t, uint32_t acc, const UOpRef& at, uint32_t v);
   std::vector<const UOp*> reduce_group(const UOp* r, int p);
   bool reaches(const UOp* from, const UOp* to);
   int try_place(const UOp* n, int ctx);
@@ -275,9 +275,10 @@ UOpRef identity(Op op, DType t) {
   }
 }
 
-void Linearizer::accumulate(int s, Op op, DType t, uint32_t acc, int64_t at, uint32_t v) {
+void Linearizer::accumulate(int s, Op op, DType t, uint32_t acc, const UOpRef& at, uint32_t v) {
   const DType reg = t.scalar_type().ptr(AddrSpace::reg);
-  uint32_t idx = add(s, PG_OP_INDEX, reg, {acc, constant(const_int(dtypes::index, at))});
+  keep_.push_back(at);
+  uint32_t idx = add(s, PG_OP_INDEX, reg, {acc, value(at, s)});
   uint32_t cur = add(s, PG_OP_LOAD, t, {idx});
   uint32_t next = add(s, to_pg(op), t, {cur, v});
   add(s, PG_OP_STORE, dtypes::void_, {idx, next});
@@ -329,10 +330,10 @@ uint32_t Linearizer::reduce(const UOp* r, int p) {
       add(p, PG_OP_STORE, dtypes::void_, {idx, init});
     }
   }
-  auto acc_into = [&](int s, size_t g, int lane, const UOpRef& v) {
-    accumulate(s, static_cast<Op>(group[g]->arg_int()), t, acc[g], int64_t{lane} * width,
-               value(v, s));
+  auto acc_into = [&](int s, size_t g, const UOpRef& lane, const UOpRef& v) {
+    accumulate(s, static_cast<Op>(group[g]->arg_int()), t, acc[g], lane, value(v, s));
   };
+  const UOpRef lane0 = const_int(dtypes::index, 0);
   std::vector<int> loops;
   int s = p;
   const size_t full = lanes > 1 ? nranges - 1 : nranges;
@@ -341,7 +342,7 @@ uint32_t Linearizer::reduce(const UOp* r, int p) {
     loops.push_back(s);
   }
   if (lanes == 1) {
-    for (size_t g = 0; g < n; ++g) acc_into(s, g, 0, group[g]->src(0));
+    for (size_t g = 0; g < n; ++g) acc_into(s, g, lane0, group[g]->src(0));
   } else {
     const UOp* k = r->src(nranges).get();
     const UOpRef& end = k->src(0);
@@ -352,12 +353,18 @@ uint32_t Linearizer::reduce(const UOp* r, int p) {
     const int64_t main_id = next_id_++;
     const UOpRef k0 = range(main_end, main_id);
     const int sm = open_loop(s, main_id, main_end);
-    for (int l = 0; l < lanes; ++l)
-      for (size_t g = 0; g < n; ++g) {
-        UOpRef v = simplify_indexing(substitute_range(group[g]->src(0), k, k0 * lanes + l));
-        keep_.push_back(v);
-        acc_into(sm, g, l, v);
-      }
+    // The lanes as a loop with a constant trip count (not unrolled): its iterations touch
+    // distinct accumulators, so clang's loop vectoriser turns it into vector code without
+    // reordering any float sum, however large the value's expression is.
+    const int64_t lane_id = next_id_++;
+    const UOpRef lane = range(const_int(dtypes::index, lanes), lane_id);
+    const int sl = open_loop(sm, lane_id, lane->src(0));
+    for (size_t g = 0; g < n; ++g) {
+      UOpRef v = simplify_indexing(substitute_range(group[g]->src(0), k, k0 * lanes + lane));
+      keep_.push_back(v);
+      acc_into(sl, g, lane, v);
+    }
+    scopes_[sl].open = false;
     scopes_[sm].open = false;
     if (!(tail_end->op() == Op::CONST && tail_end->arg_int() == 0)) {
       const int64_t tail_id = next_id_++;
@@ -366,7 +373,7 @@ uint32_t Linearizer::reduce(const UOp* r, int p) {
       for (size_t g = 0; g < n; ++g) {
         UOpRef v = simplify_indexing(substitute_range(group[g]->src(0), k, main_end * lanes + kt));
         keep_.push_back(v);
-        acc_into(st, g, 0, v);
+        acc_into(st, g, lane0, v);
       }
       scopes_[st].open = false;
     }

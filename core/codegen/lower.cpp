@@ -131,8 +131,11 @@ std::array<uint32_t, 3> LoweredKernel::launch_global(
 LoweredKernel lower(const UOpRef& sink, const Target& target) {
   check_kernel_ast(sink);
   UOpRef ast = simplify_indexing(sink);
+  // Decomposed when the target requires it, or (exp2/log2) when it has SIMD lanes, for speed.
   if (target.caps.flags & PG_CAP_DECOMPOSE_TRANSCENDENTAL)
     ast = decompose_transcendentals(ast, target);
+  else
+    ast = decompose_for_vectors(ast, target);
   ast = simplify_indexing(apply_upcast(ast, choose_upcast(ast, target)));
   check_target_dtypes(ast, target);
   Linearized l = linearize(ast, target);

@@ -5,7 +5,8 @@
 // REDUCEs, loads (plain or gated), DEFINE_VARs, constants and ALU ops (see the codegen brief in
 // docs/ and linearize.hpp for the placement rules). lower() checks it, simplifies the index
 // math, decomposes transcendentals when the target asks for it, register-tiles reduce kernels
-// (optimize.hpp), splits reductions into vector lanes, places every node in the innermost loop scope it depends on and emits the program.
+// (optimize.hpp), splits reductions into vector lanes, places every node in the innermost loop
+// scope it depends on and emits the program.
 #ifndef POLYGRAD_CODEGEN_LOWER_HPP
 #define POLYGRAD_CODEGEN_LOWER_HPP
 

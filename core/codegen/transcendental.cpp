@@ -1,5 +1,6 @@
 #include "codegen/transcendental.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numbers>
@@ -125,11 +126,14 @@ UOpRef sin_(const UOpRef& x, const Fmt& f) {
 
 }  // namespace
 
-UOpRef decompose_transcendentals(const UOpRef& root, const Target& target) {
+namespace {
+
+template <typename Want>
+UOpRef decompose_if(const UOpRef& root, const Target& target, Want want) {
   const bool has_f64 = (target.caps.dtype_mask >> PG_DTYPE_FLOAT64) & 1u;
   return rebuild(root, [&](const UOpRef& n) -> UOpRef {
     Op op = n->op();
-    if (op != Op::EXP2 && op != Op::LOG2 && op != Op::SIN) return n;
+    if ((op != Op::EXP2 && op != Op::LOG2 && op != Op::SIN) || !want(*n)) return n;
     UOpRef x = n->src(0);
     DType t = n->dtype();
     DType work = t.scalar() == PG_DTYPE_FLOAT64 ? dtypes::float64 : dtypes::float32;
@@ -138,6 +142,21 @@ UOpRef decompose_transcendentals(const UOpRef& root, const Target& target) {
     Fmt f = fmt_of(work);
     UOpRef r = op == Op::EXP2 ? exp2_(x, f) : op == Op::LOG2 ? log2_(x, f) : sin_(x, f);
     return r->dtype() == t ? r : cast(r, t);
+  });
+}
+
+}  // namespace
+
+UOpRef decompose_transcendentals(const UOpRef& root, const Target& target) {
+  return decompose_if(root, target, [](const UOp&) { return true; });
+}
+
+UOpRef decompose_for_vectors(const UOpRef& root, const Target& target) {
+  const uint32_t lanes32 =
+      std::min(target.caps.vector_width_bytes / 4, target.caps.max_vector_lanes);
+  if (lanes32 < 2) return root;
+  return decompose_if(root, target, [](const UOp& n) {
+    return n.op() != Op::SIN && (n.dtype() == dtypes::float32 || n.dtype() == dtypes::float64);
   });
 }
 

@@ -22,6 +22,12 @@ namespace polygrad::codegen {
 /// `root` with every EXP2, LOG2 and SIN replaced by ALU ops.
 UOpRef decompose_transcendentals(const UOpRef& root, const Target& target);
 
+/// `root` with float32/float64 EXP2 and LOG2 replaced by ALU ops when the target has SIMD lanes,
+/// for speed: a libm call (exp2f) keeps clang from vectorising the loop around it, the
+/// polynomial vectorises (softmax rows: several times faster). Same accuracy as above (<= 1
+/// ulp measured). SIN stays a call: its float32 form works in float64.
+UOpRef decompose_for_vectors(const UOpRef& root, const Target& target);
+
 }  // namespace polygrad::codegen
 
 #endif  // POLYGRAD_CODEGEN_TRANSCENDENTAL_HPP
