@@ -1,10 +1,12 @@
 // Tensor core: properties, realisation, host transfer, casts, detach/clone/assign, autograd
 // state.
+#include "ir/graph.hpp"
 #include "runtime/runtime.hpp"
 #include "tensor/tensor_impl.hpp"
 
 #include <algorithm>
 #include <mutex>
+#include <unordered_set>
 
 namespace polygrad {
 
@@ -14,6 +16,41 @@ using detail::TensorImpl;
 std::string dtype_name(pg_dtype dtype) {
   return DType(dtype).name();
 }
+
+namespace {
+
+// Tensors whose node is an ASSIGN not yet run. Any realisation whose graph holds such a node
+// runs it, and the tensor then points at its (realised) target, so it never runs twice.
+std::mutex g_assign_mutex;
+std::vector<std::weak_ptr<TensorImpl>> g_pending_assigns;
+
+void settle_assigns(const std::vector<UOpRef>& roots) {
+  std::lock_guard<std::mutex> lock(g_assign_mutex);
+  if (g_pending_assigns.empty()) return;
+  std::unordered_set<const UOp*> ran;
+  for (const UOpRef& r : roots)
+    for (const UOp* u : toposort(r))
+      if (u->op() == Op::ASSIGN) ran.insert(u);
+  size_t keep = 0;
+  for (auto& w : g_pending_assigns) {
+    std::shared_ptr<TensorImpl> p = w.lock();
+    if (!p || p->uop->op() != Op::ASSIGN) continue;
+    if (ran.count(p->uop.get())) {
+      p->uop = p->uop->src(0);
+      continue;
+    }
+    g_pending_assigns[keep++] = w;
+  }
+  g_pending_assigns.resize(keep);
+}
+
+std::vector<UOpRef> realize_roots(const std::vector<UOpRef>& roots, const std::string& device) {
+  std::vector<UOpRef> out = runtime::realize(roots, device);
+  settle_assigns(roots);
+  return out;
+}
+
+}  // namespace
 
 Tensor::Tensor() = default;
 
@@ -48,7 +85,7 @@ bool Tensor::is_realized() const {
 Tensor& Tensor::realize() {
   TensorImpl& p = detail::state(*this, "realize");
   if (lazy::is_realized(p.uop.get())) return *this;
-  p.uop = runtime::realize({p.uop}, p.device).at(0);
+  p.uop = realize_roots({p.uop}, p.device).at(0);
   return *this;
 }
 
@@ -69,7 +106,7 @@ void Tensor::realize_all(std::vector<Tensor>& tensors) {
       owners.push_back(p);
     }
     if (roots.empty()) continue;
-    std::vector<UOpRef> out = runtime::realize(roots, d);
+    std::vector<UOpRef> out = realize_roots(roots, d);
     for (size_t i = 0; i < owners.size(); ++i) owners[i]->uop = out.at(i);
   }
 }
@@ -117,9 +154,11 @@ Tensor Tensor::clone() const {
 Tensor& Tensor::assign(const Tensor& value) {
   TensorImpl& p = detail::state(*this, "assign");
   detail::check_same_device("assign", *this, value);
-  if (!lazy::is_realized(p.uop.get()) && p.uop->op() != Op::ASSIGN) realize();
   Tensor v = detail::broadcast_to("assign", value.cast(dtype()), p.shape);
+  if (!lazy::is_realized(p.uop.get())) realize();  // an earlier assign runs first
   p.uop = lazy::assign(p.uop, v.impl()->uop);
+  std::lock_guard<std::mutex> lock(g_assign_mutex);
+  g_pending_assigns.push_back(impl_);
   return *this;
 }
 

@@ -235,7 +235,10 @@ class POLYGRAD_API Tensor {
   /// Marks the value to be materialised in its own buffer (a kernel boundary).
   Tensor contiguous() const;
   /// Writes `value` (broadcast and cast to this tensor's shape and dtype) into this tensor's
-  /// buffer, lazily; the tensor must be realised or be an earlier assign. Returns *this.
+  /// buffer, lazily (a lazy tensor is realised first). The write runs with the first
+  /// realisation whose graph holds it; afterwards this tensor is its buffer again. Lazy
+  /// tensors built from this one before that realisation still hold the write: realise them
+  /// together with it (realize_all) or after it, not later on their own. Returns *this.
   Tensor& assign(const Tensor& value);
 
   // ---- autograd -------------------------------------------------------------------------

@@ -1,0 +1,157 @@
+// Construction, properties, realisation and host transfer: hand-derived values.
+#include "harness.hpp"
+
+#include <cmath>
+#include <set>
+
+namespace {
+
+using polygrad::Tensor;
+using tensor_test::expect_values;
+
+TEST(Construction, FromDataOfEachType) {
+  expect_values(Tensor(std::vector<double>{1.5, -2}, {2, 1}), {2, 1}, {1.5, -2});
+  Tensor i(std::vector<int64_t>{7, -8, 9});
+  EXPECT_EQ(i.dtype(), PG_DTYPE_INT64);
+  EXPECT_EQ(i.to_vector<int64_t>(), (std::vector<int64_t>{7, -8, 9}));
+  Tensor u(std::vector<uint8_t>{0, 255});
+  EXPECT_EQ(u.to_vector<int32_t>(), (std::vector<int32_t>{0, 255}));
+  Tensor b(std::vector<bool>{true, false, true});
+  EXPECT_EQ(b.dtype(), PG_DTYPE_BOOL);
+  EXPECT_EQ(b.to_vector<uint8_t>(), (std::vector<uint8_t>{1, 0, 1}));
+  int32_t raw[6] = {1, 2, 3, 4, 5, 6};
+  Tensor h = Tensor::from_host(raw, PG_DTYPE_INT32, {3, 2});
+  EXPECT_EQ(h.shape(), (Tensor::Shape{3, 2}));
+  EXPECT_EQ(h.T().to_vector<int32_t>(), (std::vector<int32_t>{1, 3, 5, 2, 4, 6}));
+}
+
+TEST(Construction, Fills) {
+  expect_values(Tensor::zeros({2, 2}), {2, 2}, {0, 0, 0, 0});
+  expect_values(Tensor::ones({3}), {3}, {1, 1, 1});
+  Tensor f = Tensor::full({2}, 7, PG_DTYPE_INT32);
+  EXPECT_EQ(f.dtype(), PG_DTYPE_INT32);
+  EXPECT_EQ(f.to_vector<int32_t>(), (std::vector<int32_t>{7, 7}));
+  Tensor s = Tensor::scalar(2.5);
+  EXPECT_EQ(s.ndim(), 0);
+  EXPECT_FLOAT_EQ(s.item(), 2.5f);
+  Tensor e = Tensor::empty({4, 5}, PG_DTYPE_FLOAT64);
+  EXPECT_EQ(e.shape(), (Tensor::Shape{4, 5}));
+  EXPECT_EQ(e.dtype(), PG_DTYPE_FLOAT64);
+  EXPECT_EQ(Tensor::full_like(f, 3).to_vector<int32_t>(), (std::vector<int32_t>{3, 3}));
+}
+
+TEST(Construction, Ranges) {
+  Tensor a = Tensor::arange(5);
+  EXPECT_EQ(a.dtype(), PG_DTYPE_INT32);
+  EXPECT_EQ(a.to_vector<int32_t>(), (std::vector<int32_t>{0, 1, 2, 3, 4}));
+  Tensor f = Tensor::arange(1, 2, 0.25);
+  EXPECT_EQ(f.dtype(), PG_DTYPE_FLOAT32);
+  expect_values(f, {4}, {1, 1.25, 1.5, 1.75});
+  EXPECT_EQ(Tensor::arange(5, 0, -2).to_vector<int32_t>(), (std::vector<int32_t>{5, 3, 1}));
+  expect_values(Tensor::linspace(0, 1, 5), {5}, {0, 0.25, 0.5, 0.75, 1});
+  expect_values(Tensor::linspace(3, 9, 1), {1}, {3});
+  expect_values(Tensor::eye(3), {3, 3}, {1, 0, 0, 0, 1, 0, 0, 0, 1});
+  expect_values(Tensor::eye(2, 3), {2, 3}, {1, 0, 0, 0, 1, 0});
+}
+
+TEST(Random, SeededUniform) {
+  Tensor::manual_seed(42);
+  std::vector<float> a = Tensor::rand({1000}).to_vector<float>();
+  std::vector<float> b = Tensor::rand({1000}).to_vector<float>();
+  Tensor::manual_seed(42);
+  std::vector<float> c = Tensor::rand({1000}).to_vector<float>();
+  EXPECT_EQ(a, c);  // same seed, same values
+  EXPECT_NE(a, b);  // the counter moves on
+  double sum = 0;
+  for (float v : a) {
+    EXPECT_GE(v, 0.0f);
+    EXPECT_LT(v, 1.0f);
+    sum += v;
+  }
+  EXPECT_NEAR(sum / 1000, 0.5, 0.05);
+}
+
+TEST(Random, NormalMoments) {
+  Tensor::manual_seed(7);
+  Tensor x = Tensor::randn({20000});
+  EXPECT_NEAR(x.mean().item(), 0.0, 0.03);
+  EXPECT_NEAR(x.std().item(), 1.0, 0.03);
+}
+
+TEST(Random, IntegersCoverTheRange) {
+  Tensor::manual_seed(3);
+  Tensor r = Tensor::randint(-2, 3, {500});
+  EXPECT_EQ(r.dtype(), PG_DTYPE_INT32);
+  std::set<int32_t> seen;
+  for (int32_t v : r.to_vector<int32_t>()) {
+    EXPECT_GE(v, -2);
+    EXPECT_LT(v, 3);
+    seen.insert(v);
+  }
+  EXPECT_EQ(seen.size(), 5u);
+}
+
+TEST(Properties, ShapeAndSizes) {
+  Tensor x = Tensor::zeros({2, 3, 4});
+  EXPECT_EQ(x.ndim(), 3);
+  EXPECT_EQ(x.numel(), 24);
+  EXPECT_EQ(x.size(-1), 4);
+  EXPECT_EQ(x.size(0), 2);
+  EXPECT_EQ(x.element_size(), 4);
+  EXPECT_EQ(x.T().shape(), (Tensor::Shape{2, 4, 3}));
+  EXPECT_EQ(x.device(), "cpu:0");
+  EXPECT_EQ(polygrad::dtype_name(x.dtype()), "float32");
+  EXPECT_FALSE(Tensor().defined());
+}
+
+TEST(Realize, LazyUntilAsked) {
+  Tensor a(std::vector<float>{1, 2});
+  EXPECT_TRUE(a.is_realized());
+  Tensor b = a * 2 + 1;
+  EXPECT_FALSE(b.is_realized());
+  b.realize();
+  EXPECT_TRUE(b.is_realized());
+  expect_values(b, {2}, {3, 5});
+  std::vector<Tensor> many{a + 1, a - 1, a};
+  Tensor::realize_all(many);
+  for (const Tensor& t : many) EXPECT_TRUE(t.is_realized());
+  expect_values(many[0], {2}, {2, 3});
+  expect_values(many[1], {2}, {0, 1});
+}
+
+TEST(Realize, CopiesAndViews) {
+  Tensor a(std::vector<float>{1, 2, 3});
+  expect_values(a.detach(), {3}, {1, 2, 3});
+  expect_values(a.contiguous(), {3}, {1, 2, 3});
+  Tensor c = a.clone();
+  expect_values(c, {3}, {1, 2, 3});
+  Tensor p(std::vector<float>{4});
+  p.requires_grad(true);
+  EXPECT_TRUE(p.clone().requires_grad());
+  Tensor moved = a.to("cpu");
+  EXPECT_EQ(moved.device(), "cpu:0");
+  expect_values(moved, {3}, {1, 2, 3});
+  float host[3];
+  (a * 10).copy_to_host(host, sizeof(host));
+  EXPECT_EQ(host[2], 30.0f);
+}
+
+TEST(Realize, AssignWritesTheBuffer) {
+  Tensor a(std::vector<float>{1, 2, 3});
+  Tensor alias = a;  // the same tensor
+  a.assign(a * 2);
+  expect_values(alias, {3}, {2, 4, 6});
+  a.assign(Tensor::scalar(5));  // broadcast
+  expect_values(a, {3}, {5, 5, 5});
+}
+
+TEST(Realize, AssignRunsOnce) {
+  Tensor a(std::vector<float>{1, 2, 3});
+  a.assign(a * 2);
+  Tensor b = a + 1;
+  expect_values(b, {3}, {3, 5, 7});  // runs the write as part of b's graph
+  a.realize();                       // must not write a second time
+  expect_values(a, {3}, {2, 4, 6});
+}
+
+}  // namespace

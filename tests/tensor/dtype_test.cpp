@@ -1,0 +1,100 @@
+// Result dtypes: python-scalar rule, tensor-tensor promotion, bool comparisons, int division.
+#include "harness.hpp"
+
+namespace {
+
+using polygrad::Tensor;
+using tensor_test::expect_values;
+
+Tensor ints() {
+  return Tensor(std::vector<int32_t>{1, -2, 3});
+}
+
+TEST(Dtype, ScalarOperands) {
+  EXPECT_EQ((ints() + 2).dtype(), PG_DTYPE_INT32);  // int scalar keeps int
+  Tensor f = ints() + 1.5;                          // float scalar with int tensor: float32
+  EXPECT_EQ(f.dtype(), PG_DTYPE_FLOAT32);
+  expect_values(f, {3}, {2.5, -0.5, 4.5});
+  EXPECT_EQ((Tensor(std::vector<double>{1}) + 2.5).dtype(), PG_DTYPE_FLOAT64);  // no upcast
+  EXPECT_EQ((Tensor(std::vector<float>{1}) * 2).dtype(), PG_DTYPE_FLOAT32);
+  Tensor b(std::vector<bool>{true, false});
+  EXPECT_EQ((b + 1).dtype(), PG_DTYPE_INT32);
+  EXPECT_EQ((b + 1).to_vector<int32_t>(), (std::vector<int32_t>{2, 1}));
+}
+
+TEST(Dtype, TensorPromotion) {
+  Tensor d(std::vector<double>{0.5, 0.25, 1});
+  Tensor r = ints() + d;  // int32 + float64 -> float64
+  EXPECT_EQ(r.dtype(), PG_DTYPE_FLOAT64);
+  expect_values(r, {3}, {1.5, -1.75, 4});
+  EXPECT_EQ((ints() + Tensor(std::vector<int64_t>{1, 1, 1})).dtype(), PG_DTYPE_INT64);
+  EXPECT_EQ((ints() * Tensor(std::vector<uint8_t>{2, 2, 2})).dtype(), PG_DTYPE_INT32);
+  Tensor w = (ints() > 0).where(ints(), Tensor(std::vector<float>{9, 9, 9}));
+  EXPECT_EQ(w.dtype(), PG_DTYPE_FLOAT32);
+  expect_values(w, {3}, {1, 9, 3});
+}
+
+TEST(Dtype, ComparisonsAreBool) {
+  Tensor c = ints() < 1.5;
+  EXPECT_EQ(c.dtype(), PG_DTYPE_BOOL);
+  EXPECT_EQ(c.to_vector<uint8_t>(), (std::vector<uint8_t>{1, 1, 0}));
+  EXPECT_EQ((ints() == ints()).to_vector<uint8_t>(), (std::vector<uint8_t>{1, 1, 1}));
+  EXPECT_EQ((!(ints() != 3)).to_vector<uint8_t>(), (std::vector<uint8_t>{0, 0, 1}));
+  EXPECT_EQ((1 < ints()).to_vector<uint8_t>(), (std::vector<uint8_t>{0, 0, 1}));
+}
+
+TEST(Dtype, DivisionIsTrue) {
+  Tensor q = Tensor(std::vector<int32_t>{7, -7}) / 2;
+  EXPECT_EQ(q.dtype(), PG_DTYPE_FLOAT32);
+  expect_values(q, {2}, {3.5, -3.5});
+}
+
+TEST(Dtype, IntegerOps) {
+  Tensor x(std::vector<int32_t>{3, -4, 5, 0});
+  EXPECT_EQ(x.abs().to_vector<int32_t>(), (std::vector<int32_t>{3, 4, 5, 0}));
+  EXPECT_EQ(x.sign().to_vector<int32_t>(), (std::vector<int32_t>{1, -1, 1, 0}));
+  EXPECT_EQ(x.pow(2).to_vector<int32_t>(), (std::vector<int32_t>{9, 16, 25, 0}));
+  EXPECT_EQ(x.pow(2).dtype(), PG_DTYPE_INT32);
+  EXPECT_EQ(x.min().item<int32_t>(), -4);
+  EXPECT_EQ(x.max().item<int32_t>(), 5);
+  EXPECT_EQ(x.sum().item<int32_t>(), 4);
+  EXPECT_EQ(x.prod(0).item<int32_t>(), 0);
+  EXPECT_EQ(x.minimum(1).to_vector<int32_t>(), (std::vector<int32_t>{1, -4, 1, 0}));
+  Tensor m = x.mean();
+  EXPECT_EQ(m.dtype(), PG_DTYPE_FLOAT32);
+  EXPECT_FLOAT_EQ(m.item(), 1.0f);
+  EXPECT_EQ(x.exp().dtype(), PG_DTYPE_FLOAT32);
+  Tensor u(std::vector<uint8_t>{200, 3, 250});
+  EXPECT_EQ(u.min().item<int32_t>(), 3);
+  EXPECT_EQ(u.minimum(Tensor(std::vector<uint8_t>{100, 100, 255})).to_vector<int32_t>(),
+            (std::vector<int32_t>{100, 3, 250}));
+  EXPECT_EQ(u.sum().dtype(), PG_DTYPE_UINT32);
+  EXPECT_EQ(u.sum().item<int64_t>(), 453);
+}
+
+TEST(Dtype, BoolOps) {
+  Tensor a(std::vector<bool>{true, true, false, false}),
+      b(std::vector<bool>{true, false, true, false});
+  EXPECT_EQ((a & b).to_vector<uint8_t>(), (std::vector<uint8_t>{1, 0, 0, 0}));
+  EXPECT_EQ((a | b).to_vector<uint8_t>(), (std::vector<uint8_t>{1, 1, 1, 0}));
+  EXPECT_EQ((a ^ b).to_vector<uint8_t>(), (std::vector<uint8_t>{0, 1, 1, 0}));
+  EXPECT_EQ((a + b).dtype(), PG_DTYPE_BOOL);
+  Tensor count = a.sum();
+  EXPECT_EQ(count.dtype(), PG_DTYPE_INT32);
+  EXPECT_EQ(count.item<int32_t>(), 2);
+  EXPECT_EQ(a.max().item<int32_t>(), 1);
+  EXPECT_EQ((a & b).min().item<int32_t>(), 0);
+}
+
+TEST(Dtype, Casts) {
+  Tensor f(std::vector<float>{1.7f, -1.7f, 300.0f});
+  EXPECT_EQ(f.int_().to_vector<int32_t>(), (std::vector<int32_t>{1, -1, 300}));
+  EXPECT_EQ(f.bool_().to_vector<uint8_t>(), (std::vector<uint8_t>{1, 1, 1}));
+  EXPECT_EQ(f.double_().dtype(), PG_DTYPE_FLOAT64);
+  EXPECT_EQ(f.long_().to_vector<int64_t>(), (std::vector<int64_t>{1, -1, 300}));
+  Tensor h = f.half();
+  EXPECT_EQ(h.dtype(), PG_DTYPE_FLOAT16);
+  expect_values(h.float_(), {3}, {1.7, -1.7, 300}, 1e-3, 1e-3);
+}
+
+}  // namespace
