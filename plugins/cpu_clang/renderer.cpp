@@ -20,7 +20,10 @@ bool has_feature(const HostCpu& cpu, const std::string& name) {
 
 class CDialect : public cstyle::Dialect {
  public:
-  CDialect() : Dialect(cstyle::c_table()), f16c_(has_feature(host_cpu(), "f16c")) {}
+  CDialect()
+      : Dialect(cstyle::c_table()),
+        f16c_(has_feature(host_cpu(), "f16c")),
+        vector_bits_(host_cpu().vector_width_bytes * 8) {}
 
   // With F16C, clang's __fp16 converts with one instruction each way (and never calls a
   // runtime library function); without it the portable bit manipulation is used.
@@ -42,8 +45,12 @@ class CDialect : public cstyle::Dialect {
     return "/* cpu_clang: buffers=" + std::to_string(k.buffers.size()) +
            " scalars=" + std::to_string(k.scalars.size()) + " */\n";
   }
+  // min_vector_width: clang's default for AVX-512 hosts prefers 256-bit vectors and splits the
+  // host's 512-bit vector types (the codegen's upcast vectors, sized by vector_width_bytes) in
+  // two; the attribute keeps them whole (matmul's 16 accumulators fit the 32 zmm registers).
   std::string kernel_open(const cstyle::KernelInfo& k) const override {
-    return "void " + k.name +
+    return "__attribute__((min_vector_width(" + std::to_string(vector_bits_) + "))) void " +
+           k.name +
            "(void* const* pg_buffers, const long long* pg_scalars, long long pg_begin, "
            "long long pg_end, const unsigned int* pg_dims) {\n";
   }
@@ -73,6 +80,7 @@ class CDialect : public cstyle::Dialect {
 
  private:
   bool f16c_;
+  uint32_t vector_bits_;
 };
 
 const CDialect& dialect() {
