@@ -28,9 +28,11 @@ Tensor Tensor::log2() const {
   return unary_float("log2", Op::LOG2, *this);
 }
 Tensor Tensor::exp() const {
+  detail::state(*this, "exp");
   return (to_float(*this) * kLog2E).exp2();
 }
 Tensor Tensor::log() const {
+  detail::state(*this, "log");
   return log2() * kLn2;
 }
 Tensor Tensor::sqrt() const {

@@ -1,0 +1,148 @@
+// User errors: one test per kind; each message names the op and the shapes (or values) involved,
+// and nothing aborts (the process goes on using tensors afterwards).
+#include "harness.hpp"
+
+namespace {
+
+using polygrad::Index;
+using polygrad::Tensor;
+using tensor_test::expect_user_error;
+
+Tensor m23() {
+  return Tensor::zeros({2, 3});
+}
+
+TEST(Errors, Reshape) {
+  expect_user_error([] { m23().reshape({4}); }, {"reshape: cannot reshape (2, 3) to (4,)"});
+  expect_user_error([] { m23().reshape({-1, -1}); }, {"reshape", "more than one -1"});
+}
+
+TEST(Errors, Broadcast) {
+  expect_user_error([] { m23() + Tensor::zeros({4}); },
+                    {"add: shapes (2, 3) and (4,) do not broadcast"});
+  expect_user_error([] { m23().where(Tensor::zeros({5}), 1.0); }, {"where", "(2, 3)", "(5,)"});
+  expect_user_error([] { m23().expand({4, 3}); }, {"expand", "(2, 3)", "(4, 3)"});
+}
+
+TEST(Errors, AxisOutOfRange) {
+  expect_user_error([] { m23().sum(3); }, {"sum: axis 3 out of range for shape (2, 3)"});
+  expect_user_error([] { m23().softmax(-3); }, {"max: axis -3 out of range for shape (2, 3)"});
+  expect_user_error([] { m23().transpose(0, 2); }, {"transpose", "axis 2", "(2, 3)"});
+  expect_user_error([] { m23().permute({0, 0}); }, {"permute", "repeats axis 0"});
+}
+
+TEST(Errors, Matmul) {
+  expect_user_error(
+      [] {
+        m23().matmul(Tensor::zeros({4, 5}));
+      },
+      {"matmul: shapes (2, 3) and (4, 5) do not match (3 != 4)"});
+  expect_user_error([] { Tensor::scalar(1).matmul(m23()); }, {"matmul", "()", "(2, 3)"});
+}
+
+TEST(Errors, Slicing) {
+  expect_user_error([] { m23()[{2}]; }, {"getitem: index 2 out of range", "(2, 3)"});
+  expect_user_error([] { m23()[{0, 0, 0}]; }, {"getitem: 3 indices for shape (2, 3)"});
+  expect_user_error([] { m23()[{Index::slice(0, 2, 0)}]; }, {"getitem", "step cannot be zero"});
+  expect_user_error(
+      [] {
+        m23().shrink({{0, 2}, {1, 4}});
+      },
+      {"shrink: bounds (1, 4) out of range for axis 1 of shape (2, 3)"});
+  expect_user_error([] { m23().pad({{0, 1}}); }, {"pad: 1 pad pairs for shape (2, 3)"});
+  expect_user_error(
+      [] {
+        m23().gather(1, Tensor::zeros({2, 3}));
+      },
+      {"gather", "int tensor", "float32"});
+}
+
+TEST(Errors, Joining) {
+  expect_user_error(
+      [] {
+        Tensor::cat({m23(), Tensor::zeros({3, 3})}, 1);
+      },
+      {"cat: shapes (2, 3) and (3, 3) differ outside axis 1"});
+  expect_user_error(
+      [] {
+        Tensor::stack({m23(), Tensor::zeros({3, 2})});
+      },
+      {"stack: shapes (2, 3) and (3, 2) differ"});
+  expect_user_error(
+      [] {
+        m23().split(std::vector<int64_t>{1, 1}, 1);
+      },
+      {"split: sizes (1, 1) do not add up to axis 1 of shape (2, 3)"});
+}
+
+TEST(Errors, NnShapes) {
+  expect_user_error(
+      [] {
+        Tensor::zeros({1, 3, 5, 5}).conv2d(Tensor::zeros({2, 4, 3, 3}));
+      },
+      {"conv2d: input (1, 3, 5, 5) and weight (2, 4, 3, 3) do not match"});
+  expect_user_error(
+      [] {
+        Tensor::zeros({1, 1, 2, 2}).max_pool2d(3);
+      },
+      {"max_pool2d: kernel (3, 3) does not fit", "(1, 1, 2, 2)"});
+  expect_user_error([] { m23().cross_entropy(Tensor::zeros({3}, PG_DTYPE_INT32)); },
+                    {"cross_entropy: class target shape (3,)", "(2, 3)"});
+  expect_user_error(
+      [] {
+        Tensor::einsum("ij,jk->ik", {m23(), Tensor::zeros({4, 2})});
+      },
+      {"einsum: subscript 'j' has sizes 3 and 4"});
+  expect_user_error([] { m23().rearrange("a b c -> a b c"); },
+                    {"rearrange", "3 input axes", "(2, 3)"});
+  expect_user_error([] { m23().rearrange("a (b c) -> a b c"); },
+                    {"rearrange: cannot infer sizes of both 'b' and 'c'"});
+}
+
+TEST(Errors, Data) {
+  expect_user_error(
+      [] {
+        Tensor(std::vector<float>{1, 2, 3, 4, 5}, {2, 3});
+      },
+      {"tensor: 5 values do not fill shape (2, 3)"});
+  expect_user_error([] { m23().item(); }, {"item: tensor of shape (2, 3)"});
+  expect_user_error(
+      [] {
+        float out[2];
+        m23().copy_to_host(out, sizeof(out));
+      },
+      {"copy_to_host", "8 bytes", "(2, 3)", "24"});
+  expect_user_error([] { Tensor::zeros({-1}); }, {"full: negative size in shape (-1,)"});
+  expect_user_error([] { Tensor::randint(3, 3, {2}); }, {"randint", "high (3)", "low (3)"});
+}
+
+TEST(Errors, NullHandle) {
+  expect_user_error([] { Tensor().shape(); }, {"shape: the tensor is a null handle"});
+  expect_user_error([] { Tensor().exp(); }, {"exp: the tensor is a null handle"});
+}
+
+TEST(Errors, Dtypes) {
+  Tensor u(std::vector<int64_t>{1});
+  Tensor v = u.cast(PG_DTYPE_UINT64);
+  expect_user_error([&] { v + u; }, {"add: no dtype holds both uint64 and int64"});
+  expect_user_error([] { Tensor::arange(3).requires_grad(true); },
+                    {"requires_grad", "float", "int32"});
+  expect_user_error([] { m23().bitwise_and(m23()); }, {"bitwise_and", "float"});
+}
+
+TEST(Errors, Devices) {
+  expect_user_error([] { m23().to("nosuchdevice"); }, {"nosuchdevice"});
+}
+
+TEST(Errors, Gradient) {
+  Tensor a(std::vector<float>{1, 2}), b(std::vector<float>{3});
+  expect_user_error([&] { Tensor::gradient((a * a).sum(), {b}); }, {"gradient"});
+  expect_user_error([&] { (a * a).backward(); }, {"backward", "(2,)"});
+}
+
+TEST(Errors, NothingAborts) {
+  for (int i = 0; i < 3; ++i) expect_user_error([] { m23().reshape({7}); }, {"reshape"});
+  tensor_test::expect_values(m23() + 1, {2, 3}, {1, 1, 1, 1, 1, 1});
+}
+
+}  // namespace
