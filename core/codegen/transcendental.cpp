@@ -29,9 +29,6 @@ UOpRef c(const Fmt& f, double v) {
 UOpRef ci(const Fmt& f, int64_t v) {
   return const_int(f.it, v);
 }
-UOpRef min_(const UOpRef& a, const UOpRef& b) {
-  return -max(-a, -b);
-}
 UOpRef is_nan(const UOpRef& x) {
   return ne(x, x);
 }
@@ -51,9 +48,13 @@ UOpRef pow2(const UOpRef& n, const Fmt& f) {
 
 UOpRef exp2_(const UOpRef& x, const Fmt& f) {
   const double lim = f.dbl ? 1100.0 : 160.0;
-  UOpRef xc = min_(max(x, c(f, -lim)), c(f, lim));
+  // Clamp with compares, not MAX: a NaN x goes through as 0 (its result is x, below).
+  UOpRef xc = where(lt(x, c(f, -lim)), c(f, -lim), where(lt(c(f, lim), x), c(f, lim), x));
   xc = where(is_nan(x), c(f, 0.0), xc);
-  UOpRef nf = round_(xc, f);
+  // Round to nearest by adding and subtracting 1.5 * 2^mbits: exact for |xc| <= lim, two adds
+  // (round_ takes four ops); ties go to even, |fr| <= 1/2 either way.
+  const UOpRef magic = c(f, 1.5 * std::ldexp(1.0, f.mbits));
+  UOpRef nf = (xc + magic) - magic;
   UOpRef fr = xc - nf;
   std::vector<double> k;
   double term = 1.0;
