@@ -10,7 +10,8 @@ set(polygrad_capi_files
   create.cpp:pg_tensor_from_data
   ops.cpp:pg_tensor_add
   shape.cpp:pg_tensor_reshape
-  grad.cpp:pg_tensor_backward)
+  grad.cpp:pg_tensor_backward
+  device_api.cpp:pg_device_list)
 foreach(entry ${polygrad_capi_files})
   string(REPLACE ":" ";" parts ${entry})
   list(GET parts 0 file)

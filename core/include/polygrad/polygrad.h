@@ -357,6 +357,24 @@ POLYGRAD_API pg_api_status pg_tensor_backward(pg_tensor_t root, pg_tensor_t root
 POLYGRAD_API pg_api_status pg_tensor_gradient(pg_tensor_t root, const pg_tensor_t* targets,
                                               size_t n, pg_tensor_t root_grad, pg_tensor_t* out);
 
+/* ---- devices and plugins (core/capi/device_api.cpp) ---------------------------------- */
+/* Over the process-wide plugin registry. Each returns a string through *out that lives in
+ * thread-local storage until this thread calls the same function again. */
+
+/** Canonical names of every usable device, one per line ("cpu:0\n"). Runs discovery. */
+POLYGRAD_API pg_api_status pg_device_list(const char** out);
+/** The default device name: POLYGRAD_DEVICE, else the config's default_device, else "cpu". */
+POLYGRAD_API pg_api_status pg_device_default(const char** out);
+/** The canonical name of a device ("cpu" -> "cpu:0"); INVALID_ARGUMENT names the available
+ *  devices when `name` resolves to none. */
+POLYGRAD_API pg_api_status pg_device_canonical(const char* name, const char** out);
+/** Loads a plugin by name ("cpu_clang") or path (contains '/' or ends in ".so") and writes its
+ *  plugin name; a plugin already loaded is not loaded again. A refused load fails with
+ *  PG_API_ERR_DEVICE and the load record (stage and reason) in pg_last_error(). */
+POLYGRAD_API pg_api_status pg_plugin_load(const char* name_or_path, const char** out);
+/** Every plugin load attempt so far: one line per attempt (json 0) or a JSON object (json 1). */
+POLYGRAD_API pg_api_status pg_plugin_report(int json, const char** out);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
