@@ -81,7 +81,7 @@ class Linearizer {
   uint32_t value(const UOpRef& n, int ctx);
   uint32_t constant(const UOpRef& c);
   uint32_t reduce(const UOp* r, int p);
-  void accumulate(int s, Op op, DType t, uint32_t acc, const UOpRef& at, uint32_t v);
+  void accumulate(int s, Op op, DType t, uint32_t acc, const UOpRef& at, const UOpRef& v);
   std::vector<const UOp*> reduce_group(const UOp* r, int p);
   bool reaches(const UOp* from, const UOp* to);
   int try_place(const UOp* n, int ctx);
@@ -275,12 +275,22 @@ UOpRef identity(Op op, DType t) {
   }
 }
 
-void Linearizer::accumulate(int s, Op op, DType t, uint32_t acc, const UOpRef& at, uint32_t v) {
+void Linearizer::accumulate(int s, Op op, DType t, uint32_t acc, const UOpRef& at,
+                            const UOpRef& v) {
   const DType reg = t.scalar_type().ptr(AddrSpace::reg);
   keep_.push_back(at);
+  // A vector sum of products (the upcast matmul) accumulates with MULACC: one fused
+  // multiply-add per vector instead of a multiply and an add.
+  const bool fuse = op == Op::ADD && t.is_vector() && t.is_float() && v->op() == Op::MUL;
+  std::vector<uint32_t> srcs;
+  if (fuse)
+    srcs = {value(v->src(0), s), value(v->src(1), s)};
+  else
+    srcs = {value(v, s)};
   uint32_t idx = add(s, PG_OP_INDEX, reg, {acc, value(at, s)});
   uint32_t cur = add(s, PG_OP_LOAD, t, {idx});
-  uint32_t next = add(s, to_pg(op), t, {cur, v});
+  uint32_t next = fuse ? add(s, PG_OP_MULACC, t, {srcs[0], srcs[1], cur})
+                       : add(s, to_pg(op), t, {cur, srcs[0]});
   add(s, PG_OP_STORE, dtypes::void_, {idx, next});
 }
 
@@ -331,7 +341,7 @@ uint32_t Linearizer::reduce(const UOp* r, int p) {
     }
   }
   auto acc_into = [&](int s, size_t g, const UOpRef& lane, const UOpRef& v) {
-    accumulate(s, static_cast<Op>(group[g]->arg_int()), t, acc[g], lane, value(v, s));
+    accumulate(s, static_cast<Op>(group[g]->arg_int()), t, acc[g], lane, v);
   };
   const UOpRef lane0 = const_int(dtypes::index, 0);
   std::vector<int> loops;
