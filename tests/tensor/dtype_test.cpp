@@ -17,6 +17,8 @@ TEST(Dtype, ScalarOperands) {
   expect_values(f, {3}, {2.5, -0.5, 4.5});
   EXPECT_EQ((Tensor(std::vector<double>{1}) + 2.5).dtype(), PG_DTYPE_FLOAT64);  // no upcast
   EXPECT_EQ((Tensor(std::vector<float>{1}) * 2).dtype(), PG_DTYPE_FLOAT32);
+  std::vector<int> three(3);
+  EXPECT_EQ((ints() * three.size()).to_vector<int32_t>(), (std::vector<int32_t>{3, -6, 9}));
   Tensor b(std::vector<bool>{true, false});
   EXPECT_EQ((b + 1).dtype(), PG_DTYPE_INT32);
   EXPECT_EQ((b + 1).to_vector<int32_t>(), (std::vector<int32_t>{2, 1}));

@@ -69,6 +69,9 @@ struct Scalar {
   Scalar(int v) : value(v), is_int(true) {}
   Scalar(long v) : value(static_cast<double>(v)), is_int(true) {}
   Scalar(long long v) : value(static_cast<double>(v)), is_int(true) {}
+  Scalar(unsigned v) : value(v), is_int(true) {}
+  Scalar(unsigned long v) : value(static_cast<double>(v)), is_int(true) {}
+  Scalar(unsigned long long v) : value(static_cast<double>(v)), is_int(true) {}
   Scalar(float v) : value(v), is_int(false) {}
   Scalar(double v) : value(v), is_int(false) {}
   Scalar(bool v) : value(v ? 1 : 0), is_int(true) {}
