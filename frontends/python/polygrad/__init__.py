@@ -1,0 +1,10 @@
+"""polygrad: a lazy tensor library over libpolygrad's C API (ctypes; no compiler logic here)."""
+from ._ffi import (LIB_PATH, PolygradDeviceError, PolygradError, PolygradInternalError,
+                   PolygradValueError)
+from . import dtypes
+from .device import Device
+from .tensor import Tensor
+
+__version__ = "0.1.0"
+__all__ = ["Tensor", "Device", "dtypes", "PolygradError", "PolygradValueError",
+           "PolygradDeviceError", "PolygradInternalError", "LIB_PATH"]

@@ -1,0 +1,237 @@
+"""ctypes bindings of libpolygrad's C API (core/include/polygrad/polygrad.h).
+
+Finds the library, declares every entry point's signature, and turns each failing status into
+a Python exception carrying pg_last_error()'s message. Nothing here computes anything.
+"""
+import ctypes
+import os
+from ctypes import POINTER, Structure, byref, c_char_p, c_double, c_int, c_int64, c_size_t
+from ctypes import c_uint64, c_void_p
+
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+class PolygradError(Exception):
+    """Base of every error raised from a failing C API call."""
+
+
+class PolygradValueError(PolygradError, ValueError):
+    """PG_API_ERR_INVALID_ARGUMENT: a bad shape, axis, dtype, device name or handle."""
+
+
+class PolygradDeviceError(PolygradError, RuntimeError):
+    """PG_API_ERR_DEVICE: a device plugin failed (load, compile, launch, memory)."""
+
+
+class PolygradInternalError(PolygradError, RuntimeError):
+    """PG_API_ERR_INTERNAL: a bug in polygrad, or the host ran out of memory."""
+
+
+_ERRORS = {1: PolygradValueError, 2: PolygradDeviceError, 3: PolygradInternalError}
+
+
+def _candidates():
+    env = os.environ.get("POLYGRAD_LIB")
+    if env:
+        return [env]
+    found = []
+    libdir = os.path.join(_PKG_DIR, "_lib")
+    for name in ("libpolygrad.so", "libpolygrad.so.0.1"):
+        found.append(os.path.join(libdir, name))
+    # Development: the package sits in <repo>/frontends/python/polygrad; walk up to the repo.
+    d = _PKG_DIR
+    for _ in range(6):
+        d = os.path.dirname(d)
+        if os.path.isfile(os.path.join(d, "CMakePresets.json")):
+            found.append(os.path.join(d, "build", "release", "lib", "libpolygrad.so"))
+            break
+    return found
+
+
+def _load():
+    tried = []
+    for path in _candidates():
+        if not os.path.exists(path):
+            tried.append(path + " (missing)")
+            continue
+        try:
+            lib = ctypes.CDLL(path)
+            lib.pg_tensor_add  # noqa: B018 - an older build without the C API is skipped
+            return lib, path
+        except (OSError, AttributeError) as e:
+            tried.append(f"{path} ({e})")
+    raise ImportError("polygrad: cannot load libpolygrad: tried " + "; ".join(tried) +
+                      ". Set POLYGRAD_LIB to the library's path, or reinstall the package "
+                      "after building the C++ core (cmake --build build/release).")
+
+
+lib, LIB_PATH = _load()
+
+T = c_void_p  # pg_tensor_t
+PT = POINTER(c_void_p)
+I64P = POINTER(c_int64)
+DP = POINTER(c_double)
+ST = c_int  # pg_api_status
+
+
+class Scalar(Structure):
+    """pg_scalar: a value and whether Python saw an int."""
+    _fields_ = [("value", c_double), ("is_int", c_int)]
+
+
+class Index(Structure):
+    """pg_index: one entry of a Python index."""
+    _fields_ = [("kind", c_int), ("value", c_int64), ("has_start", c_int), ("start", c_int64),
+                ("has_stop", c_int), ("stop", c_int64), ("step", c_int64)]
+
+
+# Dtypes in pg_dtype order (PG_DTYPES in sdk/include/polygrad/plugin.h).
+DTYPE_NAMES = ["void", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+               "uint64", "float16", "bfloat16", "float32", "float64"]
+DTYPE_CODES = {n: i for i, n in enumerate(DTYPE_NAMES)}
+
+# The op lists of polygrad.h's X-macros.
+UNARY_OPS = ("neg logical_not exp log exp2 log2 sqrt rsqrt square abs sign reciprocal sin cos "
+             "tan ceil floor round trunc isnan isinf relu relu6 sigmoid tanh gelu quick_gelu "
+             "silu mish swish hardswish hardsigmoid T detach clone contiguous").split()
+LIKE_OPS = "zeros_like ones_like rand_like randn_like".split()
+PARAM_OPS = "leaky_relu elu softplus".split()
+BINARY_OPS = ("add sub mul div pow lt le gt ge eq ne maximum minimum bitwise_and bitwise_or "
+              "bitwise_xor matmul dot binary_crossentropy binary_crossentropy_logits").split()
+SCALAR_OPS = "add sub mul div pow lt le gt ge eq ne maximum minimum".split()
+FILL_OPS = "zeros ones empty rand randn".split()
+REDUCE_OPS = "sum max min prod mean".split()
+AXIS_OPS = "softmax log_softmax cumsum unsqueeze".split()
+LIST_OPS = "reshape view expand permute flip repeat".split()
+
+_SIGNATURES = {
+    "pg_manual_seed": [c_uint64],
+    "pg_tensor_from_data": [c_void_p, c_int, I64P, c_size_t, c_char_p, PT],
+    "pg_tensor_scalar": [c_double, c_int, c_char_p, PT],
+    "pg_tensor_full": [I64P, c_size_t, c_double, c_int, c_char_p, PT],
+    "pg_tensor_randint": [c_int64, c_int64, I64P, c_size_t, c_int, c_char_p, PT],
+    "pg_tensor_arange": [c_double, c_double, c_double, c_int, c_char_p, PT],
+    "pg_tensor_linspace": [c_double, c_double, c_int64, c_int, c_char_p, PT],
+    "pg_tensor_eye": [c_int64, c_int64, c_int, c_char_p, PT],
+    "pg_tensor_full_like": [T, c_double, PT],
+    "pg_tensor_shape": [T, I64P, c_size_t, POINTER(c_size_t)],
+    "pg_tensor_ndim": [T, POINTER(c_size_t)],
+    "pg_tensor_dtype": [T, POINTER(c_int)],
+    "pg_tensor_device": [T, POINTER(c_char_p)],
+    "pg_tensor_numel": [T, I64P],
+    "pg_tensor_size": [T, c_int64, I64P],
+    "pg_tensor_element_size": [T, I64P],
+    "pg_tensor_is_realized": [T, POINTER(c_int)],
+    "pg_tensor_realize": [T],
+    "pg_tensor_realize_all": [PT, c_size_t],
+    "pg_tensor_to_host": [T, c_void_p, c_size_t],
+    "pg_tensor_item": [T, DP],
+    "pg_tensor_to": [T, c_char_p, PT],
+    "pg_tensor_assign": [T, T],
+    "pg_tensor_cast": [T, c_int, PT],
+    "pg_tensor_pow_base": [Scalar, T, PT],
+    "pg_tensor_where": [T, T, T, PT],
+    "pg_tensor_where_scalar": [T, Scalar, Scalar, PT],
+    "pg_tensor_clamp": [T, DP, DP, PT],
+    "pg_tensor_hardtanh": [T, c_double, c_double, PT],
+    "pg_tensor_var": [T, I64P, c_size_t, c_int, c_double, PT],
+    "pg_tensor_std": [T, I64P, c_size_t, c_int, c_double, PT],
+    "pg_tensor_argmax": [T, I64P, c_int, PT],
+    "pg_tensor_argmin": [T, I64P, c_int, PT],
+    "pg_tensor_logsumexp": [T, c_int64, c_int, PT],
+    "pg_tensor_transpose": [T, c_int64, c_int64, PT],
+    "pg_tensor_squeeze": [T, I64P, PT],
+    "pg_tensor_flatten": [T, c_int64, c_int64, PT],
+    "pg_tensor_unflatten": [T, c_int64, I64P, c_size_t, PT],
+    "pg_tensor_shrink": [T, I64P, c_size_t, PT],
+    "pg_tensor_pad": [T, I64P, c_size_t, c_double, PT],
+    "pg_tensor_getitem": [T, POINTER(Index), c_size_t, PT],
+    "pg_tensor_gather": [T, c_int64, T, PT],
+    "pg_tensor_cat": [PT, c_size_t, c_int64, PT],
+    "pg_tensor_stack": [PT, c_size_t, c_int64, PT],
+    "pg_tensor_split": [T, c_int64, c_int64, PT, c_size_t, POINTER(c_size_t)],
+    "pg_tensor_split_sizes": [T, I64P, c_size_t, c_int64, PT, c_size_t, POINTER(c_size_t)],
+    "pg_tensor_chunk": [T, c_int64, c_int64, PT, c_size_t, POINTER(c_size_t)],
+    "pg_tensor_linear": [T, T, T, PT],
+    "pg_tensor_layernorm": [T, I64P, c_size_t, c_double, PT],
+    "pg_tensor_cross_entropy": [T, T, c_int64, c_double, PT],
+    "pg_tensor_einsum": [c_char_p, PT, c_size_t, PT],
+    "pg_tensor_rearrange": [T, c_char_p, POINTER(c_char_p), I64P, c_size_t, PT],
+    "pg_tensor_conv2d": [T, T, T, c_int64, I64P, I64P, I64P, PT],
+    "pg_tensor_max_pool2d": [T, I64P, I64P, I64P, I64P, PT],
+    "pg_tensor_avg_pool2d": [T, I64P, I64P, I64P, PT],
+    "pg_tensor_scaled_dot_product_attention": [T, T, T, T, c_int, PT],
+    "pg_tensor_set_requires_grad": [T, c_int],
+    "pg_tensor_requires_grad": [T, POINTER(c_int)],
+    "pg_tensor_grad": [T, PT],
+    "pg_tensor_set_grad": [T, T],
+    "pg_tensor_backward": [T, T],
+    "pg_tensor_gradient": [T, PT, c_size_t, T, PT],
+    "pg_device_list": [POINTER(c_char_p)],
+    "pg_device_default": [POINTER(c_char_p)],
+    "pg_device_canonical": [c_char_p, POINTER(c_char_p)],
+    "pg_plugin_load": [c_char_p, POINTER(c_char_p)],
+    "pg_plugin_report": [c_int, POINTER(c_char_p)],
+}
+for _n in FILL_OPS:
+    _SIGNATURES["pg_tensor_" + _n] = [I64P, c_size_t, c_int, c_char_p, PT]
+for _n in UNARY_OPS + LIKE_OPS:
+    _SIGNATURES["pg_tensor_" + _n] = [T, PT]
+for _n in PARAM_OPS:
+    _SIGNATURES["pg_tensor_" + _n] = [T, c_double, PT]
+for _n in BINARY_OPS:
+    _SIGNATURES["pg_tensor_" + _n] = [T, T, PT]
+for _n in SCALAR_OPS:
+    _SIGNATURES["pg_tensor_" + _n + "_scalar"] = [T, Scalar, PT]
+for _n in REDUCE_OPS:
+    _SIGNATURES["pg_tensor_" + _n] = [T, I64P, c_size_t, c_int, PT]
+for _n in AXIS_OPS:
+    _SIGNATURES["pg_tensor_" + _n] = [T, c_int64, PT]
+for _n in LIST_OPS:
+    _SIGNATURES["pg_tensor_" + _n] = [T, I64P, c_size_t, PT]
+
+MISSING = []
+for _name, _args in _SIGNATURES.items():
+    _fn = getattr(lib, _name, None)
+    if _fn is None:
+        MISSING.append(_name)
+        continue
+    _fn.argtypes = _args
+    _fn.restype = ST
+lib.pg_last_error.argtypes = []
+lib.pg_last_error.restype = c_char_p
+lib.pg_tensor_free.argtypes = [T]
+lib.pg_tensor_free.restype = None
+
+
+def raise_error(status):
+    """Raises the exception for a failing status with the core's message."""
+    msg = lib.pg_last_error().decode("utf-8", "replace")
+    raise _ERRORS.get(status, PolygradInternalError)(msg)
+
+
+def check(status):
+    if status:
+        raise_error(status)
+
+
+def fn(name):
+    """The entry point `name`, or a function raising a clear error when this build lacks it."""
+    f = getattr(lib, name, None)
+    if f is None or name in MISSING:
+        def missing(*_args):
+            raise PolygradInternalError(f"{name}: not exported by {LIB_PATH}")
+        return missing
+    return f
+
+
+def int64s(values):
+    """A C int64 array of `values` (a fresh array, kept alive by the caller)."""
+    values = list(values)
+    return (c_int64 * max(len(values), 1))(*values), len(values)
+
+
+__all__ = ["lib", "check", "fn", "raise_error", "int64s", "Scalar", "Index", "PolygradError",
+           "PolygradValueError", "PolygradDeviceError", "PolygradInternalError", "byref",
+           "c_void_p", "c_int64", "c_double", "c_int", "c_char_p", "c_size_t", "DTYPE_NAMES",
+           "DTYPE_CODES"]

@@ -1,0 +1,285 @@
+"""Tensor methods for shapes, indexing, joining, linear algebra and nn functions; each is one
+C call unless its docstring says otherwise."""
+import numbers
+
+from . import _ffi
+from ._ffi import Index, byref, c_size_t, c_void_p, check, int64s, lib
+from .tensor import Tensor, _call, _pair, _shape_args, _wrap
+
+
+def _list_op(name):
+    f = getattr(lib, "pg_tensor_" + name)
+
+    def method(self, *values):
+        arr, n = int64s(_shape_args(values))
+        return _call(f, self._h, arr, n)
+    method.__name__ = name
+    return method
+
+
+for _n in ("reshape", "view", "expand", "permute", "repeat"):
+    setattr(Tensor, _n, _list_op(_n))
+
+
+def flip(self, axis):
+    arr, n = int64s((axis,) if isinstance(axis, numbers.Integral) else axis)
+    return _call(lib.pg_tensor_flip, self._h, arr, n)
+
+
+def transpose(self, dim0=-2, dim1=-1):
+    return _call(lib.pg_tensor_transpose, self._h, int(dim0), int(dim1))
+
+
+def squeeze(self, dim=None):
+    return _call(lib.pg_tensor_squeeze, self._h, None if dim is None else byref(_ffi.c_int64(dim)))
+
+
+def unsqueeze(self, dim):
+    return _call(lib.pg_tensor_unsqueeze, self._h, int(dim))
+
+
+def flatten(self, start_dim=0, end_dim=-1):
+    return _call(lib.pg_tensor_flatten, self._h, int(start_dim), int(end_dim))
+
+
+def unflatten(self, dim, sizes):
+    arr, n = int64s(sizes)
+    return _call(lib.pg_tensor_unflatten, self._h, int(dim), arr, n)
+
+
+def shrink(self, arg):
+    """arg: one (start, end) per axis; None keeps the axis whole."""
+    shape = self.shape
+    bounds = []
+    for i, b in enumerate(arg):
+        bounds.extend((0, shape[i]) if b is None else b)
+    arr, _ = int64s(bounds)
+    return _call(lib.pg_tensor_shrink, self._h, arr, len(arg))
+
+
+def pad(self, arg, value=0.0):
+    """arg: one (before, after) per axis (None: no padding), or torch's flat form
+    (last axis first: (left, right, top, bottom, ...))."""
+    nd = self.ndim
+    if arg and all(isinstance(a, numbers.Integral) for a in arg):
+        pairs = [(0, 0)] * nd
+        for i in range(len(arg) // 2):
+            pairs[nd - 1 - i] = (arg[2 * i], arg[2 * i + 1])
+    else:
+        pairs = [(0, 0) if a is None else tuple(a) for a in arg]
+    flat = [v for p in pairs for v in p]
+    arr, _ = int64s(flat)
+    return _call(lib.pg_tensor_pad, self._h, arr, len(pairs), float(value))
+
+
+for _f in (flip, transpose, squeeze, unsqueeze, flatten, unflatten, shrink, pad):
+    setattr(Tensor, _f.__name__, _f)
+
+
+# ---- indexing ---------------------------------------------------------------------------------
+
+def _index_entry(i):
+    if i is None:
+        return Index(2, 0, 0, 0, 0, 0, 1)
+    if i is Ellipsis:
+        return Index(3, 0, 0, 0, 0, 0, 1)
+    if isinstance(i, slice):
+        step = 1 if i.step is None else int(i.step)
+        return Index(1, 0, i.start is not None, 0 if i.start is None else int(i.start),
+                     i.stop is not None, 0 if i.stop is None else int(i.stop), step)
+    if isinstance(i, numbers.Integral):
+        return Index(0, int(i), 0, 0, 0, 0, 1)
+    raise TypeError(f"unsupported index {i!r}")
+
+
+def __getitem__(self, idx):
+    """int, slice (with steps), None, Ellipsis, negative indices: one pg_tensor_getitem call.
+    A tensor or list of ints (on the first axis only) is a gather (composition)."""
+    if isinstance(idx, (Tensor, list)):
+        return _take(self, idx if isinstance(idx, Tensor) else Tensor(idx, dtype="int32"))
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    n = len(idx)
+    arr = (Index * max(n, 1))(*[_index_entry(i) for i in idx])
+    return _call(lib.pg_tensor_getitem, self._h, arr, n)
+
+
+def _take(self, index):
+    """self[index] along axis 0 for an int tensor `index`: reshape, expand and gather."""
+    rest = self.shape[1:]
+    flat = index.reshape(-1)
+    k = flat.shape[0]
+    ix = flat.reshape(k, *([1] * len(rest))).expand(k, *rest)
+    return self.gather(0, ix).reshape(*index.shape, *rest)
+
+
+def gather(self, dim, index):
+    return _call(lib.pg_tensor_gather, self._h, int(dim), index._h)
+
+
+def _handles(tensors):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    return (c_void_p * max(len(tensors), 1))(*[t._h for t in tensors]), len(tensors)
+
+
+def cat(self, *others, dim=0):
+    """Tensor.cat(a, b, ..., dim=0) or a.cat(b, ..., dim=0) or Tensor.cat([a, b])."""
+    ts = (list(self) if isinstance(self, (list, tuple)) else [self]) + list(others)
+    arr, n = _handles(ts)
+    return _call(lib.pg_tensor_cat, arr, n, int(dim))
+
+
+def stack(self, *others, dim=0):
+    ts = (list(self) if isinstance(self, (list, tuple)) else [self]) + list(others)
+    arr, n = _handles(ts)
+    return _call(lib.pg_tensor_stack, arr, n, int(dim))
+
+
+def _pieces(f, *args):
+    cap = 8
+    while True:
+        outs = (c_void_p * cap)()
+        count = c_size_t()
+        st = f(*args, outs, cap, byref(count))
+        if st == 0:
+            return [_wrap(c_void_p(outs[i])) for i in range(count.value)]
+        if count.value <= cap:
+            _ffi.raise_error(st)
+        cap = count.value
+
+
+def split(self, sizes, dim=0):
+    if isinstance(sizes, numbers.Integral):
+        return _pieces(lib.pg_tensor_split, self._h, int(sizes), int(dim))
+    arr, n = int64s(sizes)
+    return _pieces(lib.pg_tensor_split_sizes, self._h, arr, n, int(dim))
+
+
+def chunk(self, n, dim=0):
+    return _pieces(lib.pg_tensor_chunk, self._h, int(n), int(dim))
+
+
+Tensor.__getitem__ = __getitem__
+Tensor.gather = gather
+Tensor.cat = cat
+Tensor.stack = stack
+Tensor.split = split
+Tensor.chunk = chunk
+
+
+def __iter__(self):
+    for i in range(len(self)):
+        yield self[i]
+
+
+Tensor.__iter__ = __iter__
+
+
+# ---- linear algebra and nn functions --------------------------------------------------------
+
+def matmul(self, other):
+    if not isinstance(other, Tensor):
+        other = Tensor(other)
+    return _call(lib.pg_tensor_matmul, self._h, other._h)
+
+
+def __rmatmul__(self, other):
+    return matmul(Tensor(other), self)
+
+
+def linear(self, weight, bias=None):
+    return _call(lib.pg_tensor_linear, self._h, weight._h, None if bias is None else bias._h)
+
+
+def layernorm(self, axis=-1, eps=1e-5):
+    arr, n = int64s((axis,) if isinstance(axis, numbers.Integral) else axis)
+    return _call(lib.pg_tensor_layernorm, self._h, arr, n, float(eps))
+
+
+def cross_entropy(self, target, axis=-1, label_smoothing=0.0):
+    if not isinstance(target, Tensor):
+        target = Tensor(target)
+    return _call(lib.pg_tensor_cross_entropy, self._h, target._h, int(axis),
+                 float(label_smoothing))
+
+
+def sparse_categorical_crossentropy(self, Y, label_smoothing=0.0):
+    """Mean cross-entropy of logits against class indices (pg_tensor_cross_entropy)."""
+    return cross_entropy(self, Y, -1, label_smoothing)
+
+
+def binary_crossentropy(self, target):
+    return _call(lib.pg_tensor_binary_crossentropy, self._h, Tensor._as(target)._h)
+
+
+def binary_crossentropy_logits(self, target):
+    return _call(lib.pg_tensor_binary_crossentropy_logits, self._h, Tensor._as(target)._h)
+
+
+def einsum(formula, *operands):
+    arr, n = _handles(operands)
+    return _call(lib.pg_tensor_einsum, formula.encode(), arr, n)
+
+
+def rearrange(self, formula, **sizes):
+    names = list(sizes)
+    n = len(names)
+    carr = (_ffi.c_char_p * max(n, 1))(*[k.encode() for k in names])
+    iarr, _ = int64s([sizes[k] for k in names])
+    return _call(lib.pg_tensor_rearrange, self._h, formula.encode(), carr, iarr, n)
+
+
+def conv2d(self, weight, bias=None, groups=1, stride=1, dilation=1, padding=0):
+    s, d, p = int64s(_pair(stride))[0], int64s(_pair(dilation))[0], int64s(_pair(padding))[0]
+    return _call(lib.pg_tensor_conv2d, self._h, weight._h, None if bias is None else bias._h,
+                 int(groups), s, d, p)
+
+
+def max_pool2d(self, kernel_size=(2, 2), stride=None, dilation=1, padding=0):
+    k = int64s(_pair(kernel_size))[0]
+    s = None if stride is None else int64s(_pair(stride))[0]
+    return _call(lib.pg_tensor_max_pool2d, self._h, k, s, int64s(_pair(dilation))[0],
+                 int64s(_pair(padding))[0])
+
+
+def avg_pool2d(self, kernel_size=(2, 2), stride=None, padding=0):
+    k = int64s(_pair(kernel_size))[0]
+    s = None if stride is None else int64s(_pair(stride))[0]
+    return _call(lib.pg_tensor_avg_pool2d, self._h, k, s, int64s(_pair(padding))[0])
+
+
+def scaled_dot_product_attention(self, key, value, attn_mask=None, is_causal=False):
+    return _call(lib.pg_tensor_scaled_dot_product_attention, self._h, key._h, value._h,
+                 None if attn_mask is None else attn_mask._h, int(bool(is_causal)))
+
+
+def dropout(self, p=0.5):
+    """Zeroes each element with probability p and scales the rest by 1/(1-p) while
+    Tensor.training is set (composition: rand_like, ge, where, mul)."""
+    if not Tensor.training or p == 0:
+        return self
+    keep = self.rand_like().ge(p)
+    return keep.where(self, 0.0) * (1.0 / (1.0 - p))
+
+
+def sequential(self, layers):
+    x = self
+    for f in layers:
+        x = f(x)
+    return x
+
+
+def _as(x):
+    return x if isinstance(x, Tensor) else Tensor(x)
+
+
+for _f in (matmul, linear, layernorm, cross_entropy, sparse_categorical_crossentropy,
+           binary_crossentropy, binary_crossentropy_logits, rearrange, conv2d, max_pool2d,
+           avg_pool2d, scaled_dot_product_attention, dropout, sequential):
+    setattr(Tensor, _f.__name__, _f)
+Tensor.dot = lambda self, other: _call(lib.pg_tensor_dot, self._h, _as(other)._h)
+Tensor.__matmul__ = matmul
+Tensor.__rmatmul__ = __rmatmul__
+Tensor.einsum = staticmethod(einsum)
+Tensor._as = staticmethod(_as)

@@ -1,0 +1,56 @@
+"""polygrad.Device: the plugin registry as the C API exposes it (pg_device_*, pg_plugin_*)."""
+from ._ffi import byref, c_char_p, check, lib
+
+
+def _string(f, *args):
+    out = c_char_p()
+    check(f(*args, byref(out)))
+    return out.value.decode()
+
+
+def canonical_device_arg(device):
+    """'CPU', 'cuda:1', 'CUDA' -> the core's spelling ('cpu', 'cuda:1', 'cuda')."""
+    return str(device).lower()
+
+
+def device_display(name):
+    """'cpu:0' -> 'CPU', 'cuda:1' -> 'CUDA:1'."""
+    prefix, _, index = name.partition(":")
+    return prefix.upper() if index in ("", "0") else f"{prefix.upper()}:{index}"
+
+
+class _DeviceMeta(type):
+    @property
+    def DEFAULT(cls):
+        """The default device: POLYGRAD_DEVICE, else the config file's default_device, else
+        'CPU'."""
+        return device_display(_string(lib.pg_device_default))
+
+
+class Device(metaclass=_DeviceMeta):
+    """The devices of the loaded plugins."""
+
+    @staticmethod
+    def list():
+        """Canonical names of the usable devices, e.g. ['cpu:0']."""
+        return [d for d in _string(lib.pg_device_list).split("\n") if d]
+
+    @staticmethod
+    def cuda_available():
+        return any(d.startswith("cuda") for d in Device.list())
+
+    @staticmethod
+    def canonical(name):
+        """The canonical name of a device ('cpu' -> 'cpu:0'); raises when there is none."""
+        return _string(lib.pg_device_canonical, canonical_device_arg(name).encode())
+
+    @staticmethod
+    def load(name_or_path):
+        """Loads a plugin by name ('cpu_clang') or path; returns its plugin name. Raises
+        PolygradDeviceError with the load report's reason when it is refused."""
+        return _string(lib.pg_plugin_load, str(name_or_path).encode())
+
+    @staticmethod
+    def report(json=False):
+        """Every plugin load attempt so far, one line each (or the JSON report)."""
+        return _string(lib.pg_plugin_report, 1 if json else 0)

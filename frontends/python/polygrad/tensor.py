@@ -1,0 +1,659 @@
+"""polygrad.Tensor: a lazy tensor over the C API. Each method is one C call (see docs/python.md
+for the few compositions, where the C API has no direct entry)."""
+import math
+import numbers
+
+import numpy as np
+
+from . import _ffi
+from ._ffi import (DTYPE_CODES, DTYPE_NAMES, Index, Scalar, byref, c_char_p, c_double, c_int,
+                   c_int64, c_size_t, c_void_p, check, int64s, lib, raise_error)
+from .device import canonical_device_arg, device_display
+from . import dtypes as _dt
+
+_NP_OF = {"bool": np.bool_, "int8": np.int8, "int16": np.int16, "int32": np.int32,
+          "int64": np.int64, "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32,
+          "uint64": np.uint64, "float16": np.float16, "float32": np.float32,
+          "float64": np.float64}
+_FLOATS = ("float16", "bfloat16", "float32", "float64")
+
+
+def _wrap(handle):
+    t = object.__new__(Tensor)
+    t._h = handle
+    t._shape = None
+    return t
+
+
+def _call(f, *args):
+    """Calls an entry point whose last parameter is a pg_tensor_t* and wraps the result."""
+    out = c_void_p()
+    st = f(*args, byref(out))
+    if st:
+        raise_error(st)
+    return _wrap(out)
+
+
+def _scalar(v):
+    if isinstance(v, (bool, np.bool_)):
+        return Scalar(1.0 if v else 0.0, 1)
+    if isinstance(v, numbers.Integral):
+        return Scalar(float(v), 1)
+    return Scalar(float(v), 0)
+
+
+def _is_scalar(v):
+    return isinstance(v, (numbers.Number, np.bool_)) and not isinstance(v, complex)
+
+
+def _axes(axis):
+    if axis is None:
+        return int64s(())
+    if isinstance(axis, numbers.Integral):
+        return int64s((axis,))
+    return int64s(axis)
+
+
+def _shape_args(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        return tuple(shape[0])
+    return tuple(shape)
+
+
+def _dtype_code(dtype, default="float32"):
+    if dtype is None:
+        dtype = default
+    name = _dt.name_of(dtype)
+    if name not in DTYPE_CODES:
+        raise _ffi.PolygradValueError(f"unknown dtype {dtype!r}")
+    return DTYPE_CODES[name]
+
+
+def _dev(device):
+    return None if device is None else canonical_device_arg(device).encode()
+
+
+def _pair(v):
+    return (v, v) if isinstance(v, numbers.Integral) else tuple(v)
+
+
+def _unary(name):
+    f = getattr(lib, "pg_tensor_" + name)
+
+    def method(self):
+        out = c_void_p()
+        st = f(self._h, byref(out))
+        if st:
+            raise_error(st)
+        return _wrap(out)
+    method.__name__ = name
+    method.__doc__ = f"pg_tensor_{name}."
+    return method
+
+
+def _binary(name, compare=False):
+    ft = getattr(lib, "pg_tensor_" + name)
+    fs = getattr(lib, "pg_tensor_" + name + "_scalar")
+
+    def method(self, other):
+        out = c_void_p()
+        if isinstance(other, Tensor):
+            st = ft(self._h, other._h, byref(out))
+        elif _is_scalar(other):
+            st = fs(self._h, _scalar(other), byref(out))
+        else:
+            st = ft(self._h, Tensor(other)._h, byref(out))
+        if st:
+            raise_error(st)
+        r = _wrap(out)
+        # The seed's comparisons give float tensors; the core's give bool (one cast).
+        return r.cast("float32") if compare else r
+    method.__name__ = name
+    return method
+
+
+def _reflected(name):
+    """`scalar <op> tensor`: the C API has no entry, so the scalar becomes a 0-d tensor of the
+    dtype the core promotes to, and the tensor-tensor entry broadcasts it."""
+    ft = getattr(lib, "pg_tensor_" + name)
+
+    def method(self, other):
+        if not isinstance(other, Tensor):
+            other = self._scalar_like(other)
+        return _call(ft, other._h, self._h)
+    return method
+
+
+def _param(name, default):
+    f = getattr(lib, "pg_tensor_" + name)
+
+    def method(self, param=default):
+        return _call(f, self._h, float(param))
+    method.__name__ = name
+    return method
+
+
+def _reduce(name):
+    f = getattr(lib, "pg_tensor_" + name)
+
+    def method(self, axis=None, keepdim=False):
+        arr, n = _axes(axis)
+        return _call(f, self._h, arr, n, int(bool(keepdim)))
+    method.__name__ = name
+    return method
+
+
+class Tensor:
+    """A lazy n-d array on a device; operations build a graph that runs on realize()."""
+
+    __slots__ = ("_h", "_shape", "__weakref__")
+    training = False
+
+    # ---- construction -----------------------------------------------------------------------
+
+    def __init__(self, data, device=None, dtype=None, requires_grad=None):
+        if isinstance(data, c_void_p):
+            self._h, self._shape = data, None
+            return
+        self._shape = None
+        dev = _dev(device)
+        if isinstance(data, Tensor):
+            t = data.to(device) if device is not None else data.clone()
+            if dtype is not None:
+                t = t.cast(dtype)
+            self._h, t._h = t._h, c_void_p()
+        elif _is_scalar(data) and not isinstance(data, np.ndarray):
+            if dtype is None:
+                dtype = ("bool" if isinstance(data, (bool, np.bool_)) else
+                         "int32" if isinstance(data, numbers.Integral) else "float32")
+            out = c_void_p()
+            check(lib.pg_tensor_scalar(float(data), _dtype_code(dtype), dev, byref(out)))
+            self._h = out
+        else:
+            if isinstance(data, (list, tuple)) and data and all(isinstance(x, Tensor)
+                                                                 for x in data):
+                t = Tensor.stack(*data)
+                self._h, t._h = t._h, c_void_p()
+            else:
+                self._h = _from_numpy(data, dtype, dev)
+        if requires_grad:
+            self.requires_grad = True
+
+    @staticmethod
+    def _make(fname, shape, dtype, device, requires_grad, default="float32"):
+        dims, n = int64s(_shape_args(shape))
+        t = _call(getattr(lib, fname), dims, n, _dtype_code(dtype, default), _dev(device))
+        if requires_grad:
+            t.requires_grad = True
+        return t
+
+    @staticmethod
+    def zeros(*shape, dtype=None, device=None, requires_grad=None):
+        return Tensor._make("pg_tensor_zeros", shape, dtype, device, requires_grad)
+
+    @staticmethod
+    def ones(*shape, dtype=None, device=None, requires_grad=None):
+        return Tensor._make("pg_tensor_ones", shape, dtype, device, requires_grad)
+
+    @staticmethod
+    def empty(*shape, dtype=None, device=None, requires_grad=None):
+        return Tensor._make("pg_tensor_empty", shape, dtype, device, requires_grad)
+
+    @staticmethod
+    def rand(*shape, dtype=None, device=None, requires_grad=None):
+        return Tensor._make("pg_tensor_rand", shape, dtype, device, requires_grad)
+
+    @staticmethod
+    def randn(*shape, dtype=None, device=None, requires_grad=None):
+        return Tensor._make("pg_tensor_randn", shape, dtype, device, requires_grad)
+
+    @staticmethod
+    def full(shape, fill_value, dtype=None, device=None, requires_grad=None):
+        if isinstance(shape, numbers.Integral):
+            shape = (shape,)
+        if dtype is None:
+            dtype = ("bool" if isinstance(fill_value, bool) else
+                     "int32" if isinstance(fill_value, numbers.Integral) else "float32")
+        dims, n = int64s(shape)
+        t = _call(lib.pg_tensor_full, dims, n, float(fill_value), _dtype_code(dtype),
+                  _dev(device))
+        if requires_grad:
+            t.requires_grad = True
+        return t
+
+    @staticmethod
+    def randint(low, high=None, shape=(), dtype="int32", device=None):
+        """Uniform integers in [low, high); randint(high, shape=...) starts at 0."""
+        if high is None:
+            low, high = 0, low
+        if isinstance(shape, numbers.Integral):
+            shape = (shape,)
+        dims, n = int64s(shape)
+        return _call(lib.pg_tensor_randint, int(low), int(high), dims, n, _dtype_code(dtype),
+                     _dev(device))
+
+    @staticmethod
+    def uniform(*shape, low=0.0, high=1.0, dtype=None, device=None, requires_grad=None):
+        """Uniform in [low, high): rand scaled (composition of rand, mul, add)."""
+        t = Tensor.rand(*shape, dtype=dtype, device=device) * (high - low) + low
+        if requires_grad:
+            t.requires_grad = True
+        return t
+
+    @staticmethod
+    def arange(stop, start=None, step=1, *, dtype=None, device=None):
+        """0..stop-1, or start..stop-1 by step. Two positional numbers a, b are read as torch's
+        arange(start=a, stop=b) when that is non-empty, otherwise as arange(stop=a, start=b)."""
+        if start is None:
+            lo, hi = 0, stop
+        elif (start - stop) * step > 0:  # arange(a, b): torch order gives values
+            lo, hi = stop, start
+        else:
+            lo, hi = start, stop
+        code = _dtype_code(dtype, "void") if dtype is not None else 0
+        if dtype is None and not all(float(v).is_integer() for v in (lo, hi, step)):
+            code = DTYPE_CODES["float32"]
+        return _call(lib.pg_tensor_arange, float(lo), float(hi), float(step), code,
+                     _dev(device))
+
+    @staticmethod
+    def linspace(start, stop, steps, dtype=None, device=None):
+        return _call(lib.pg_tensor_linspace, float(start), float(stop), int(steps),
+                     _dtype_code(dtype), _dev(device))
+
+    @staticmethod
+    def eye(n, m=None, dtype=None, device=None):
+        return _call(lib.pg_tensor_eye, int(n), -1 if m is None else int(m), _dtype_code(dtype),
+                     _dev(device))
+
+    @staticmethod
+    def manual_seed(seed=0):
+        check(lib.pg_manual_seed(int(seed)))
+
+    def full_like(self, fill_value):
+        return _call(lib.pg_tensor_full_like, self._h, float(fill_value))
+
+    zeros_like = _unary("zeros_like")
+    ones_like = _unary("ones_like")
+    rand_like = _unary("rand_like")
+    randn_like = _unary("randn_like")
+
+    def _scalar_like(self, v):
+        """A 0-d tensor for scalar `v` in the dtype `self op v` promotes to."""
+        name = self.dtype
+        if isinstance(v, (bool, np.bool_)):
+            pass
+        elif isinstance(v, numbers.Integral):
+            pass
+        elif name not in _FLOATS:
+            name = "float32"
+        return _call(lib.pg_tensor_scalar, float(v), DTYPE_CODES[name], self._device_bytes())
+
+    # ---- lifetime ---------------------------------------------------------------------------
+
+    def __del__(self):
+        h = getattr(self, "_h", None)
+        if h and lib is not None:
+            try:
+                lib.pg_tensor_free(h)
+            except Exception:  # interpreter shutdown
+                pass
+
+    # ---- properties -------------------------------------------------------------------------
+
+    @property
+    def shape(self):
+        s = self._shape
+        if s is None:
+            dims = (c_int64 * 16)()
+            n = c_size_t()
+            check(lib.pg_tensor_shape(self._h, dims, 16, byref(n)))
+            if n.value > 16:
+                dims = (c_int64 * n.value)()
+                check(lib.pg_tensor_shape(self._h, dims, n.value, byref(n)))
+            s = self._shape = tuple(dims[: n.value])
+        return s
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def dtype(self):
+        out = c_int()
+        check(lib.pg_tensor_dtype(self._h, byref(out)))
+        return DTYPE_NAMES[out.value]
+
+    def _device_bytes(self):
+        out = c_char_p()
+        check(lib.pg_tensor_device(self._h, byref(out)))
+        return out.value
+
+    @property
+    def device(self):
+        """'CPU', 'CUDA', or with an index when it is not 0 ('CUDA:1')."""
+        return device_display(self._device_bytes().decode())
+
+    T = property(_unary("T"))
+
+    @property
+    def requires_grad(self):
+        out = c_int()
+        check(lib.pg_tensor_requires_grad(self._h, byref(out)))
+        return bool(out.value)
+
+    @requires_grad.setter
+    def requires_grad(self, on):
+        check(lib.pg_tensor_set_requires_grad(self._h, int(bool(on))))
+
+    def requires_grad_(self, on=True):
+        self.requires_grad = on
+        return self
+
+    @property
+    def grad(self):
+        out = c_void_p()
+        check(lib.pg_tensor_grad(self._h, byref(out)))
+        return _wrap(out) if out.value else None
+
+    @grad.setter
+    def grad(self, g):
+        if g is not None and not isinstance(g, Tensor):
+            g = Tensor(g)
+        check(lib.pg_tensor_set_grad(self._h, None if g is None else g._h))
+
+    def numel(self):
+        return math.prod(self.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return self.shape
+        return self.shape[dim]
+
+    def element_size(self):
+        out = c_int64()
+        check(lib.pg_tensor_element_size(self._h, byref(out)))
+        return out.value
+
+    @property
+    def nbytes(self):
+        return self.numel() * self.element_size()
+
+    def is_realized(self):
+        out = c_int()
+        check(lib.pg_tensor_is_realized(self._h, byref(out)))
+        return bool(out.value)
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __repr__(self):
+        return f"<Tensor shape={self.shape} dtype={self.dtype} device={self.device}>"
+
+    __hash__ = object.__hash__
+
+    # ---- realisation and conversion ---------------------------------------------------------
+
+    def realize(self, *others):
+        """Runs the pending graph (of self and `others`, in one schedule); returns self."""
+        if others:
+            Tensor.realize_all(self, *others)
+        else:
+            check(lib.pg_tensor_realize(self._h))
+        return self
+
+    @staticmethod
+    def realize_all(*tensors):
+        if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+            tensors = tuple(tensors[0])
+        arr = (c_void_p * max(len(tensors), 1))(*[t._h for t in tensors])
+        check(lib.pg_tensor_realize_all(arr, len(tensors)))
+
+    def numpy(self):
+        t, name = self, self.dtype
+        if name == "bfloat16":
+            t, name = self.cast("float32"), "float32"
+        out = np.empty(self.shape, dtype=_NP_OF[name])
+        check(lib.pg_tensor_to_host(t._h, out.ctypes.data_as(c_void_p), out.nbytes))
+        return out
+
+    def item(self):
+        out = c_double()
+        check(lib.pg_tensor_item(self._h, byref(out)))
+        name = self.dtype
+        if name == "bool":
+            return bool(out.value)
+        if name not in _FLOATS:
+            return int(out.value)
+        return out.value
+
+    def tolist(self):
+        return self.numpy().tolist()
+
+    def __array__(self, dtype=None):
+        a = self.numpy()
+        return a if dtype is None else a.astype(dtype)
+
+    def to(self, device):
+        return _call(lib.pg_tensor_to, self._h, _dev(device))
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def cuda(self):
+        return self.to("cuda")
+
+    detach = _unary("detach")
+    clone = _unary("clone")
+    contiguous = _unary("contiguous")
+
+    def assign(self, value):
+        """Writes `value` into this tensor's buffer (lazily); returns self."""
+        if not isinstance(value, Tensor):
+            value = Tensor(value, dtype=self.dtype)
+        check(lib.pg_tensor_assign(self._h, value._h))
+        return self
+
+    def cast(self, dtype):
+        return _call(lib.pg_tensor_cast, self._h, _dtype_code(dtype))
+
+    def float(self):
+        return self.cast("float32")
+
+    def double(self):
+        return self.cast("float64")
+
+    def half(self):
+        return self.cast("float16")
+
+    def int(self):
+        return self.cast("int32")
+
+    def long(self):
+        return self.cast("int64")
+
+    def bool(self):
+        return self.cast("bool")
+
+    # ---- autograd ---------------------------------------------------------------------------
+
+    def backward(self, gradient=None):
+        """Adds d(self)/d(leaf) to the grad of every requires_grad leaf; returns self."""
+        if gradient is not None and not isinstance(gradient, Tensor):
+            gradient = Tensor(gradient)
+        check(lib.pg_tensor_backward(self._h, None if gradient is None else gradient._h))
+        return self
+
+    def gradient(self, *targets, gradient=None):
+        """d(self)/d(targets) as new tensors, without touching any grad."""
+        n = len(targets)
+        arr = (c_void_p * n)(*[t._h for t in targets])
+        outs = (c_void_p * n)()
+        check(lib.pg_tensor_gradient(self._h, arr, n,
+                                     None if gradient is None else gradient._h, outs))
+        return [_wrap(c_void_p(h)) for h in outs]
+
+    # ---- arithmetic -------------------------------------------------------------------------
+
+    add = _binary("add")
+    sub = _binary("sub")
+    mul = _binary("mul")
+    div = _binary("div")
+    pow = _binary("pow")
+    maximum = _binary("maximum")
+    minimum = _binary("minimum")
+    __add__ = add
+    __sub__ = sub
+    __mul__ = mul
+    __truediv__ = div
+    __pow__ = pow
+    __radd__ = add
+    __rmul__ = mul
+    __rsub__ = _reflected("sub")
+    __rtruediv__ = _reflected("div")
+    neg = _unary("neg")
+    __neg__ = neg
+    __abs__ = _unary("abs")
+
+    def __rpow__(self, base):
+        if isinstance(base, Tensor):
+            return base.pow(self)
+        return _call(lib.pg_tensor_pow_base, _scalar(base), self._h)
+
+    def __iadd__(self, o):
+        return self.add(o)
+
+    def __isub__(self, o):
+        return self.sub(o)
+
+    def __imul__(self, o):
+        return self.mul(o)
+
+    def __itruediv__(self, o):
+        return self.div(o)
+
+    lt = _binary("lt", True)
+    le = _binary("le", True)
+    gt = _binary("gt", True)
+    ge = _binary("ge", True)
+    eq = _binary("eq", True)
+    ne = _binary("ne", True)
+    __lt__, __le__, __gt__, __ge__, __eq__, __ne__ = lt, le, gt, ge, eq, ne
+
+    def _bitwise(name):
+        f = getattr(lib, "pg_tensor_" + name)
+
+        def method(self, other):
+            if not isinstance(other, Tensor):
+                other = self._scalar_like(other)
+            return _call(f, self._h, other._h)
+        return method
+
+    bitwise_and = _bitwise("bitwise_and")
+    bitwise_or = _bitwise("bitwise_or")
+    bitwise_xor = _bitwise("bitwise_xor")
+    __and__, __or__, __xor__ = bitwise_and, bitwise_or, bitwise_xor
+    logical_not = _unary("logical_not")
+    __invert__ = logical_not
+    del _bitwise
+
+    # ---- element-wise math and activations -----------------------------------------------
+
+    for _n in ("exp log exp2 log2 sqrt rsqrt square abs sign reciprocal sin cos tan ceil floor "
+               "round trunc isnan isinf relu relu6 sigmoid tanh gelu quick_gelu silu mish swish "
+               "hardswish hardsigmoid").split():
+        locals()[_n] = _unary(_n)
+    del _n
+    leaky_relu = _param("leaky_relu", 0.01)
+    elu = _param("elu", 1.0)
+    softplus = _param("softplus", 1.0)
+
+    def hardtanh(self, min_val=-1.0, max_val=1.0):
+        return _call(lib.pg_tensor_hardtanh, self._h, float(min_val), float(max_val))
+
+    def clamp(self, min_=None, max_=None, *, min=None, max=None):
+        lo = min_ if min_ is not None else min
+        hi = max_ if max_ is not None else max
+        lo_c = None if lo is None else byref(c_double(float(lo)))
+        hi_c = None if hi is None else byref(c_double(float(hi)))
+        return _call(lib.pg_tensor_clamp, self._h, lo_c, hi_c)
+
+    clip = clamp
+
+    def where(self, x, y):
+        """self ? x : y. A mix of one scalar and one tensor branch makes the scalar a 0-d
+        tensor (the C API has entries for two tensors or two scalars only)."""
+        xt, yt = isinstance(x, Tensor), isinstance(y, Tensor)
+        if not xt and not yt and _is_scalar(x) and _is_scalar(y):
+            return _call(lib.pg_tensor_where_scalar, self._h, _scalar(x), _scalar(y))
+        if not xt:
+            x = y._scalar_like(x) if yt and _is_scalar(x) else Tensor(x)
+        if not yt:
+            y = x._scalar_like(y) if _is_scalar(y) else Tensor(y)
+        return _call(lib.pg_tensor_where, self._h, x._h, y._h)
+
+    # ---- reductions ---------------------------------------------------------------------------
+
+    sum = _reduce("sum")
+    max = _reduce("max")
+    min = _reduce("min")
+    prod = _reduce("prod")
+    mean = _reduce("mean")
+
+    def var(self, axis=None, keepdim=False, correction=1):
+        arr, n = _axes(axis)
+        return _call(lib.pg_tensor_var, self._h, arr, n, int(bool(keepdim)), float(correction))
+
+    def std(self, axis=None, keepdim=False, correction=1):
+        arr, n = _axes(axis)
+        return _call(lib.pg_tensor_std, self._h, arr, n, int(bool(keepdim)), float(correction))
+
+    def argmax(self, axis=None, keepdim=False):
+        ax = None if axis is None else byref(c_int64(axis))
+        return _call(lib.pg_tensor_argmax, self._h, ax, int(bool(keepdim)))
+
+    def argmin(self, axis=None, keepdim=False):
+        ax = None if axis is None else byref(c_int64(axis))
+        return _call(lib.pg_tensor_argmin, self._h, ax, int(bool(keepdim)))
+
+    def logsumexp(self, axis=-1, keepdim=False):
+        return _call(lib.pg_tensor_logsumexp, self._h, int(axis), int(bool(keepdim)))
+
+    def softmax(self, axis=-1):
+        return _call(lib.pg_tensor_softmax, self._h, int(axis))
+
+    def log_softmax(self, axis=-1):
+        return _call(lib.pg_tensor_log_softmax, self._h, int(axis))
+
+    def cumsum(self, axis=0):
+        return _call(lib.pg_tensor_cumsum, self._h, int(axis))
+
+
+def _from_numpy(data, dtype, dev):
+    """A new handle holding a copy of `data` (list, tuple or ndarray)."""
+    if isinstance(data, np.ndarray):
+        arr = data
+        if dtype is not None:
+            arr = arr.astype(_NP_OF[_dt.name_of(dtype)], copy=False)
+    else:
+        arr = np.asarray(data)
+        if dtype is not None:
+            arr = arr.astype(_NP_OF[_dt.name_of(dtype)], copy=False)
+        elif arr.dtype == np.float64 or arr.size == 0:
+            arr = arr.astype(np.float32)
+        elif arr.dtype == np.int64:
+            arr = arr.astype(np.int32)
+    name = arr.dtype.name
+    if name not in _NP_OF:
+        arr, name = arr.astype(np.float32), "float32"
+    arr = np.ascontiguousarray(arr)
+    dims, n = int64s(arr.shape)
+    out = c_void_p()
+    check(lib.pg_tensor_from_data(arr.ctypes.data_as(c_void_p), DTYPE_CODES[name], dims, n, dev,
+                                  byref(out)))
+    return out
+
+
+from . import _movement  # noqa: E402,F401  (adds movement, nn and indexing methods)

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the polygrad Python package into a venv of the build dir and runs its tests.
+#   frontends/python/run_tests.sh [build dir, default build/release] [pytest args...]
+# The venv (build/<dir>/venv) comes from Debian's /usr/bin/python3 with --system-site-packages
+# (numpy, torch, pytest are Debian packages); pip installs offline, copying the built
+# libpolygrad and plugins into the package.
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/../.." && pwd)"
+build="${1:-build/release}"
+shift || true
+case "$build" in /*) ;; *) build="$repo/$build" ;; esac
+venv="$build/venv"
+if [ ! -x "$venv/bin/python" ]; then
+  /usr/bin/python3 -m venv --system-site-packages "$venv"
+fi
+POLYGRAD_BUILD_DIR="$build" "$venv/bin/python" -m pip install --quiet --no-build-isolation \
+  --no-index --no-deps --disable-pip-version-check "$repo/frontends/python"
+rm -rf "$repo/frontends/python/build"
+cd "$repo"
+# -p no:cacheprovider: no .pytest_cache in the source tree.
+exec "$venv/bin/python" -m pytest -q -p no:cacheprovider "$repo/frontends/python/tests" "$@"
