@@ -133,3 +133,25 @@ TEST(Gradient, SecondOrder) {
 }
 
 }  // namespace
+
+namespace {
+
+// The example of docs/tensor-api.md: one SGD step lowers the loss.
+TEST(Backward, DocExampleTrainingStep) {
+  Tensor::manual_seed(42);
+  Tensor x = Tensor::rand({8, 4});
+  Tensor w = Tensor::randn({3, 4}).requires_grad(true);
+  Tensor b = Tensor::zeros({3}).requires_grad(true);
+  Tensor y(std::vector<int32_t>{0, 2, 1, 1, 0, 2, 2, 1});
+  Tensor loss = x.linear(w, b).relu().cross_entropy(y);
+  loss.backward();
+  w.assign(w.detach() - *w.grad() * 0.1);
+  b.assign(b.detach() - *b.grad() * 0.1);
+  std::vector<Tensor> step{w, b, loss};
+  Tensor::realize_all(step);
+  const float before = loss.item();
+  const float after = x.linear(w, b).relu().cross_entropy(y).item();
+  EXPECT_LT(after, before);
+}
+
+}  // namespace

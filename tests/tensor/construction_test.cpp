@@ -155,3 +155,20 @@ TEST(Realize, AssignRunsOnce) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Realize, AssignsInOneCallReadOldValues) {
+  // a <- a + b and b <- b - a read each other's old contents: both see the values before.
+  Tensor a(std::vector<float>{1, 2}), b(std::vector<float>{10, 20});
+  Tensor va = a + b, vb = b - a;
+  a.assign(va);
+  b.assign(vb);
+  std::vector<Tensor> all{a, b, va * 0 + 1};
+  Tensor::realize_all(all);
+  expect_values(a, {2}, {11, 22});
+  expect_values(b, {2}, {9, 18});
+  expect_values(all[2], {2}, {1, 1});
+}
+
+}  // namespace
