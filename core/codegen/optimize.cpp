@@ -15,6 +15,11 @@ namespace polygrad::codegen {
 
 namespace {
 
+/// k tile rows (see choose_upcast) and the b panel size from which k is tiled: about half of a
+/// 2 MiB L2; the rows of one tile must fit the cache sets their stride maps to.
+constexpr int64_t kKTile = 128;
+constexpr int64_t kPanelBytes = int64_t{1} << 20;
+
 /// Nodes of `order` (sources first) that depend on the loop variable `j`.
 std::unordered_set<const UOp*> dependents(const std::vector<const UOp*>& order, const UOp* j) {
   std::unordered_set<const UOp*> dep{j};
@@ -219,17 +224,42 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
       }
     break;
   }
+
+  // k tiles: when the panel of b one vector block streams through (K x V*W elements, K rows
+  // apart) is large, the rows it touches no longer stay in cache from one row block to the
+  // next (4 KiB-strided rows also fall into few cache sets). Then the loops become
+  // j' (launch) > k0 > i' > k1: a KT-row slice of the panel is reused by every row block while
+  // it is in L2, and each output vector is a partial sum read back and added to per k0.
+  const UOp* rd = sink->nsrcs() == 1 ? sink->src(0)->src(1).get() : nullptr;
+  if (plan.i != nullptr && rd != nullptr && rd->op() == Op::REDUCE && rd->nsrcs() == 2 &&
+      static_cast<Op>(rd->arg_int()) == Op::ADD && rd->dtype().is_float() &&
+      rd->src(1)->src(0)->op() == Op::CONST) {
+    const int64_t ek = rd->src(1)->src(0)->arg_int();
+    if (ek % kKTile == 0 && ek >= 2 * kKTile && ek * ej * elem > kPanelBytes) {
+      plan.k = rd->src(1).get();
+      plan.k_tile = kKTile;
+    }
+  }
   return plan;
 }
 
 UOpRef apply_upcast(const UOpRef& sink, const UpcastPlan& plan) {
   if (plan.j == nullptr) return sink;
   const int64_t width = int64_t{plan.lanes} * plan.vectors;
-  const UOpRef jn =
-      range(const_int(dtypes::index, plan.j->src(0)->arg_int() / width), plan.j->arg_int());
+  // Loop ids order the output loops (outermost first); k tiling puts j' outermost, then k0.
+  int64_t id_j = plan.j->arg_int(), id_i = plan.i != nullptr ? plan.i->arg_int() : 0, id_k0 = 0;
+  if (plan.k != nullptr) {
+    int64_t top = 0;
+    for (const UOp* u : toposort(sink))
+      if (u->op() == Op::RANGE) top = std::max(top, u->arg_int());
+    id_j = top + 1;
+    id_k0 = top + 2;
+    id_i = top + 3;
+  }
+  const UOpRef jn = range(const_int(dtypes::index, plan.j->src(0)->arg_int() / width), id_j);
   UOpRef in;
   if (plan.i != nullptr)
-    in = range(const_int(dtypes::index, plan.i->src(0)->arg_int() / plan.rows), plan.i->arg_int());
+    in = range(const_int(dtypes::index, plan.i->src(0)->arg_int() / plan.rows), id_i);
   std::vector<UOpRef> stores;
   for (const UOpRef& st : sink->srcs()) {
     for (int r = 0; r < plan.rows; ++r) {
@@ -238,6 +268,23 @@ UOpRef apply_upcast(const UOpRef& sink, const UpcastPlan& plan) {
         Vectorizer vec(plan.j, jn * width + int64_t{v} * plan.lanes, plan.lanes);
         stores.push_back(vec.run(row));
       }
+    }
+  }
+  if (plan.k != nullptr) {
+    const int64_t ek = plan.k->src(0)->arg_int();
+    const UOpRef k0 = range(const_int(dtypes::index, ek / plan.k_tile), id_k0);
+    const UOpRef k1 = range(const_int(dtypes::index, plan.k_tile), plan.k->arg_int());
+    const UOpRef k = k0 * plan.k_tile + k1;
+    for (UOpRef& st : stores) {
+      const UOpRef& idx = st->src(0);
+      const UOpRef& red = st->src(1);
+      const DType t = red->dtype();
+      UOpRef part =
+          UOp::make(Op::REDUCE, t, {substitute_range(red->src(0), plan.k, k), k1}, red->arg());
+      UOpRef prev =
+          UOp::make(Op::LOAD, t,
+                    {idx, UOp::make(Op::CONST, t, {}, 0.0), ne(k0, const_int(dtypes::index, 0))});
+      st = UOp::make(Op::STORE, st->dtype(), {idx, prev + part});
     }
   }
   return UOp::make(Op::SINK, sink->dtype(), stores, sink->arg());

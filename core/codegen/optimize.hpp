@@ -9,6 +9,9 @@
 // The R*V stores share their reduce loop (the linearizer emits REDUCEs over the same RANGEs
 // into one loop), so the innermost loop runs R*V independent vector accumulators and reuses
 // every load of a across V vectors and every vector of b across R rows.
+// When b's panel is large, k is tiled too (k -> k0 * KT + k1) and the loops are reordered
+// j' > k0 > i' > k1 so that a tile of the panel stays in cache across row blocks; the output
+// then holds partial sums, read back (a gated LOAD, skipped for k0 = 0) and added to.
 // Factors are used only when they divide the (constant) extents; otherwise the kernel is left
 // as it is (the scalar path handles any size).
 #ifndef POLYGRAD_CODEGEN_OPTIMIZE_HPP
@@ -25,6 +28,8 @@ struct UpcastPlan {
   int rows = 1;            ///< R
   int vectors = 1;         ///< V
   int lanes = 1;           ///< W
+  const UOp* k = nullptr;  ///< the reduce range split into k tiles, or null
+  int k_tile = 0;          ///< KT: k -> k0 * KT + k1, partial sums stored per k0
 };
 
 /// The heuristic: which ranges to upcast and by how much, from the target's vector width and

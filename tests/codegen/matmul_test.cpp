@@ -46,14 +46,12 @@ void check_matmul(int64_t m, int64_t n, int64_t kk) {
 }
 
 TEST(Matmul, MatchesPlainCpp) {
-  for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{{64, 64, 64},
-                                                            {33, 17, 5},
-                                                            {1, 1, 1},
-                                                            {16, 32, 3},
-                                                            {6, 48, 9},
-                                                            {3, 16, 1},
-                                                            {128, 96, 40}})
-    check_matmul(m, n, k);
+  // Sizes that divide the tile, sizes that do not, and (the last) one whose k is tiled, with
+  // partial sums in the output.
+  const std::vector<std::array<int64_t, 3>> sizes = {{64, 64, 64},  {33, 17, 5},    {1, 1, 1},
+                                                     {16, 32, 3},   {6, 48, 9},     {3, 16, 1},
+                                                     {128, 96, 40}, {16, 1056, 256}};
+  for (auto [m, n, k] : sizes) check_matmul(m, n, k);
 }
 
 TEST(Matmul, PlanTilesDividingSizes) {
@@ -71,6 +69,14 @@ TEST(Matmul, PlanTilesDividingSizes) {
   ASSERT_NE(p.i, nullptr);
   EXPECT_EQ(p.i->arg_int(), 0);
   EXPECT_GE(p.rows, 2);
+  EXPECT_EQ(p.k, nullptr);  // b's panel is small: no k tiles
+  // A large b panel (256 x 1056 floats): k is tiled.
+  polygrad::codegen::UpcastPlan big =
+      polygrad::codegen::choose_upcast(matmul_ast(16, 1056, 256), t);
+  ASSERT_NE(big.k, nullptr);
+  EXPECT_EQ(big.k->arg_int(), 2);
+  EXPECT_GT(big.k_tile, 1);
+  EXPECT_EQ(256 % big.k_tile, 0);
   // 33x17: no vector width divides 17, so the kernel stays scalar.
   EXPECT_EQ(polygrad::codegen::choose_upcast(matmul_ast(33, 17, 5), t).j, nullptr);
 }
