@@ -11,6 +11,6 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 POLYGRAD_BUILD_DIR="$build" "$venv/bin/python" -m pip install --quiet --no-build-isolation \
   --no-index --no-deps --disable-pip-version-check "$repo/frontends/python"
-rm -rf "$repo/frontends/python/build"
+rm -rf "$repo/frontends/python/build" "$repo/frontends/python/polygrad.egg-info"
 cd "$repo"
 exec "$venv/bin/python" examples/digits_mlp.py

@@ -15,6 +15,7 @@ _NP_OF = {"bool": np.bool_, "int8": np.int8, "int16": np.int16, "int32": np.int3
           "int64": np.int64, "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32,
           "uint64": np.uint64, "float16": np.float16, "float32": np.float32,
           "float64": np.float64}
+_pending_roots = []
 _FLOATS = ("float16", "bfloat16", "float32", "float64")
 
 
@@ -437,7 +438,15 @@ class Tensor:
         return a if dtype is None else a.astype(dtype)
 
     def to(self, device):
-        return _call(lib.pg_tensor_to, self._h, _dev(device))
+        try:
+            return _call(lib.pg_tensor_to, self._h, _dev(device))
+        except _ffi.PolygradValueError as e:
+            if not str(device).lower().startswith("cuda"):
+                raise
+            from .device import Device
+            raise _ffi.PolygradDeviceError(
+                f"{e}; no CUDA device is available (Device.cuda_available() is False). Plugin "
+                f"load report:\n{Device.report()}") from None
 
     def cpu(self):
         return self.to("cpu")
@@ -484,7 +493,16 @@ class Tensor:
         if gradient is not None and not isinstance(gradient, Tensor):
             gradient = Tensor(gradient)
         check(lib.pg_tensor_backward(self._h, None if gradient is None else gradient._h))
+        # The root is realised with the gradients at the next optimizer step, so that reading
+        # it after the step still gives the value the gradients were taken at.
+        _pending_roots.append(self)
         return self
+
+    @staticmethod
+    def _take_pending_roots():
+        roots = list(_pending_roots)
+        _pending_roots.clear()
+        return [r for r in roots if not r.is_realized()]
 
     def gradient(self, *targets, gradient=None):
         """d(self)/d(targets) as new tensors, without touching any grad."""

@@ -1,0 +1,115 @@
+"""Optimizers. Each step builds the update of every parameter as Tensor ops, writes it with
+assign, and realises parameters, gradients and optimizer state in one pg_tensor_realize_all
+call (one schedule)."""
+from ..tensor import Tensor
+
+
+class Optimizer:
+    def __init__(self, params, lr):
+        from . import _buffers
+        seen, ps = set(), []
+        for p in params:
+            if id(p) in seen or _buffers.get(id(p)) is p:
+                continue
+            seen.add(id(p))
+            if not p.requires_grad:
+                p.requires_grad = True
+            ps.append(p)
+        self.params = ps
+        self.lr = lr
+
+    def zero_grad(self):
+        for p in self.params:
+            p.grad = None
+
+    def _state(self):
+        return []
+
+    def step(self):
+        # Gradients (and the losses they came from) are realised first: an update reads other
+        # parameters' old values through its gradient, which one schedule cannot order
+        # against their assigns.
+        grads = [(i, p, p.grad) for i, p in enumerate(self.params)]
+        grads = [x for x in grads if x[2] is not None]
+        Tensor.realize_all([g for _, _, g in grads] + Tensor._take_pending_roots())
+        targets = []
+        for i, p, g in grads:
+            targets.append(p)
+            p.assign(self._update(i, p, g))
+        targets.extend(self._state())
+        if targets:
+            Tensor.realize_all(targets)
+
+    def _update(self, i, p, g):
+        raise NotImplementedError
+
+
+class SGD(Optimizer):
+    """p -= lr * (g + weight_decay * p), with momentum buffers (torch semantics; nesterov)."""
+
+    def __init__(self, params, lr=0.01, momentum=0.0, weight_decay=0.0, nesterov=False):
+        super().__init__(params, lr)
+        self.momentum, self.weight_decay, self.nesterov = momentum, weight_decay, nesterov
+        self.b = [Tensor.zeros(*p.shape, dtype=p.dtype).realize() for p in self.params] \
+            if momentum else []
+
+    def _state(self):
+        return self.b
+
+    def _update(self, i, p, g):
+        if self.weight_decay:
+            g = g + p.detach() * self.weight_decay
+        if self.momentum:
+            b = self.b[i].assign(self.b[i] * self.momentum + g)
+            g = g + b * self.momentum if self.nesterov else b
+        return p.detach() - g * self.lr
+
+
+class _AdamBase(Optimizer):
+    decoupled = False
+
+    def __init__(self, params, lr, betas, eps, weight_decay):
+        super().__init__(params, lr)
+        self.b1, self.b2 = betas
+        self.eps, self.weight_decay = eps, weight_decay
+        self.m = [Tensor.zeros(*p.shape, dtype=p.dtype).realize() for p in self.params]
+        self.v = [Tensor.zeros(*p.shape, dtype=p.dtype).realize() for p in self.params]
+        # b1^t and b2^t live in buffers so every step runs the same (cached) kernels.
+        self.b1_t = Tensor.ones(1).realize()
+        self.b2_t = Tensor.ones(1).realize()
+
+    def _state(self):
+        return self.m + self.v + [self.b1_t, self.b2_t]
+
+    def step(self):
+        self.b1_t.assign(self.b1_t * self.b1)
+        self.b2_t.assign(self.b2_t * self.b2)
+        super().step()
+
+    def _update(self, i, p, g):
+        p = p.detach()
+        if self.weight_decay and not self.decoupled:
+            g = g + p * self.weight_decay
+        m = self.m[i].assign(self.m[i] * self.b1 + g * (1.0 - self.b1))
+        v = self.v[i].assign(self.v[i] * self.b2 + g.square() * (1.0 - self.b2))
+        m_hat = m / (1.0 - self.b1_t)
+        v_hat = v / (1.0 - self.b2_t)
+        upd = m_hat / (v_hat.sqrt() + self.eps)
+        if self.weight_decay and self.decoupled:
+            p = p * (1.0 - self.lr * self.weight_decay)
+        return p - upd * self.lr
+
+
+class Adam(_AdamBase):
+    """torch.optim.Adam: weight_decay is an L2 term added to the gradient."""
+
+    def __init__(self, params, lr=0.001, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
+        super().__init__(params, lr, betas, eps, weight_decay)
+
+
+class AdamW(_AdamBase):
+    """torch.optim.AdamW: decoupled weight decay (p *= 1 - lr * weight_decay)."""
+    decoupled = True
+
+    def __init__(self, params, lr=0.001, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
+        super().__init__(params, lr, betas, eps, weight_decay)

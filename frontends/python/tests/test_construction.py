@@ -1,0 +1,90 @@
+import numpy as np
+import pytest
+
+from polygrad import Tensor
+
+
+def test_from_list_scalar_numpy():
+    assert Tensor([1.0, 2.0]).dtype == "float32"
+    assert Tensor([1, 2]).dtype == "int32"
+    assert Tensor([True, False]).dtype == "bool"
+    assert Tensor(2.5).shape == () and Tensor(2.5).item() == 2.5
+    assert Tensor(3).item() == 3 and isinstance(Tensor(3).item(), int)
+    np.testing.assert_array_equal(Tensor([[1, 2], [3, 4]]).numpy(), [[1, 2], [3, 4]])
+    for dt in (np.float32, np.float64, np.int32, np.int64, np.uint8, np.int8, np.float16):
+        a = np.arange(6, dtype=dt).reshape(2, 3)
+        t = Tensor(a)
+        assert t.dtype == np.dtype(dt).name
+        out = t.numpy()
+        assert out.dtype == dt and out.shape == (2, 3)
+        np.testing.assert_array_equal(out, a)
+    assert Tensor(np.zeros((0, 3), np.float32)).shape == (0, 3)
+    assert Tensor([1, 2], dtype="float64").dtype == "float64"
+    assert Tensor(np.ones(3), dtype=np.float32).dtype == "float32"
+
+
+def test_fill_constructors():
+    np.testing.assert_array_equal(Tensor.zeros(2, 3).numpy(), np.zeros((2, 3)))
+    np.testing.assert_array_equal(Tensor.ones((2, 3)).numpy(), np.ones((2, 3)))
+    np.testing.assert_array_equal(Tensor.full((2, 2), 7.0).numpy(), np.full((2, 2), 7.0))
+    assert Tensor.full((2,), 3).dtype == "int32"
+    assert Tensor.empty(4, 5).shape == (4, 5)
+    np.testing.assert_array_equal(Tensor.eye(3).numpy(), np.eye(3))
+    np.testing.assert_array_equal(Tensor.eye(2, 3).numpy(), np.eye(2, 3))
+    np.testing.assert_array_equal(Tensor.zeros(3, dtype="int64").numpy(), np.zeros(3, np.int64))
+
+
+def test_arange_linspace():
+    np.testing.assert_array_equal(Tensor.arange(5).numpy(), np.arange(5))
+    np.testing.assert_array_equal(Tensor.arange(2, 8).numpy(), np.arange(2, 8))
+    np.testing.assert_array_equal(Tensor.arange(10, start=2, step=3).numpy(), np.arange(2, 10, 3))
+    np.testing.assert_array_equal(Tensor.arange(10, 0, -2).numpy(), np.arange(10, 0, -2))
+    np.testing.assert_allclose(Tensor.arange(0, 1, 0.25).numpy(), np.arange(0, 1, 0.25))
+    np.testing.assert_allclose(Tensor.linspace(-1, 1, 5).numpy(), np.linspace(-1, 1, 5))
+
+
+def test_random():
+    Tensor.manual_seed(1)
+    a = Tensor.rand(1000).numpy()
+    Tensor.manual_seed(1)
+    b = Tensor.rand(1000).numpy()
+    np.testing.assert_array_equal(a, b)
+    assert a.min() >= 0 and a.max() < 1 and abs(a.mean() - 0.5) < 0.05
+    n = Tensor.randn(4000).numpy()
+    assert abs(n.mean()) < 0.1 and abs(n.std() - 1) < 0.1
+    r = Tensor.randint(3, 7, (500,)).numpy()
+    assert r.min() >= 3 and r.max() < 7 and set(np.unique(r)) == {3, 4, 5, 6}
+    assert Tensor.randint(0, 5, shape=(2, 3)).shape == (2, 3)
+
+
+def test_properties_and_conversion():
+    x = Tensor(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+    assert x.shape == (2, 3, 4) and x.ndim == 3 and x.numel() == 24
+    assert x.size() == (2, 3, 4) and x.size(1) == 3 and x.size(-1) == 4
+    assert x.device == "CPU" and x.dtype == "float32"
+    assert x.T.shape == (2, 4, 3)
+    np.testing.assert_array_equal(x.T.numpy(), np.swapaxes(x.numpy(), -1, -2))
+    assert x.tolist() == np.arange(24).reshape(2, 3, 4).tolist()
+    assert x.realize() is x
+    assert x.cpu().device == "CPU" and x.to("cpu").device == "CPU"
+    assert not x.requires_grad and x.grad is None
+    x.requires_grad = True
+    assert x.requires_grad
+    assert x.clone().requires_grad and not x.detach().requires_grad
+    np.testing.assert_array_equal(x.clone().numpy(), x.numpy())
+    assert Tensor([[5.0]]).item() == 5.0
+
+
+def test_cast_and_dtypes():
+    x = Tensor([1.7, -2.2])
+    assert x.cast("int32").tolist() == [1, -2]
+    assert x.double().dtype == "float64" and x.int().dtype == "int32"
+    assert x.half().dtype == "float16" and x.bool().dtype == "bool"
+
+
+def test_cuda_without_gpu_raises():
+    from polygrad import Device
+    if Device.cuda_available():
+        pytest.skip("a CUDA device is present")
+    with pytest.raises(RuntimeError, match="no CUDA device"):
+        Tensor.rand(3).to("cuda")

@@ -1,0 +1,300 @@
+"""Every method of the seed's tables: values and gradients against torch."""
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from helpers import compare
+from polygrad import Tensor
+
+S = [(3, 4)]
+
+
+@pytest.mark.parametrize("name", ["exp", "sin", "cos", "square", "abs", "sign", "tanh",
+                                  "sigmoid", "relu", "ceil", "floor", "trunc", "neg"])
+def test_unary_same_name(name):
+    compare(lambda x: getattr(x, name)(), S, seed=3)
+
+
+@pytest.mark.parametrize("name", ["log", "sqrt", "rsqrt", "reciprocal", "log2"])
+def test_unary_positive(name):
+    compare(lambda x: getattr(x, name)(), S, low=0.5, high=3.0)
+
+
+def test_unary_other_names():
+    compare(lambda x: x.exp2(), S, lambda x: torch.exp2(x))
+    compare(lambda x: x.tan(), S, lambda x: torch.tan(x), low=-1.2, high=1.2)
+    compare(lambda x: x.round(), S, lambda x: torch.round(x), grad=False)
+    xs = [np.array([0.0, np.nan, np.inf, -np.inf, 1.0], np.float32)]
+    np.testing.assert_array_equal(Tensor(xs[0]).isnan().numpy(), np.isnan(xs[0]))
+    np.testing.assert_array_equal(Tensor(xs[0]).isinf().numpy(), np.isinf(xs[0]))
+
+
+def test_activations():
+    compare(lambda x: x.relu6(), S, F.relu6, low=-3, high=8)
+    compare(lambda x: x.leaky_relu(), S, F.leaky_relu)
+    compare(lambda x: x.leaky_relu(0.2), S, lambda x: F.leaky_relu(x, 0.2))
+    compare(lambda x: x.gelu(), S, lambda x: F.gelu(x, approximate="tanh"))
+    compare(lambda x: x.quick_gelu(), S, lambda x: x * torch.sigmoid(1.702 * x))
+    compare(lambda x: x.silu(), S, F.silu)
+    compare(lambda x: x.swish(), S, F.silu)
+    compare(lambda x: x.elu(), S, F.elu)
+    compare(lambda x: x.elu(0.5), S, lambda x: F.elu(x, 0.5))
+    compare(lambda x: x.softplus(), S, F.softplus)
+    compare(lambda x: x.softplus(2.0), S, lambda x: F.softplus(x, 2.0))
+    compare(lambda x: x.mish(), S, F.mish)
+    compare(lambda x: x.hardtanh(), S, F.hardtanh)
+    compare(lambda x: x.hardtanh(-0.5, 1.5), S, lambda x: F.hardtanh(x, -0.5, 1.5))
+    compare(lambda x: x.hardswish(), S, F.hardswish, low=-4, high=4)
+    compare(lambda x: x.hardsigmoid(), S, F.hardsigmoid, low=-4, high=4)
+
+
+def test_arithmetic_broadcast_and_scalars():
+    two = [(3, 4), (4,)]
+    compare(lambda a, b: a + b, two)
+    compare(lambda a, b: a - b, two)
+    compare(lambda a, b: a * b, two)
+    compare(lambda a, b: a / b, [(3, 4), (3, 1)], low=0.5, high=2)
+    compare(lambda a, b: a ** b, [(3, 4), (3, 4)], low=0.5, high=2)
+    compare(lambda a: -a, S)
+    compare(lambda a: a + 2, S)
+    compare(lambda a: 2 + a, S)
+    compare(lambda a: a - 1.5, S)
+    compare(lambda a: 1.5 - a, S)
+    compare(lambda a: a * 3, S)
+    compare(lambda a: 3 * a, S)
+    compare(lambda a: a / 4, S)
+    compare(lambda a: 4 / a, S, low=0.5, high=2)
+    compare(lambda a: a ** 2, S)
+    compare(lambda a: a ** 0.5, S, low=0.5, high=2)
+    compare(lambda a: 2 ** a, S)
+    assert (Tensor([1, 2]) + 1).dtype == "int32"
+    assert (Tensor([1, 2]) * 0.5).dtype == "float32"
+    np.testing.assert_allclose((1 - Tensor([1, 2])).numpy(), [0, -1])
+
+
+@pytest.mark.parametrize("op", ["<", "<=", ">", ">=", "==", "!="])
+def test_comparisons_are_float(op):
+    a = np.array([[1.0, 2.0, 3.0], [3.0, 2.0, 1.0]], np.float32)
+    b = np.array([2.0, 2.0, 2.0], np.float32)
+    f = eval(f"lambda x, y: x {op} y")
+    out = f(Tensor(a), Tensor(b))
+    assert out.dtype == "float32"
+    np.testing.assert_array_equal(out.numpy(), f(a, b).astype(np.float32))
+    np.testing.assert_array_equal(f(Tensor(a), 2.0).numpy(), f(a, 2.0).astype(np.float32))
+    np.testing.assert_array_equal(f(2.0, Tensor(a)).numpy(), f(2.0, a).astype(np.float32))
+
+
+def test_where_maximum_minimum_clamp():
+    c = np.array([[1, 0, 1, 0]] * 3, np.float32)
+    compare(lambda x, y: Tensor(c).where(x, y), [(3, 4), (3, 4)],
+            lambda x, y: torch.where(torch.tensor(c) > 0, x, y))
+    compare(lambda x: Tensor(c).where(x, 0.5), S,
+            lambda x: torch.where(torch.tensor(c) > 0, x, torch.tensor(0.5)))
+    compare(lambda x, y: x.maximum(y), [(3, 4), (3, 4)], torch.maximum)
+    compare(lambda x, y: x.minimum(y), [(3, 4), (4,)], torch.minimum)
+    compare(lambda x: x.maximum(0.3), S, lambda x: torch.clamp(x, min=0.3))
+    compare(lambda x: x.clamp(-0.5, 0.7), S, lambda x: torch.clamp(x, -0.5, 0.7))
+    compare(lambda x: x.clamp(min_=-0.5), S, lambda x: torch.clamp(x, min=-0.5))
+    compare(lambda x: x.clamp(max_=0.5), S, lambda x: torch.clamp(x, max=0.5))
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "max", "min"])
+def test_reductions(name):
+    s = [(2, 3, 4)]
+
+    def tfn(axis, keepdim):
+        def f(x):
+            if axis is None:
+                r = getattr(x, name)()
+                return r
+            if name in ("max", "min"):
+                r = x
+                for a in sorted([axis] if isinstance(axis, int) else axis, reverse=True):
+                    r = getattr(r, "amax" if name == "max" else "amin")(a, keepdim=keepdim)
+                return r
+            return getattr(x, name)(axis, keepdim=keepdim)
+        return f
+    for axis, keepdim in [(None, False), (1, False), (-1, True), ((0, 2), False), ((0, 1), True)]:
+        compare(lambda x: getattr(x, name)(axis, keepdim), s, tfn(axis, keepdim))
+    compare(lambda x: getattr(x, name)(axis=1, keepdim=True), s, tfn(1, True))
+
+
+def test_var_std():
+    s = [(3, 5)]
+    compare(lambda x: x.var(), s, lambda x: x.var())
+    compare(lambda x: x.var(1), s, lambda x: x.var(1))
+    compare(lambda x: x.var(0, keepdim=True, correction=0), s,
+            lambda x: x.var(0, keepdim=True, unbiased=False))
+    compare(lambda x: x.std(), s, lambda x: x.std())
+    compare(lambda x: x.std(-1, keepdim=True), s, lambda x: x.std(-1, keepdim=True))
+    compare(lambda x: x.std(axis=(0, 1), correction=0), s, lambda x: x.std((0, 1),
+                                                                              unbiased=False))
+
+
+def test_prod_logsumexp_cumsum_argmax():
+    compare(lambda x: x.prod(1), [(3, 4)], lambda x: x.prod(1), low=0.5, high=1.5)
+    compare(lambda x: x.logsumexp(1), [(3, 4)], lambda x: x.logsumexp(1))
+    compare(lambda x: x.cumsum(1), [(3, 4)], lambda x: x.cumsum(1))
+    compare(lambda x: x.cumsum(), [(5,)], lambda x: x.cumsum(0))
+    x = np.random.default_rng(0).normal(size=(3, 5)).astype(np.float32)
+    np.testing.assert_array_equal(Tensor(x).argmax(1).numpy(), x.argmax(1))
+    np.testing.assert_array_equal(Tensor(x).argmax().numpy(), x.argmax())
+    np.testing.assert_array_equal(Tensor(x).argmin(0).numpy(), x.argmin(0))
+    assert Tensor(x).argmax(1, keepdim=True).shape == (3, 1)
+
+
+def test_movement():
+    s = [(2, 3, 4)]
+    compare(lambda x: x.reshape(6, 4), s)
+    compare(lambda x: x.reshape((4, -1)), s, lambda x: x.reshape(4, -1))
+    compare(lambda x: x.view(-1), s)
+    compare(lambda x: x.permute(2, 0, 1), s)
+    compare(lambda x: x.permute((1, 2, 0)), s, lambda x: x.permute(1, 2, 0))
+    compare(lambda x: x.transpose(), s, lambda x: x.transpose(-2, -1))
+    compare(lambda x: x.transpose(0, 2), s)
+    compare(lambda x: x.expand(5, 3, 4), [(1, 3, 4)])
+    compare(lambda x: x.expand(2, -1, 4), [(2, 3, 1)], lambda x: x.expand(2, 3, 4))
+    compare(lambda x: x.squeeze(), [(1, 3, 1)])
+    compare(lambda x: x.squeeze(0), [(1, 3, 1)])
+    compare(lambda x: x.unsqueeze(1), s)
+    compare(lambda x: x.unsqueeze(-1), s)
+    compare(lambda x: x.flatten(), s)
+    compare(lambda x: x.flatten(1), s)
+    compare(lambda x: x.flatten(0, 1), s)
+    compare(lambda x: x.unflatten(2, (2, 2)), s)
+    compare(lambda x: x.shrink(((0, 1), None, (1, 3))), s, lambda x: x[0:1, :, 1:3])
+    compare(lambda x: x.pad(((0, 0), (1, 2), (2, 0))), s,
+            lambda x: F.pad(x, (2, 0, 1, 2)))
+    compare(lambda x: x.pad((1, 1)), s, lambda x: F.pad(x, (1, 1)))
+    compare(lambda x: x.flip(0), s, lambda x: x.flip(0))
+    compare(lambda x: x.flip((0, 2)), s, lambda x: x.flip((0, 2)))
+    compare(lambda x: x.repeat(2, 1, 3), s)
+    compare(lambda x: x.T, [(3, 4)], lambda x: x.T)
+
+
+def test_getitem():
+    s = [(4, 5, 6)]
+    for idx in [1, -1, (0, 2), slice(1, 3), (slice(None), 2), (slice(None, None, 2),),
+                (Ellipsis, 1), (None, 0), (1, None, slice(1, 4)),
+                (slice(-3, None), Ellipsis, slice(None, None, 3)), (0, 1, 2),
+                (slice(1, None, 2), -2, slice(None, -1))]:
+        compare(lambda x: x[idx], s)
+    # torch has no negative steps: flip
+    compare(lambda x: x[::-1], s, lambda x: x.flip(0))
+    compare(lambda x: x[:, ::-2, 1], s, lambda x: x.flip(1)[:, ::2, 1])
+    compare(lambda x: x[-1, 3:0:-1], s, lambda x: x[-1].flip(0)[1:4])
+
+
+def test_tensor_index_and_gather():
+    x = [np.random.default_rng(0).normal(size=(5, 3)).astype(np.float32)]
+    idx = np.array([[4, 0], [1, 1]])
+    compare(lambda w: w[Tensor(idx, dtype="int32")], None, lambda w: w[torch.tensor(idx)], xs=x)
+    g = np.array([[0, 2, 1], [4, 4, 0]])
+    compare(lambda w: w.gather(0, Tensor(g, dtype="int32")), None,
+            lambda w: w.gather(0, torch.tensor(g)), xs=x)
+    g1 = np.array([[2, 0], [1, 1], [0, 0], [2, 2], [1, 0]])
+    compare(lambda w: w.gather(1, Tensor(g1, dtype="int32")), None,
+            lambda w: w.gather(1, torch.tensor(g1)), xs=x)
+
+
+def test_linear_algebra():
+    compare(lambda a, b: a @ b, [(3, 4), (4, 5)])
+    compare(lambda a, b: a.matmul(b), [(2, 3, 4), (4, 5)])
+    compare(lambda a, b: a.dot(b), [(3, 4), (4, 2)], lambda a, b: a @ b)
+    compare(lambda a, b: a @ b, [(4,), (4,)])
+    compare(lambda a, b: a @ b, [(2, 3, 4), (2, 4, 5)])
+    compare(lambda x, w, b: x.linear(w, b), [(3, 4), (5, 4), (5,)], F.linear)
+    compare(lambda x, w: x.linear(w), [(3, 4), (5, 4)], F.linear)
+
+
+def test_normalization_and_losses():
+    compare(lambda x: x.softmax(), [(3, 5)], lambda x: x.softmax(-1))
+    compare(lambda x: x.softmax(0), [(3, 5)], lambda x: x.softmax(0))
+    compare(lambda x: x.log_softmax(), [(3, 5)], lambda x: x.log_softmax(-1))
+    compare(lambda x: x.log_softmax(axis=0), [(3, 5)], lambda x: x.log_softmax(0))
+    compare(lambda x: x.layernorm(), [(3, 5)], lambda x: F.layer_norm(x, (5,)), atol=1e-4)
+    compare(lambda x: x.layernorm(eps=1e-3), [(3, 5)],
+            lambda x: F.layer_norm(x, (5,), eps=1e-3), atol=1e-4)
+    y = np.array([1, 0, 4])
+    compare(lambda x: x.cross_entropy(Tensor(y, dtype="int32")), [(3, 5)],
+            lambda x: F.cross_entropy(x, torch.tensor(y)))
+    p = np.random.default_rng(5).dirichlet(np.ones(5), 3).astype(np.float32)
+    compare(lambda x: x.cross_entropy(Tensor(p)), [(3, 5)],
+            lambda x: F.cross_entropy(x, torch.tensor(p)))
+    t = np.array([[1, 0, 1, 0]] * 3, np.float32)
+    compare(lambda x: x.binary_crossentropy(Tensor(t)), [(3, 4)],
+            lambda x: F.binary_cross_entropy(x, torch.tensor(t)), low=0.05, high=0.95)
+    compare(lambda x: x.binary_crossentropy_logits(Tensor(t)), [(3, 4)],
+            lambda x: F.binary_cross_entropy_with_logits(x, torch.tensor(t)))
+
+
+def test_einsum_rearrange():
+    compare(lambda a, b: Tensor.einsum("ij,jk->ik", a, b), [(3, 4), (4, 5)],
+            lambda a, b: torch.einsum("ij,jk->ik", a, b))
+    compare(lambda a, b: Tensor.einsum("bij,bjk->bik", [a, b]), [(2, 3, 4), (2, 4, 5)],
+            lambda a, b: torch.einsum("bij,bjk->bik", a, b))
+    compare(lambda a: Tensor.einsum("ij->ji", a), [(3, 4)], lambda a: a.T)
+    compare(lambda a: Tensor.einsum("ij->", a), [(3, 3)], lambda a: a.sum())
+    compare(lambda x: x.rearrange("b h w -> b w h"), [(2, 3, 4)], lambda x: x.permute(0, 2, 1))
+    compare(lambda x: x.rearrange("b (h w) -> b h w", h=2), [(2, 6)],
+            lambda x: x.reshape(2, 2, 3))
+    compare(lambda x: x.rearrange("b h w -> b (w h)"), [(2, 3, 4)],
+            lambda x: x.permute(0, 2, 1).reshape(2, 12))
+
+
+def test_cat_stack_split_chunk():
+    compare(lambda a, b: Tensor.cat(a, b), [(2, 3), (4, 3)], lambda a, b: torch.cat([a, b]))
+    compare(lambda a, b: Tensor.cat(a, b, dim=1), [(2, 3), (2, 1)],
+            lambda a, b: torch.cat([a, b], 1))
+    compare(lambda a, b: a.cat(b, dim=-1), [(2, 3), (2, 2)], lambda a, b: torch.cat([a, b], -1))
+    compare(lambda a, b: Tensor.stack(a, b), [(2, 3), (2, 3)], lambda a, b: torch.stack([a, b]))
+    compare(lambda a, b: Tensor.stack(a, b, dim=2), [(2, 3), (2, 3)],
+            lambda a, b: torch.stack([a, b], 2))
+    x = np.arange(14, dtype=np.float32).reshape(7, 2)
+    for ours, theirs in [(Tensor(x).split(3), torch.tensor(x).split(3)),
+                         (Tensor(x).split([2, 5]), torch.tensor(x).split([2, 5])),
+                         (Tensor(x).chunk(3), torch.tensor(x).chunk(3)),
+                         (Tensor(x).split(1, dim=1), torch.tensor(x).split(1, dim=1)),
+                         (Tensor(x).chunk(2, dim=1), torch.tensor(x).chunk(2, dim=1))]:
+        assert len(ours) == len(theirs)
+        for a, b in zip(ours, theirs):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+    compare(lambda a: a.split([2, 5])[1] * 2, [(7, 2)], lambda a: a.split([2, 5])[1] * 2)
+    compare(lambda a: a.chunk(3, 0)[2], [(7, 2)], lambda a: a.chunk(3, 0)[2])
+
+
+def _sdpa(q, k, v, causal=False):
+    """torch 1.13 has no F.scaled_dot_product_attention: softmax(q k^T / sqrt(d)) v."""
+    s = q @ k.transpose(-2, -1) / np.sqrt(q.shape[-1])
+    if causal:
+        n, m = s.shape[-2:]
+        s = s.masked_fill(torch.ones(n, m, dtype=torch.bool).tril().logical_not(), -np.inf)
+    return s.softmax(-1) @ v
+
+
+def test_conv_pool_attention():
+    compare(lambda x, w, b: x.conv2d(w, b), [(2, 3, 6, 6), (4, 3, 3, 3), (4,)], F.conv2d,
+            atol=1e-4)
+    compare(lambda x, w: x.conv2d(w, stride=2, padding=1), [(1, 2, 7, 7), (3, 2, 3, 3)],
+            lambda x, w: F.conv2d(x, w, stride=2, padding=1), atol=1e-4)
+    compare(lambda x, w: x.conv2d(w, groups=2, dilation=2), [(1, 4, 8, 8), (4, 2, 3, 3)],
+            lambda x, w: F.conv2d(x, w, groups=2, dilation=2), atol=1e-4)
+    compare(lambda x: x.max_pool2d(), [(1, 2, 6, 6)], lambda x: F.max_pool2d(x, 2))
+    compare(lambda x: x.max_pool2d(3, stride=2, padding=1), [(1, 2, 7, 7)],
+            lambda x: F.max_pool2d(x, 3, 2, 1))
+    compare(lambda x: x.avg_pool2d(), [(1, 2, 6, 6)], lambda x: F.avg_pool2d(x, 2))
+    compare(lambda x: x.avg_pool2d(3, stride=1, padding=1), [(1, 2, 5, 5)],
+            lambda x: F.avg_pool2d(x, 3, 1, 1))
+    compare(lambda q, k, v: q.scaled_dot_product_attention(k, v), [(2, 3, 4), (2, 5, 4),
+                                                                   (2, 5, 6)],
+            _sdpa, atol=1e-4)
+    compare(lambda q, k, v: q.scaled_dot_product_attention(k, v, is_causal=True),
+            [(2, 4, 4), (2, 4, 4), (2, 4, 3)],
+            lambda q, k, v: _sdpa(q, k, v, True), atol=1e-4)
+
+
+def test_composite_graph_gradients():
+    compare(lambda a, b: ((a @ b).relu().softmax() * 3).sum(1).sqrt(), [(3, 4), (4, 5)],
+            lambda a, b: ((a @ b).relu().softmax(-1) * 3).sum(1).sqrt(), low=0.1, high=1.0)
+    compare(lambda x: (x * x).sum(), [(3,)])
