@@ -83,11 +83,15 @@ size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const U
   POLYGRAD_VERIFY(ast);
   Meta meta{kb.deps(), kb.old_reads(), assign_target};
   if (assign_target) {
-    // A value that reads the target at other positions than it writes (a.assign(a.T)) is
-    // computed into a temporary first, then copied.
+    // A value that reads the target at other positions than it writes (a.assign(a.T)), or
+    // that reads the target of another assign of this schedule (an optimizer step: each
+    // parameter's update reads the others, so fused writes could not be ordered), is computed
+    // into a temporary first, then copied.
     const UOp* store = ast->src(0).get();
     const UOpRef& off = store->src(0)->src(1);
     bool conflict = false;
+    for (int64_t id : kb.old_reads())
+      if (id != *assign_target && assign_targets_.count(id)) conflict = true;
     for (const UOp* u : toposort(store->src(1)))
       if (u->op() == Op::INDEX && u->src(0)->op() == Op::DEFINE_GLOBAL &&
           u->src(0)->arg_int() == 0 && u->src(1) != off)
@@ -157,6 +161,10 @@ void Scheduler::order() {
 }
 
 Schedule Scheduler::run(const std::vector<UOpRef>& roots) {
+  for (const UOpRef& r : roots)
+    for (const UOp* u : toposort(r))
+      if (u->op() == Op::ASSIGN && lazy::is_realized(u->src(0).get()))
+        assign_targets_.insert(lazy::buffer_id(buffer_of_view(u->src(0).get())));
   for (const UOpRef& r : roots) {
     std::optional<size_t> item;
     sched_.outputs.push_back(realize(r.get(), item, true));

@@ -47,6 +47,7 @@ class Scheduler {
   std::vector<Meta> meta_;
   std::unordered_map<const UOp*, std::pair<UOpRef, std::optional<size_t>>> done_;
   std::vector<UOpRef> keep_;
+  std::set<int64_t> assign_targets_;  ///< buffers some ASSIGN of this schedule writes
 };
 
 }  // namespace polygrad::schedule

@@ -166,6 +166,20 @@ TEST_F(RealizeTest, AssignOrderingAndSelfTranspose) {
   EXPECT_EQ(old_sq, (std::vector<float>{1, 4, 9, 16}));
 }
 
+TEST_F(RealizeTest, AssignsThatReadEachOthersTargetsSeeTheOldValues) {
+  // An optimizer-step shape: a <- a + b and b <- b - a, both from the old a and b.
+  std::vector<float> a = {1, 2, 3}, b = {10, 20, 30};
+  UOpRef ai = input(a, {3}), bi = input(b, {3});
+  auto outs = runtime::realize({lazy::assign(ai, testgraph::ew(Op::ADD, ai, bi)),
+                                lazy::assign(bi, testgraph::ew(Op::SUB, bi, ai))},
+                               dev_);
+  std::vector<float> na(3), nb(3);
+  runtime::to_host(outs[0], na.data());
+  runtime::to_host(outs[1], nb.data());
+  EXPECT_EQ(na, (std::vector<float>{11, 22, 33}));
+  EXPECT_EQ(nb, (std::vector<float>{9, 18, 27}));
+}
+
 TEST_F(RealizeTest, BuffersAreReleasedWithTheirNodes) {
   size_t before = runtime::live_buffer_count();
   {
