@@ -294,6 +294,15 @@ void Linearizer::accumulate(int s, Op op, DType t, uint32_t acc, const UOpRef& a
   add(s, PG_OP_STORE, dtypes::void_, {idx, next});
 }
 
+/// True when `v` selects or compares (WHERE, CMP*, TRUNC, BITCAST: a decomposed exp2 or log2).
+bool has_selects(const UOpRef& v) {
+  for (const UOp* u : toposort(v))
+    if (u->op() == Op::WHERE || is_compare(u->op()) || u->op() == Op::TRUNC ||
+        u->op() == Op::BITCAST)
+      return true;
+  return false;
+}
+
 bool Linearizer::reaches(const UOp* from, const UOp* to) {
   if (from == to) return true;
   auto key = std::make_pair(from, to);
@@ -363,18 +372,31 @@ uint32_t Linearizer::reduce(const UOp* r, int p) {
     const int64_t main_id = next_id_++;
     const UOpRef k0 = range(main_end, main_id);
     const int sm = open_loop(s, main_id, main_end);
-    // The lanes as a loop with a constant trip count (not unrolled): its iterations touch
-    // distinct accumulators, so clang's loop vectoriser turns it into vector code without
-    // reordering any float sum, however large the value's expression is.
-    const int64_t lane_id = next_id_++;
-    const UOpRef lane = range(const_int(dtypes::index, lanes), lane_id);
-    const int sl = open_loop(sm, lane_id, lane->src(0));
-    for (size_t g = 0; g < n; ++g) {
-      UOpRef v = simplify_indexing(substitute_range(group[g]->src(0), k, k0 * lanes + lane));
-      keep_.push_back(v);
-      acc_into(sl, g, lane, v);
+    bool branchy = false;
+    for (const UOp* g : group) branchy = branchy || has_selects(g->src(0));
+    if (branchy) {
+      // The lanes as a loop with a constant trip count (not unrolled): its iterations touch
+      // distinct accumulators, so clang's loop vectoriser turns it into vector code without
+      // reordering a float sum, however large the value (SLP gave up on the unrolled copies
+      // of a decomposed exp2). The accumulators stay in memory, so plain values keep the
+      // unrolled form below, which SLP keeps in registers.
+      const int64_t lane_id = next_id_++;
+      const UOpRef lane = range(const_int(dtypes::index, lanes), lane_id);
+      const int sl = open_loop(sm, lane_id, lane->src(0));
+      for (size_t g = 0; g < n; ++g) {
+        UOpRef v = simplify_indexing(substitute_range(group[g]->src(0), k, k0 * lanes + lane));
+        keep_.push_back(v);
+        acc_into(sl, g, lane, v);
+      }
+      scopes_[sl].open = false;
+    } else {
+      for (int l = 0; l < lanes; ++l)
+        for (size_t g = 0; g < n; ++g) {
+          UOpRef v = simplify_indexing(substitute_range(group[g]->src(0), k, k0 * lanes + l));
+          keep_.push_back(v);
+          acc_into(sm, g, const_int(dtypes::index, l), v);
+        }
     }
-    scopes_[sl].open = false;
     scopes_[sm].open = false;
     if (!(tail_end->op() == Op::CONST && tail_end->arg_int() == 0)) {
       const int64_t tail_id = next_id_++;

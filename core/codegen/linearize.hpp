@@ -27,10 +27,11 @@
 //    RANGE, body, END_RANGE) therefore yields a program in which every source precedes its
 //    user; flatten() checks this again.
 // 5. Reduction lanes. When the target has SIMD lanes for the dtype, the innermost range k
-//    (extent E) of a REDUCE is split: a loop k0 over E / L holds a loop l over the L lanes that
-//    adds the value at k = k0 * L + l into accumulator l (distinct accumulators, so clang's
-//    loop vectoriser turns the l loop into vector code without reordering a float sum), a tail
-//    loop over E % L adds the rest into lane 0, and the lanes are combined
+//    (extent E) of a REDUCE is split: a loop k0 over E / L runs L copies of the value with
+//    k = k0 * L + l into L accumulators (independent chains the SLP vectoriser turns into
+//    vector ops); when the value selects or compares (a decomposed exp2), the copies are a
+//    loop l over the lanes instead, which the loop vectoriser handles. A tail loop over E % L
+//    adds the rest into lane 0, and the lanes are combined
 //    after the loops. A vector REDUCE (from the upcast, optimize.hpp) is not split: its
 //    accumulator is an array of lanes * W scalars read and written W at a time.
 // 6. Shared reduce loops. REDUCEs over the same RANGE nodes (same dtype, neither using the
