@@ -127,7 +127,7 @@ class BatchNorm2d:
         self.bias = _param(Tensor.zeros(num_features)) if affine else None
         self.running_mean = Tensor.zeros(num_features).realize()
         self.running_var = Tensor.ones(num_features).realize()
-        self.num_batches_tracked = Tensor.zeros(1, dtype="int32").realize()
+        self.num_batches_tracked = Tensor.zeros((), dtype="int64").realize()
         for t in (self.running_mean, self.running_var, self.num_batches_tracked):
             _buffers[id(t)] = t
 

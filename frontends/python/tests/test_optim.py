@@ -1,0 +1,62 @@
+"""Optimizers against torch's for several steps from the same initial weights."""
+import numpy as np
+import pytest
+import torch
+
+from polygrad import Tensor
+from polygrad import nn
+
+RNG = np.random.default_rng(0)
+W1, B1 = RNG.normal(size=(8, 4)).astype(np.float32), RNG.normal(size=8).astype(np.float32)
+W2, B2 = RNG.normal(size=(3, 8)).astype(np.float32), RNG.normal(size=3).astype(np.float32)
+X = RNG.normal(size=(6, 4)).astype(np.float32)
+Y = np.array([0, 2, 1, 1, 0, 2])
+
+
+def _run(make_ours, make_theirs, steps=5):
+    ps = [Tensor(a.copy(), requires_grad=True) for a in (W1, B1, W2, B2)]
+    ts = [torch.tensor(a.copy(), requires_grad=True) for a in (W1, B1, W2, B2)]
+    opt, topt = make_ours(ps), make_theirs(ts)
+    x, y = Tensor(X), Tensor(Y, dtype="int32")
+    xt, yt = torch.tensor(X), torch.tensor(Y)
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = x.linear(ps[0], ps[1]).relu().linear(ps[2], ps[3]).cross_entropy(y)
+        loss.backward()
+        opt.step()
+        topt.zero_grad()
+        tl = torch.nn.functional.cross_entropy(
+            torch.nn.functional.linear(torch.nn.functional.linear(xt, ts[0], ts[1]).relu(),
+                                       ts[2], ts[3]), yt)
+        tl.backward()
+        topt.step()
+        np.testing.assert_allclose(loss.item(), tl.item(), rtol=1e-4, atol=1e-5)
+    for p, t in zip(ps, ts):
+        np.testing.assert_allclose(p.numpy(), t.detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("kw", [{}, {"momentum": 0.9}, {"momentum": 0.9, "weight_decay": 0.1},
+                                {"weight_decay": 0.05}, {"momentum": 0.5, "nesterov": True}])
+def test_sgd(kw):
+    _run(lambda p: nn.SGD(p, lr=0.1, **kw), lambda p: torch.optim.SGD(p, lr=0.1, **kw))
+
+
+@pytest.mark.parametrize("kw", [{}, {"weight_decay": 0.1}, {"betas": (0.8, 0.99), "eps": 1e-6}])
+def test_adam(kw):
+    _run(lambda p: nn.Adam(p, lr=0.01, **kw), lambda p: torch.optim.Adam(p, lr=0.01, **kw))
+
+
+@pytest.mark.parametrize("kw", [{}, {"weight_decay": 0.2}])
+def test_adamw(kw):
+    _run(lambda p: nn.AdamW(p, lr=0.01, **kw), lambda p: torch.optim.AdamW(p, lr=0.01, **kw))
+
+
+def test_defaults_match_seed():
+    p = [Tensor.zeros(2)]
+    s = nn.SGD(p)
+    assert (s.lr, s.momentum, s.weight_decay) == (0.01, 0.0, 0.0)
+    a = nn.Adam(p)
+    assert (a.lr, a.b1, a.b2, a.eps, a.weight_decay) == (0.001, 0.9, 0.999, 1e-8, 0.0)
+    w = nn.AdamW(p)
+    assert (w.lr, w.b1, w.b2, w.eps, w.weight_decay) == (0.001, 0.9, 0.999, 1e-8, 0.01)
+    assert p[0].requires_grad
