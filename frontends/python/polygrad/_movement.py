@@ -210,11 +210,13 @@ def sparse_categorical_crossentropy(self, Y, label_smoothing=0.0):
 
 
 def binary_crossentropy(self, target):
-    return _call(lib.pg_tensor_binary_crossentropy, self._h, Tensor._as(target)._h)
+    target = _as(target)
+    return _call(lib.pg_tensor_binary_crossentropy, self._h, target._h)
 
 
 def binary_crossentropy_logits(self, target):
-    return _call(lib.pg_tensor_binary_crossentropy_logits, self._h, Tensor._as(target)._h)
+    target = _as(target)
+    return _call(lib.pg_tensor_binary_crossentropy_logits, self._h, target._h)
 
 
 def einsum(formula, *operands):
@@ -278,7 +280,14 @@ for _f in (matmul, linear, layernorm, cross_entropy, sparse_categorical_crossent
            binary_crossentropy, binary_crossentropy_logits, rearrange, conv2d, max_pool2d,
            avg_pool2d, scaled_dot_product_attention, dropout, sequential):
     setattr(Tensor, _f.__name__, _f)
-Tensor.dot = lambda self, other: _call(lib.pg_tensor_dot, self._h, _as(other)._h)
+
+
+def dot(self, other):
+    other = _as(other)
+    return _call(lib.pg_tensor_dot, self._h, other._h)
+
+
+Tensor.dot = dot
 Tensor.__matmul__ = matmul
 Tensor.__rmatmul__ = __rmatmul__
 Tensor.einsum = staticmethod(einsum)

@@ -98,12 +98,20 @@ def _binary(name, compare=False):
 
     def method(self, other):
         out = c_void_p()
-        if isinstance(other, Tensor):
+        tp = type(other)
+        if tp is Tensor:
+            st = ft(self._h, other._h, byref(out))
+        elif tp is float:
+            st = fs(self._h, Scalar(other, 0), byref(out))
+        elif tp is int:
+            st = fs(self._h, Scalar(other, 1), byref(out))
+        elif isinstance(other, Tensor):
             st = ft(self._h, other._h, byref(out))
         elif _is_scalar(other):
             st = fs(self._h, _scalar(other), byref(out))
         else:
-            st = ft(self._h, Tensor(other)._h, byref(out))
+            other = Tensor(other)  # kept alive across the call
+            st = ft(self._h, other._h, byref(out))
         if st:
             raise_error(st)
         r = _wrap(out)
@@ -125,13 +133,16 @@ def _reflected(name):
     return method
 
 
-def _param(name, default):
-    f = getattr(lib, "pg_tensor_" + name)
+def _leaky_relu(self, neg_slope=0.01):
+    return _call(lib.pg_tensor_leaky_relu, self._h, float(neg_slope))
 
-    def method(self, param=default):
-        return _call(f, self._h, float(param))
-    method.__name__ = name
-    return method
+
+def _elu(self, alpha=1.0):
+    return _call(lib.pg_tensor_elu, self._h, float(alpha))
+
+
+def _softplus(self, beta=1.0):
+    return _call(lib.pg_tensor_softplus, self._h, float(beta))
 
 
 def _reduce(name):
@@ -149,6 +160,20 @@ class Tensor:
 
     __slots__ = ("_h", "_shape", "__weakref__")
     training = False
+
+    class train:
+        """`with Tensor.train():` sets Tensor.training inside the block (mode=False clears
+        it); it is restored afterwards."""
+
+        def __init__(self, mode=True):
+            self.mode = mode
+
+        def __enter__(self):
+            self.prev, Tensor.training = Tensor.training, self.mode
+            return self
+
+        def __exit__(self, *exc):
+            Tensor.training = self.prev
 
     # ---- construction -----------------------------------------------------------------------
 
@@ -412,17 +437,24 @@ class Tensor:
         arr = (c_void_p * max(len(tensors), 1))(*[t._h for t in tensors])
         check(lib.pg_tensor_realize_all(arr, len(tensors)))
 
+    def _readable(self):
+        """The handle to copy from: self when realised, else a detached handle, so that
+        reading values does not replace self's graph (gradients taken later still flow
+        through it; the values are computed again if the graph is realised again)."""
+        return self if self.is_realized() else self.detach()
+
     def numpy(self):
-        t, name = self, self.dtype
+        t, name = self._readable(), self.dtype
         if name == "bfloat16":
-            t, name = self.cast("float32"), "float32"
+            t, name = t.cast("float32"), "float32"
         out = np.empty(self.shape, dtype=_NP_OF[name])
         check(lib.pg_tensor_to_host(t._h, out.ctypes.data_as(c_void_p), out.nbytes))
         return out
 
     def item(self):
         out = c_double()
-        check(lib.pg_tensor_item(self._h, byref(out)))
+        t = self._readable()  # kept alive across the call
+        check(lib.pg_tensor_item(t._h, byref(out)))
         name = self.dtype
         if name == "bool":
             return bool(out.value)
@@ -584,9 +616,9 @@ class Tensor:
                "hardswish hardsigmoid").split():
         locals()[_n] = _unary(_n)
     del _n
-    leaky_relu = _param("leaky_relu", 0.01)
-    elu = _param("elu", 1.0)
-    softplus = _param("softplus", 1.0)
+    leaky_relu = _leaky_relu
+    elu = _elu
+    softplus = _softplus
 
     def hardtanh(self, min_val=-1.0, max_val=1.0):
         return _call(lib.pg_tensor_hardtanh, self._h, float(min_val), float(max_val))

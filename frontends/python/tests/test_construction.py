@@ -88,3 +88,16 @@ def test_cuda_without_gpu_raises():
         pytest.skip("a CUDA device is present")
     with pytest.raises(RuntimeError, match="no CUDA device"):
         Tensor.rand(3).to("cuda")
+
+
+def test_reading_values_keeps_the_graph_for_autograd():
+    x = Tensor([1.0, -2.0, 3.0], requires_grad=True)
+    y = x.relu() * 2
+    np.testing.assert_array_equal(y.numpy(), [2.0, 0.0, 6.0])
+    loss = y.sum()
+    assert loss.item() == 8.0
+    loss.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 0.0, 2.0])
+    assert loss.item() == 8.0
+    y.realize()  # an explicit realize does replace the graph with a buffer
+    assert y.is_realized()

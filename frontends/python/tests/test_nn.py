@@ -80,6 +80,10 @@ def test_dropout_honours_training():
         Tensor.training = False
     assert set(np.unique(y)) <= {0.0, 2.0}
     assert 0.4 < (y == 0).mean() < 0.6
+    with Tensor.train():
+        assert Tensor.training
+        assert (d(x).numpy() == 0).any()
+    assert not Tensor.training
 
 
 def test_conv2d():

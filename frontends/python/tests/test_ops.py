@@ -34,6 +34,11 @@ def test_activations():
     compare(lambda x: x.relu6(), S, F.relu6, low=-3, high=8)
     compare(lambda x: x.leaky_relu(), S, F.leaky_relu)
     compare(lambda x: x.leaky_relu(0.2), S, lambda x: F.leaky_relu(x, 0.2))
+    compare(lambda x: x.leaky_relu(neg_slope=0.3), S, lambda x: F.leaky_relu(x, 0.3))
+    compare(lambda x: x.elu(alpha=2.0), S, lambda x: F.elu(x, 2.0))
+    compare(lambda x: x.softplus(beta=0.5), S, lambda x: F.softplus(x, 0.5))
+    compare(lambda x: x.hardtanh(min_val=-0.2, max_val=0.4), S,
+            lambda x: F.hardtanh(x, -0.2, 0.4))
     compare(lambda x: x.gelu(), S, lambda x: F.gelu(x, approximate="tanh"))
     compare(lambda x: x.quick_gelu(), S, lambda x: x * torch.sigmoid(1.702 * x))
     compare(lambda x: x.silu(), S, F.silu)

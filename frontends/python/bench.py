@@ -1,0 +1,65 @@
+"""Micro-benchmarks of the Python frontend, side by side with torch in one run.
+
+    build/<dir>/venv/bin/python frontends/python/bench.py
+(set OPENBLAS_CORETYPE=SkylakeX OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=2 for torch's best.)
+"""
+import time
+
+import numpy as np
+import torch
+
+from polygrad import Tensor
+from polygrad.nn import SGD, Linear, get_parameters
+
+
+def per_call(f, n):
+    f()
+    t0 = time.perf_counter()
+    for _ in range(n):
+        f()
+    return (time.perf_counter() - t0) / n
+
+
+def main():
+    a, b = Tensor.rand(16, 16).realize(), Tensor.rand(16, 16).realize()
+    ta, tb = torch.rand(16, 16), torch.rand(16, 16)
+    print(f"lazy op (a + b):            polygrad {per_call(lambda: a + b, 20000) * 1e6:7.2f} us")
+    print(f"lazy op (a * 2.0):          polygrad {per_call(lambda: a * 2.0, 20000) * 1e6:7.2f} us")
+    print(f"eager op (a + b):           torch    {per_call(lambda: ta + tb, 20000) * 1e6:7.2f} us")
+    print(f"small graph realize:        polygrad "
+          f"{per_call(lambda: ((a + b) * 2.0).relu().realize(), 2000) * 1e6:7.2f} us "
+          f"(build + realize, cached kernel)")
+
+    rng = np.random.default_rng(0)
+    x_np = rng.normal(size=(256, 784)).astype(np.float32)
+    y_np = rng.integers(0, 10, 256).astype(np.int32)
+    l1, l2 = Linear(784, 128), Linear(128, 10)
+    opt = SGD(get_parameters([l1, l2]), lr=0.01)
+    x, y = Tensor(x_np), Tensor(y_np)
+
+    def step():
+        opt.zero_grad()
+        loss = l2(l1(x).relu()).cross_entropy(y)
+        loss.backward()
+        opt.step()
+
+    tl1, tl2 = torch.nn.Linear(784, 128), torch.nn.Linear(128, 10)
+    topt = torch.optim.SGD(list(tl1.parameters()) + list(tl2.parameters()), lr=0.01)
+    tx, ty = torch.tensor(x_np), torch.tensor(y_np).long()
+
+    def tstep():
+        topt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(tl2(tl1(tx).relu()), ty)
+        loss.backward()
+        topt.step()
+
+    for _ in range(5):
+        step()
+        tstep()
+    print(f"MLP 784-128-10 b256 SGD:    polygrad {per_call(step, 200) * 1e3:7.3f} ms/step, "
+          f"torch {per_call(tstep, 200) * 1e3:7.3f} ms/step (torch threads "
+          f"{torch.get_num_threads()})")
+
+
+if __name__ == "__main__":
+    main()
