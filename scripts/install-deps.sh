@@ -9,6 +9,7 @@ packages=(
   libboost-dev libboost-filesystem-dev libboost-program-options-dev
   libtbb-dev libyaml-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  python3-venv python3-pip python3-setuptools python3-wheel python3-numpy python3-pytest python3-torch python3-sklearn python3-tqdm
 )
 
 missing=()
