@@ -26,13 +26,12 @@ class Optimizer:
         return []
 
     def step(self):
-        # Gradients (and the losses they came from) are realised first: an update reads other
-        # parameters' old values through its gradient, which one schedule cannot order
-        # against their assigns.
+        # One schedule: the losses backward() was called on (so that reading them afterwards
+        # gives the value the gradients were taken at), every parameter's assign, and the
+        # optimizer state. The core runs the assigned values first, then the writes.
         grads = [(i, p, p.grad) for i, p in enumerate(self.params)]
         grads = [x for x in grads if x[2] is not None]
-        Tensor.realize_all([g for _, _, g in grads] + Tensor._take_pending_roots())
-        targets = []
+        targets = Tensor._take_pending_roots()
         for i, p, g in grads:
             targets.append(p)
             p.assign(self._update(i, p, g))
