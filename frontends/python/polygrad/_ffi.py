@@ -38,7 +38,11 @@ def _candidates():
     libdir = os.path.join(_PKG_DIR, "_lib")
     for name in ("libpolygrad.so", "libpolygrad.so.0.1"):
         found.append(os.path.join(libdir, name))
-    # Development: the package sits in <repo>/frontends/python/polygrad; walk up to the repo.
+    # Development: POLYGRAD_BUILD_DIR, then the repo's build/release (the package sits in
+    # <repo>/frontends/python/polygrad).
+    build = os.environ.get("POLYGRAD_BUILD_DIR")
+    if build:
+        found.append(os.path.join(build, "lib", "libpolygrad.so"))
     d = _PKG_DIR
     for _ in range(6):
         d = os.path.dirname(d)
