@@ -415,6 +415,17 @@ class Tensor:
             raise TypeError("len() of a 0-d tensor")
         return self.shape[0]
 
+    def __bool__(self):
+        if self.numel() != 1:
+            raise ValueError(f"the truth value of a tensor of shape {self.shape} is ambiguous")
+        return bool(self.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
     def __repr__(self):
         return f"<Tensor shape={self.shape} dtype={self.dtype} device={self.device}>"
 
@@ -528,6 +539,8 @@ class Tensor:
         # The root is realised with the gradients at the next optimizer step, so that reading
         # it after the step still gives the value the gradients were taken at.
         _pending_roots.append(self)
+        if len(_pending_roots) > 16:  # no optimizer step is coming: keep the latest only
+            del _pending_roots[:-16]
         return self
 
     @staticmethod
