@@ -1,4 +1,4 @@
-// Sliding windows, conv2d and 2-d pooling.
+// conv2d and 2-d pooling as sums / maxima over kernel offsets of shifted, strided views.
 #include "tensor/tensor_impl.hpp"
 
 #include <cmath>
@@ -7,70 +7,36 @@ namespace polygrad {
 
 namespace {
 
-// Windows over the last axis: (..., n) -> (..., o, k) with out[..., i, j] = x[i*s + j*d].
-// Tile x k times into one row of k*n, pad the row to k*(n+d) and view it as (k, n+d): row j then
-// starts at x[j*d]. Striding keeps every s-th column.
-Tensor window_last(const Tensor& x, int64_t k, int64_t s, int64_t d) {
-  Tensor::Shape lead(x.shape().begin(), x.shape().end() - 1);
-  const int64_t n = x.size(-1);
-  const int64_t o = (n - d * (k - 1) - 1) / s + 1;
-  auto with = [&lead](std::initializer_list<int64_t> tail) {
-    Tensor::Shape r = lead;
-    r.insert(r.end(), tail);
-    return r;
-  };
-  std::vector<std::pair<int64_t, int64_t>> no_pad(lead.size(), {0, 0});
-  Tensor z = x.unsqueeze(-2).expand(with({k, n})).reshape(with({k * n}));
-  auto pads = no_pad;
-  pads.push_back({0, k * d});
-  z = z.pad(pads).reshape(with({k, n + d}));
-  // columns i*s for i < o: make the row o*s long, split it (o, s) and keep offset 0
-  std::vector<std::pair<int64_t, int64_t>> cut;
-  for (int64_t v : lead) cut.push_back({0, v});
-  cut.push_back({0, k});
-  const int64_t want = o * s;
-  if (want <= n + d) {
-    cut.push_back({0, want});
-    z = z.shrink(cut);
-  } else {
-    pads = no_pad;
-    pads.push_back({0, 0});
-    pads.push_back({0, want - (n + d)});
-    z = z.pad(pads);
-  }
-  z = z.reshape(with({k, o, s}));
-  cut.resize(lead.size() + 1);
-  cut.push_back({0, o});
-  cut.push_back({0, 1});
-  z = z.shrink(cut).reshape(with({k, o}));
-  return z.transpose(-1, -2);
+// The input positions that kernel offset (i, j) meets, for every output position:
+// out[..., y, x] = t[..., y*s.h + i*d.h, x*s.w + j*d.w], shape (..., oy, ox). Only shrinks and
+// stride splits, so kernels index the input with plain affine expressions.
+Tensor shifted(const Tensor& t, int64_t i, int64_t j, int64_t oy, int64_t ox, Size2 s, Size2 d) {
+  const size_t nd = t.shape().size();
+  Tensor::Shape lead(t.shape().begin(), t.shape().end() - 2);
+  std::vector<std::pair<int64_t, int64_t>> b;
+  for (int64_t v : lead) b.push_back({0, v});
+  const int64_t y0 = i * d.h, x0 = j * d.w;
+  b.push_back({y0, y0 + (oy - 1) * s.h + 1});
+  b.push_back({x0, x0 + (ox - 1) * s.w + 1});
+  Tensor r = t.shrink(b);
+  if (s.h == 1 && s.w == 1) return r;
+  // pad to (oy*s.h, ox*s.w), split each axis (o, s) and keep offset 0
+  std::vector<std::pair<int64_t, int64_t>> pads(nd, {0, 0});
+  pads[nd - 2] = {0, oy * s.h - r.shape()[nd - 2]};
+  pads[nd - 1] = {0, ox * s.w - r.shape()[nd - 1]};
+  Tensor::Shape split = lead, out = lead;
+  split.insert(split.end(), {oy, s.h, ox, s.w});
+  out.insert(out.end(), {oy, ox});
+  std::vector<std::pair<int64_t, int64_t>> keep(b.begin(), b.end() - 2);
+  keep.insert(keep.end(), {{0, oy}, {0, 1}, {0, ox}, {0, 1}});
+  return r.pad(pads).reshape(split).shrink(keep).reshape(out);
+}
+
+int64_t out_size(int64_t n, int64_t k, int64_t s, int64_t d) {
+  return (n - d * (k - 1) - 1) / s + 1;
 }
 
 }  // namespace
-
-namespace detail {
-
-Tensor windows(const Tensor& t, const std::vector<int64_t>& kernel,
-               const std::vector<int64_t>& stride, const std::vector<int64_t>& dilation) {
-  // Process each spatial axis as the last one; the new window axes collect at the end.
-  const auto nk = static_cast<int64_t>(kernel.size());
-  const int64_t nd = t.ndim();
-  Tensor x = t;
-  // layout after step i: (batch..., remaining spatial..., o_1, k_1, ..., o_i, k_i)
-  for (int64_t i = 0; i < nk; ++i) {
-    const int64_t axis = nd - nk;  // the next spatial axis always sits here
-    x = window_last(move_axis_last(x, axis), kernel[static_cast<size_t>(i)],
-                    stride[static_cast<size_t>(i)], dilation[static_cast<size_t>(i)]);
-  }
-  // now (batch..., o_1, k_1, ..., o_nk, k_nk) -> (batch..., o..., k...)
-  std::vector<int64_t> order;
-  for (int64_t i = 0; i < nd - nk; ++i) order.push_back(i);
-  for (int64_t i = 0; i < nk; ++i) order.push_back(nd - nk + 2 * i);
-  for (int64_t i = 0; i < nk; ++i) order.push_back(nd - nk + 2 * i + 1);
-  return x.permute(order);
-}
-
-}  // namespace detail
 
 namespace {
 
@@ -111,12 +77,32 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
                lazy::shape_str(w.shape) + " do not match for groups=" + std::to_string(groups));
   const int64_t kh = w.shape[2], kw = w.shape[3];
   check_spatial("conv2d", *this, kh, kw, stride, dilation, padding);
-  Tensor win = detail::windows(pad_spatial(*this, padding, 0.0), {kh, kw}, {stride.h, stride.w},
-                               {dilation.h, dilation.w});  // (bs, cin, oy, ox, kh, kw)
-  const int64_t oy = win.size(2), ox = win.size(3), cg = cin / groups, og = cout / groups;
-  Tensor x = win.reshape({bs, groups, 1, cg, oy, ox, kh, kw});
-  Tensor k = weight.reshape({1, groups, og, cg, 1, 1, kh, kw});
-  Tensor r = (x * k).sum(std::vector<int64_t>{3, 6, 7}).reshape({bs, cout, oy, ox});
+  Tensor x = pad_spatial(*this, padding, 0.0);
+  const int64_t oy = out_size(x.size(-2), kh, stride.h, dilation.h);
+  const int64_t ox = out_size(x.size(-1), kw, stride.w, dilation.w);
+  const int64_t cg = cin / groups, og = cout / groups;
+  x = x.reshape({bs, groups, cg, x.size(-2), x.size(-1)});
+  // im2col: the kernel offsets' shifted views stacked on a new last axis (a sum of padded views,
+  // so loads stay affine) into their own buffer (bs, g, oy, ox, cg, kh*kw); then a matmul with
+  // the weight.
+  std::vector<Tensor> views;
+  for (int64_t i = 0; i < kh; ++i)
+    for (int64_t j = 0; j < kw; ++j)
+      views.push_back(shifted(x, i, j, oy, ox, stride, dilation).permute({0, 1, 3, 4, 2}));
+  Tensor cols = views.size() == 1 ? views[0].unsqueeze(-1) : Tensor::stack(views, -1);
+  cols = cols.contiguous();
+  Tensor r;
+  if (groups == 1) {
+    // (bs*oy*ox, cin*kh*kw) @ (cin*kh*kw, cout): a plain 2-d matmul, the fastest kernel shape;
+    // its result is materialised before the permute to NCHW.
+    Tensor k = weight.reshape({cout, cin * kh * kw}).T().contiguous();
+    r = cols.reshape({bs * oy * ox, cin * kh * kw}).matmul(k).contiguous();
+    r = r.reshape({bs, oy, ox, cout}).permute({0, 3, 1, 2});
+  } else {
+    Tensor k = weight.reshape({groups, og, cg * kh * kw}).transpose(-1, -2).unsqueeze(0);
+    r = cols.reshape({bs, groups, oy * ox, cg * kh * kw}).matmul(k).transpose(-1, -2);
+    r = r.reshape({bs, cout, oy, ox});
+  }
   return bias ? r + bias->reshape({1, cout, 1, 1}) : r;
 }
 
@@ -125,18 +111,32 @@ Tensor Tensor::max_pool2d(Size2 kernel, std::optional<Size2> stride, Size2 dilat
   detail::state(*this, "max_pool2d");
   Size2 s = stride ? *stride : kernel;
   check_spatial("max_pool2d", *this, kernel.h, kernel.w, s, dilation, padding);
-  Tensor win = detail::windows(pad_spatial(*this, padding, -INFINITY), {kernel.h, kernel.w},
-                               {s.h, s.w}, {dilation.h, dilation.w});
-  return win.max(std::vector<int64_t>{-2, -1});
+  Tensor x = pad_spatial(*this, padding, -INFINITY);
+  const int64_t oy = out_size(x.size(-2), kernel.h, s.h, dilation.h);
+  const int64_t ox = out_size(x.size(-1), kernel.w, s.w, dilation.w);
+  Tensor r;
+  for (int64_t i = 0; i < kernel.h; ++i)
+    for (int64_t j = 0; j < kernel.w; ++j) {
+      Tensor v = shifted(x, i, j, oy, ox, s, dilation);
+      r = r.defined() ? r.maximum(v) : v;
+    }
+  return r;
 }
 
 Tensor Tensor::avg_pool2d(Size2 kernel, std::optional<Size2> stride, Size2 padding) const {
   detail::state(*this, "avg_pool2d");
   Size2 s = stride ? *stride : kernel;
   check_spatial("avg_pool2d", *this, kernel.h, kernel.w, s, 1, padding);
-  Tensor win =
-      detail::windows(pad_spatial(*this, padding, 0.0), {kernel.h, kernel.w}, {s.h, s.w}, {1, 1});
-  return win.mean(std::vector<int64_t>{-2, -1});
+  Tensor x = pad_spatial(*this, padding, 0.0);
+  const int64_t oy = out_size(x.size(-2), kernel.h, s.h, 1);
+  const int64_t ox = out_size(x.size(-1), kernel.w, s.w, 1);
+  Tensor r;
+  for (int64_t i = 0; i < kernel.h; ++i)
+    for (int64_t j = 0; j < kernel.w; ++j) {
+      Tensor v = detail::to_float(shifted(x, i, j, oy, ox, s, 1));
+      r = r.defined() ? r + v : v;
+    }
+  return r * (1.0 / static_cast<double>(kernel.h * kernel.w));
 }
 
 }  // namespace polygrad

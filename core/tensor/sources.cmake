@@ -17,7 +17,7 @@ set(polygrad_tensor_files
   autograd.cpp:_ZNK8polygrad6Tensor8backwardEv
   indexing.cpp:_ZNK8polygrad6Tensor5chunkEll
   nn_ops.cpp:_ZNK8polygrad6Tensor7softmaxEl
-  conv.cpp:_ZN8polygrad6detail7windowsERKNS_6TensorERKSt6vectorIlSaIlEES7_S7_
+  conv.cpp:_ZNK8polygrad6Tensor6conv2dERKS0_RKSt8optionalIS0_ElNS_5Size2ES7_S7_
   einsum.cpp:_ZN8polygrad6Tensor6einsumERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEERKSt6vectorIS0_SaIS0_EE)
 foreach(entry ${polygrad_tensor_files})
   string(REPLACE ":" ";" parts ${entry})

@@ -75,10 +75,6 @@ std::vector<unsigned char> pack(const std::vector<double>& values, DType dtype);
 Tensor move_axis_last(const Tensor& t, int64_t axis);
 Tensor move_last_to(const Tensor& t, int64_t axis);
 
-/// Sliding windows over the last k axes: (..., n1, .., nk) -> (..., o1, .., ok, k1, .., kk).
-Tensor windows(const Tensor& t, const std::vector<int64_t>& kernel,
-               const std::vector<int64_t>& stride, const std::vector<int64_t>& dilation);
-
 }  // namespace polygrad::detail
 
 #endif  // POLYGRAD_TENSOR_TENSOR_IMPL_HPP
