@@ -14,7 +14,7 @@ if [ ! -x "$venv/bin/python" ]; then
   /usr/bin/python3 -m venv --system-site-packages "$venv"
 fi
 POLYGRAD_BUILD_DIR="$build" "$venv/bin/python" -m pip install --quiet --no-build-isolation \
-  --no-index --no-deps --disable-pip-version-check "$repo/frontends/python"
+  --no-index --no-deps --disable-pip-version-check --root-user-action=ignore "$repo/frontends/python"
 rm -rf "$repo/frontends/python/build" "$repo/frontends/python/polygrad.egg-info"
 cd "$repo"
 # -p no:cacheprovider: no .pytest_cache in the source tree.
