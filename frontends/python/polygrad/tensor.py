@@ -305,13 +305,10 @@ class Tensor:
     randn_like = _unary("randn_like")
 
     def _scalar_like(self, v):
-        """A 0-d tensor for scalar `v` in the dtype `self op v` promotes to."""
+        """A 0-d tensor for scalar `v` in the dtype `self op v` promotes to (an int or bool
+        keeps self's dtype, a float turns an int tensor into float32)."""
         name = self.dtype
-        if isinstance(v, (bool, np.bool_)):
-            pass
-        elif isinstance(v, numbers.Integral):
-            pass
-        elif name not in _FLOATS:
+        if not isinstance(v, (numbers.Integral, np.bool_)) and name not in _FLOATS:
             name = "float32"
         return _call(lib.pg_tensor_scalar, float(v), DTYPE_CODES[name], self._device_bytes())
 
@@ -618,6 +615,7 @@ class Tensor:
     bitwise_or = _bitwise("bitwise_or")
     bitwise_xor = _bitwise("bitwise_xor")
     __and__, __or__, __xor__ = bitwise_and, bitwise_or, bitwise_xor
+    __rand__, __ror__, __rxor__ = bitwise_and, bitwise_or, bitwise_xor
     logical_not = _unary("logical_not")
     __invert__ = logical_not
     del _bitwise
