@@ -2,13 +2,14 @@
 JOBS ?= $(shell nproc)
 POLYGRAD := build/release/bin/polygrad
 
-.PHONY: run test deps build build-asan test-release test-asan bench format clean
+.PHONY: run test deps build build-asan test-release test-asan test-python bench format clean
 
 run: build
 	$(POLYGRAD) devices
 	build/release/bin/polygrad-demo
+	frontends/python/run_example.sh build/release
 
-test: build build-asan test-release test-asan
+test: build build-asan test-release test-asan test-python
 
 deps:
 	@scripts/install-deps.sh
@@ -26,6 +27,9 @@ test-release: build
 
 test-asan: build-asan
 	ctest --preset asan -j $(JOBS)
+
+test-python: build
+	frontends/python/run_tests.sh build/release
 
 bench: build
 	build/release/bin/bench_compile_latency
