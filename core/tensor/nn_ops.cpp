@@ -21,10 +21,14 @@ Tensor Tensor::matmul(const Tensor& o) const {
     user_error("matmul: shapes " + lazy::shape_str(p.shape) + " and " + lazy::shape_str(q.shape) +
                " do not match (" + std::to_string(k) + " != " + std::to_string(kb) + ")");
   DType t = detail::promote_for("matmul", detail::dt(a), detail::dt(b));
+  // A right operand whose batch axes are all 1 is a 2-d matrix for every batch.
+  bool b_unbatched = b.ndim() > 2;
+  for (int64_t i = 0; i + 2 < b.ndim(); ++i) b_unbatched = b_unbatched && b.size(i) == 1;
+  if (b_unbatched && a.ndim() >= b.ndim()) b = b.reshape({b.size(-2), b.size(-1)});
   if (a.ndim() > 2 && b.ndim() == 2) {
     // (..., n, k) @ (k, m): one 2-d matmul over the flattened leading axes, materialised in
-    // that shape. The codegen runs 2-d matmul kernels ~50x faster than batched ones (measured:
-    // (8, 1024, 144) @ (144, 32) takes 240 ms batched, 5 ms as a 2-d kernel on the cpu plugin).
+    // that shape. The cpu codegen runs 2-d matmul kernels ~100x faster than batched ones
+    // (tensor_bench: (8, 1024, 144) @ (144, 32) 1.8 ms as a 2-d kernel, 170 ms batched).
     Shape out(a.shape().begin(), a.shape().end() - 1);
     out.push_back(b.size(-1));
     Tensor r = a.reshape({-1, k}).matmul(b).contiguous().reshape(out);

@@ -24,6 +24,8 @@ const tensor_test::OpTable& nn_table() {
       {"matmul_vec_mat", [](const Case& c) { return A(c).matmul(B(c)); }},
       {"matmul_mat_vec", [](const Case& c) { return A(c).matmul(B(c)); }},
       {"dot_vec", [](const Case& c) { return A(c).dot(B(c)); }},
+      {"matmul_rhs_unit_batch", [](const Case& c) { return A(c).matmul(B(c)); }},
+      {"matmul_3d_vec", [](const Case& c) { return A(c).matmul(B(c)); }},
       {"linear", [](const Case& c) { return A(c).linear(B(c), C(c)); }},
       {"softmax_last", [](const Case& c) { return A(c).softmax(); }},
       {"softmax_axis0", [](const Case& c) { return A(c).softmax(0); }},
