@@ -36,6 +36,8 @@ Tensor host_tensor(const void* data, pg_dtype dtype, const lazy::Shape& shape,
 Tensor from_doubles(const char* op, const std::vector<double>& v, pg_dtype dtype,
                     const lazy::Shape& shape, const std::string& device) {
   (void)op;
+  if (dtype == PG_DTYPE_FLOAT16 || dtype == PG_DTYPE_BFLOAT16)  // no host half type: via float32
+    return from_doubles(op, v, PG_DTYPE_FLOAT32, shape, device).cast(dtype);
   std::vector<unsigned char> bytes = detail::pack(v, DType(dtype));
   return host_tensor(bytes.data(), dtype, shape, device);
 }

@@ -94,6 +94,10 @@ TEST(Dtype, Casts) {
   EXPECT_EQ(f.bool_().to_vector<uint8_t>(), (std::vector<uint8_t>{1, 1, 1}));
   EXPECT_EQ(f.double_().dtype(), PG_DTYPE_FLOAT64);
   EXPECT_EQ(f.long_().to_vector<int64_t>(), (std::vector<int64_t>{1, -1, 300}));
+  Tensor r = Tensor::rand({4}, PG_DTYPE_FLOAT16);
+  EXPECT_EQ(r.dtype(), PG_DTYPE_FLOAT16);
+  for (float v : r.to_vector<float>()) EXPECT_TRUE(v >= 0.0f && v <= 1.0f) << v;
+  expect_values(Tensor::arange(0, 3, 1, PG_DTYPE_FLOAT16).float_(), {3}, {0, 1, 2});
   Tensor h = f.half();
   EXPECT_EQ(h.dtype(), PG_DTYPE_FLOAT16);
   expect_values(h.float_(), {3}, {1.7, -1.7, 300}, 1e-3, 1e-3);
