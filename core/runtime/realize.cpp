@@ -14,6 +14,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <unordered_map>
 
 namespace polygrad::runtime {
 
@@ -53,12 +54,19 @@ class ProgramCache {
                    device.c_str(), art.text().c_str());
     k->program = dev.load(art, k->lowered.name);
     programs_.emplace(key, k);
+    ++compiled_;
     return k;
+  }
+
+  size_t compiled() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return compiled_;
   }
 
  private:
   std::mutex mu_;
   std::map<std::pair<std::string, const UOp*>, std::shared_ptr<CompiledKernel>> programs_;
+  size_t compiled_ = 0;
 };
 
 ProgramCache& program_cache() {
@@ -67,6 +75,10 @@ ProgramCache& program_cache() {
 }
 
 }  // namespace
+
+size_t compiled_kernel_count() {
+  return program_cache().compiled();
+}
 
 void plan_memory(const schedule::Schedule& s) {
   std::set<const UOp*> planned;
@@ -119,7 +131,14 @@ void run_kernel(const schedule::Item& item) {
     memory.push_back(buffer_memory(b.get()));
     args.buffers.push_back(memory.back().get());
   }
-  auto global = k->lowered.launch_global({});
+  std::unordered_map<std::string, int64_t> vals(item.vars.begin(), item.vars.end());
+  for (const Var& v : k->lowered.vars) {
+    auto it = vals.find(v.name);
+    if (it == vals.end())
+      internal_error("realize: kernel " + k->lowered.name + " needs variable " + v.name);
+    args.scalars.push_back(it->second);
+  }
+  auto global = k->lowered.launch_global(vals);
   for (int d = 0; d < 3; ++d) args.global_size[d] = global[d];
   args.local_size = k->lowered.local_size;
   if (debug_level() >= 1) {

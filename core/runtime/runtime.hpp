@@ -44,6 +44,9 @@ namespace polygrad::runtime {
 /// them) do not overlap share one allocation (same device, large enough). realize runs it.
 void plan_memory(const schedule::Schedule& s);
 
+/// Number of kernels lowered and compiled so far (each distinct kernel AST once per device).
+size_t compiled_kernel_count();
+
 /// Copy a realised tensor (from realize or from_host) into `dst`: numel * itemsize bytes.
 void to_host(const UOpRef& realized, void* dst);
 

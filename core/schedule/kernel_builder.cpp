@@ -9,6 +9,7 @@
 #include <polygrad/error.hpp>
 
 #include <algorithm>
+#include <climits>
 
 namespace polygrad::schedule {
 
@@ -65,6 +66,10 @@ UOpRef KernelBuilder::build(const UOp* node, const lazy::Shape& shape, const UOp
   for (int64_t d : shape) {
     if (d == 1) {
       idx.push_back(idx_const(0));
+    } else if (symbolic_outer_ && out_ranges_.empty()) {
+      outer_extent_ = d;
+      idx.push_back(range(define_var(kOuterVar, 1, INT32_MAX), next_range_++));
+      out_ranges_.push_back(idx.back());
     } else {
       idx.push_back(new_range(d));
       out_ranges_.push_back(idx.back());

@@ -38,6 +38,8 @@ struct Item {
   std::vector<UOpRef> buffers;
   /// Copy: bytes to copy.
   int64_t nbytes = 0;
+  /// Kernel: values of the AST's DEFINE_VARs (its symbolic outer extent), by name.
+  std::vector<std::pair<std::string, int64_t>> vars;
 };
 
 /// A schedule: its steps in run order, and the realised form of each root.

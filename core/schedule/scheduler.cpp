@@ -80,6 +80,20 @@ size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const U
                              const std::string& device, std::optional<int64_t> assign_target) {
   KernelBuilder kb(*this, device);
   UOpRef ast = kb.build(value, shape, out);
+  std::vector<std::pair<std::string, int64_t>> vars;
+  std::vector<UOpRef> buffers = kb.buffers();
+  // Kernels without reductions take their outermost extent as a launch-time variable, so a
+  // new batch size reuses the compiled kernel. (Reduce kernels keep static extents: the
+  // codegen's register tiling needs them.)
+  bool has_reduce = false;
+  for (const UOp* u : toposort(ast)) has_reduce = has_reduce || u->op() == Op::REDUCE;
+  if (!has_reduce && lazy::numel(shape) > 1) {
+    KernelBuilder sym(*this, device);
+    sym.set_symbolic_outer(true);
+    ast = sym.build(value, shape, out);
+    buffers = sym.buffers();
+    vars.emplace_back(KernelBuilder::kOuterVar, sym.outer_extent());
+  }
   POLYGRAD_VERIFY(ast);
   Meta meta{kb.deps(), kb.old_reads(), assign_target};
   if (assign_target) {
@@ -101,13 +115,13 @@ size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const U
       sched_.intermediates.push_back(tmp);
       KernelBuilder kb2(*this, device);
       UOpRef ast2 = kb2.build(value, shape, tmp);
-      sched_.items.push_back({Item::Kind::kernel, device, ast2, kb2.buffers(), 0});
+      sched_.items.push_back({Item::Kind::kernel, device, ast2, kb2.buffers(), 0, {}});
       meta_.push_back({kb2.deps(), kb2.old_reads(), std::nullopt});
       size_t first = sched_.items.size() - 1;
       return add_copy(out, tmp, lazy::numel(shape) * out->dtype().itemsize(), device, {first}, {});
     }
   }
-  sched_.items.push_back({Item::Kind::kernel, device, ast, kb.buffers(), 0});
+  sched_.items.push_back({Item::Kind::kernel, device, ast, std::move(buffers), 0, std::move(vars)});
   meta_.push_back(std::move(meta));
   return sched_.items.size() - 1;
 }
@@ -115,7 +129,7 @@ size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const U
 size_t Scheduler::add_copy(const UOpRef& dst, const UOpRef& src, int64_t nbytes,
                            const std::string& device, std::set<size_t> deps,
                            std::set<int64_t> old_reads) {
-  sched_.items.push_back({Item::Kind::copy, device, {}, {dst, src}, nbytes});
+  sched_.items.push_back({Item::Kind::copy, device, {}, {dst, src}, nbytes, {}});
   meta_.push_back({std::move(deps), std::move(old_reads), lazy::buffer_id(dst.get())});
   return sched_.items.size() - 1;
 }

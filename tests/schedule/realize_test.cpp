@@ -251,6 +251,26 @@ TEST_F(RealizeTest, IntermediatesWithDisjointLifetimesShareMemory) {
             runtime::buffer_memory(m1).get());
 }
 
+TEST_F(RealizeTest, FiveBatchSizesRunThroughOneCompiledKernel) {
+  size_t before = 0;
+  for (int64_t batch : {2, 3, 8, 19, 300}) {
+    std::vector<float> x(static_cast<size_t>(batch * 7));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 13) - 6;
+    UOpRef xi = input(x, {batch, 7});
+    // relu(x * 3 + 1) over a (batch, 7) tensor.
+    UOpRef y = testgraph::ew(
+        Op::MAX,
+        testgraph::ew(Op::ADD,
+                      testgraph::ew(Op::MUL, xi, lazy::full(dtypes::float32, 3, {batch, 7})),
+                      lazy::full(dtypes::float32, 1, {batch, 7})),
+        lazy::full(dtypes::float32, 0, {batch, 7}));
+    auto got = values(y);
+    for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(got[i], std::max(x[i] * 3 + 1, 0.0f));
+    if (batch == 2) before = runtime::compiled_kernel_count();
+  }
+  EXPECT_EQ(runtime::compiled_kernel_count(), before);
+}
+
 TEST_F(RealizeTest, UsingATensorOnAnUnknownDeviceIsAnError) {
   try {
     runtime::canonical_device("tpu:7");
