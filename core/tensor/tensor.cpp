@@ -89,34 +89,6 @@ Tensor& Tensor::realize() {
   return *this;
 }
 
-namespace {
-
-// Realises `roots` (owned by `owners`) in one schedule. Two or more assigns are split in two
-// schedules: their values (with the other roots) into fresh buffers, then the writes. In one
-// schedule, assigns whose values read each other's targets (an optimizer step: each parameter's
-// gradient reads the others) would need each write to come after the other's reads.
-void realize_owners(const std::vector<UOpRef>& roots, const std::vector<TensorImpl*>& owners,
-                    const std::string& device) {
-  std::vector<size_t> assigns;
-  for (size_t i = 0; i < roots.size(); ++i)
-    if (roots[i]->op() == Op::ASSIGN) assigns.push_back(i);
-  if (assigns.size() < 2) {
-    std::vector<UOpRef> out = realize_roots(roots, device);
-    for (size_t i = 0; i < owners.size(); ++i) owners[i]->uop = out.at(i);
-    return;
-  }
-  std::vector<UOpRef> first = roots;
-  for (size_t i : assigns) first[i] = lazy::contiguous(roots[i]->src(1));
-  std::vector<UOpRef> values = realize_roots(first, device);
-  std::vector<UOpRef> writes;
-  for (size_t i : assigns) writes.push_back(lazy::assign(roots[i]->src(0), values[i]));
-  std::vector<UOpRef> written = realize_roots(writes, device);
-  for (size_t i = 0; i < owners.size(); ++i) owners[i]->uop = values[i];
-  for (size_t k = 0; k < assigns.size(); ++k) owners[assigns[k]]->uop = written[k];
-}
-
-}  // namespace
-
 void Tensor::realize_all(std::vector<Tensor>& tensors) {
   // One schedule per device, in order of first appearance.
   std::vector<std::string> devices;
@@ -134,7 +106,10 @@ void Tensor::realize_all(std::vector<Tensor>& tensors) {
       owners.push_back(p);
     }
     if (roots.empty()) continue;
-    realize_owners(roots, owners, d);
+    // One schedule: the scheduler orders assigns after the reads of their targets (through a
+    // temporary when assigns read each other's targets, as an optimizer step's do).
+    std::vector<UOpRef> out = realize_roots(roots, d);
+    for (size_t i = 0; i < owners.size(); ++i) owners[i]->uop = out.at(i);
   }
 }
 
