@@ -10,6 +10,7 @@ packages=(
   libtbb-dev libyaml-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-venv python3-pip python3-setuptools python3-wheel python3-numpy python3-pytest python3-torch python3-sklearn python3-tqdm
+  libopenblas0-pthread
 )
 
 missing=()
