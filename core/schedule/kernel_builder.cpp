@@ -117,6 +117,10 @@ UOpRef KernelBuilder::load_realized(const UOp* node, const std::vector<UOpRef>& 
 UOpRef KernelBuilder::index_uncached(const UOp* node, const std::vector<UOpRef>& idx,
                                      const UOpRef& gate) {
   lazy::ShapeOf& shape = owner_.shape();
+  // A node an earlier kernel of this schedule already computed is read, not recomputed (the
+  // backward pass reuses the forward's activations this way).
+  if (node != root_ && node->nsrcs() > 0 && !lazy::is_realized(node) && owner_.is_realized(node))
+    return load_realized(node, idx, gate);
   switch (node->op()) {
     case Op::BUFFER:
     case Op::RESHAPE:

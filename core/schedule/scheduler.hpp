@@ -23,6 +23,8 @@ class Scheduler {
   UOpRef realize(const UOp* node, std::optional<size_t>& item, bool root);
 
   lazy::ShapeOf& shape() { return shape_; }
+  /// Whether `node` already has a buffer in this schedule (then reading it beats recomputing).
+  bool is_realized(const UOp* node) const { return done_.count(node) != 0; }
   /// Keeps a node made during scheduling alive until the schedule is done.
   void keep(const UOpRef& node) { keep_.push_back(node); }
   const Context& ctx() const { return ctx_; }
