@@ -9,13 +9,7 @@ repo="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${1:-build/release}"
 shift || true
 case "$build" in /*) ;; *) build="$repo/$build" ;; esac
-venv="$build/venv"
-if [ ! -x "$venv/bin/python" ]; then
-  /usr/bin/python3 -m venv --system-site-packages "$venv"
-fi
-POLYGRAD_BUILD_DIR="$build" "$venv/bin/python" -m pip install --quiet --no-build-isolation \
-  --no-index --no-deps --disable-pip-version-check --root-user-action=ignore "$repo/frontends/python"
-rm -rf "$repo/frontends/python/build" "$repo/frontends/python/polygrad.egg-info"
+source "$repo/frontends/python/install_venv.sh"
 cd "$repo"
 # -p no:cacheprovider: no .pytest_cache in the source tree.
 exec "$venv/bin/python" -m pytest -q -p no:cacheprovider "$repo/frontends/python/tests" "$@"
