@@ -10,19 +10,8 @@ namespace polygrad::autograd {
 
 namespace {
 
-// Only the public Tensor API and TensorImpl's fields are used here, so the tensor layer's
-// internal helpers can change freely.
-const detail::TensorImpl& state_of(const Tensor& t, const char* op) {
-  if (!t.defined()) user_error(std::string(op) + ": the tensor is a null handle");
-  return *t.impl();
-}
-
 Tensor wrap(UOpRef uop, const detail::TensorImpl& like) {
-  auto p = std::make_shared<detail::TensorImpl>();
-  p->uop = std::move(uop);
-  p->shape = like.shape;
-  p->device = like.device;
-  return Tensor(std::move(p));
+  return detail::make(std::move(uop), like.shape, like.device);
 }
 
 /// The gradient fed into root: `root_grad` checked against root, or ones for a one-element root.
@@ -34,7 +23,7 @@ UOpRef seed(const char* op, const detail::TensorImpl& root,
                  "; without a root gradient it must have one element");
     return lazy::full(root.uop->dtype(), 1, root.shape);
   }
-  const detail::TensorImpl& g = state_of(*root_grad, op);
+  const detail::TensorImpl& g = detail::state(*root_grad, op);
   if (g.shape != root.shape)
     user_error(std::string(op) + ": root gradient shape " + lazy::shape_str(g.shape) +
                " does not match the root's " + lazy::shape_str(root.shape));
@@ -45,9 +34,9 @@ UOpRef seed(const char* op, const detail::TensorImpl& root,
 
 std::vector<Tensor> gradient(const Tensor& root, const std::vector<Tensor>& targets,
                              const std::optional<Tensor>& root_grad) {
-  const detail::TensorImpl& r = state_of(root, "gradient");
+  const detail::TensorImpl& r = detail::state(root, "gradient");
   std::vector<UOpRef> target_uops;
-  for (const Tensor& t : targets) target_uops.push_back(state_of(t, "gradient").uop);
+  for (const Tensor& t : targets) target_uops.push_back(detail::state(t, "gradient").uop);
   std::vector<UOpRef> grads =
       autograd::gradient(r.uop, seed("gradient", r, root_grad), target_uops);
   std::vector<Tensor> out;
@@ -62,7 +51,7 @@ std::vector<Tensor> gradient(const Tensor& root, const std::vector<Tensor>& targ
 }
 
 void backward(const Tensor& root, const std::optional<Tensor>& root_grad) {
-  const detail::TensorImpl& r = state_of(root, "backward");
+  const detail::TensorImpl& r = detail::state(root, "backward");
   if (!r.uop->dtype().is_float())
     user_error("backward: the root is " + r.uop->dtype().name() +
                "; only float tensors have gradients");

@@ -28,10 +28,6 @@ struct TensorImpl {
 Tensor make(UOpRef uop, lazy::Shape shape, std::string device);
 /// The impl of `t`; a user error naming `op` when t is a null handle.
 TensorImpl& state(const Tensor& t, const char* op);
-/// The same as state() (Tensor's members cannot call it `impl`: Tensor::impl() hides it).
-inline TensorImpl& impl(const Tensor& t, const char* op) {
-  return state(t, op);
-}
 /// Every live tensor with requires_grad set (registered by Tensor::requires_grad(true)).
 std::vector<std::shared_ptr<TensorImpl>> live_grad_leaves();
 /// The node, dtype of a tensor (checked non-null).
