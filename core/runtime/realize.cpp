@@ -212,7 +212,7 @@ UOpRef from_host(const std::string& device, DType dtype, const lazy::Shape& shap
 void to_host(const UOpRef& realized, void* dst) {
   if (!lazy::is_realized(realized.get()))
     internal_error("to_host: the tensor is not realised: " + node_to_string(*realized));
-  const UOp* buf = realized->op() == Op::BUFFER ? realized.get() : realized->src(0).get();
+  const UOp* buf = lazy::realized_buffer(realized.get());
   const uint64_t nbytes = static_cast<uint64_t>(lazy::buffer_count(buf)) *
                           static_cast<uint64_t>(buf->dtype().itemsize());
   if (!nbytes) return;

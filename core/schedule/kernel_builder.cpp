@@ -68,7 +68,8 @@ UOpRef KernelBuilder::build(const UOp* node, const lazy::Shape& shape, const UOp
       idx.push_back(idx_const(0));
     } else if (symbolic_outer_ && out_ranges_.empty()) {
       outer_extent_ = d;
-      idx.push_back(range(define_var(kOuterVar, 1, INT32_MAX), next_range_++));
+      outer_var_ = define_var("n0", 1, INT32_MAX);
+      idx.push_back(range(outer_var_, next_range_++));
       out_ranges_.push_back(idx.back());
     } else {
       idx.push_back(new_range(d));
@@ -125,9 +126,9 @@ UOpRef KernelBuilder::index_uncached(const UOp* node, const std::vector<UOpRef>&
     case Op::BUFFER:
     case Op::RESHAPE:
       if (lazy::is_realized(node)) {
-        const UOpRef& buf = node->op() == Op::BUFFER ? node->ref() : node->src(0);
-        old_reads_.insert(lazy::buffer_id(buf.get()));
-        return load(buf, shape(node), idx, gate);
+        const UOp* buf = lazy::realized_buffer(node);
+        old_reads_.insert(lazy::buffer_id(buf));
+        return load(buf->ref(), shape(node), idx, gate);
       }
       break;
     case Op::CONST:

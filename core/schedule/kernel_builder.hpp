@@ -20,11 +20,12 @@ class KernelBuilder {
   /// The AST that stores `node`'s value (shape `shape`) into `out` (a BUFFER, slot 0).
   UOpRef build(const UOp* node, const lazy::Shape& shape, const UOpRef& out);
 
-  /// Build with the outermost output extent as the variable kOuterVar (bound at launch to
-  /// outer_extent()), so one compiled kernel serves every size of that axis.
+  /// Build with the outermost output extent (of an axis > 1) as a DEFINE_VAR, outer_var(),
+  /// whose value is outer_extent(), so one compiled kernel serves every size of that axis.
   void set_symbolic_outer(bool on) { symbolic_outer_ = on; }
+  /// The DEFINE_VAR of the outer extent after build(), or null when none was made.
+  const UOp* outer_var() const { return outer_var_.get(); }
   int64_t outer_extent() const { return outer_extent_; }
-  static constexpr const char* kOuterVar = "n0";
 
   /// BUFFER per slot, in slot order.
   const std::vector<UOpRef>& buffers() const { return buffers_; }
@@ -54,6 +55,7 @@ class KernelBuilder {
   std::vector<UOpRef> reduce_nest_;  ///< ranges of the reduces being built, outermost first
   int64_t next_range_ = 0;
   bool symbolic_outer_ = false;
+  UOpRef outer_var_;
   int64_t outer_extent_ = 0;
   std::set<size_t> deps_;
   std::set<int64_t> old_reads_;

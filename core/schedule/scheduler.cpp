@@ -10,14 +10,6 @@
 
 namespace polygrad::schedule {
 
-namespace {
-
-const UOp* buffer_of_view(const UOp* view) {
-  return view->op() == Op::BUFFER ? view : view->src(0).get();
-}
-
-}  // namespace
-
 std::string Scheduler::device_of(const UOp* node) {
   for (const UOp* u : toposort(node->ref())) {
     if (u->op() == Op::COPY) return u->arg_str();
@@ -52,7 +44,7 @@ UOpRef Scheduler::realize_uncached(const UOp* node, std::optional<size_t>& item,
     std::set<size_t> deps;
     if (src_item) deps.insert(*src_item);
     std::set<int64_t> reads;
-    if (!src_item) reads.insert(lazy::buffer_id(buffer_of_view(src.get())));
+    if (!src_item) reads.insert(lazy::buffer_id(lazy::realized_buffer(src.get())));
     item =
         add_copy(dst, src->src(0), count * node->dtype().itemsize(), node->arg_str(), deps, reads);
     return lazy::reshape(dst, shape);
@@ -66,7 +58,7 @@ UOpRef Scheduler::realize_uncached(const UOp* node, std::optional<size_t>& item,
     if (shape_(target) != shape_(node->src(1)))
       user_error("assign: shapes " + lazy::shape_str(shape_(target)) + " and " +
                  lazy::shape_str(shape_(node->src(1))) + " differ");
-    const UOp* buf = buffer_of_view(target);
+    const UOp* buf = lazy::realized_buffer(target);
     item = add_kernel(node->src(1).get(), shape, buf->ref(), device, lazy::buffer_id(buf));
     return target->ref();
   }
@@ -78,21 +70,20 @@ UOpRef Scheduler::realize_uncached(const UOp* node, std::optional<size_t>& item,
 
 size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const UOpRef& out,
                              const std::string& device, std::optional<int64_t> assign_target) {
+  // The outermost extent is built as a launch-time variable, so a new batch size reuses the
+  // compiled kernel. Kernels with reductions get it back as a constant: the codegen's register
+  // tiling needs static extents.
   KernelBuilder kb(*this, device);
+  kb.set_symbolic_outer(lazy::numel(shape) > 1);
   UOpRef ast = kb.build(value, shape, out);
   std::vector<std::pair<std::string, int64_t>> vars;
-  std::vector<UOpRef> buffers = kb.buffers();
-  // Kernels without reductions take their outermost extent as a launch-time variable, so a
-  // new batch size reuses the compiled kernel. (Reduce kernels keep static extents: the
-  // codegen's register tiling needs them.)
-  bool has_reduce = false;
-  for (const UOp* u : toposort(ast)) has_reduce = has_reduce || u->op() == Op::REDUCE;
-  if (!has_reduce && lazy::numel(shape) > 1) {
-    KernelBuilder sym(*this, device);
-    sym.set_symbolic_outer(true);
-    ast = sym.build(value, shape, out);
-    buffers = sym.buffers();
-    vars.emplace_back(KernelBuilder::kOuterVar, sym.outer_extent());
+  if (const UOp* var = kb.outer_var()) {
+    bool has_reduce = false;
+    for (const UOp* u : toposort(ast)) has_reduce = has_reduce || u->op() == Op::REDUCE;
+    if (has_reduce)
+      ast = substitute(ast, {{var, const_int(dtypes::index, kb.outer_extent())}});
+    else
+      vars.emplace_back(var->arg_var().name, kb.outer_extent());
   }
   POLYGRAD_VERIFY(ast);
   Meta meta{kb.deps(), kb.old_reads(), assign_target};
@@ -121,7 +112,7 @@ size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const U
       return add_copy(out, tmp, lazy::numel(shape) * out->dtype().itemsize(), device, {first}, {});
     }
   }
-  sched_.items.push_back({Item::Kind::kernel, device, ast, std::move(buffers), 0, std::move(vars)});
+  sched_.items.push_back({Item::Kind::kernel, device, ast, kb.buffers(), 0, std::move(vars)});
   meta_.push_back(std::move(meta));
   return sched_.items.size() - 1;
 }
@@ -178,7 +169,7 @@ Schedule Scheduler::run(const std::vector<UOpRef>& roots) {
   for (const UOpRef& r : roots)
     for (const UOp* u : toposort(r))
       if (u->op() == Op::ASSIGN && lazy::is_realized(u->src(0).get()))
-        assign_targets_.insert(lazy::buffer_id(buffer_of_view(u->src(0).get())));
+        assign_targets_.insert(lazy::buffer_id(lazy::realized_buffer(u->src(0).get())));
   for (const UOpRef& r : roots) {
     std::optional<size_t> item;
     sched_.outputs.push_back(realize(r.get(), item, true));

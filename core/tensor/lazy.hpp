@@ -89,6 +89,10 @@ UOpRef assign(const UOpRef& target, const UOpRef& value);
 
 /// True for a realised tensor: a BUFFER, or RESHAPE of a BUFFER to a shape of the same count.
 bool is_realized(const UOp* u);
+/// The BUFFER behind a realised tensor (`u` must be one).
+inline const UOp* realized_buffer(const UOp* u) {
+  return u->op() == Op::BUFFER ? u : u->src(0).get();
+}
 
 }  // namespace polygrad::lazy
 
