@@ -5,15 +5,11 @@
 namespace {
 
 using polygrad::Tensor;
+using tensor_test::A;
+using tensor_test::B;
+using tensor_test::C;
 using tensor_test::Case;
 using tensor_test::expect_values;
-
-Tensor A(const Case& c) {
-  return c.in("a");
-}
-Tensor B(const Case& c) {
-  return c.in("b");
-}
 
 Tensor mlp_grad(const Case& c, const std::string& key) {
   std::map<std::string, Tensor> in;

@@ -33,6 +33,17 @@ struct Case {
   Tensor in(const std::string& key) const { return at(key).tensor(); }
 };
 
+/// A case's inputs "a", "b" and "c" as tensors (the names every fixture file uses).
+inline Tensor A(const Case& c) {
+  return c.in("a");
+}
+inline Tensor B(const Case& c) {
+  return c.in("b");
+}
+inline Tensor C(const Case& c) {
+  return c.in("c");
+}
+
 /// The cases of fixtures/<file>.txt, by name.
 const std::map<std::string, Case>& fixture(const std::string& file);
 
