@@ -247,7 +247,8 @@ uint32_t Linearizer::value(const UOpRef& ref, int ctx) {
     default: {
       std::vector<uint32_t> srcs;
       for (const UOpRef& s : u->srcs()) srcs.push_back(value(s, p));
-      id = add(p, to_pg(u->op()), t, std::move(srcs));
+      const pg_arg a = u->op() == Op::GEP ? arg_i(u->arg_ints().at(0)) : arg_i(0);
+      id = add(p, to_pg(u->op()), t, std::move(srcs), a);
       break;
     }
   }

@@ -92,7 +92,9 @@ bool vectorizable(const UOpRef& sink, const UOp* j) {
       continue;
     }
     for (size_t i = 0; i < n->nsrcs(); ++i)
-      if (index_math.count(n->src(i).get()) && !(n->op() == Op::INDEX && i == 1)) return false;
+      if (index_math.count(n->src(i).get()) && !(n->op() == Op::INDEX && i == 1) &&
+          !(n->op() == Op::REDUCE && n->src(i).get() == j))
+        return false;
     const pg_dtype s = n->dtype().scalar();
     if (s == PG_DTYPE_FLOAT16 || s == PG_DTYPE_BFLOAT16) return false;
     switch (n->op()) {
@@ -179,6 +181,102 @@ class Vectorizer {
   std::unordered_map<const UOp*, UOpRef> done_;
 };
 
+/// The target's vector lanes for elements of `elem` bytes.
+int64_t vector_lanes(const Target& target, int64_t elem) {
+  return std::min<int64_t>(target.caps.vector_width_bytes / elem,
+                           int64_t{target.caps.max_vector_lanes});
+}
+
+/// The dot form (see optimize.hpp) for a kernel whose only REDUCE is a float sum over a range
+/// its loads are contiguous along, without selects (their bool vectors stay scalar code).
+UpcastPlan choose_dot(const UOpRef& sink, const std::vector<const UOp*>& order,
+                      const std::vector<const UOp*>& outputs, const Target& target) {
+  const UOp* red = nullptr;
+  for (const UOp* u : order)
+    if (u->op() == Op::REDUCE) {
+      if (red != nullptr) return {};
+      red = u;
+    }
+  if (red == nullptr || red->nsrcs() != 2 || static_cast<Op>(red->arg_int()) != Op::ADD ||
+      !red->dtype().is_float() || red->dtype().is_vector())
+    return {};
+  const UOp* k = red->src(1).get();
+  if (k->src(0)->op() != Op::CONST || !vectorizable(sink, k)) return {};
+  for (const UOp* u : toposort(red->src(0)))
+    if (u->op() == Op::WHERE || is_compare(u->op()) || u->op() == Op::TRUNC ||
+        u->op() == Op::BITCAST)
+      return {};
+  const int64_t w = vector_lanes(target, red->dtype().scalar_size());
+  const int64_t ek = k->src(0)->arg_int();
+  if (w < 2 || ek % w != 0 || ek < 2 * w) return {};
+  UpcastPlan plan;
+  plan.dot_k = k;
+  plan.lanes = static_cast<int>(w);
+  const UOp* j = outputs.back();
+  const int64_t ej = j->src(0)->arg_int();
+  plan.j = j;
+  plan.cols = ej % 4 == 0 ? 4 : ej % 2 == 0 ? 2 : 1;
+  // i: the output range next to j (in a batched a @ b.T the batch range is further out and
+  // shares no loads between its rows). R*C accumulators, R + C loads per step.
+  if (outputs.size() >= 2) {
+    const UOp* i = outputs[outputs.size() - 2];
+    if (i->src(0)->op() == Op::CONST) {
+      const int64_t ei = i->src(0)->arg_int();
+      for (int r = std::min(8, 16 / plan.cols); r >= 2; r /= 2)
+        if (ei % r == 0) {
+          plan.i = i;
+          plan.rows = r;
+          break;
+        }
+    }
+  }
+  return plan;
+}
+
+/// The sum of the lanes of the vector `v`, as a tree of ADDs of GEPs.
+UOpRef lane_sum(const UOpRef& v) {
+  const DType t = v->dtype().scalar_type();
+  std::vector<UOpRef> parts;
+  for (int l = 0; l < v->dtype().lanes(); ++l)
+    parts.push_back(UOp::make(Op::GEP, t, {v}, std::vector<int64_t>{l}));
+  while (parts.size() > 1) {
+    std::vector<UOpRef> next;
+    for (size_t p = 0; p + 1 < parts.size(); p += 2) next.push_back(parts[p] + parts[p + 1]);
+    if (parts.size() % 2 != 0) next.push_back(parts.back());
+    parts.swap(next);
+  }
+  return parts[0];
+}
+
+/// `sink` rewritten by a dot-form plan.
+UOpRef apply_dot(const UOpRef& sink, const UpcastPlan& plan) {
+  const UOp* k = plan.dot_k;
+  const UOpRef kv =
+      range(const_int(dtypes::index, k->src(0)->arg_int() / plan.lanes), k->arg_int());
+  const UOpRef jn =
+      range(const_int(dtypes::index, plan.j->src(0)->arg_int() / plan.cols), plan.j->arg_int());
+  UOpRef in;
+  if (plan.i != nullptr)
+    in = range(const_int(dtypes::index, plan.i->src(0)->arg_int() / plan.rows), plan.i->arg_int());
+  auto vectorize_reduce = [&](const UOpRef& n) -> UOpRef {
+    if (n->op() != Op::REDUCE || n->nsrcs() != 2 || n->src(1).get() != k) return n;
+    Vectorizer vec(k, kv * plan.lanes, plan.lanes);
+    UOpRef v = vec.run(n->src(0));
+    const DType vt = n->dtype().vec(plan.lanes);
+    if (v->dtype() != vt) v = UOp::make(Op::VECTORIZE, vt, std::vector<UOpRef>(plan.lanes, v));
+    return lane_sum(UOp::make(Op::REDUCE, vt, {v, kv}, n->arg()));
+  };
+  std::vector<UOpRef> stores;
+  for (const UOpRef& st : sink->srcs())
+    for (int r = 0; r < plan.rows; ++r) {
+      UOpRef row = plan.i != nullptr ? substitute_range(st, plan.i, in * plan.rows + r) : st;
+      for (int c = 0; c < plan.cols; ++c)
+        stores.push_back(
+            rebuild(substitute_range(row, plan.j, jn * plan.cols + c), vectorize_reduce));
+    }
+  return UOp::make(Op::SINK, sink->dtype(), stores, sink->arg());
+}
+
 }  // namespace
 
 UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
@@ -198,17 +296,27 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
 
   // j: the innermost output loop, vectorised along W lanes of the stored dtype.
   const UOp* j = outputs.back();
-  if (j->src(0)->op() != Op::CONST || !vectorizable(sink, j)) return {};
+  if (j->src(0)->op() != Op::CONST) return {};
+  if (!vectorizable(sink, j)) return choose_dot(sink, order, outputs, target);
   const int64_t elem = sink->src(0)->src(1)->dtype().scalar_size();
   if (elem <= 0) return {};
-  const int64_t w = std::min<int64_t>(target.caps.vector_width_bytes / elem,
-                                      int64_t{target.caps.max_vector_lanes});
+  const int64_t w = vector_lanes(target, elem);
   const int64_t ej = j->src(0)->arg_int();
   if (w < 2 || ej % w != 0) return {};
   UpcastPlan plan;
   plan.j = j;
   plan.lanes = static_cast<int>(w);
-  plan.vectors = ej % (2 * w) == 0 ? 2 : 1;
+  // V: 2 vectors when they divide j; else the largest count up to 8 that does (784 = 7 * 7 * 16
+  // columns), so loads and math that do not depend on j are shared by more vectors.
+  plan.vectors = 1;
+  if (ej % (2 * w) == 0)
+    plan.vectors = 2;
+  else
+    for (int64_t v = 8; v >= 3; --v)
+      if ((ej / w) % v == 0) {
+        plan.vectors = static_cast<int>(v);
+        break;
+      }
 
   // i: the outermost other output loop, upcast so that R*V accumulators use about half of the
   // vector registers (32 with AVX-512-wide vectors, else 16), leaving room for loads.
@@ -245,6 +353,7 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
 
 UOpRef apply_upcast(const UOpRef& sink, const UpcastPlan& plan) {
   if (plan.j == nullptr) return sink;
+  if (plan.dot_k != nullptr) return apply_dot(sink, plan);
   const int64_t width = int64_t{plan.lanes} * plan.vectors;
   // Loop ids order the output loops (outermost first); k tiling puts j' outermost, then k0.
   int64_t id_j = plan.j->arg_int(), id_i = plan.i != nullptr ? plan.i->arg_int() : 0, id_k0 = 0;

@@ -12,6 +12,10 @@
 // When b's panel is large, k is tiled too (k -> k0 * KT + k1) and the loops are reordered
 // j' > k0 > i' > k1 so that a tile of the panel stays in cache across row blocks; the output
 // then holds partial sums, read back (a gated LOAD, skipped for k0 = 0) and added to.
+// When the loads are contiguous along the reduce range k instead of j (out = a @ b.T, both
+// operands k-major: every Linear layer's forward), the dot form is used: i and j are upcast by
+// R and C scalar copies, and k -> k' * W + lane, so the R*C sums become W-lane vector
+// accumulators fed by R + C vector loads per step, summed across lanes after the loop.
 // Factors are used only when they divide the (constant) extents; otherwise the kernel is left
 // as it is (the scalar path handles any size).
 #ifndef POLYGRAD_CODEGEN_OPTIMIZE_HPP
@@ -23,13 +27,15 @@ namespace polygrad::codegen {
 
 /// An upcast choice for one kernel (see the file comment). `j` null: no upcast.
 struct UpcastPlan {
-  const UOp* i = nullptr;  ///< the row range upcast by `rows`, or null
-  const UOp* j = nullptr;  ///< the vectorised range
-  int rows = 1;            ///< R
-  int vectors = 1;         ///< V
-  int lanes = 1;           ///< W
-  const UOp* k = nullptr;  ///< the reduce range split into k tiles, or null
-  int k_tile = 0;          ///< KT: k -> k0 * KT + k1, partial sums stored per k0
+  const UOp* i = nullptr;      ///< the row range upcast by `rows`, or null
+  const UOp* j = nullptr;      ///< the vectorised range
+  int rows = 1;                ///< R
+  int vectors = 1;             ///< V
+  int lanes = 1;               ///< W
+  const UOp* k = nullptr;      ///< the reduce range split into k tiles, or null
+  int k_tile = 0;              ///< KT: k -> k0 * KT + k1, partial sums stored per k0
+  const UOp* dot_k = nullptr;  ///< dot form: the reduce range vectorised by `lanes`, or null
+  int cols = 1;                ///< dot form: C, the scalar upcast of `j`
 };
 
 /// The heuristic: which ranges to upcast and by how much, from the target's vector width and

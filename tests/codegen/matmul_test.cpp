@@ -1,5 +1,6 @@
 // The register-tiled matmul (codegen/optimize.hpp) against a plain C++ matmul, for sizes that
-// divide the tile and sizes that do not, and the upcast plan the heuristic picks.
+// divide the tile and sizes that do not, in both operand layouts (b k-major: the dot form),
+// and the upcast plan the heuristic picks.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -24,6 +25,15 @@ UOpRef matmul_ast(int64_t m, int64_t n, int64_t kk) {
   return sink({store(o, i * n + j, reduce(Op::ADD, prod, {k}))});
 }
 
+/// out[i*N+j] = sum_k a[i*K+k] * b[j*K+k] (a @ b.T, both operands k-major: the dot form).
+UOpRef matmul_nt_ast(int64_t m, int64_t n, int64_t kk) {
+  UOpRef i = range(idx(m), 0), j = range(idx(n), 1), k = range(idx(kk), 2);
+  UOpRef o = global(0, dtypes::float32), a = global(1, dtypes::float32);
+  UOpRef b = global(2, dtypes::float32);
+  UOpRef prod = load(a, i * kk + k) * load(b, j * kk + k);
+  return sink({store(o, i * n + j, reduce(Op::ADD, prod, {k}))});
+}
+
 /// Small integers: every product and partial sum is exact, so any summation order agrees.
 std::vector<float> ints(int64_t count, int64_t seed) {
   std::vector<float> v(static_cast<size_t>(count));
@@ -43,6 +53,61 @@ void check_matmul(int64_t m, int64_t n, int64_t kk) {
   std::vector<HostBuf> bufs{HostBuf::zeros<float>(m * n), HostBuf::of(a), HostBuf::of(b)};
   lower_and_run(matmul_ast(m, n, kk), bufs);
   EXPECT_EQ(bufs[0].as<float>(), want) << m << "x" << n << "x" << kk;
+}
+
+void check_matmul_nt(int64_t m, int64_t n, int64_t kk) {
+  std::vector<float> a = ints(m * kk, 2), b = ints(n * kk, 3);
+  std::vector<float> want(static_cast<size_t>(m * n), 0.0f);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float s = 0;
+      for (int64_t k = 0; k < kk; ++k) s += a[i * kk + k] * b[j * kk + k];
+      want[i * n + j] = s;
+    }
+  std::vector<HostBuf> bufs{HostBuf::zeros<float>(m * n), HostBuf::of(a), HostBuf::of(b)};
+  lower_and_run(matmul_nt_ast(m, n, kk), bufs);
+  EXPECT_EQ(bufs[0].as<float>(), want) << m << "x" << n << "x" << kk << " (a @ b.T)";
+}
+
+TEST(Matmul, DotFormMatchesPlainCpp) {
+  // Rows and columns upcast by 4, 2 or not at all (odd sizes), k vectorised (or too short).
+  const std::vector<std::array<int64_t, 3>> sizes = {{64, 64, 64}, {8, 10, 128}, {33, 17, 48},
+                                                     {1, 3, 32},   {5, 3, 16},   {16, 8, 784}};
+  for (auto [m, n, k] : sizes) check_matmul_nt(m, n, k);
+}
+
+TEST(Matmul, DotFormPlanVectorisesTheReduceRange) {
+  polygrad::codegen::Target t = cpu_target();
+  const int w =
+      static_cast<int>(std::min<uint32_t>(t.caps.vector_width_bytes / 4, t.caps.max_vector_lanes));
+  if (w < 2) GTEST_SKIP() << "the cpu target has no vector lanes";
+  polygrad::codegen::UpcastPlan p =
+      polygrad::codegen::choose_upcast(matmul_nt_ast(64, 8, 8 * w), t);
+  ASSERT_NE(p.dot_k, nullptr);
+  EXPECT_EQ(p.dot_k->arg_int(), 2);
+  EXPECT_EQ(p.lanes, w);
+  EXPECT_EQ(p.j->arg_int(), 1);
+  EXPECT_EQ(p.cols, 4);
+  ASSERT_NE(p.i, nullptr);
+  EXPECT_EQ(p.rows, 4);
+  // 10 columns: 2 at a time; 7 rows: not upcast.
+  polygrad::codegen::UpcastPlan q =
+      polygrad::codegen::choose_upcast(matmul_nt_ast(7, 10, 2 * w), t);
+  ASSERT_NE(q.dot_k, nullptr);
+  EXPECT_EQ(q.cols, 2);
+  EXPECT_EQ(q.i, nullptr);
+  // k shorter than two vectors: left scalar.
+  EXPECT_EQ(polygrad::codegen::choose_upcast(matmul_nt_ast(8, 8, w), t).j, nullptr);
+  // The k-major b loads become vector loads, one per column and step.
+  Compiled c = compile(matmul_nt_ast(64, 8, 8 * w));
+  const auto& ins = c.kernel.instructions;
+  int vector_loads = 0;
+  for (const pg_instruction& in : ins) {
+    if (in.op != PG_OP_LOAD || in.vcount != w) continue;
+    const pg_instruction& at = ins[c.kernel.operands[in.src_start]];
+    vector_loads += at.addrspace == PG_ADDR_GLOBAL;
+  }
+  EXPECT_EQ(vector_loads, p.rows + p.cols) << c.source;
 }
 
 TEST(Matmul, MatchesPlainCpp) {
@@ -77,6 +142,12 @@ TEST(Matmul, PlanTilesDividingSizes) {
   EXPECT_EQ(big.k->arg_int(), 2);
   EXPECT_GT(big.k_tile, 1);
   EXPECT_EQ(256 % big.k_tile, 0);
+  // 784 = 7 * 7 * 16 columns: 7 vectors per row share each load of a.
+  if (784 % w == 0 && (784 / w) % 2 != 0) {
+    polygrad::codegen::UpcastPlan v = polygrad::codegen::choose_upcast(matmul_ast(8, 784, 16), t);
+    EXPECT_EQ(v.vectors, 7);
+    EXPECT_EQ(v.rows, 2);
+  }
   // 33x17: no vector width divides 17, so the kernel stays scalar.
   EXPECT_EQ(polygrad::codegen::choose_upcast(matmul_ast(33, 17, 5), t).j, nullptr);
 }
