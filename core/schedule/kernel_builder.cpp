@@ -76,6 +76,8 @@ UOpRef KernelBuilder::build(const UOp* node, const lazy::Shape& shape, const UOp
       out_ranges_.push_back(idx.back());
     }
   }
+  nest_ = out_ranges_;
+  count_paths(node);
   UOpRef value = index(node, idx, {});
   UOpRef off = simplify(flat_offset(shape, idx));
   UOpRef store = UOp::make(Op::STORE, dtypes::void_,
@@ -203,6 +205,10 @@ UOpRef KernelBuilder::index_uncached(const UOp* node, const std::vector<UOpRef>&
     return index(node->src(0).get(), x, gate);
   }
   if (is_alu(node->op()) || node->op() == Op::CAST || node->op() == Op::BITCAST) {
+    // A costly value read where the codegen cannot hoist it (a broadcast operand of a matmul,
+    // such as the logits' gradient in an MLP's backward pass) would be recomputed in an inner
+    // loop for every element of a range it does not depend on: realise it once instead.
+    if (node != root_ && !hoistable(idx) && costly(node)) return load_realized(node, idx, gate);
     std::vector<UOpRef> srcs;
     for (const UOpRef& s : node->srcs()) srcs.push_back(index(s.get(), idx, gate));
     return UOp::make(node->op(), node->dtype(), srcs, node->arg());
@@ -210,21 +216,99 @@ UOpRef KernelBuilder::index_uncached(const UOp* node, const std::vector<UOpRef>&
   internal_error("schedule: cannot index " + node_to_string(*node));
 }
 
-// The loop nest at this point is the output ranges, then the ranges of the reduces being
-// built, outermost first. A reduce whose index depends on a prefix of that nest is computed
-// once per iteration of that prefix (the codegen hoists it); any other dependency would
-// recompute it in an inner loop, so it is realised instead.
-bool KernelBuilder::can_fuse_reduce(const std::vector<UOpRef>& idx) const {
+// The length of the longest prefix of the loop nest whose ranges all appear in `idx`.
+size_t KernelBuilder::nest_prefix(const std::vector<UOpRef>& idx) const {
   std::set<const UOp*> deps;
   for (const UOpRef& i : idx) ranges_in(i, deps);
-  std::vector<const UOp*> nest;
-  for (const UOpRef& r : out_ranges_) nest.push_back(r.get());
-  for (const UOpRef& r : reduce_nest_) nest.push_back(r.get());
   size_t m = 0;
-  while (m < nest.size() && deps.count(nest[m])) ++m;
-  if (m != deps.size()) return false;
-  // With no dependency the reduce would be recomputed by every point of the launch grid.
-  return m > 0 || out_ranges_.empty();
+  while (m < nest_.size() && deps.count(nest_[m].get())) ++m;
+  return m;
+}
+
+// A value whose index depends on a prefix of the loop nest is computed once per iteration of
+// that prefix (the codegen places it in the innermost loop it uses); any other dependency puts
+// it in an inner loop that recomputes it for every value of a range it does not use.
+bool KernelBuilder::hoistable(const std::vector<UOpRef>& idx) const {
+  std::set<const UOp*> deps;
+  for (const UOpRef& i : idx) ranges_in(i, deps);
+  return nest_prefix(idx) == deps.size();
+}
+
+// Whether the reduce body `value` loads from two or more buffers at offsets that move with the
+// reduced `ranges`.
+static bool contraction(const UOpRef& value, const std::vector<UOpRef>& ranges) {
+  std::set<int64_t> slots;
+  for (const UOp* u : toposort(value)) {
+    if (u->op() != Op::LOAD) continue;
+    const UOp* at = u->src(0).get();
+    std::set<const UOp*> used;
+    ranges_in(at->src(1), used);
+    for (const UOpRef& r : ranges)
+      if (used.count(r.get())) {
+        slots.insert(at->src(0)->arg_int());
+        break;
+      }
+  }
+  return slots.size() >= 2;
+}
+
+// A reduce is fused when hoistable; with no dependency at all it would be recomputed by every
+// point of the launch grid, so it is realised then too (unless the kernel has no outputs).
+bool KernelBuilder::can_fuse_reduce(const std::vector<UOpRef>& idx) const {
+  if (!hoistable(idx)) return false;
+  return nest_prefix(idx) > 0 || out_ranges_.empty();
+}
+
+// Nodes the kernel reads rather than inlines.
+bool KernelBuilder::inlined_leaf(const UOp* node) const {
+  return node != root_ &&
+         (node->nsrcs() == 0 || lazy::is_realized(node) || owner_.is_realized(node) ||
+          node->op() == Op::CONTIGUOUS || node->op() == Op::COPY || node->op() == Op::ASSIGN);
+}
+
+void KernelBuilder::count_paths(const UOp* root) {
+  std::vector<const UOp*> order;  // post-order: sources before users
+  std::unordered_map<const UOp*, bool> seen;
+  std::vector<std::pair<const UOp*, size_t>> stack{{root, 0}};
+  seen[root] = true;
+  while (!stack.empty()) {
+    auto& [n, i] = stack.back();
+    if (!inlined_leaf(n) && i < n->nsrcs()) {
+      const UOp* s = n->src(i++).get();
+      if (!seen[s]) {
+        seen[s] = true;
+        stack.emplace_back(s, 0);
+      }
+      continue;
+    }
+    order.push_back(n);
+    stack.pop_back();
+  }
+  constexpr int64_t kCap = int64_t{1} << 40;
+  paths_[root] = 1;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const UOp* n = *it;
+    if (inlined_leaf(n)) continue;
+    const int64_t p = paths_[n];
+    for (const UOpRef& s : n->srcs()) paths_[s.get()] = std::min(kCap, paths_[s.get()] + p);
+  }
+}
+
+// Costly to recompute: the value (up to realised nodes and buffers) contains a reduce or a
+// transcendental function.
+bool KernelBuilder::costly(const UOp* node) {
+  if (auto it = costly_.find(node); it != costly_.end()) return it->second;
+  bool c = false;
+  if (node->nsrcs() == 0 || lazy::is_realized(node) || owner_.is_realized(node)) {
+    c = false;
+  } else if (node->op() == Op::REDUCE_AXIS || node->op() == Op::EXP2 || node->op() == Op::LOG2 ||
+             node->op() == Op::SIN) {
+    c = true;
+  } else if (node->op() != Op::CONTIGUOUS && node->op() != Op::COPY && node->op() != Op::ASSIGN) {
+    for (const UOpRef& s : node->srcs()) c = c || costly(s.get());
+  }
+  costly_.emplace(node, c);
+  return c;
 }
 
 // A reduce of many elements to one value runs on one thread of the launch grid; split it into
@@ -254,6 +338,8 @@ UOpRef KernelBuilder::reduce(const UOp* node, const std::vector<UOpRef>& idx, co
   const lazy::Shape& in = owner_.shape()(node->src(0));
   std::vector<UOpRef> x = idx;
   std::vector<UOpRef> srcs{UOpRef()};
+  std::vector<UOpRef> outer = nest_;
+  nest_.resize(node == root_ ? nest_.size() : nest_prefix(idx));
   for (int64_t a : lazy::reduce_axes(node)) {
     size_t j = static_cast<size_t>(a);
     if (in[j] == 1) {
@@ -263,10 +349,17 @@ UOpRef KernelBuilder::reduce(const UOp* node, const std::vector<UOpRef>& idx, co
     x[j] = new_range(in[j]);
     srcs.push_back(x[j]);
   }
-  reduce_nest_.insert(reduce_nest_.end(), srcs.begin() + 1, srcs.end());
+  nest_.insert(nest_.end(), srcs.begin() + 1, srcs.end());
   UOpRef value = index(node->src(0).get(), x, gate);
-  reduce_nest_.resize(reduce_nest_.size() - (srcs.size() - 1));
+  nest_ = std::move(outer);
   if (srcs.size() == 1) return value;
+  // A contraction (a matmul: loads of two buffers along the reduced ranges) used more than
+  // once is realised: nested in another reduce (the logits in a fused softmax or cross-entropy)
+  // each use would recompute it, and a value used twice is usually needed again by a later
+  // kernel (the pre-activation that a ReLU's backward masks by). It then runs once, with the
+  // codegen's matmul tiling.
+  if (node != root_ && paths_[node] >= 2 && contraction(value, {srcs.begin() + 1, srcs.end()}))
+    return load_realized(node, idx, gate);
   srcs[0] = value;
   return UOp::make(Op::REDUCE, node->dtype(), srcs, static_cast<int64_t>(lazy::reduce_op(node)));
 }

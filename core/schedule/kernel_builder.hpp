@@ -42,7 +42,12 @@ class KernelBuilder {
   UOpRef load_realized(const UOp* node, const std::vector<UOpRef>& idx, const UOpRef& gate);
   UOpRef reduce(const UOp* node, const std::vector<UOpRef>& idx, const UOpRef& gate);
   UOpRef split_reduce(const UOp* node);
+  size_t nest_prefix(const std::vector<UOpRef>& idx) const;
+  bool hoistable(const std::vector<UOpRef>& idx) const;
   bool can_fuse_reduce(const std::vector<UOpRef>& idx) const;
+  bool costly(const UOp* node);
+  bool inlined_leaf(const UOp* node) const;
+  void count_paths(const UOp* root);
   UOpRef global(const UOpRef& buffer);
   UOpRef new_range(int64_t extent);
 
@@ -52,7 +57,14 @@ class KernelBuilder {
   std::vector<UOpRef> buffers_;
   std::unordered_map<const UOp*, size_t> slots_;
   std::vector<UOpRef> out_ranges_;
-  std::vector<UOpRef> reduce_nest_;  ///< ranges of the reduces being built, outermost first
+  /// The loop nest around the value being built, outermost first: the output ranges, and in a
+  /// fused reduce the prefix of the nest its index depends on (where the codegen hoists it),
+  /// then its own ranges.
+  std::vector<UOpRef> nest_;
+  std::unordered_map<const UOp*, bool> costly_;
+  /// For each node of the kernel's inlined graph, how many paths lead to it from the root (how
+  /// many times it is evaluated, up to the memo of equal indices), capped.
+  std::unordered_map<const UOp*, int64_t> paths_;
   int64_t next_range_ = 0;
   bool symbolic_outer_ = false;
   UOpRef outer_var_;

@@ -67,6 +67,13 @@ inline UOpRef layernorm(const UOpRef& x, int64_t n, int64_t m, double eps = 1e-5
   return ew(Op::MUL, d, inv);
 }
 
+/// a (m, k) @ b (k, n) as the Tensor layer builds it: broadcast product, sum over k.
+inline UOpRef matmul(const UOpRef& a, const UOpRef& b, int64_t m, int64_t k, int64_t n) {
+  UOpRef ae = lazy::expand(lazy::reshape(a, {m, 1, k}), {m, n, k});
+  UOpRef be = lazy::expand(lazy::reshape(lazy::permute(b, {1, 0}), {1, n, k}), {m, n, k});
+  return lazy::reshape(lazy::reduce(ew(Op::MUL, ae, be), Op::ADD, {2}), {m, n});
+}
+
 /// Mean cross-entropy of logits (n, m) against one-hot targets (n, m): a scalar.
 inline UOpRef cross_entropy(const UOpRef& x, const UOpRef& onehot, int64_t n, int64_t m) {
   UOpRef nll = ew(Op::MUL, log_softmax(x, n, m), onehot);

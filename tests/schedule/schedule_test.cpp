@@ -79,6 +79,40 @@ TEST_F(ScheduleTest, MatmulIsOneReduceKernel) {
   EXPECT_EQ(reduces, 1);
 }
 
+/// REDUCE nodes in item `i`'s AST.
+int reduces_in(const schedule::Schedule& s, size_t i) {
+  int n = 0;
+  for (const UOp* u : toposort(s.items[i].ast)) n += u->op() == Op::REDUCE;
+  return n;
+}
+
+TEST_F(ScheduleTest, CostlyBroadcastOperandIsRealisedOnce) {
+  // softmax(x) @ w: inlined, the softmax (3 reduces) would be recomputed for every output
+  // column; it is realised by its own kernel and the matmul reads it.
+  UOpRef x = input({16, 12}), w = input({12, 8});
+  schedule::Schedule s = run({testgraph::matmul(testgraph::softmax(x, 16, 12), w, 16, 12, 8)});
+  ASSERT_EQ(s.items.size(), 2u);
+  EXPECT_EQ(reduces_in(s, 1), 1);
+  // A cheap operand (a scaled input) stays inlined: one kernel.
+  UOpRef scaled = testgraph::ew(Op::MUL, x, testgraph::scalar_like(x, 2.0, {16, 12}));
+  EXPECT_EQ(kernels(testgraph::matmul(scaled, w, 16, 12, 8)), 1u);
+}
+
+TEST_F(ScheduleTest, ContractionUsedTwiceIsRealised) {
+  // softmax(a @ b): the logits feed the max, the sum and the output; fused, each would redo
+  // the matmul. Realised: one matmul kernel, then the one-kernel softmax reading it.
+  UOpRef a = input({16, 12}), b = input({12, 8});
+  schedule::Schedule s = run({testgraph::softmax(testgraph::matmul(a, b, 16, 12, 8), 16, 8)});
+  ASSERT_EQ(s.items.size(), 2u);
+  EXPECT_EQ(reduces_in(s, 0), 1);  // the matmul
+  EXPECT_EQ(reduces_in(s, 1), 2);  // max and sum over the realised logits
+  // A matmul used once (plus a bias) stays one kernel.
+  UOpRef c = input({8});
+  UOpRef biased = testgraph::ew(Op::ADD, testgraph::matmul(a, b, 16, 12, 8),
+                                lazy::expand(lazy::reshape(c, {1, 8}), {16, 8}));
+  EXPECT_EQ(kernels(biased), 1u);
+}
+
 TEST_F(ScheduleTest, ContiguousInTheMiddleRealisesOnce) {
   UOpRef x = input({10});
   UOpRef c = lazy::contiguous(testgraph::ew(Op::MUL, x, x));
