@@ -233,19 +233,28 @@ UpcastPlan choose_dot(const UOpRef& sink, const std::vector<const UOp*>& order,
   return plan;
 }
 
-/// The sum of the lanes of the vector `v`, as a tree of ADDs of GEPs.
-UOpRef lane_sum(const UOpRef& v) {
+/// The sum of the lanes of the vector `v`: halves added until one lane is left (log2(W) vector
+/// adds of lane shuffles, not W - 1 scalar adds).
+UOpRef lane_sum(UOpRef v) {
   const DType t = v->dtype().scalar_type();
-  std::vector<UOpRef> parts;
-  for (int l = 0; l < v->dtype().lanes(); ++l)
-    parts.push_back(UOp::make(Op::GEP, t, {v}, std::vector<int64_t>{l}));
-  while (parts.size() > 1) {
-    std::vector<UOpRef> next;
-    for (size_t p = 0; p + 1 < parts.size(); p += 2) next.push_back(parts[p] + parts[p + 1]);
-    if (parts.size() % 2 != 0) next.push_back(parts.back());
-    parts.swap(next);
+  auto lane = [&](const UOpRef& x, int l) {
+    return UOp::make(Op::GEP, t, {x}, std::vector<int64_t>{l});
+  };
+  int n = v->dtype().lanes();
+  while (n > 1 && n % 2 == 0) {
+    const int half = n / 2;
+    if (half == 1) return lane(v, 0) + lane(v, 1);
+    std::vector<UOpRef> lo, hi;
+    for (int l = 0; l < half; ++l) {
+      lo.push_back(lane(v, l));
+      hi.push_back(lane(v, half + l));
+    }
+    v = UOp::make(Op::VECTORIZE, t.vec(half), lo) + UOp::make(Op::VECTORIZE, t.vec(half), hi);
+    n = half;
   }
-  return parts[0];
+  UOpRef sum = lane(v, 0);
+  for (int l = 1; l < n; ++l) sum = sum + lane(v, l);
+  return sum;
 }
 
 /// `sink` rewritten by a dot-form plan.
@@ -320,7 +329,8 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
 
   // i: the outermost other output loop, upcast so that R*V accumulators use about half of the
   // vector registers (32 with AVX-512-wide vectors, else 16), leaving room for loads.
-  const int accumulators = target.caps.vector_width_bytes >= 64 ? 16 : 8;
+  int accumulators = target.caps.vector_width_bytes >= 64 ? 16 : 8;
+  if (plan.vectors > 2) accumulators = accumulators * 7 / 4;  // 7 vectors: 4 rows (28 of 32)
   for (const UOp* i : outputs) {
     if (i == j || i->src(0)->op() != Op::CONST) continue;
     const int64_t ei = i->src(0)->arg_int();
