@@ -98,8 +98,8 @@ constexpr const char* kFloat16Software =
 )";
 
 constexpr const char* kMisc = R"(/* max that is NaN when either input is NaN */
-{P} float pg_max_f32(float a, float b) { return a != a ? a : (b != b ? b : (a > b ? a : b)); }
-{P} double pg_max_f64(double a, double b) { return a != a ? a : (b != b ? b : (a > b ? a : b)); }
+{P} float pg_max_f32(float a, float b) { return ((a > b) | (a != a)) ? a : b; }
+{P} double pg_max_f64(double a, double b) { return ((a > b) | (a != a)) ? a : b; }
 {P} double pg_i64_as_f64(long long x) {
   double d;
   {M}(&d, &x, 8);
