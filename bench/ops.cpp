@@ -63,7 +63,9 @@ UOpRef softmax(const UOpRef& x, int64_t n, int64_t m) {
   UOpRef mx = lazy::expand(lazy::reduce(x, Op::MAX, {1}), s);
   UOpRef e = lazy::elementwise(
       Op::EXP2, {ew(Op::MUL, ew(Op::SUB, x, mx), lazy::full(x->dtype(), 1.0 / std::log(2.0), s))});
-  return ew(Op::FDIV, e, lazy::expand(lazy::reduce(e, Op::ADD, {1}), s));
+  // As Tensor::softmax builds it: one reciprocal per row, a multiply per element.
+  UOpRef sum = lazy::reduce(e, Op::ADD, {1});
+  return ew(Op::MUL, e, lazy::expand(lazy::elementwise(Op::RECIP, {sum}), s));
 }
 
 UOpRef matmul(const UOpRef& a, const UOpRef& b, int64_t n) {

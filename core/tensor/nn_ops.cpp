@@ -55,7 +55,9 @@ Tensor Tensor::linear(const Tensor& weight, const std::optional<Tensor>& bias) c
 Tensor Tensor::softmax(int64_t axis) const {
   Tensor x = detail::to_float(*this);
   Tensor e = (x - x.max(axis, true)).exp();
-  return e / e.sum(axis, true);
+  // One reciprocal per row and a multiply per element (as torch's kernel does), not a division
+  // per element.
+  return e * e.sum(axis, true).reciprocal();
 }
 
 Tensor Tensor::log_softmax(int64_t axis) const {
