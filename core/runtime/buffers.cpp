@@ -1,4 +1,4 @@
-// The buffer table: id -> (device, dtype, count, memory).
+// The buffer table: id -> (device, dtype, count, memory), and the pool of freed memory.
 #include "runtime/buffers.hpp"
 
 #include "runtime/runtime.hpp"
@@ -43,6 +43,52 @@ Table& table() {
     return tab;
   }();
   return *t;
+}
+
+// Freed device memory of at least kPoolMinBytes is kept (up to kPoolCapBytes in all) and handed
+// out again for the next buffer of the same device and size: a training step or a repeated
+// realize allocates the same sizes every time, and fresh large allocations cost the host page
+// faults (or a device allocation call) on every run. Never destroyed, like the table.
+constexpr int64_t kPoolMinBytes = int64_t{1} << 16;
+constexpr int64_t kPoolCapBytes = int64_t{1} << 30;
+
+struct Pool {
+  std::mutex mu;
+  std::map<std::pair<std::string, int64_t>, std::vector<Buffer>> free;
+  int64_t held = 0;
+};
+
+Pool& pool() {
+  static Pool* p = new Pool;
+  return *p;
+}
+
+std::shared_ptr<Buffer> pooled_alloc(const std::string& device, int64_t nbytes) {
+  Buffer b;
+  bool reused = false;
+  if (nbytes >= kPoolMinBytes) {
+    Pool& p = pool();
+    std::lock_guard<std::mutex> lock(p.mu);
+    auto it = p.free.find({device, nbytes});
+    if (it != p.free.end() && !it->second.empty()) {
+      b = std::move(it->second.back());
+      it->second.pop_back();
+      p.held -= nbytes;
+      reused = true;
+    }
+  }
+  if (!reused) b = device_handle(device).alloc(static_cast<uint64_t>(nbytes));
+  return std::shared_ptr<Buffer>(new Buffer(std::move(b)), [device, nbytes](Buffer* dead) {
+    if (nbytes >= kPoolMinBytes) {
+      Pool& p = pool();
+      std::lock_guard<std::mutex> lock(p.mu);
+      if (p.held + nbytes <= kPoolCapBytes) {
+        p.free[{device, nbytes}].push_back(std::move(*dead));
+        p.held += nbytes;
+      }
+    }
+    delete dead;
+  });
 }
 
 Entry& entry_locked(Table& t, const UOp* buffer) {
@@ -100,8 +146,7 @@ std::shared_ptr<Buffer> buffer_memory(const UOp* buffer) {
     device = e.device;
     nbytes = e.nbytes;
   }
-  auto memory =
-      std::make_shared<Buffer>(device_handle(device).alloc(static_cast<uint64_t>(nbytes)));
+  std::shared_ptr<Buffer> memory = pooled_alloc(device, nbytes);
   std::lock_guard<std::mutex> lock(t.mu);
   Entry& e = entry_locked(t, buffer);
   if (!e.memory) e.memory = std::move(memory);

@@ -191,6 +191,25 @@ TEST_F(RealizeTest, BuffersAreReleasedWithTheirNodes) {
   EXPECT_EQ(runtime::live_buffer_count(), before);
 }
 
+TEST_F(RealizeTest, FreedLargeBuffersAreReusedForTheSameSize) {
+  // 64K floats (256 KiB): pooled. The second buffer of the same size gets the first's memory,
+  // with the values a kernel writes into it (not stale ones); another size gets fresh memory.
+  const int64_t n = 64 * 1024;
+  pg_buffer_t first = nullptr;
+  {
+    UOpRef b = runtime::new_buffer(dev_, dtypes::float32, n);
+    first = runtime::buffer_memory(b.get())->handle();
+  }
+  UOpRef again = runtime::new_buffer(dev_, dtypes::float32, n);
+  EXPECT_EQ(runtime::buffer_memory(again.get())->handle(), first);
+  UOpRef other = runtime::new_buffer(dev_, dtypes::float32, n + 16);
+  EXPECT_NE(runtime::buffer_memory(other.get())->handle(), first);
+  auto x = random_floats(static_cast<size_t>(n), 12);
+  UOpRef xi = input(x, {n});
+  std::vector<float> got = values(testgraph::ew(Op::ADD, xi, xi));
+  for (size_t i = 0; i < x.size(); i += 997) EXPECT_EQ(got[i], x[i] + x[i]);
+}
+
 TEST_F(RealizeTest, SameStructureOverOtherBuffersHitsTheScheduleCache) {
   auto run_once = [&](unsigned seed) {
     auto x = random_floats(6 * 10, seed);
