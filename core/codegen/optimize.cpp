@@ -230,6 +230,8 @@ UpcastPlan choose_dot(const UOpRef& sink, const std::vector<const UOp*>& order,
         }
     }
   }
+  // A lone row reduction (the partial sums of a large sum): 8 rows in flight, as memory allows.
+  if (plan.i == nullptr && ej % 8 == 0 && ej >= 16) plan.cols = 8;
   return plan;
 }
 
