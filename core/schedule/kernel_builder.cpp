@@ -91,6 +91,10 @@ UOpRef KernelBuilder::index(const UOp* node, const std::vector<UOpRef>& idx, con
   auto it = memo_.find(key);
   if (it != memo_.end()) return it->second;
   UOpRef v = index_uncached(node, idx, gate);
+  // The key holds raw pointers: keep its nodes alive, or a freed index node's address could be
+  // reused by another node and hit this entry (or, not reused, miss it: a reduce built twice).
+  if (gate) keep_.push_back(gate);
+  keep_.insert(keep_.end(), idx.begin(), idx.end());
   memo_.emplace(std::move(key), v);
   return v;
 }

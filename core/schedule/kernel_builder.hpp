@@ -72,6 +72,7 @@ class KernelBuilder {
   std::set<size_t> deps_;
   std::set<int64_t> old_reads_;
   std::map<std::vector<const UOp*>, UOpRef> memo_;
+  std::vector<UOpRef> keep_;  ///< the nodes memo_'s keys point to
 };
 
 }  // namespace polygrad::schedule

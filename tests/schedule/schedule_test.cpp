@@ -106,6 +106,8 @@ TEST_F(ScheduleTest, ContractionUsedTwiceIsRealised) {
   ASSERT_EQ(s.items.size(), 2u);
   EXPECT_EQ(reduces_in(s, 0), 1);  // the matmul
   EXPECT_EQ(reduces_in(s, 1), 2);  // max and sum over the realised logits
+  schedule::Schedule plain = run({testgraph::softmax(input({16, 8}), 16, 8)});
+  EXPECT_EQ(reduces_in(plain, 0), 2);  // the max is built once (memo keys stay alive)
   // A matmul used once (plus a bias) stays one kernel.
   UOpRef c = input({8});
   UOpRef biased = testgraph::ew(Op::ADD, testgraph::matmul(a, b, 16, 12, 8),
