@@ -41,39 +41,27 @@ std::vector<float> ints(int64_t count, int64_t seed) {
   return v;
 }
 
-void check_matmul(int64_t m, int64_t n, int64_t kk) {
+/// The kernel against plain loops; `b_k_major`: b is (n, k) and the kernel computes a @ b.T.
+void check_matmul(int64_t m, int64_t n, int64_t kk, bool b_k_major = false) {
   std::vector<float> a = ints(m * kk, 1), b = ints(kk * n, 5);
   std::vector<float> want(static_cast<size_t>(m * n), 0.0f);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       float s = 0;
-      for (int64_t k = 0; k < kk; ++k) s += a[i * kk + k] * b[k * n + j];
+      for (int64_t k = 0; k < kk; ++k) s += a[i * kk + k] * b[b_k_major ? j * kk + k : k * n + j];
       want[i * n + j] = s;
     }
   std::vector<HostBuf> bufs{HostBuf::zeros<float>(m * n), HostBuf::of(a), HostBuf::of(b)};
-  lower_and_run(matmul_ast(m, n, kk), bufs);
-  EXPECT_EQ(bufs[0].as<float>(), want) << m << "x" << n << "x" << kk;
-}
-
-void check_matmul_nt(int64_t m, int64_t n, int64_t kk) {
-  std::vector<float> a = ints(m * kk, 2), b = ints(n * kk, 3);
-  std::vector<float> want(static_cast<size_t>(m * n), 0.0f);
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      float s = 0;
-      for (int64_t k = 0; k < kk; ++k) s += a[i * kk + k] * b[j * kk + k];
-      want[i * n + j] = s;
-    }
-  std::vector<HostBuf> bufs{HostBuf::zeros<float>(m * n), HostBuf::of(a), HostBuf::of(b)};
-  lower_and_run(matmul_nt_ast(m, n, kk), bufs);
-  EXPECT_EQ(bufs[0].as<float>(), want) << m << "x" << n << "x" << kk << " (a @ b.T)";
+  lower_and_run(b_k_major ? matmul_nt_ast(m, n, kk) : matmul_ast(m, n, kk), bufs);
+  EXPECT_EQ(bufs[0].as<float>(), want)
+      << m << "x" << n << "x" << kk << (b_k_major ? " (a @ b.T)" : "");
 }
 
 TEST(Matmul, DotFormMatchesPlainCpp) {
   // Rows and columns upcast by 4, 2 or not at all (odd sizes), k vectorised (or too short).
   const std::vector<std::array<int64_t, 3>> sizes = {{64, 64, 64}, {8, 10, 128}, {33, 17, 48},
                                                      {1, 3, 32},   {5, 3, 16},   {16, 8, 784}};
-  for (auto [m, n, k] : sizes) check_matmul_nt(m, n, k);
+  for (auto [m, n, k] : sizes) check_matmul(m, n, k, true);
 }
 
 TEST(Matmul, DotFormPlanVectorisesTheReduceRange) {
