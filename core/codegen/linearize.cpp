@@ -295,15 +295,6 @@ void Linearizer::accumulate(int s, Op op, DType t, uint32_t acc, const UOpRef& a
   add(s, PG_OP_STORE, dtypes::void_, {idx, next});
 }
 
-/// True when `v` selects or compares (WHERE, CMP*, TRUNC, BITCAST: a decomposed exp2 or log2).
-bool has_selects(const UOpRef& v) {
-  for (const UOp* u : toposort(v))
-    if (u->op() == Op::WHERE || is_compare(u->op()) || u->op() == Op::TRUNC ||
-        u->op() == Op::BITCAST)
-      return true;
-  return false;
-}
-
 bool Linearizer::reaches(const UOp* from, const UOp* to) {
   if (from == to) return true;
   auto key = std::make_pair(from, to);

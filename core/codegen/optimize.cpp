@@ -201,11 +201,7 @@ UpcastPlan choose_dot(const UOpRef& sink, const std::vector<const UOp*>& order,
       !red->dtype().is_float() || red->dtype().is_vector())
     return {};
   const UOp* k = red->src(1).get();
-  if (k->src(0)->op() != Op::CONST || !vectorizable(sink, k)) return {};
-  for (const UOp* u : toposort(red->src(0)))
-    if (u->op() == Op::WHERE || is_compare(u->op()) || u->op() == Op::TRUNC ||
-        u->op() == Op::BITCAST)
-      return {};
+  if (k->src(0)->op() != Op::CONST || has_selects(red->src(0)) || !vectorizable(sink, k)) return {};
   const int64_t w = vector_lanes(target, red->dtype().scalar_size());
   const int64_t ek = k->src(0)->arg_int();
   if (w < 2 || ek % w != 0 || ek < 2 * w) return {};

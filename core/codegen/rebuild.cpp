@@ -8,6 +8,14 @@
 
 namespace polygrad::codegen {
 
+bool has_selects(const UOpRef& v) {
+  for (const UOp* u : toposort(v))
+    if (u->op() == Op::WHERE || is_compare(u->op()) || u->op() == Op::TRUNC ||
+        u->op() == Op::BITCAST)
+      return true;
+  return false;
+}
+
 UOpRef rebuild(const UOpRef& root, const std::function<UOpRef(const UOpRef&)>& fn) {
   std::unordered_map<const UOp*, UOpRef> done;
   std::vector<UOpRef> srcs;

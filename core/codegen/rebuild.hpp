@@ -16,6 +16,10 @@ UOpRef rebuild(const UOpRef& root, const std::function<UOpRef(const UOpRef&)>& f
 /// over `range` themselves (there the name is bound again).
 UOpRef substitute_range(const UOpRef& root, const UOp* range, const UOpRef& with);
 
+/// True when `v` selects or compares (WHERE, CMP*, TRUNC, BITCAST: a decomposed exp2 or log2);
+/// the renderer writes such vectors lane by lane, so vector forms avoid them.
+bool has_selects(const UOpRef& v);
+
 /// `root` with the index math simplified: INDEX offsets, LOAD/STORE gates and RANGE ends run
 /// through the symbolic engine.
 UOpRef simplify_indexing(const UOpRef& root);
