@@ -46,6 +46,31 @@ void ranges_in(const UOpRef& e, std::set<const UOp*>& out) {
     if (u->op() == Op::RANGE) out.insert(u);
 }
 
+/// The RANGEs an index vector uses.
+std::set<const UOp*> ranges_of(const std::vector<UOpRef>& idx) {
+  std::set<const UOp*> deps;
+  for (const UOpRef& i : idx) ranges_in(i, deps);
+  return deps;
+}
+
+// Whether the reduce body `value` loads from two or more buffers at offsets that move with the
+// reduced `ranges`.
+bool contraction(const UOpRef& value, const std::vector<UOpRef>& ranges) {
+  std::set<int64_t> slots;
+  for (const UOp* u : toposort(value)) {
+    if (u->op() != Op::LOAD) continue;
+    const UOp* at = u->src(0).get();
+    std::set<const UOp*> used;
+    ranges_in(at->src(1), used);
+    for (const UOpRef& r : ranges)
+      if (used.count(r.get())) {
+        slots.insert(at->src(0)->arg_int());
+        break;
+      }
+  }
+  return slots.size() >= 2;
+}
+
 }  // namespace
 
 UOpRef KernelBuilder::new_range(int64_t extent) {
@@ -212,7 +237,8 @@ UOpRef KernelBuilder::index_uncached(const UOp* node, const std::vector<UOpRef>&
     // A costly value read where the codegen cannot hoist it (a broadcast operand of a matmul,
     // such as the logits' gradient in an MLP's backward pass) would be recomputed in an inner
     // loop for every element of a range it does not depend on: realise it once instead.
-    if (node != root_ && !hoistable(idx) && costly(node)) return load_realized(node, idx, gate);
+    if (node != root_ && costly(node) && !hoistable(ranges_of(idx)))
+      return load_realized(node, idx, gate);
     std::vector<UOpRef> srcs;
     for (const UOpRef& s : node->srcs()) srcs.push_back(index(s.get(), idx, gate));
     return UOp::make(node->op(), node->dtype(), srcs, node->arg());
@@ -220,10 +246,8 @@ UOpRef KernelBuilder::index_uncached(const UOp* node, const std::vector<UOpRef>&
   internal_error("schedule: cannot index " + node_to_string(*node));
 }
 
-// The length of the longest prefix of the loop nest whose ranges all appear in `idx`.
-size_t KernelBuilder::nest_prefix(const std::vector<UOpRef>& idx) const {
-  std::set<const UOp*> deps;
-  for (const UOpRef& i : idx) ranges_in(i, deps);
+// The length of the longest prefix of the loop nest whose ranges are all in `deps`.
+size_t KernelBuilder::nest_prefix(const std::set<const UOp*>& deps) const {
   size_t m = 0;
   while (m < nest_.size() && deps.count(nest_[m].get())) ++m;
   return m;
@@ -232,35 +256,14 @@ size_t KernelBuilder::nest_prefix(const std::vector<UOpRef>& idx) const {
 // A value whose index depends on a prefix of the loop nest is computed once per iteration of
 // that prefix (the codegen places it in the innermost loop it uses); any other dependency puts
 // it in an inner loop that recomputes it for every value of a range it does not use.
-bool KernelBuilder::hoistable(const std::vector<UOpRef>& idx) const {
-  std::set<const UOp*> deps;
-  for (const UOpRef& i : idx) ranges_in(i, deps);
-  return nest_prefix(idx) == deps.size();
-}
-
-// Whether the reduce body `value` loads from two or more buffers at offsets that move with the
-// reduced `ranges`.
-static bool contraction(const UOpRef& value, const std::vector<UOpRef>& ranges) {
-  std::set<int64_t> slots;
-  for (const UOp* u : toposort(value)) {
-    if (u->op() != Op::LOAD) continue;
-    const UOp* at = u->src(0).get();
-    std::set<const UOp*> used;
-    ranges_in(at->src(1), used);
-    for (const UOpRef& r : ranges)
-      if (used.count(r.get())) {
-        slots.insert(at->src(0)->arg_int());
-        break;
-      }
-  }
-  return slots.size() >= 2;
+bool KernelBuilder::hoistable(const std::set<const UOp*>& deps) const {
+  return nest_prefix(deps) == deps.size();
 }
 
 // A reduce is fused when hoistable; with no dependency at all it would be recomputed by every
 // point of the launch grid, so it is realised then too (unless the kernel has no outputs).
-bool KernelBuilder::can_fuse_reduce(const std::vector<UOpRef>& idx) const {
-  if (!hoistable(idx)) return false;
-  return nest_prefix(idx) > 0 || out_ranges_.empty();
+bool KernelBuilder::can_fuse_reduce(const std::set<const UOp*>& deps) const {
+  return hoistable(deps) && (!deps.empty() || out_ranges_.empty());
 }
 
 // Nodes the kernel reads rather than inlines.
@@ -303,12 +306,12 @@ void KernelBuilder::count_paths(const UOp* root) {
 bool KernelBuilder::costly(const UOp* node) {
   if (auto it = costly_.find(node); it != costly_.end()) return it->second;
   bool c = false;
-  if (node->nsrcs() == 0 || lazy::is_realized(node) || owner_.is_realized(node)) {
+  if (inlined_leaf(node)) {
     c = false;
   } else if (node->op() == Op::REDUCE_AXIS || node->op() == Op::EXP2 || node->op() == Op::LOG2 ||
              node->op() == Op::SIN) {
     c = true;
-  } else if (node->op() != Op::CONTIGUOUS && node->op() != Op::COPY && node->op() != Op::ASSIGN) {
+  } else {
     for (const UOpRef& s : node->srcs()) c = c || costly(s.get());
   }
   costly_.emplace(node, c);
@@ -338,12 +341,13 @@ UOpRef KernelBuilder::reduce(const UOp* node, const std::vector<UOpRef>& idx, co
     owner_.keep(split);
     return index(split.get(), idx, gate);
   }
-  if (node != root_ && !can_fuse_reduce(idx)) return load_realized(node, idx, gate);
+  const std::set<const UOp*> deps = ranges_of(idx);
+  if (node != root_ && !can_fuse_reduce(deps)) return load_realized(node, idx, gate);
   const lazy::Shape& in = owner_.shape()(node->src(0));
   std::vector<UOpRef> x = idx;
   std::vector<UOpRef> srcs{UOpRef()};
   std::vector<UOpRef> outer = nest_;
-  nest_.resize(node == root_ ? nest_.size() : nest_prefix(idx));
+  nest_.resize(nest_prefix(deps));  // where the codegen places this reduce
   for (int64_t a : lazy::reduce_axes(node)) {
     size_t j = static_cast<size_t>(a);
     if (in[j] == 1) {

@@ -42,9 +42,9 @@ class KernelBuilder {
   UOpRef load_realized(const UOp* node, const std::vector<UOpRef>& idx, const UOpRef& gate);
   UOpRef reduce(const UOp* node, const std::vector<UOpRef>& idx, const UOpRef& gate);
   UOpRef split_reduce(const UOp* node);
-  size_t nest_prefix(const std::vector<UOpRef>& idx) const;
-  bool hoistable(const std::vector<UOpRef>& idx) const;
-  bool can_fuse_reduce(const std::vector<UOpRef>& idx) const;
+  size_t nest_prefix(const std::set<const UOp*>& deps) const;
+  bool hoistable(const std::set<const UOp*>& deps) const;
+  bool can_fuse_reduce(const std::set<const UOp*>& deps) const;
   bool costly(const UOp* node);
   bool inlined_leaf(const UOp* node) const;
   void count_paths(const UOp* root);
