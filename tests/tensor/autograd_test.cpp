@@ -67,15 +67,7 @@ const tensor_test::OpTable& table() {
   return t;
 }
 
-class Grad : public testing::TestWithParam<std::string> {};
-TEST_P(Grad, MatchesTorch) {
-  tensor_test::run_case("grad", table(), GetParam(), 1e-5, 1e-4);
-}
-INSTANTIATE_TEST_SUITE_P(Torch, Grad, testing::ValuesIn(tensor_test::keys(table())),
-                         tensor_test::case_name);
-TEST(Grad, EveryFixtureCaseHasATest) {
-  tensor_test::expect_same_cases("grad", table());
-}
+POLYGRAD_TORCH_FIXTURE_SUITE(Grad, "grad", table(), 1e-5, 1e-4)
 
 TEST(Backward, AccumulatesIntoLeaves) {
   Tensor x(std::vector<float>{1, 2, 3});

@@ -74,17 +74,6 @@ const tensor_test::OpTable& table() {
   return t;
 }
 
-class Elementwise : public testing::TestWithParam<std::string> {};
-
-TEST_P(Elementwise, MatchesTorch) {
-  tensor_test::run_case("elementwise", table(), GetParam(), 1e-5, 2e-5);
-}
-
-INSTANTIATE_TEST_SUITE_P(Torch, Elementwise, testing::ValuesIn(tensor_test::keys(table())),
-                         tensor_test::case_name);
-
-TEST(Elementwise, EveryFixtureCaseHasATest) {
-  tensor_test::expect_same_cases("elementwise", table());
-}
+POLYGRAD_TORCH_FIXTURE_SUITE(Elementwise, "elementwise", table(), 1e-5, 2e-5)
 
 }  // namespace

@@ -88,4 +88,18 @@ inline std::string case_name(const testing::TestParamInfo<std::string>& info) {
 
 }  // namespace tensor_test
 
+/// The tests of one fixture file: Torch/Suite.MatchesTorch/<case> runs each case of
+/// fixtures/<file>.txt through `table` against torch's output, and Suite.EveryFixtureCaseHasATest
+/// checks that the table and the file list the same cases.
+#define POLYGRAD_TORCH_FIXTURE_SUITE(Suite, file, table, atol, rtol)                  \
+  class Suite : public testing::TestWithParam<std::string> {};                        \
+  TEST_P(Suite, MatchesTorch) {                                                       \
+    tensor_test::run_case(file, table, GetParam(), atol, rtol);                       \
+  }                                                                                   \
+  INSTANTIATE_TEST_SUITE_P(Torch, Suite, testing::ValuesIn(tensor_test::keys(table)), \
+                           tensor_test::case_name);                                   \
+  TEST(Suite, EveryFixtureCaseHasATest) {                                             \
+    tensor_test::expect_same_cases(file, table);                                      \
+  }
+
 #endif  // POLYGRAD_TESTS_TENSOR_HARNESS_HPP

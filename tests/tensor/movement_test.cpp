@@ -105,17 +105,6 @@ const tensor_test::OpTable& table() {
   return t;
 }
 
-class Movement : public testing::TestWithParam<std::string> {};
-
-TEST_P(Movement, MatchesTorch) {
-  tensor_test::run_case("movement", table(), GetParam(), 0.0, 1e-7);
-}
-
-INSTANTIATE_TEST_SUITE_P(Torch, Movement, testing::ValuesIn(tensor_test::keys(table())),
-                         tensor_test::case_name);
-
-TEST(Movement, EveryFixtureCaseHasATest) {
-  tensor_test::expect_same_cases("movement", table());
-}
+POLYGRAD_TORCH_FIXTURE_SUITE(Movement, "movement", table(), 0.0, 1e-7)
 
 }  // namespace

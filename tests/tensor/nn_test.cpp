@@ -81,24 +81,8 @@ const tensor_test::OpTable& conv_table() {
   return t;
 }
 
-class Nn : public testing::TestWithParam<std::string> {};
-TEST_P(Nn, MatchesTorch) {
-  tensor_test::run_case("nn", nn_table(), GetParam(), 1e-5, 1e-4);
-}
-INSTANTIATE_TEST_SUITE_P(Torch, Nn, testing::ValuesIn(tensor_test::keys(nn_table())),
-                         tensor_test::case_name);
-TEST(Nn, EveryFixtureCaseHasATest) {
-  tensor_test::expect_same_cases("nn", nn_table());
-}
+POLYGRAD_TORCH_FIXTURE_SUITE(Nn, "nn", nn_table(), 1e-5, 1e-4)
 
-class Conv : public testing::TestWithParam<std::string> {};
-TEST_P(Conv, MatchesTorch) {
-  tensor_test::run_case("conv", conv_table(), GetParam(), 1e-5, 1e-4);
-}
-INSTANTIATE_TEST_SUITE_P(Torch, Conv, testing::ValuesIn(tensor_test::keys(conv_table())),
-                         tensor_test::case_name);
-TEST(Conv, EveryFixtureCaseHasATest) {
-  tensor_test::expect_same_cases("conv", conv_table());
-}
+POLYGRAD_TORCH_FIXTURE_SUITE(Conv, "conv", conv_table(), 1e-5, 1e-4)
 
 }  // namespace

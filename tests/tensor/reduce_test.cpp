@@ -41,17 +41,6 @@ const tensor_test::OpTable& table() {
   return t;
 }
 
-class Reduce : public testing::TestWithParam<std::string> {};
-
-TEST_P(Reduce, MatchesTorch) {
-  tensor_test::run_case("reduce", table(), GetParam(), 1e-5, 1e-4);
-}
-
-INSTANTIATE_TEST_SUITE_P(Torch, Reduce, testing::ValuesIn(tensor_test::keys(table())),
-                         tensor_test::case_name);
-
-TEST(Reduce, EveryFixtureCaseHasATest) {
-  tensor_test::expect_same_cases("reduce", table());
-}
+POLYGRAD_TORCH_FIXTURE_SUITE(Reduce, "reduce", table(), 1e-5, 1e-4)
 
 }  // namespace
