@@ -113,6 +113,22 @@ pg_arg arg_i(int64_t v) {
   return a;
 }
 
+/// Outputs from this size up are written with streaming stores: well past a core's share of
+/// the last-level cache, so the lines would be evicted before anything reads them again.
+constexpr int64_t kStreamBytes = int64_t{16} << 20;
+
+/// The hints of one of the kernel's stores (PG_STORE_STREAM for an ungated vector store of at
+/// least kStreamBytes into a buffer the kernel does not read), given the slots it loads from.
+int64_t store_hints(const UOp& store, const std::vector<int64_t>& loaded) {
+  const DType t = store.src(1)->dtype();
+  const UOp& index = *store.src(0);
+  if (store.nsrcs() != 2 || t.lanes() < 2) return 0;
+  if (std::find(loaded.begin(), loaded.end(), index.src(0)->arg_int()) != loaded.end()) return 0;
+  std::optional<Bounds> b = bounds(index.src(1));
+  if (!b || b->lo < 0) return 0;
+  return (b->hi + t.lanes()) * t.scalar_size() >= kStreamBytes ? PG_STORE_STREAM : 0;
+}
+
 const LoopIds& Linearizer::deps(const UOp* n) {
   if (auto it = deps_.find(n); it != deps_.end()) return it->second;
   LoopIds ids;
@@ -506,11 +522,14 @@ Linearized Linearizer::run(const UOpRef& sink) {
     insert(s, {true, static_cast<uint32_t>(index)});
     s = index;
   }
+  std::vector<int64_t> loaded;
+  for (const UOp* u : order)
+    if (u->op() == Op::LOAD) loaded.push_back(u->src(0)->src(0)->arg_int());
   for (const UOpRef& store : sink->srcs()) {
     int p = place(store.get(), s);
     std::vector<uint32_t> srcs;
     for (const UOpRef& src : store->srcs()) srcs.push_back(value(src, p));
-    add(p, PG_OP_STORE, dtypes::void_, std::move(srcs));
+    add(p, PG_OP_STORE, dtypes::void_, std::move(srcs), arg_i(store_hints(*store, loaded)));
   }
   for (Scope& sc : scopes_) sc.open = false;
 

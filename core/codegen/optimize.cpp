@@ -74,10 +74,28 @@ bool contiguous_in(const UOpRef& off, const UOp* j) {
   return a && *a == 1;
 }
 
+/// True when `op` on `t` vectors has a whole-vector form in the renderer (the others are
+/// written lane by lane, slower than the scalar loop that clang's vectoriser handles).
+bool native_vector_op(Op op, DType t) {
+  switch (op) {
+    case Op::ADD:
+    case Op::SUB:
+    case Op::MUL:
+    case Op::NEG:
+    case Op::MULACC:
+      return !t.is_bool();
+    case Op::FDIV:
+      return t.is_float();
+    default:
+      return false;
+  }
+}
+
 /// True when every node depending on `j` can become a W-lane vector: index math only feeds
 /// INDEX offsets, every INDEX is ungated and contiguous along j, loads are plain, no 16-bit
-/// floats (the renderer writes those lane by lane), and some REDUCE depends on j.
-bool vectorizable(const UOpRef& sink, const UOp* j) {
+/// floats (the renderer writes those lane by lane), and some REDUCE depends on j. With
+/// `elementwise`, no REDUCE is needed and every ALU op must be a native_vector_op.
+bool vectorizable(const UOpRef& sink, const UOp* j, bool elementwise = false) {
   std::vector<const UOp*> order = toposort(sink);
   std::unordered_set<const UOp*> dep = dependents(order, j);
   std::unordered_set<const UOp*> index_math{j};
@@ -111,12 +129,13 @@ bool vectorizable(const UOpRef& sink, const UOp* j) {
         reduces = true;
         break;
       default:
+        if (elementwise && !native_vector_op(n->op(), n->dtype())) return false;
         if (!is_alu(n->op()) && n->op() != Op::CAST && n->op() != Op::BITCAST) return false;
     }
   }
   for (const UOpRef& st : sink->srcs())
     if (!dep.count(st.get())) return false;
-  return reduces;
+  return elementwise || reduces;
 }
 
 /// Rewrites one store for one vector of the upcast: j -> base + lane, W lanes.
@@ -231,6 +250,23 @@ UpcastPlan choose_dot(const UOpRef& sink, const std::vector<const UOp*>& order,
   return plan;
 }
 
+/// An elementwise kernel (no REDUCE) whose loads and stores are contiguous along its innermost
+/// output range j: j becomes one W-lane vector per step. The explicit vector store is what
+/// lets the linearizer hint large outputs as streaming (see linearize.cpp).
+UpcastPlan choose_elementwise(const UOpRef& sink, const std::vector<const UOp*>& outputs,
+                              const Target& target) {
+  const UOp* j = outputs.back();
+  if (j->src(0)->op() != Op::CONST || !vectorizable(sink, j, true)) return {};
+  const int64_t elem = sink->src(0)->src(1)->dtype().scalar_size();
+  if (elem <= 0) return {};
+  const int64_t w = vector_lanes(target, elem);
+  if (w < 2 || j->src(0)->arg_int() % w != 0) return {};
+  UpcastPlan plan;
+  plan.j = j;
+  plan.lanes = static_cast<int>(w);
+  return plan;
+}
+
 /// The sum of the lanes of the vector `v`: halves added until one lane is left (log2(W) vector
 /// adds of lane shuffles, not W - 1 scalar adds).
 UOpRef lane_sum(UOpRef v) {
@@ -297,9 +333,10 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
     if (u->op() == Op::RANGE &&
         std::find(reduced.begin(), reduced.end(), u->arg_int()) == reduced.end())
       outputs.push_back(u);
-  if (reduced.empty() || outputs.empty() || sink->nsrcs() == 0) return {};
+  if (outputs.empty() || sink->nsrcs() == 0) return {};
   std::sort(outputs.begin(), outputs.end(),
             [](const UOp* a, const UOp* b) { return a->arg_int() < b->arg_int(); });
+  if (reduced.empty()) return choose_elementwise(sink, outputs, target);
 
   // j: the innermost output loop, vectorised along W lanes of the stored dtype.
   const UOp* j = outputs.back();

@@ -68,6 +68,36 @@ UOpRef Scheduler::realize_uncached(const UOp* node, std::optional<size_t>& item,
   return lazy::reshape(out, shape);
 }
 
+namespace {
+
+/// The inner extent of a split flat range: a multiple of every target's vector lanes.
+constexpr int64_t kFlatInner = 256;
+
+}  // namespace
+
+// A flat elementwise kernel (one output range, the launch variable's) has no constant range for
+// the codegen to vectorise. When the extent is a multiple of kFlatInner, the range r becomes
+// r' * kFlatInner + r'' with r' over the variable, now extent / kFlatInner (other uses of the
+// variable are scaled back), so every such size still shares one kernel. Returns the value the
+// variable is bound to.
+int64_t Scheduler::split_flat_range(UOpRef& ast, const UOp* var, int64_t extent) {
+  const UOp* outer = nullptr;
+  int64_t top = 0;
+  for (const UOp* u : toposort(ast)) {
+    if (u->op() != Op::RANGE) continue;
+    if (outer != nullptr) return extent;  // a second range: the dims below are constant
+    outer = u;
+    top = u->arg_int();
+  }
+  if (outer == nullptr || outer->src(0).get() != var || extent % kFlatInner != 0 ||
+      extent < 2 * kFlatInner)
+    return extent;
+  const UOpRef inner = range(const_int(dtypes::index, kFlatInner), top + 1);
+  const UOpRef v = var->ref();
+  ast = substitute(ast, {{outer, outer->ref() * kFlatInner + inner}, {var, v * kFlatInner}});
+  return extent / kFlatInner;
+}
+
 size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const UOpRef& out,
                              const std::string& device, std::optional<int64_t> assign_target) {
   // The outermost extent is built as a launch-time variable, so a new batch size reuses the
@@ -83,7 +113,7 @@ size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const U
     if (has_reduce)
       ast = substitute(ast, {{var, const_int(dtypes::index, kb.outer_extent())}});
     else
-      vars.emplace_back(var->arg_var().name, kb.outer_extent());
+      vars.emplace_back(var->arg_var().name, split_flat_range(ast, var, kb.outer_extent()));
   }
   POLYGRAD_VERIFY(ast);
   Meta meta{kb.deps(), kb.old_reads(), assign_target};

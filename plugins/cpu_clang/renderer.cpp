@@ -41,9 +41,33 @@ class CDialect : public cstyle::Dialect {
            "}\n";
   }
 
+  // The stream store needs the vector's natural alignment (movntps faults otherwise); a
+  // buffer view at an odd offset takes the ordinary store.
   std::string prelude(const cstyle::KernelInfo& k) const override {
-    return "/* cpu_clang: buffers=" + std::to_string(k.buffers.size()) +
+    std::string text;
+    if (k.streams)
+      text =
+          "#define pg_stream_store(p, v)                                              \\\n"
+          "  do {                                                                     \\\n"
+          "    if (((unsigned long long)(p) & (sizeof(v) - 1)) == 0)                  \\\n"
+          "      __builtin_nontemporal_store((v), (__typeof__(v)*)(p));               \\\n"
+          "    else                                                                   \\\n"
+          "      __builtin_memcpy((p), &(v), sizeof(v));                              \\\n"
+          "  } while (0)\n";
+    return text + "/* cpu_clang: buffers=" + std::to_string(k.buffers.size()) +
            " scalars=" + std::to_string(k.scalars.size()) + " */\n";
+  }
+  std::string stream_store(const std::string& ptr, const std::string& value,
+                           int lanes) const override {
+    if ((lanes & (lanes - 1)) != 0) return "";  // no natural alignment to test for
+    return "pg_stream_store(" + ptr + ", " + value + ");";
+  }
+  // Non-temporal stores are weakly ordered: the fence makes them visible before the slab
+  // returns and the pool reports the launch done.
+  std::string kernel_close(const cstyle::KernelInfo& k) const override {
+    if (!k.streams) return "}\n";
+    return "#if defined(__x86_64__) || defined(__i386__)\n  __builtin_ia32_sfence();\n#else\n"
+           "  __atomic_thread_fence(__ATOMIC_SEQ_CST);\n#endif\n}\n";
   }
   // min_vector_width: clang's default for AVX-512 hosts prefers 256-bit vectors and splits the
   // host's 512-bit vector types (the codegen's upcast vectors, sized by vector_width_bytes) in

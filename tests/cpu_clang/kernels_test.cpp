@@ -149,6 +149,37 @@ TEST(CpuClangKernels, VectorLoadStore) {
       EXPECT_EQ(got[g * 4 + l], vx[g * 4 + (3 - l)] * 2.0f + vx[g * 4]) << g << "," << l;
 }
 
+// A STORE hinted PG_STORE_STREAM is a non-temporal store when the address is aligned to the
+// vector and an ordinary one otherwise (scalar 0 shifts every vector by that many elements).
+TEST(CpuClangKernels, StreamingStoreWritesAlignedAndUnalignedVectors) {
+  Plugin p(no_cache());
+  ProgramBuilder b("stream16");
+  auto out = b.param_buffer(0, PG_DTYPE_FLOAT32);
+  auto x = b.param_buffer(1, PG_DTYPE_FLOAT32);
+  auto shift = b.param_scalar(0, PG_DTYPE_INT32);
+  auto i = b.special(PG_SPECIAL_GLOBAL, 0);
+  auto base = b.binary(PG_OP_MUL, i, b.const_i(PG_DTYPE_INT32, 16));
+  auto v = b.load(b.index(x, base), 16);
+  auto y = b.binary(PG_OP_ADD, v, b.const_f(PG_DTYPE_FLOAT32, 1.0, 16));
+  b.store(b.index(out, b.binary(PG_OP_ADD, base, shift)), y, PG_STORE_STREAM);
+  std::string source, error;
+  ASSERT_EQ(p.render(b, source, error), PG_OK) << error;
+  EXPECT_NE(source.find("__builtin_nontemporal_store"), std::string::npos) << source;
+  const uint32_t groups = 40;
+  std::vector<float> vx(groups * 16);
+  for (size_t k = 0; k < vx.size(); ++k) vx[k] = static_cast<float>(k % 97) * 0.25f;
+  for (int64_t s : {0, 1, 3}) {
+    auto bx = p.upload(vx);
+    auto bo = p.upload(std::vector<float>(vx.size() + 16, -5.0f));
+    p.run_once(b, {bo, bx}, {s}, {groups, 1, 1});
+    auto got = p.download<float>(bo, vx.size() + 16);
+    for (size_t k = 0; k < got.size(); ++k) {
+      const bool written = k >= static_cast<size_t>(s) && k < vx.size() + s;
+      ASSERT_EQ(got[k], written ? vx[k - s] + 1.0f : -5.0f) << "shift " << s << " element " << k;
+    }
+  }
+}
+
 TEST(CpuClangKernels, GatedLoadGivesAlternativeAndGatedStoreSkips) {
   Plugin p(no_cache());
   ProgramBuilder b("gated");

@@ -293,6 +293,42 @@ TEST_F(RealizeTest, FiveBatchSizesRunThroughOneCompiledKernel) {
   EXPECT_EQ(runtime::compiled_kernel_count(), before);
 }
 
+// A flat elementwise kernel whose length is a multiple of 256 runs as n0 blocks of 256 (a
+// constant range the codegen can vectorise): one kernel for every such length, the variable
+// bound to the block count. Other lengths, and flipped (reversed) reads, keep their values.
+TEST_F(RealizeTest, FlatElementwiseLengthsShareOneBlockedKernel) {
+  auto mul_add = [&](int64_t n, bool flip) {
+    std::vector<float> a(static_cast<size_t>(n)), b(a.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      a[i] = static_cast<float>(i % 13) - 6;
+      b[i] = static_cast<float>(i % 5);
+    }
+    UOpRef ai = input(a, {n}), bi = input(b, {n});
+    UOpRef y = testgraph::ew(Op::ADD, testgraph::ew(Op::MUL, flip ? lazy::flip(ai, {0}) : ai, bi),
+                             lazy::full(dtypes::float32, 1, {n}));
+    schedule::Schedule s = runtime::cached_schedule({y}, dev_);
+    auto got = values(y);
+    for (size_t i = 0; i < a.size(); ++i)
+      EXPECT_EQ(got[i], (flip ? a[a.size() - 1 - i] : a[i]) * b[i] + 1)
+          << "length " << n << (flip ? " flipped" : "") << " element " << i;
+    return s;
+  };
+  size_t before = 0;
+  for (int64_t n : {512, 768, 4096, 256 * 37}) {
+    schedule::Schedule s = mul_add(n, false);
+    ASSERT_EQ(s.items.size(), 1u);
+    ASSERT_EQ(s.items[0].vars.size(), 1u);
+    EXPECT_EQ(s.items[0].vars[0].second, n / 256) << "length " << n;
+    if (n == 512) before = runtime::compiled_kernel_count();
+  }
+  EXPECT_EQ(runtime::compiled_kernel_count(), before);
+  for (int64_t n : {1000, 256, 1024}) {
+    schedule::Schedule s = mul_add(n, n == 1024);
+    ASSERT_EQ(s.items[0].vars.size(), 1u);
+    EXPECT_EQ(s.items[0].vars[0].second, n == 1024 ? 4 : n) << "length " << n;
+  }
+}
+
 TEST_F(RealizeTest, UsingATensorOnAnUnknownDeviceIsAnError) {
   try {
     runtime::canonical_device("tpu:7");

@@ -230,6 +230,7 @@ const std::vector<OpCase>& op_cases() {
       {"CAST", {PG_OP_CAST}, PG_OP_CAST, any_dtype, always, make_cast},
       {"BITCAST", {PG_OP_BITCAST}, PG_OP_BITCAST, numeric, never, make_bitcast},
       {"LOAD.vec4", {PG_OP_LOAD, PG_OP_STORE}, PG_OP_LOAD, vec4, never, make_vector_copy},
+      {"STORE.stream", {PG_OP_LOAD, PG_OP_STORE}, PG_OP_STORE, vec4, never, make_stream_store},
       {"VECTORIZE", {PG_OP_VECTORIZE}, PG_OP_VECTORIZE, vec4, never, make_vectorize},
       {"GEP", {PG_OP_GEP}, PG_OP_GEP, vec4, never, make_gep},
       {"CONST.vec4", {PG_OP_CONST}, PG_OP_CONST, vec4, never, make_vector_alu},

@@ -78,7 +78,7 @@ sdk::ProgramBuilder::Ref const_value(sdk::ProgramBuilder& b, pg_dtype dt, Value 
 // The makers (op_cases.cpp, op_structural.cpp).
 MakerFn make_elementwise, make_cast, make_bitcast, make_copy, make_gated_load, make_gated_store,
     make_const, make_param_scalar, make_special, make_range, make_if, make_local, make_vector_copy,
-    make_vectorize, make_gep, make_vector_alu;
+    make_stream_store, make_vectorize, make_gep, make_vector_alu;
 
 }  // namespace polygrad::conformance::detail
 

@@ -258,6 +258,17 @@ void make_vector_copy(const OpCase& c, pg_dtype dt, const pg_capabilities&,
   out.push_back(std::move(k));
 }
 
+void make_stream_store(const OpCase& c, pg_dtype dt, const pg_capabilities&,
+                       std::vector<Kernel>& out) {
+  Ref o, base;
+  Kernel k = start_vec4(c, dt, o, base);
+  Ref a = input(k, 1, dt, sample_values(dt, Inputs::edge, 0));
+  k.program.store(k.program.index(o, base), k.program.load(k.program.index(a, base), 4),
+                  PG_STORE_STREAM);
+  k.expected = k.buffers[1];
+  out.push_back(std::move(k));
+}
+
 void make_vectorize(const OpCase& c, pg_dtype dt, const pg_capabilities&,
                     std::vector<Kernel>& out) {
   Ref o, base;

@@ -70,6 +70,13 @@ void Writer::emit_store(uint32_t i, const pg_instruction& in) {
   const std::string guard = gate != nullptr && gate->lanes == 1 ? "if (" + gate->expr + ") " : "";
   if (lanes == 1) {
     line(guard + "*" + p + " = " + ex_.to_memory(dt, val.expr) + ";");
+  } else if (std::string st =
+                 (in.arg.i & PG_STORE_STREAM) != 0 && gate == nullptr && !ex_.is_half(dt)
+                     ? dialect_.stream_store(p, val.expr, lanes)
+                     : "";
+             !st.empty()) {
+    info_.streams = true;
+    line(st);
   } else if (!ex_.is_half(dt) && (gate == nullptr || gate->lanes == 1)) {
     line(guard + dialect_.table().memcpy_name + "(" + p + ", &" + val.expr + ", sizeof(" +
          val.expr + "));");

@@ -154,7 +154,9 @@ typedef enum pg_addrspace {
   X(LOAD, -1,                                                                                 \
     "load: (ptr) or (ptr, alt, gate): when gate is false the result is alt and memory is "   \
     "not touched; vcount > 1 loads consecutive elements")                                     \
-  X(STORE, -1, "store: (ptr, value) or (ptr, value, gate); vcount of value lanes")            \
+  X(STORE, -1,                                                                                \
+    "store: (ptr, value) or (ptr, value, gate); vcount of value lanes; arg.i = "              \
+    "pg_store_hints (0: none)")                                                               \
   /* --- unary ------------------------------------------------------------------------- */   \
   X(NEG, 1, "-x")                                                                             \
   X(NOT, 1, "logical not (bool) or bitwise not (ints)")                                       \
@@ -206,6 +208,14 @@ typedef enum pg_special_kind {
   PG_SPECIAL_LOCAL = 1, /**< thread index inside the group (CUDA threadIdx) */
   PG_SPECIAL_GLOBAL = 2 /**< group * local_size + local: the flat index along a dim */
 } pg_special_kind;
+
+/** Hints on a STORE (its arg.i). A renderer may ignore any of them; the result is the same. */
+typedef enum pg_store_hints {
+  /** The kernel writes a large output (more than a cache holds) through this store and does
+   *  not read it: a non-temporal (cache-bypassing) store saves reading each line before
+   *  writing it (x86 movnt). Only on ungated vector stores; the host emits it only there. */
+  PG_STORE_STREAM = 1
+} pg_store_hints;
 
 /** Immediate argument of an instruction; which member is meaningful depends on op and dtype. */
 typedef union pg_arg {

@@ -95,8 +95,9 @@ class ProgramBuilder {
   Ref load_gated(Ref ptr, Ref alt, Ref gate) {
     return emit(PG_OP_LOAD, dtype_of(ptr), {ptr, alt, gate}, arg_i(0), instructions_[alt].vcount);
   }
-  void store(Ref ptr, Ref value) {
-    emit(PG_OP_STORE, PG_DTYPE_VOID, {ptr, value}, arg_i(0), instructions_[value].vcount);
+  /// `hints`: pg_store_hints bits (PG_STORE_STREAM).
+  void store(Ref ptr, Ref value, int64_t hints = 0) {
+    emit(PG_OP_STORE, PG_DTYPE_VOID, {ptr, value}, arg_i(hints), instructions_[value].vcount);
   }
   void store_gated(Ref ptr, Ref value, Ref gate) {
     emit(PG_OP_STORE, PG_DTYPE_VOID, {ptr, value, gate}, arg_i(0), instructions_[value].vcount);

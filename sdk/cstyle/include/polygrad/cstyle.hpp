@@ -42,6 +42,7 @@ struct KernelInfo {
   uint32_t local_size[3] = {1, 1, 1};
   bool uses_local = false;                   ///< the program has DEFINE_LOCAL or BARRIER
   bool uses_dim[3] = {false, false, false};  ///< some SPECIAL reads this launch dim
+  bool streams = false;  ///< some STORE is written with stream_store (see Dialect)
 };
 
 /// Spellings that differ between dialects. Every string is inserted verbatim.
@@ -111,6 +112,15 @@ class Dialect {
 
   /// An int expression for launch index `kind` along `dim` (0..2).
   virtual std::string special(pg_special_kind kind, int dim) const = 0;
+
+  /// A statement that stores the whole vector `value` (a variable of `lanes` lanes) at `ptr`
+  /// bypassing the cache, for a STORE hinted PG_STORE_STREAM; "" (the default) writes an
+  /// ordinary store. KernelInfo::streams tells kernel_close that some store used it (to add
+  /// the fence that orders such stores before the kernel returns).
+  virtual std::string stream_store(const std::string& ptr, const std::string& value,
+                                   int lanes) const {
+    return "";
+  }
 
   /// The workgroup barrier statement (without ';'), or "" when it is a no-op.
   virtual std::string barrier() const { return ""; }

@@ -1,0 +1,100 @@
+// Elementwise kernels in vector form (codegen/optimize.hpp) and the streaming hint the
+// linearizer puts on large vector stores (PG_STORE_STREAM).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "codegen/optimize.hpp"
+#include "harness.hpp"
+
+namespace polygrad_test {
+namespace {
+
+using polygrad::range;
+
+/// out[r] = a[r] * b[r] + c[r] over `n` elements; `in_place`: out is also c.
+UOpRef mul_add_ast(int64_t n, bool in_place = false) {
+  UOpRef r = range(idx(n), 0);
+  UOpRef o = global(0, dtypes::float32), a = global(1, dtypes::float32);
+  UOpRef b = global(2, dtypes::float32), c = in_place ? o : global(3, dtypes::float32);
+  return sink({store(o, r, load(a, r) * load(b, r) + load(c, r))});
+}
+
+int64_t f32_lanes() {
+  const polygrad::codegen::Target t = cpu_target();
+  return std::min<int64_t>(t.caps.vector_width_bytes / 4, t.caps.max_vector_lanes);
+}
+
+/// The hints of the kernel's STOREs, in program order.
+std::vector<int64_t> store_hints(const Compiled& k) {
+  std::vector<int64_t> hints;
+  for (const pg_instruction& in : k.kernel.instructions)
+    if (in.op == PG_OP_STORE) hints.push_back(in.arg.i);
+  return hints;
+}
+
+TEST(VectorStore, ContiguousElementwiseKernelIsVectorised) {
+  const int64_t w = f32_lanes();
+  if (w < 2) GTEST_SKIP() << "the cpu target has no vector lanes";
+  const polygrad::codegen::UpcastPlan p =
+      polygrad::codegen::choose_upcast(mul_add_ast(8 * w), cpu_target());
+  ASSERT_NE(p.j, nullptr);
+  EXPECT_EQ(p.lanes, w);
+  EXPECT_EQ(p.vectors, 1);
+  EXPECT_EQ(p.i, nullptr);
+  // Not a multiple of the lanes: left to the scalar loop.
+  EXPECT_EQ(polygrad::codegen::choose_upcast(mul_add_ast(8 * w + 1), cpu_target()).j, nullptr);
+  // MAX has no whole-vector form in the renderer; a strided load is not one vector.
+  UOpRef r = range(idx(8 * w), 0);
+  UOpRef o = global(0, dtypes::float32), a = global(1, dtypes::float32);
+  EXPECT_EQ(
+      polygrad::codegen::choose_upcast(
+          sink({store(o, r, polygrad::max(load(a, r), load(a, r) + load(a, r)))}), cpu_target())
+          .j,
+      nullptr);
+  EXPECT_EQ(polygrad::codegen::choose_upcast(sink({store(o, r, load(a, r * 2))}), cpu_target()).j,
+            nullptr);
+}
+
+TEST(VectorStore, VectorisedValuesMatchPlainCpp) {
+  for (int64_t n : {f32_lanes() * 4, f32_lanes() * 4 + 3, int64_t{1000}}) {
+    std::vector<float> va(n), vb(n), vc(n);
+    for (int64_t i = 0; i < n; ++i) {
+      va[i] = static_cast<float>(i % 7) - 3.0f;  // exact products and sums
+      vb[i] = 0.5f * static_cast<float>(i % 5);
+      vc[i] = static_cast<float>(i % 11);
+    }
+    std::vector<HostBuf> bufs{HostBuf::zeros<float>(n), HostBuf::of(va), HostBuf::of(vb),
+                              HostBuf::of(vc)};
+    lower_and_run(mul_add_ast(n), bufs);
+    std::vector<float> out = bufs[0].as<float>();
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(out[i], va[i] * vb[i] + vc[i]) << "n " << n << " element " << i;
+  }
+}
+
+// 16 MiB and up of output through a vector store the kernel does not read back: streamed.
+TEST(VectorStore, LargeOutputIsStreamedSmallOrReadBackIsNot) {
+  const int64_t w = f32_lanes();
+  if (w < 2) GTEST_SKIP() << "the cpu target has no vector lanes";
+  const int64_t big = int64_t{4} << 20;  // 16 MiB of float32
+  EXPECT_EQ(store_hints(compile(mul_add_ast(big))), std::vector<int64_t>{PG_STORE_STREAM});
+  EXPECT_EQ(store_hints(compile(mul_add_ast(big / 2))), std::vector<int64_t>{0});
+  EXPECT_EQ(store_hints(compile(mul_add_ast(big, true))), std::vector<int64_t>{0});
+
+  std::vector<float> va(big), vb(big), vc(big);
+  for (int64_t i = 0; i < big; ++i) {
+    va[i] = static_cast<float>(i % 7) - 3.0f;
+    vb[i] = 0.5f * static_cast<float>(i % 5);
+    vc[i] = static_cast<float>(i % 11);
+  }
+  std::vector<HostBuf> bufs{HostBuf::zeros<float>(big), HostBuf::of(va), HostBuf::of(vb),
+                            HostBuf::of(vc)};
+  lower_and_run(mul_add_ast(big), bufs);
+  std::vector<float> out = bufs[0].as<float>();
+  for (int64_t i = 0; i < big; ++i) ASSERT_EQ(out[i], va[i] * vb[i] + vc[i]) << "element " << i;
+}
+
+}  // namespace
+}  // namespace polygrad_test
