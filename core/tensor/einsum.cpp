@@ -16,9 +16,72 @@ std::string strip(const std::string& s) {
   return out;
 }
 
+/// Expands "..." in every subscript string into placeholder subscripts '0', '1', ... (one per
+/// broadcast axis, right-aligned across operands as numpy broadcasts them); returns how many
+/// there are.
+int expand_ellipsis(std::vector<std::string>& inputs, std::string* out,
+                    const std::vector<Tensor>& operands, const std::string& formula) {
+  int most = 0;
+  std::vector<int> count(inputs.size(), 0);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const size_t at = inputs[i].find("...");
+    if (at == std::string::npos) continue;
+    if (inputs[i].find("...", at + 3) != std::string::npos)
+      user_error("einsum: '...' twice in '" + inputs[i] + "' of '" + formula + "'");
+    const int rank = static_cast<int>(operands[i].shape().size());
+    count[i] = rank - static_cast<int>(inputs[i].size() - 3);
+    if (count[i] < 0)
+      user_error("einsum: subscripts '" + inputs[i] + "' name more axes than operand " +
+                 std::to_string(i) + " has (" + std::to_string(rank) + ")");
+    most = std::max(most, count[i]);
+  }
+  if (most > 10) user_error("einsum: '...' covers more than 10 axes in '" + formula + "'");
+  auto placeholders = [&](int n) {
+    std::string p;
+    for (int k = most - n; k < most; ++k) p += static_cast<char>('0' + k);
+    return p;
+  };
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (size_t at = inputs[i].find("..."); at != std::string::npos)
+      inputs[i].replace(at, 3, placeholders(count[i]));
+  if (out != nullptr)
+    if (size_t at = out->find("..."); at != std::string::npos)
+      out->replace(at, 3, placeholders(most));
+  return most;
+}
+
+/// `x` with axes a < b (equal sizes n) replaced by their diagonal as its last axis: the two
+/// axes go last, the n*n elements are padded to n*(n+1), so element k*(n+1) (the diagonal's
+/// k-th) starts row k of an (n, n+1) view, whose first column is kept.
+Tensor diagonal(const Tensor& x, size_t a, size_t b) {
+  using lazy::Shape;
+  const Shape& s = x.shape();
+  const int64_t n = s[a];
+  std::vector<int64_t> order;
+  Shape rest;
+  for (size_t d = 0; d < s.size(); ++d)
+    if (d != a && d != b) {
+      order.push_back(static_cast<int64_t>(d));
+      rest.push_back(s[d]);
+    }
+  order.push_back(static_cast<int64_t>(a));
+  order.push_back(static_cast<int64_t>(b));
+  Shape flat = rest, rows = rest, keep = rest;
+  flat.push_back(n * n);
+  rows.push_back(n);
+  rows.push_back(n + 1);
+  std::vector<std::pair<int64_t, int64_t>> pad(rest.size(), {0, 0}), cut;
+  pad.emplace_back(0, n);
+  for (int64_t d : rest) cut.emplace_back(0, d);
+  cut.emplace_back(0, n);
+  cut.emplace_back(0, 1);
+  keep.push_back(n);
+  return x.permute(order).reshape(flat).pad(pad).reshape(rows).shrink(cut).reshape(keep);
+}
+
 }  // namespace
 
-Tensor Tensor::einsum(const std::string& formula_in, const std::vector<Tensor>& operands) {
+Tensor Tensor::einsum(const std::string& formula_in, const std::vector<Tensor>& operands_in) {
   const std::string formula = strip(formula_in);
   const size_t arrow = formula.find("->");
   const std::string lhs = formula.substr(0, arrow);
@@ -29,40 +92,69 @@ Tensor Tensor::einsum(const std::string& formula_in, const std::vector<Tensor>& 
     if (c == std::string::npos) break;
     b = c + 1;
   }
-  if (inputs.size() != operands.size())
+  if (inputs.size() != operands_in.size())
     user_error("einsum: formula '" + formula_in + "' names " + std::to_string(inputs.size()) +
-               " operands, got " + std::to_string(operands.size()));
-  std::map<char, int64_t> sizes;
-  std::map<char, int> count;
+               " operands, got " + std::to_string(operands_in.size()));
+  for (size_t i = 0; i < operands_in.size(); ++i) detail::state(operands_in[i], "einsum");
+  std::string out;
+  if (arrow != std::string::npos) out = formula.substr(arrow + 2);
+  const int broadcast =
+      expand_ellipsis(inputs, arrow != std::string::npos ? &out : nullptr, operands_in, formula_in);
+  std::map<char, int> uses;  // over the subscripts as written: "ii" sums i
+  for (const std::string& in : inputs)
+    for (char c : in) ++uses[c];
+  std::vector<Tensor> operands = operands_in;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const Shape& s = detail::state(operands[i], "einsum").shape;
+    const Shape& s = operands[i].shape();
     if (inputs[i].size() != s.size())
       user_error("einsum: subscripts '" + inputs[i] + "' do not match operand " +
                  std::to_string(i) + " of shape " + lazy::shape_str(s));
+    for (char c : inputs[i])
+      if (!std::isalnum(static_cast<unsigned char>(c)) ||
+          (std::isdigit(static_cast<unsigned char>(c)) && c - '0' >= broadcast))
+        user_error("einsum: bad subscript '" + std::string(1, c) + "' in '" + formula_in + "'");
+    // A subscript repeated in one operand takes that operand's diagonal ("ii->i", "ii").
+    for (size_t a = 0; a < inputs[i].size(); ++a) {
+      const size_t b = inputs[i].find(inputs[i][a], a + 1);
+      if (b == std::string::npos) continue;
+      const Shape& now = operands[i].shape();
+      if (now[a] != now[b])
+        user_error("einsum: subscript '" + std::string(1, inputs[i][a]) + "' repeats in '" +
+                   inputs[i] + "' over axes of sizes " + std::to_string(now[a]) + " and " +
+                   std::to_string(now[b]));
+      operands[i] = diagonal(operands[i], a, b);
+      const char c = inputs[i][a];
+      inputs[i].erase(b, 1);
+      inputs[i].erase(a, 1);
+      inputs[i] += c;
+      a = static_cast<size_t>(-1);  // rescan: the string changed
+    }
+  }
+  std::map<char, int64_t> sizes;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Shape& s = operands[i].shape();
     for (size_t a = 0; a < s.size(); ++a) {
       char c = inputs[i][a];
-      if (!std::isalpha(static_cast<unsigned char>(c)))
-        user_error("einsum: bad subscript '" + std::string(1, c) + "' in '" + formula_in + "'");
-      if (std::count(inputs[i].begin(), inputs[i].end(), c) > 1)
-        user_error("einsum: repeated subscript '" + std::string(1, c) + "' in one operand ('" +
-                   inputs[i] + "') is not supported");
       auto it = sizes.find(c);
       if (it != sizes.end() && it->second != s[a] && it->second != 1 && s[a] != 1)
         user_error("einsum: subscript '" + std::string(1, c) + "' has sizes " +
                    std::to_string(it->second) + " and " + std::to_string(s[a]));
       sizes[c] = it == sizes.end() ? s[a] : std::max(it->second, s[a]);
-      ++count[c];
     }
   }
-  std::string out;
   if (arrow != std::string::npos) {
-    out = formula.substr(arrow + 2);
-    for (char c : out)
+    for (char c : out) {
       if (!sizes.count(c))
         user_error("einsum: output subscript '" + std::string(1, c) + "' is not in the inputs");
+      if (std::count(out.begin(), out.end(), c) > 1)
+        user_error("einsum: output subscript '" + std::string(1, c) + "' repeats in '" +
+                   formula_in + "'");
+    }
   } else {
-    for (auto [c, n] : count)
-      if (n == 1) out += c;
+    // numpy's implicit output: the broadcast axes, then the letters used once, sorted.
+    for (int k = 0; k < broadcast; ++k) out += static_cast<char>('0' + k);
+    for (auto [c, n] : uses)
+      if (n == 1 && !std::isdigit(static_cast<unsigned char>(c))) out += c;
   }
   // Every letter: output letters first, then the summed ones.
   std::string all = out;

@@ -93,6 +93,13 @@ TEST(Errors, NnShapes) {
         Tensor::einsum("ij,jk->ik", {m23(), Tensor::zeros({4, 2})});
       },
       {"einsum: subscript 'j' has sizes 3 and 4"});
+  expect_user_error([] { Tensor::einsum("ii->i", {m23()}); },
+                    {"einsum: subscript 'i' repeats in 'ii' over axes of sizes 2 and 3"});
+  expect_user_error([] { Tensor::einsum("...ijk->i", {m23()}); },
+                    {"einsum: subscripts '...ijk' name more axes than operand 0 has (2)"});
+  expect_user_error([] { Tensor::einsum("ij->ii", {m23()}); },
+                    {"einsum: output subscript 'i' repeats"});
+  expect_user_error([] { Tensor::einsum("i0->i", {m23()}); }, {"einsum: bad subscript '0'"});
   expect_user_error([] { m23().rearrange("a b c -> a b c"); },
                     {"rearrange", "3 input axes", "(2, 3)"});
   expect_user_error([] { m23().rearrange("a (b c) -> a b c"); },

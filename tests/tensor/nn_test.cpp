@@ -44,6 +44,18 @@ const tensor_test::OpTable& nn_table() {
        [](const Case& c) {
          return Tensor::einsum("i,j->ij", {A(c), B(c)});
        }},
+      {"einsum_diagonal", [](const Case& c) { return Tensor::einsum("ii->i", {A(c)}); }},
+      {"einsum_trace", [](const Case& c) { return Tensor::einsum("ii", {A(c)}); }},
+      {"einsum_batch_diagonal_times",
+       [](const Case& c) {
+         return Tensor::einsum("bii,ij->bj", {A(c), B(c)});
+       }},
+      {"einsum_ellipsis",
+       [](const Case& c) {
+         return Tensor::einsum("...ij,jk->...ik", {A(c), B(c)});
+       }},
+      {"einsum_ellipsis_implicit",
+       [](const Case& c) { return Tensor::einsum("...ij->...ji", {A(c)}); }},
       {"einsum_implicit_sum",
        [](const Case& c) {
          return Tensor::einsum("ij,ij", {A(c), A(c)});

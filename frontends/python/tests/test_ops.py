@@ -241,6 +241,12 @@ def test_einsum_rearrange():
             lambda a, b: torch.einsum("bij,bjk->bik", a, b))
     compare(lambda a: Tensor.einsum("ij->ji", a), [(3, 4)], lambda a: a.T)
     compare(lambda a: Tensor.einsum("ij->", a), [(3, 3)], lambda a: a.sum())
+    # repeated subscripts (diagonals, traces) and ellipses, values and gradients
+    for f, shapes in [("ii->i", [(4, 4)]), ("ii", [(4, 4)]), ("bii,ij->bj", [(2, 3, 3), (3, 5)]),
+                      ("...ij,jk->...ik", [(2, 3, 4), (4, 5)]), ("...ij->...ji", [(2, 3, 4)]),
+                      ("i...,i...->...", [(3, 2, 4), (3, 1, 4)]), ("iji->j", [(3, 2, 3)])]:
+        compare(lambda *xs, f=f: Tensor.einsum(f, *xs), shapes,
+                lambda *xs, f=f: torch.einsum(f, *xs))
     compare(lambda x: x.rearrange("b h w -> b w h"), [(2, 3, 4)], lambda x: x.permute(0, 2, 1))
     compare(lambda x: x.rearrange("b (h w) -> b h w", h=2), [(2, 6)],
             lambda x: x.reshape(2, 2, 3))
