@@ -1,4 +1,6 @@
-// Host-memory buffers: 64-byte aligned, zero-size allocations valid, bounds-checked copies.
+// Host-memory buffers: 64-byte aligned, zero-size allocations valid, bounds-checked copies;
+// handles over the host's own memory (wrap_host).
+#include <cstdint>
 #include <cstdlib>
 #include <new>
 
@@ -22,9 +24,19 @@ Buffer* buffer_alloc(uint64_t nbytes) {
   return buffer;
 }
 
+Buffer* buffer_wrap(void* host, uint64_t nbytes) {
+  if (reinterpret_cast<uintptr_t>(host) % 8 != 0)
+    sdk::fail(PG_ERR_UNSUPPORTED, "cpu: host memory at " +
+                                      std::to_string(reinterpret_cast<uintptr_t>(host)) +
+                                      " is not aligned to 8 bytes");
+  auto* buffer = new (std::nothrow) Buffer{host, nbytes, false};
+  if (buffer == nullptr) sdk::fail(PG_ERR_OUT_OF_MEMORY, "cpu: cannot allocate a buffer handle");
+  return buffer;
+}
+
 void buffer_free(Buffer* buffer) {
   if (buffer == nullptr) return;
-  std::free(buffer->data);
+  if (buffer->owned) std::free(buffer->data);
   delete buffer;
 }
 

@@ -119,9 +119,13 @@ class Jit {
 struct Buffer {
   void* data = nullptr;
   uint64_t size = 0;
+  bool owned = true;  ///< false: the host's memory (wrap_host), not freed with the handle
 };
 inline constexpr uint32_t kAlignment = 64;
 Buffer* buffer_alloc(uint64_t nbytes);
+/// A handle over host memory aligned to 8 bytes (every element type); Error(UNSUPPORTED)
+/// otherwise.
+Buffer* buffer_wrap(void* host, uint64_t nbytes);
 void buffer_free(Buffer* buffer);
 /// Throws Error(PG_ERR_INVALID_ARGUMENT) naming `what` when [offset, offset + n) is not inside.
 void check_range(const Buffer& buffer, uint64_t offset, uint64_t n, const char* what);

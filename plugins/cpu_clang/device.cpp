@@ -129,6 +129,10 @@ void* CpuDevice::host_pointer(pg_buffer_t buffer) {
   return buffer_of(buffer).data;
 }
 
+pg_buffer_t CpuDevice::wrap_host(void* host, uint64_t nbytes) {
+  return reinterpret_cast<pg_buffer_t>(buffer_wrap(host, nbytes));
+}
+
 std::string CpuDevice::render(const pg_kernel_program& program) {
   return render_c(program);
 }

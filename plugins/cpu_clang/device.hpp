@@ -30,6 +30,7 @@ class CpuDevice {
   void copy_device(pg_buffer_t dst, uint64_t dst_offset, pg_buffer_t src, uint64_t src_offset,
                    uint64_t n);
   void* host_pointer(pg_buffer_t buffer);
+  pg_buffer_t wrap_host(void* host, uint64_t nbytes);
 
   std::string render(const pg_kernel_program& program);
   pg_program_t load(const void* artifact, uint64_t size, const char* entry);

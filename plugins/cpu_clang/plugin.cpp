@@ -15,6 +15,7 @@ class CpuClangPlugin {
   static constexpr pg_artifact_format artifact_format = PG_ARTIFACT_C_SOURCE;
   static constexpr uint32_t alignment = kAlignment;
   static constexpr bool has_copy_device = true, has_host_pointer = true, has_launch_timed = true;
+  static constexpr bool has_wrap_host = true;
 
   static std::vector<pg_option_desc> options() {
     static const std::string threads =

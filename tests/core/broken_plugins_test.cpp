@@ -10,6 +10,10 @@
 namespace polygrad_test {
 namespace {
 
+/// The ABI versions as the load report spells them: this SDK's and the broken major's.
+const std::string kAbi = "1." + std::to_string(PG_PLUGIN_ABI_MINOR);
+const std::string kOtherMajorAbi = "2." + std::to_string(PG_PLUGIN_ABI_MINOR);
+
 using polygrad::LoadStage;
 using polygrad::LoadStatus;
 using ::testing::HasSubstr;
@@ -33,7 +37,8 @@ TEST_F(BrokenPlugins, WrongMajorIsRefusedNamingBothVersions) {
   const auto& r = record("abi_major");
   EXPECT_EQ(r.status, LoadStatus::refused);
   EXPECT_EQ(r.stage, LoadStage::abi);
-  EXPECT_EQ(r.reason, "plugin ABI 2.0, host ABI 1.0 (the major versions differ)");
+  EXPECT_EQ(r.reason,
+            "plugin ABI " + kOtherMajorAbi + ", host ABI " + kAbi + " (the major versions differ)");
   EXPECT_TRUE(r.abi_known);
   EXPECT_EQ(r.abi_major, 2u);
   EXPECT_EQ(r.plugin_name, "");  // nothing past the version is read under another major
@@ -42,7 +47,7 @@ TEST_F(BrokenPlugins, WrongMajorIsRefusedNamingBothVersions) {
 TEST_F(BrokenPlugins, NewerMinorIsRefusedNamingBothVersions) {
   const auto& r = record("abi_minor");
   EXPECT_EQ(r.stage, LoadStage::abi);
-  EXPECT_THAT(r.reason, HasSubstr("plugin ABI 1.99 is newer than host ABI 1.0"));
+  EXPECT_THAT(r.reason, HasSubstr("plugin ABI 1.99 is newer than host ABI " + kAbi));
   EXPECT_EQ(r.abi_minor, 99u);
 }
 
@@ -134,8 +139,9 @@ TEST_F(BrokenPlugins, TextReportHasOneLinePerCandidate) {
   std::string text = polygrad::format_report(report);
   EXPECT_EQ(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')), report.records.size());
   EXPECT_THAT(text, HasSubstr("refused  " + fs::weakly_canonical(broken("abi_major")).string() +
-                              " (api) ABI 2.0 at abi: plugin ABI 2.0, host ABI 1.0"));
-  EXPECT_THAT(text, HasSubstr("test_host 1.2.3 ABI 1.0: 2 devices"));
+                              " (api) ABI " + kOtherMajorAbi + " at abi: plugin ABI " +
+                              kOtherMajorAbi + ", host ABI " + kAbi));
+  EXPECT_THAT(text, HasSubstr("test_host 1.2.3 ABI " + kAbi + ": 2 devices"));
 }
 
 }  // namespace

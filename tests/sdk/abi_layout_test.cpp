@@ -52,7 +52,7 @@ namespace {
   S(pg_allocator_api) F(pg_allocator_api, struct_size) F(pg_allocator_api, alignment)            \
     F(pg_allocator_api, alloc) F(pg_allocator_api, free) F(pg_allocator_api, copy_in)            \
     F(pg_allocator_api, copy_out) F(pg_allocator_api, copy_device)                               \
-    F(pg_allocator_api, host_pointer)                                                            \
+    F(pg_allocator_api, host_pointer) F(pg_allocator_api, wrap_host)                             \
   S(pg_byte_sink) F(pg_byte_sink, context) F(pg_byte_sink, append)                               \
   S(pg_renderer_api) F(pg_renderer_api, struct_size) F(pg_renderer_api, format)                  \
     F(pg_renderer_api, render)                                                                   \
@@ -78,6 +78,7 @@ namespace {
     E(pg_addrspace, PG_ADDR_REG)                                                               \
   E(pg_special_kind, PG_SPECIAL_GROUP) E(pg_special_kind, PG_SPECIAL_LOCAL)                    \
     E(pg_special_kind, PG_SPECIAL_GLOBAL)                                                      \
+  E(pg_store_hints, PG_STORE_STREAM)                                                           \
   E(pg_log_level, PG_LOG_DEBUG) E(pg_log_level, PG_LOG_INFO) E(pg_log_level, PG_LOG_WARNING)   \
     E(pg_log_level, PG_LOG_ERROR)                                                              \
   E(pg_option_type, PG_OPTION_BOOL) E(pg_option_type, PG_OPTION_INT)                           \

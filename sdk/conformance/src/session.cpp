@@ -136,6 +136,10 @@ bool Session::has_host_pointer() const {
   const pg_allocator_api* a = allocator();
   return PG_HAS_FIELD(a, pg_allocator_api, host_pointer) && a->host_pointer != nullptr;
 }
+bool Session::has_wrap_host() const {
+  const pg_allocator_api* a = allocator();
+  return PG_HAS_FIELD(a, pg_allocator_api, wrap_host) && a->wrap_host != nullptr;
+}
 bool Session::has_launch_timed() const {
   const pg_loader_api* l = loader();
   return PG_HAS_FIELD(l, pg_loader_api, launch_timed) && l->launch_timed != nullptr;

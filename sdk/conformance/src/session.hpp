@@ -101,6 +101,7 @@ class Session {
   const pg_loader_api* loader() const;
   bool has_copy_device() const;
   bool has_host_pointer() const;
+  bool has_wrap_host() const;
   bool has_launch_timed() const;
   bool has_shutdown() const;
 

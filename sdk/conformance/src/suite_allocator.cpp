@@ -1,5 +1,5 @@
 // Allocator: zero-size and odd-size round trips, a 64 MiB buffer, offsets, alignment through
-// host_pointer, copy_device, and out-of-bounds copies that must fail cleanly.
+// host_pointer, copy_device, wrap_host, and out-of-bounds copies that must fail cleanly.
 #include <cstring>
 #include <limits>
 
@@ -152,6 +152,35 @@ void check_copy_device(const Session& s, Suite& suite) {
   expect_error(suite, "copy_device.out_of_bounds", r);
 }
 
+// A wrapped buffer is the host's memory: copy_out reads it, copy_in writes it, and free
+// leaves it alone.
+void check_wrap_host(const Session& s, Suite& suite) {
+  if (!s.has_wrap_host()) {
+    suite.skip("wrap_host", "optional slot absent");
+    return;
+  }
+  const uint64_t n = 64;
+  alignas(64) unsigned char host[n];
+  std::vector<unsigned char> before = pattern(n, 4), in = pattern(16, 5), out(n, 0);
+  std::memcpy(host, before.data(), n);
+  pg_buffer_t b = nullptr;
+  CallResult r =
+      guarded([&](pg_error* e) { return s.allocator()->wrap_host(s.device(), host, n, &b, e); });
+  if (r.status == PG_ERR_UNSUPPORTED) {
+    suite.skip("wrap_host", "the plugin cannot wrap 64-byte aligned host memory");
+    return;
+  }
+  if (!suite.expect(r.ok() && b != nullptr, "wrap_host", r.describe())) return;
+  r = s.copy_out(out.data(), b, 0, n);
+  if (r.ok()) r = s.copy_in(b, 8, in.data(), in.size());
+  s.free(b);
+  if (!suite.expect(r.ok(), "wrap_host", r.describe())) return;
+  std::string diff = compare(out, before);
+  std::memcpy(before.data() + 8, in.data(), in.size());
+  if (diff.empty()) diff = compare(std::vector<unsigned char>(host, host + n), before);
+  suite.expect(diff.empty(), "wrap_host", diff);
+}
+
 void check_bounds(const Session& s, Suite& suite) {
   const uint64_t n = 16;
   OwnedBuffer b(s, n);
@@ -175,6 +204,7 @@ void run_allocator_suite(const Session& s, Suite& suite) {
   check_offsets(s, suite);
   check_alignment(s, suite);
   check_copy_device(s, suite);
+  check_wrap_host(s, suite);
   check_bounds(s, suite);
   s.free(nullptr);  // must be ignored
   suite.pass("free.null");

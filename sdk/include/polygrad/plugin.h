@@ -31,7 +31,7 @@ extern "C" {
 /** ABI major: a plugin and host with different majors never load each other. */
 #define PG_PLUGIN_ABI_MAJOR 1
 /** ABI minor: grows when fields or ops are appended. A host loads plugins of its minor or older. */
-#define PG_PLUGIN_ABI_MINOR 0
+#define PG_PLUGIN_ABI_MINOR 1
 /** Version of the kernel-program instruction set (the op list below). */
 #define PG_KERNEL_ISA_VERSION 1
 
@@ -367,6 +367,12 @@ typedef struct pg_allocator_api {
                            pg_buffer_t src, uint64_t src_offset, uint64_t nbytes, pg_error* err);
   /** Optional. Host-visible address of the buffer (host-memory devices), or NULL. */
   void* (*host_pointer)(pg_device_t device, pg_buffer_t buffer);
+  /** Optional (ABI 1.1; host-memory devices). A buffer over `nbytes` of memory the host owns
+   *  at `host`, without a copy: kernels read and write that memory. `free` releases only the
+   *  handle; the host keeps the memory valid until then. PG_ERR_UNSUPPORTED when the memory
+   *  cannot be used (e.g. too little alignment); the host then copies. */
+  pg_status (*wrap_host)(pg_device_t device, void* host, uint64_t nbytes, pg_buffer_t* out,
+                         pg_error* err);
 } pg_allocator_api;
 
 /** Artifact formats a renderer can declare. */

@@ -17,6 +17,7 @@
 //     void copy_device(pg_buffer_t dst, uint64_t doff, pg_buffer_t src, uint64_t soff,
 //                      uint64_t n);
 //     void* host_pointer(pg_buffer_t b);
+//     pg_buffer_t wrap_host(void* host, uint64_t nbytes);  // when has_wrap_host is true
 //     double launch_timed(pg_program_t program, const pg_launch_args& args);
 //   };
 //   struct MyPlugin {
@@ -28,6 +29,7 @@
 //     static constexpr uint32_t alignment = 64;
 //     static constexpr bool has_copy_device = false, has_host_pointer = false,
 //                           has_launch_timed = false;
+//     static constexpr bool has_wrap_host = false;  // may be left out (false)
 //     static std::vector<pg_option_desc> options();   // may be empty
 //     explicit MyPlugin(const polygrad::sdk::Host& host);
 //     uint32_t device_count(std::string& why_none);
@@ -415,6 +417,20 @@ struct Tables {
     }
     return nullptr;
   }
+  static constexpr bool wraps_host() {
+    if constexpr (requires { P::has_wrap_host; })
+      return P::has_wrap_host;
+    else
+      return false;
+  }
+  static pg_status wrap_host(pg_device_t d, void* host, uint64_t n, pg_buffer_t* out,
+                             pg_error* err) {
+    return firewall(err, P::name, [&] {
+      if (d == nullptr || out == nullptr || (host == nullptr && n > 0))
+        fail(PG_ERR_INVALID_ARGUMENT, "wrap_host: NULL");
+      if constexpr (wraps_host()) *out = dev(d)->wrap_host(host, n);
+    });
+  }
   static pg_status render(pg_device_t d, const pg_kernel_program* prog, pg_byte_sink* out,
                           pg_error* err) {
     return firewall(err, P::name, [&] {
@@ -482,7 +498,8 @@ struct Tables {
                                                &copy_in,
                                                &copy_out,
                                                P::has_copy_device ? &copy_device : nullptr,
-                                               P::has_host_pointer ? &host_pointer : nullptr};
+                                               P::has_host_pointer ? &host_pointer : nullptr,
+                                               wraps_host() ? &wrap_host : nullptr};
     static const pg_renderer_api renderer = {sizeof(pg_renderer_api),
                                              static_cast<uint32_t>(P::artifact_format), &render};
     static const pg_loader_api loader = {sizeof(pg_loader_api),
