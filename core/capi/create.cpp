@@ -2,6 +2,7 @@
 #include "capi/support.hpp"
 
 #include <cstring>
+#include <functional>
 
 using namespace polygrad;
 using capi::guard;
@@ -13,6 +14,30 @@ pg_api_status pg_tensor_from_data(const void* data, pg_dtype dtype, const int64_
     capi::check_out(out, "out");
     capi::put(out, Tensor::from_host(data, dtype, capi::ints(dims, ndim, "dims"),
                                      capi::device_arg(device)));
+  });
+}
+
+pg_api_status pg_tensor_from_host_memory(void* data, pg_dtype dtype, const int64_t* dims,
+                                         size_t ndim, const char* device,
+                                         void (*release)(void* context), void* context, int* shared,
+                                         pg_tensor_t* out) {
+  return guard("pg_tensor_from_host_memory", [&] {
+    std::function<void()> done;
+    if (release != nullptr) done = [release, context] { release(context); };
+    Tensor::Shape shape;
+    std::string dev;
+    try {
+      if (!data) user_error("argument 'data' is NULL");
+      capi::check_out(out, "out");
+      shape = capi::ints(dims, ndim, "dims");
+      dev = capi::device_arg(device);
+    } catch (...) {
+      if (done) done();
+      throw;
+    }
+    bool wrapped = false;
+    capi::put(out, Tensor::from_host_memory(data, dtype, shape, std::move(done), dev, &wrapped));
+    if (shared != nullptr) *shared = wrapped ? 1 : 0;
   });
 }
 

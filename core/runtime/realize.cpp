@@ -209,6 +209,32 @@ UOpRef from_host(const std::string& device, DType dtype, const lazy::Shape& shap
   return lazy::reshape(buf, shape);
 }
 
+UOpRef from_host_memory(const std::string& device, DType dtype, const lazy::Shape& shape,
+                        void* data, std::function<void()> release, bool* shared) {
+  struct Releaser {  // runs `release` exactly once, on every path out
+    std::function<void()> fn;
+    ~Releaser() {
+      if (fn) fn();
+    }
+  } guard{std::move(release)};
+  *shared = false;
+  const int64_t n = lazy::numel(shape);
+  const uint64_t nbytes = static_cast<uint64_t>(n) * static_cast<uint64_t>(dtype.itemsize());
+  if (nbytes == 0 || data == nullptr) return from_host(device, dtype, shape, data);
+  Buffer wrapped = device_handle(device).wrap_host(data, nbytes);
+  if (!wrapped.valid()) return from_host(device, dtype, shape, data);
+  UOpRef buf = new_buffer(device, dtype, n);
+  auto on_free = std::make_shared<std::function<void()>>(std::move(guard.fn));
+  guard.fn = nullptr;
+  alias_buffer(buf.get(),
+               std::shared_ptr<Buffer>(new Buffer(std::move(wrapped)), [on_free](Buffer* dead) {
+                 delete dead;  // the handle first
+                 (*on_free)();
+               }));
+  *shared = true;
+  return lazy::reshape(buf, shape);
+}
+
 void to_host(const UOpRef& realized, void* dst) {
   if (!lazy::is_realized(realized.get()))
     internal_error("to_host: the tensor is not realised: " + node_to_string(*realized));

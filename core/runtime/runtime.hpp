@@ -5,6 +5,7 @@
 
 #include "tensor/lazy.hpp"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,13 @@ std::string buffer_device(const UOp* buffer);
 /// packed, row-major): RESHAPE(BUFFER, shape).
 UOpRef from_host(const std::string& device, DType dtype, const lazy::Shape& shape,
                  const void* data);
+
+/// Like from_host, but over `data` itself where the device can use host memory in place
+/// (Device::wrap_host): no copy, kernels read `data` when they run, writes go into it.
+/// `release` runs once the memory is no longer used: with the last use of the buffer, or
+/// before returning when the data was copied (`*shared` says which) or an error is thrown.
+UOpRef from_host_memory(const std::string& device, DType dtype, const lazy::Shape& shape,
+                        void* data, std::function<void()> release, bool* shared);
 
 /// Realise every root (tensor-level nodes; all computed on `device`, inputs on other devices
 /// are copied) and return each one's realised form: RESHAPE(BUFFER, shape) with a contiguous

@@ -96,6 +96,25 @@ Tensor Tensor::from_host(const void* data, pg_dtype dtype, const Shape& shape,
   return host_tensor(data, dtype, shape, device);
 }
 
+Tensor Tensor::from_host_memory(void* data, pg_dtype dtype, const Shape& shape,
+                                std::function<void()> release, const std::string& device,
+                                bool* shared) {
+  std::string d;
+  try {
+    check_shape("from_host_memory", shape);
+    if (data == nullptr && lazy::numel(shape) > 0) user_error("from_host_memory: data is NULL");
+    d = runtime::canonical_device(device);
+  } catch (...) {
+    if (release) release();  // not handed to the runtime yet
+    throw;
+  }
+  bool wrapped = false;  // from here on the runtime runs `release`
+  UOpRef node =
+      runtime::from_host_memory(d, DType(dtype), shape, data, std::move(release), &wrapped);
+  if (shared != nullptr) *shared = wrapped;
+  return make(node, shape, d);
+}
+
 Tensor Tensor::full(const Shape& shape, double value, pg_dtype dtype, const std::string& device) {
   check_shape("full", shape);
   return detail::constant(value, DType(dtype), shape, runtime::canonical_device(device));

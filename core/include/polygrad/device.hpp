@@ -120,6 +120,10 @@ class POLYGRAD_API Device {
 
   /// Allocate nbytes of device memory.
   Buffer alloc(uint64_t nbytes) const;
+  /// A buffer over nbytes of the caller's memory at `host`, without a copy, where the plugin
+  /// can (its allocator's wrap_host: host-memory devices); an empty Buffer where it cannot.
+  /// The memory must stay valid until the Buffer is gone.
+  Buffer wrap_host(void* host, uint64_t nbytes) const;
   /// Host -> device. Throws when the range exceeds the buffer.
   void copy_in(Buffer& dst, const void* src, uint64_t nbytes, uint64_t dst_offset = 0) const;
   /// Device -> host.

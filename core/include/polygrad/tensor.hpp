@@ -18,6 +18,7 @@
 #include <polygrad/export.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -145,6 +146,13 @@ class POLYGRAD_API Tensor {
   /// A tensor of `shape` and `dtype` holding a copy of numel * itemsize packed bytes at `data`.
   static Tensor from_host(const void* data, pg_dtype dtype, const Shape& shape,
                           const std::string& device = "");
+  /// Like from_host, but without a copy where the device can use host memory in place (the
+  /// cpu device): the tensor then reads `data` when it is realised and assign() writes into
+  /// it, as torch.from_numpy shares an array. `release` runs once polygrad no longer uses the
+  /// memory (at once when it copied, or on an error); `shared`, when given, says which.
+  static Tensor from_host_memory(void* data, pg_dtype dtype, const Shape& shape,
+                                 std::function<void()> release, const std::string& device = "",
+                                 bool* shared = nullptr);
 
   static Tensor zeros(const Shape& shape, pg_dtype dtype = PG_DTYPE_FLOAT32,
                       const std::string& device = "");

@@ -133,6 +133,28 @@ Buffer Device::alloc(uint64_t nbytes) const {
   return b;
 }
 
+Buffer Device::wrap_host(void* host, uint64_t nbytes) const {
+  const pg_allocator_api* a = plugin_->table->allocator;
+  Buffer b;
+  if (!PG_HAS_FIELD(a, pg_allocator_api, wrap_host) || a->wrap_host == nullptr) return b;
+  pg_buffer_t handle = nullptr;
+  try {
+    call_plugin(*plugin_, "wrap_host", name_,
+                [&](pg_error* err) { return a->wrap_host(device_, host, nbytes, &handle, err); });
+  } catch (const Error& e) {
+    if (e.status() == PG_ERR_UNSUPPORTED) return b;
+    throw;
+  }
+  if (handle == nullptr)
+    internal_error("[wrap_host] " + name_ + " (plugin " + plugin_->name +
+                   "): returned PG_OK but no buffer");
+  b.plugin_ = plugin_;
+  b.device_ = device_;
+  b.buffer_ = handle;
+  b.size_ = nbytes;
+  return b;
+}
+
 void Device::check_buffer(const char* op, const Buffer& buffer, uint64_t offset,
                           uint64_t nbytes) const {
   const std::string where = std::string("[") + op + "] " + name_ + ": ";

@@ -108,8 +108,13 @@ REDUCE_OPS = "sum max min prod mean".split()
 AXIS_OPS = "softmax log_softmax cumsum unsqueeze".split()
 LIST_OPS = "reshape view expand permute flip repeat".split()
 
+# void (*release)(void* context) of pg_tensor_from_host_memory.
+RELEASE_FN = ctypes.CFUNCTYPE(None, c_void_p)
+
 _SIGNATURES = {
     "pg_manual_seed": [c_uint64],
+    "pg_tensor_from_host_memory": [c_void_p, c_int, I64P, c_size_t, c_char_p, RELEASE_FN, c_void_p,
+                                   POINTER(c_int), PT],
     "pg_tensor_from_data": [c_void_p, c_int, I64P, c_size_t, c_char_p, PT],
     "pg_tensor_scalar": [c_double, c_int, c_char_p, PT],
     "pg_tensor_full": [I64P, c_size_t, c_double, c_int, c_char_p, PT],
@@ -235,7 +240,7 @@ def int64s(values):
     return (c_int64 * max(len(values), 1))(*values), len(values)
 
 
-__all__ = ["lib", "check", "fn", "raise_error", "int64s", "Scalar", "Index", "PolygradError",
+__all__ = ["lib", "check", "fn", "RELEASE_FN", "raise_error", "int64s", "Scalar", "Index", "PolygradError",
            "PolygradValueError", "PolygradDeviceError", "PolygradInternalError", "byref",
            "c_void_p", "c_int64", "c_double", "c_int", "c_char_p", "c_size_t", "DTYPE_NAMES",
            "DTYPE_CODES"]

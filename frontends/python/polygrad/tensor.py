@@ -1,13 +1,15 @@
 """polygrad.Tensor: a lazy tensor over the C API. Each method is one C call (see docs/python.md
 for the few compositions, where the C API has no direct entry)."""
+import ctypes
+import itertools
 import math
 import numbers
 
 import numpy as np
 
 from . import _ffi
-from ._ffi import (DTYPE_CODES, DTYPE_NAMES, Index, Scalar, byref, c_char_p, c_double, c_int,
-                   c_int64, c_size_t, c_void_p, check, int64s, lib, raise_error)
+from ._ffi import (DTYPE_CODES, DTYPE_NAMES, MISSING, RELEASE_FN, Index, Scalar, byref, c_char_p,
+                   c_double, c_int, c_int64, c_size_t, c_void_p, check, int64s, lib, raise_error)
 from .device import canonical_device_arg, device_display
 from . import dtypes as _dt
 
@@ -692,8 +694,26 @@ class Tensor:
         return _call(lib.pg_tensor_cumsum, self._h, int(axis))
 
 
+# Arrays whose memory tensors use in place (see _from_numpy), by key; the core calls
+# _release(key) once it no longer uses one. The callback object is made immortal: the core may
+# release memory while this module is being torn down at exit.
+_HELD = {}
+_KEYS = itertools.count(1)
+
+
+def _release(key):
+    _HELD.pop(key, None)
+
+
+_RELEASE = RELEASE_FN(_release)
+ctypes.pythonapi.Py_IncRef(ctypes.py_object(_RELEASE))
+
+
 def _from_numpy(data, dtype, dev):
-    """A new handle holding a copy of `data` (list, tuple or ndarray)."""
+    """A new handle for `data` (list, tuple or ndarray). A C-contiguous, aligned, writeable array
+    of a core dtype is used in place where the device allows (the cpu device), without a copy:
+    as in tinygrad and torch.from_numpy, the tensor then sees later writes to the array, and
+    assign() writes into it. Anything else is copied."""
     if isinstance(data, np.ndarray):
         arr = data
         if dtype is not None:
@@ -712,6 +732,15 @@ def _from_numpy(data, dtype, dev):
     arr = np.ascontiguousarray(arr)
     dims, n = int64s(arr.shape)
     out = c_void_p()
+    if arr.size and arr.flags.aligned and arr.flags.writeable and "pg_tensor_from_host_memory" \
+            not in MISSING:
+        key = next(_KEYS)
+        _HELD[key] = arr
+        shared = c_int(0)
+        check(lib.pg_tensor_from_host_memory(arr.ctypes.data_as(c_void_p), DTYPE_CODES[name], dims,
+                                             n, dev, _RELEASE, c_void_p(key), byref(shared),
+                                             byref(out)))
+        return out
     check(lib.pg_tensor_from_data(arr.ctypes.data_as(c_void_p), DTYPE_CODES[name], dims, n, dev,
                                   byref(out)))
     return out

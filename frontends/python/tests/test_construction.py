@@ -23,6 +23,34 @@ def test_from_list_scalar_numpy():
     assert Tensor(np.ones(3), dtype=np.float32).dtype == "float32"
 
 
+def test_ndarray_is_used_in_place_on_cpu():
+    import gc
+    from polygrad import tensor as _t
+    a = np.arange(8, dtype=np.float64).reshape(2, 4)
+    t = Tensor(a)
+    assert t.dtype == "float64"
+    y = t * 2            # lazy: reads the array when realised
+    a[1, 2] = 100.0
+    np.testing.assert_array_equal(y.numpy(), a * 2)
+    t.assign(t + 1).realize()   # writes into the array, as torch.from_numpy shares memory
+    want = np.arange(8, dtype=np.float64).reshape(2, 4)
+    want[1, 2] = 100.0
+    np.testing.assert_array_equal(a, want + 1)
+    held = len(_t._HELD)
+    del t, y
+    gc.collect()
+    assert len(_t._HELD) == held - 1    # the core released the array with its last use
+    # a read-only array (or a strided view) is copied: later writes to the source do not show
+    ro = np.arange(4, dtype=np.float32)
+    ro.flags.writeable = False
+    r = Tensor(ro)
+    base = np.arange(8, dtype=np.int32)
+    s = Tensor(base[::2])
+    base[0] = 50
+    np.testing.assert_array_equal(r.numpy(), np.arange(4))
+    np.testing.assert_array_equal(s.numpy(), [0, 2, 4, 6])
+
+
 def test_fill_constructors():
     np.testing.assert_array_equal(Tensor.zeros(2, 3).numpy(), np.zeros((2, 3)))
     np.testing.assert_array_equal(Tensor.ones((2, 3)).numpy(), np.ones((2, 3)))
