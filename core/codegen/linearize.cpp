@@ -113,17 +113,16 @@ pg_arg arg_i(int64_t v) {
   return a;
 }
 
-/// Outputs from this size up are written with streaming stores: well past a core's share of
-/// the last-level cache, so the lines would be evicted before anything reads them again.
-constexpr int64_t kStreamBytes = int64_t{16} << 20;
-
 /// The hints of one of the kernel's stores (PG_STORE_STREAM for an ungated vector store of at
-/// least kStreamBytes into a buffer the kernel does not read), given the slots it loads from.
+/// least kStreamBytes, a constant size, into a buffer the kernel does not read), given the
+/// slots it loads from.
 int64_t store_hints(const UOp& store, const std::vector<int64_t>& loaded) {
   const DType t = store.src(1)->dtype();
   const UOp& index = *store.src(0);
   if (store.nsrcs() != 2 || t.lanes() < 2) return 0;
   if (std::find(loaded.begin(), loaded.end(), index.src(0)->arg_int()) != loaded.end()) return 0;
+  for (const UOp* u : toposort(index.src(1)))
+    if (u->op() == Op::DEFINE_VAR) return 0;  // any size: small ones must stay cached
   std::optional<Bounds> b = bounds(index.src(1));
   if (!b || b->lo < 0) return 0;
   return (b->hi + t.lanes()) * t.scalar_size() >= kStreamBytes ? PG_STORE_STREAM : 0;

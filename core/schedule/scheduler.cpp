@@ -1,6 +1,7 @@
 // Realising roots: one kernel per realised node, then the write-after-read ordering.
 #include "schedule/scheduler.hpp"
 
+#include "codegen/lower.hpp"
 #include "ir/graph.hpp"
 #include "schedule/kernel_builder.hpp"
 
@@ -78,9 +79,20 @@ constexpr int64_t kFlatInner = 256;
 // A flat elementwise kernel (one output range, the launch variable's) has no constant range for
 // the codegen to vectorise. When the extent is a multiple of kFlatInner, the range r becomes
 // r' * kFlatInner + r'' with r' over the variable, now extent / kFlatInner (other uses of the
-// variable are scaled back), so every such size still shares one kernel. Returns the value the
-// variable is bound to.
+// variable are scaled back), so every such size still shares one kernel. A kernel writing at
+// least codegen::kStreamBytes is compiled for its size instead (the variable becomes that
+// constant): its work dwarfs a compile, and the codegen needs the size to stream the stores.
+// Returns the value the variable is bound to, or 0 when it was replaced.
 int64_t Scheduler::split_flat_range(UOpRef& ast, const UOp* var, int64_t extent) {
+  int64_t bound = split_blocks(ast, var, extent);
+  const int64_t elem = ast->src(0)->src(1)->dtype().itemsize();
+  if (extent * elem < codegen::kStreamBytes) return bound;
+  ast = substitute(ast, {{var, const_int(dtypes::index, bound)}});
+  return 0;
+}
+
+// The block split of split_flat_range; returns the variable's value (extent when unsplit).
+int64_t Scheduler::split_blocks(UOpRef& ast, const UOp* var, int64_t extent) {
   const UOp* outer = nullptr;
   int64_t top = 0;
   for (const UOp* u : toposort(ast)) {
@@ -112,8 +124,8 @@ size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const U
     for (const UOp* u : toposort(ast)) has_reduce = has_reduce || u->op() == Op::REDUCE;
     if (has_reduce)
       ast = substitute(ast, {{var, const_int(dtypes::index, kb.outer_extent())}});
-    else
-      vars.emplace_back(var->arg_var().name, split_flat_range(ast, var, kb.outer_extent()));
+    else if (int64_t bound = split_flat_range(ast, var, kb.outer_extent()); bound > 0)
+      vars.emplace_back(var->arg_var().name, bound);
   }
   POLYGRAD_VERIFY(ast);
   Meta meta{kb.deps(), kb.old_reads(), assign_target};

@@ -57,21 +57,25 @@ TEST(VectorStore, ContiguousElementwiseKernelIsVectorised) {
             nullptr);
 }
 
-TEST(VectorStore, VectorisedValuesMatchPlainCpp) {
-  for (int64_t n : {f32_lanes() * 4, f32_lanes() * 4 + 3, int64_t{1000}}) {
-    std::vector<float> va(n), vb(n), vc(n);
-    for (int64_t i = 0; i < n; ++i) {
-      va[i] = static_cast<float>(i % 7) - 3.0f;  // exact products and sums
-      vb[i] = 0.5f * static_cast<float>(i % 5);
-      vc[i] = static_cast<float>(i % 11);
-    }
-    std::vector<HostBuf> bufs{HostBuf::zeros<float>(n), HostBuf::of(va), HostBuf::of(vb),
-                              HostBuf::of(vc)};
-    lower_and_run(mul_add_ast(n), bufs);
-    std::vector<float> out = bufs[0].as<float>();
-    for (int64_t i = 0; i < n; ++i)
-      ASSERT_EQ(out[i], va[i] * vb[i] + vc[i]) << "n " << n << " element " << i;
+/// Runs mul_add_ast(n) (or `ast`, the same computation) and checks every element.
+void check_mul_add(int64_t n, const UOpRef& ast) {
+  std::vector<float> va(n), vb(n), vc(n);
+  for (int64_t i = 0; i < n; ++i) {
+    va[i] = static_cast<float>(i % 7) - 3.0f;  // exact products and sums
+    vb[i] = 0.5f * static_cast<float>(i % 5);
+    vc[i] = static_cast<float>(i % 11);
   }
+  std::vector<HostBuf> bufs{HostBuf::zeros<float>(n), HostBuf::of(va), HostBuf::of(vb),
+                            HostBuf::of(vc)};
+  lower_and_run(ast, bufs);
+  std::vector<float> out = bufs[0].as<float>();
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_EQ(out[i], va[i] * vb[i] + vc[i]) << "n " << n << " element " << i;
+}
+
+TEST(VectorStore, VectorisedValuesMatchPlainCpp) {
+  for (int64_t n : {f32_lanes() * 4, f32_lanes() * 4 + 3, int64_t{1000}})
+    check_mul_add(n, mul_add_ast(n));
 }
 
 // 16 MiB and up of output through a vector store the kernel does not read back: streamed.
@@ -82,18 +86,13 @@ TEST(VectorStore, LargeOutputIsStreamedSmallOrReadBackIsNot) {
   EXPECT_EQ(store_hints(compile(mul_add_ast(big))), std::vector<int64_t>{PG_STORE_STREAM});
   EXPECT_EQ(store_hints(compile(mul_add_ast(big / 2))), std::vector<int64_t>{0});
   EXPECT_EQ(store_hints(compile(mul_add_ast(big, true))), std::vector<int64_t>{0});
-
-  std::vector<float> va(big), vb(big), vc(big);
-  for (int64_t i = 0; i < big; ++i) {
-    va[i] = static_cast<float>(i % 7) - 3.0f;
-    vb[i] = 0.5f * static_cast<float>(i % 5);
-    vc[i] = static_cast<float>(i % 11);
-  }
-  std::vector<HostBuf> bufs{HostBuf::zeros<float>(big), HostBuf::of(va), HostBuf::of(vb),
-                            HostBuf::of(vc)};
-  lower_and_run(mul_add_ast(big), bufs);
-  std::vector<float> out = bufs[0].as<float>();
-  for (int64_t i = 0; i < big; ++i) ASSERT_EQ(out[i], va[i] * vb[i] + vc[i]) << "element " << i;
+  // Blocks of 256 over a launch variable: any length, so small ones must stay cached.
+  UOpRef outer = range(polygrad::define_var("n0", 1, INT32_MAX), 0), inner = range(idx(256), 1);
+  UOpRef r = outer * 256 + inner;
+  UOpRef o = global(0, dtypes::float32), a = global(1, dtypes::float32);
+  EXPECT_EQ(store_hints(compile(sink({store(o, r, load(a, r) + load(a, r))}))),
+            std::vector<int64_t>{0});
+  check_mul_add(big, mul_add_ast(big));
 }
 
 }  // namespace

@@ -327,6 +327,9 @@ TEST_F(RealizeTest, FlatElementwiseLengthsShareOneBlockedKernel) {
     ASSERT_EQ(s.items[0].vars.size(), 1u);
     EXPECT_EQ(s.items[0].vars[0].second, n == 1024 ? 4 : n) << "length " << n;
   }
+  // 16 MiB of output: compiled for its length (no variable), so its stores can stream.
+  EXPECT_TRUE(mul_add(int64_t{4} << 20, false).items[0].vars.empty());
+  EXPECT_EQ(mul_add(int64_t{2} << 20, false).items[0].vars.size(), 1u);
 }
 
 TEST_F(RealizeTest, UsingATensorOnAnUnknownDeviceIsAnError) {
