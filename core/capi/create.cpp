@@ -1,5 +1,6 @@
 // C API: construction, properties, realisation and host transfer.
 #include "capi/support.hpp"
+#include "runtime/runtime.hpp"
 
 #include <cstring>
 #include <functional>
@@ -22,21 +23,15 @@ pg_api_status pg_tensor_from_host_memory(void* data, pg_dtype dtype, const int64
                                          void (*release)(void* context), void* context, int* shared,
                                          pg_tensor_t* out) {
   return guard("pg_tensor_from_host_memory", [&] {
-    std::function<void()> done;
-    if (release != nullptr) done = [release, context] { release(context); };
-    Tensor::Shape shape;
-    std::string dev;
-    try {
-      if (!data) user_error("argument 'data' is NULL");
-      capi::check_out(out, "out");
-      shape = capi::ints(dims, ndim, "dims");
-      dev = capi::device_arg(device);
-    } catch (...) {
-      if (done) done();
-      throw;
-    }
+    // Runs `release` if a check below throws.
+    runtime::ReleaseOnce guard(release == nullptr ? std::function<void()>()
+                                                  : [release, context] { release(context); });
+    if (!data) user_error("argument 'data' is NULL");
+    capi::check_out(out, "out");
+    const Tensor::Shape shape = capi::ints(dims, ndim, "dims");
+    const std::string dev = capi::device_arg(device);
     bool wrapped = false;
-    capi::put(out, Tensor::from_host_memory(data, dtype, shape, std::move(done), dev, &wrapped));
+    capi::put(out, Tensor::from_host_memory(data, dtype, shape, guard.take(), dev, &wrapped));
     if (shared != nullptr) *shared = wrapped ? 1 : 0;
   });
 }

@@ -28,10 +28,6 @@ namespace polygrad::codegen {
 /// this large for their length instead of for a launch variable.
 inline constexpr int64_t kStreamBytes = int64_t{16} << 20;
 
-}  // namespace polygrad::codegen
-
-namespace polygrad::codegen {
-
 /// What codegen may assume about the target (from the device's properties).
 struct Target {
   pg_capabilities caps{};

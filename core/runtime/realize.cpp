@@ -211,12 +211,7 @@ UOpRef from_host(const std::string& device, DType dtype, const lazy::Shape& shap
 
 UOpRef from_host_memory(const std::string& device, DType dtype, const lazy::Shape& shape,
                         void* data, std::function<void()> release, bool* shared) {
-  struct Releaser {  // runs `release` exactly once, on every path out
-    std::function<void()> fn;
-    ~Releaser() {
-      if (fn) fn();
-    }
-  } guard{std::move(release)};
+  ReleaseOnce guard(std::move(release));
   *shared = false;
   const int64_t n = lazy::numel(shape);
   const uint64_t nbytes = static_cast<uint64_t>(n) * static_cast<uint64_t>(dtype.itemsize());
@@ -224,8 +219,7 @@ UOpRef from_host_memory(const std::string& device, DType dtype, const lazy::Shap
   Buffer wrapped = device_handle(device).wrap_host(data, nbytes);
   if (!wrapped.valid()) return from_host(device, dtype, shape, data);
   UOpRef buf = new_buffer(device, dtype, n);
-  auto on_free = std::make_shared<std::function<void()>>(std::move(guard.fn));
-  guard.fn = nullptr;
+  auto on_free = std::make_shared<std::function<void()>>(guard.take());
   alias_buffer(buf.get(),
                std::shared_ptr<Buffer>(new Buffer(std::move(wrapped)), [on_free](Buffer* dead) {
                  delete dead;  // the handle first

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace polygrad::runtime {
@@ -26,6 +27,22 @@ std::string buffer_device(const UOp* buffer);
 /// packed, row-major): RESHAPE(BUFFER, shape).
 UOpRef from_host(const std::string& device, DType dtype, const lazy::Shape& shape,
                  const void* data);
+
+/// Owns a callback that must run exactly once: take() hands it on to a new owner; otherwise the
+/// destructor runs it (so every error path out of the owner's scope runs it too).
+class ReleaseOnce {
+ public:
+  explicit ReleaseOnce(std::function<void()> fn) : fn_(std::move(fn)) {}
+  ReleaseOnce(const ReleaseOnce&) = delete;
+  ReleaseOnce& operator=(const ReleaseOnce&) = delete;
+  ~ReleaseOnce() {
+    if (fn_) fn_();
+  }
+  std::function<void()> take() { return std::exchange(fn_, nullptr); }
+
+ private:
+  std::function<void()> fn_;
+};
 
 /// Like from_host, but over `data` itself where the device can use host memory in place
 /// (Device::wrap_host): no copy, kernels read `data` when they run, writes go into it.

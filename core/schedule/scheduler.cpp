@@ -74,25 +74,8 @@ namespace {
 /// The inner extent of a split flat range: a multiple of every target's vector lanes.
 constexpr int64_t kFlatInner = 256;
 
-}  // namespace
-
-// A flat elementwise kernel (one output range, the launch variable's) has no constant range for
-// the codegen to vectorise. When the extent is a multiple of kFlatInner, the range r becomes
-// r' * kFlatInner + r'' with r' over the variable, now extent / kFlatInner (other uses of the
-// variable are scaled back), so every such size still shares one kernel. A kernel writing at
-// least codegen::kStreamBytes is compiled for its size instead (the variable becomes that
-// constant): its work dwarfs a compile, and the codegen needs the size to stream the stores.
-// Returns the value the variable is bound to, or 0 when it was replaced.
-int64_t Scheduler::split_flat_range(UOpRef& ast, const UOp* var, int64_t extent) {
-  int64_t bound = split_blocks(ast, var, extent);
-  const int64_t elem = ast->src(0)->src(1)->dtype().itemsize();
-  if (extent * elem < codegen::kStreamBytes) return bound;
-  ast = substitute(ast, {{var, const_int(dtypes::index, bound)}});
-  return 0;
-}
-
-// The block split of split_flat_range; returns the variable's value (extent when unsplit).
-int64_t Scheduler::split_blocks(UOpRef& ast, const UOp* var, int64_t extent) {
+// The block split of split_flat_range (below); returns the variable's value (extent when unsplit).
+int64_t split_blocks(UOpRef& ast, const UOp* var, int64_t extent) {
   const UOp* outer = nullptr;
   int64_t top = 0;
   for (const UOp* u : toposort(ast)) {
@@ -109,6 +92,23 @@ int64_t Scheduler::split_blocks(UOpRef& ast, const UOp* var, int64_t extent) {
   ast = substitute(ast, {{outer, outer->ref() * kFlatInner + inner}, {var, v * kFlatInner}});
   return extent / kFlatInner;
 }
+
+// A flat elementwise kernel (one output range, the launch variable's) has no constant range for
+// the codegen to vectorise. When the extent is a multiple of kFlatInner, the range r becomes
+// r' * kFlatInner + r'' with r' over the variable, now extent / kFlatInner (other uses of the
+// variable are scaled back), so every such size still shares one kernel. A kernel writing at
+// least codegen::kStreamBytes is compiled for its size instead (the variable becomes that
+// constant): its work dwarfs a compile, and the codegen needs the size to stream the stores.
+// Returns the value the variable is bound to, or 0 when it was replaced.
+int64_t split_flat_range(UOpRef& ast, const UOp* var, int64_t extent) {
+  int64_t bound = split_blocks(ast, var, extent);
+  const int64_t elem = ast->src(0)->src(1)->dtype().itemsize();
+  if (extent * elem < codegen::kStreamBytes) return bound;
+  ast = substitute(ast, {{var, const_int(dtypes::index, bound)}});
+  return 0;
+}
+
+}  // namespace
 
 size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const UOpRef& out,
                              const std::string& device, std::optional<int64_t> assign_target) {

@@ -38,8 +38,6 @@ class Scheduler {
   UOpRef realize_uncached(const UOp* node, std::optional<size_t>& item, bool root);
   size_t add_kernel(const UOp* value, const lazy::Shape& shape, const UOpRef& out,
                     const std::string& device, std::optional<int64_t> assign_target);
-  static int64_t split_flat_range(UOpRef& ast, const UOp* var, int64_t extent);
-  static int64_t split_blocks(UOpRef& ast, const UOp* var, int64_t extent);
   size_t add_copy(const UOpRef& dst, const UOpRef& src, int64_t nbytes, const std::string& device,
                   std::set<size_t> deps, std::set<int64_t> old_reads);
   std::string device_of(const UOp* node);

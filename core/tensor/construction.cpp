@@ -99,18 +99,12 @@ Tensor Tensor::from_host(const void* data, pg_dtype dtype, const Shape& shape,
 Tensor Tensor::from_host_memory(void* data, pg_dtype dtype, const Shape& shape,
                                 std::function<void()> release, const std::string& device,
                                 bool* shared) {
-  std::string d;
-  try {
-    check_shape("from_host_memory", shape);
-    if (data == nullptr && lazy::numel(shape) > 0) user_error("from_host_memory: data is NULL");
-    d = runtime::canonical_device(device);
-  } catch (...) {
-    if (release) release();  // not handed to the runtime yet
-    throw;
-  }
-  bool wrapped = false;  // from here on the runtime runs `release`
-  UOpRef node =
-      runtime::from_host_memory(d, DType(dtype), shape, data, std::move(release), &wrapped);
+  runtime::ReleaseOnce guard(std::move(release));  // runs it if a check below throws
+  check_shape("from_host_memory", shape);
+  if (data == nullptr && lazy::numel(shape) > 0) user_error("from_host_memory: data is NULL");
+  const std::string d = runtime::canonical_device(device);
+  bool wrapped = false;
+  UOpRef node = runtime::from_host_memory(d, DType(dtype), shape, data, guard.take(), &wrapped);
   if (shared != nullptr) *shared = wrapped;
   return make(node, shape, d);
 }

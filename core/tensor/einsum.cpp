@@ -50,6 +50,13 @@ int expand_ellipsis(std::vector<std::string>& inputs, std::string* out,
   return most;
 }
 
+/// The first position of `s` whose subscript appears again later, or npos.
+size_t first_repeat(const std::string& s) {
+  for (size_t a = 0; a < s.size(); ++a)
+    if (s.find(s[a], a + 1) != std::string::npos) return a;
+  return std::string::npos;
+}
+
 /// `x` with axes a < b (equal sizes n) replaced by their diagonal as its last axis: the two
 /// axes go last, the n*n elements are padded to n*(n+1), so element k*(n+1) (the diagonal's
 /// k-th) starts row k of an (n, n+1) view, whose first column is kept.
@@ -114,9 +121,8 @@ Tensor Tensor::einsum(const std::string& formula_in, const std::vector<Tensor>& 
           (std::isdigit(static_cast<unsigned char>(c)) && c - '0' >= broadcast))
         user_error("einsum: bad subscript '" + std::string(1, c) + "' in '" + formula_in + "'");
     // A subscript repeated in one operand takes that operand's diagonal ("ii->i", "ii").
-    for (size_t a = 0; a < inputs[i].size(); ++a) {
+    for (size_t a; (a = first_repeat(inputs[i])) != std::string::npos;) {
       const size_t b = inputs[i].find(inputs[i][a], a + 1);
-      if (b == std::string::npos) continue;
       const Shape& now = operands[i].shape();
       if (now[a] != now[b])
         user_error("einsum: subscript '" + std::string(1, inputs[i][a]) + "' repeats in '" +
@@ -127,7 +133,6 @@ Tensor Tensor::einsum(const std::string& formula_in, const std::vector<Tensor>& 
       inputs[i].erase(b, 1);
       inputs[i].erase(a, 1);
       inputs[i] += c;
-      a = static_cast<size_t>(-1);  // rescan: the string changed
     }
   }
   std::map<char, int64_t> sizes;

@@ -12,22 +12,7 @@ namespace {
 using polygrad::range;
 
 TEST(Elementwise, MulAddFloat32) {
-  const int64_t n = 1000;
-  UOpRef r = range(idx(n), 0);
-  UOpRef o = global(0, dtypes::float32), a = global(1, dtypes::float32),
-         b = global(2, dtypes::float32), c = global(3, dtypes::float32);
-  UOpRef ast = sink({store(o, r, load(a, r) * load(b, r) + load(c, r))});
-  std::vector<float> va(n), vb(n), vc(n);
-  for (int64_t i = 0; i < n; ++i) {
-    va[i] = static_cast<float>(i % 7) - 3.0f;  // small exact values: no rounding anywhere
-    vb[i] = 0.5f * static_cast<float>(i % 5);
-    vc[i] = static_cast<float>(i % 11);
-  }
-  std::vector<HostBuf> bufs{HostBuf::zeros<float>(n), HostBuf::of(va), HostBuf::of(vb),
-                            HostBuf::of(vc)};
-  lower_and_run(ast, bufs);
-  std::vector<float> out = bufs[0].as<float>();
-  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(out[i], va[i] * vb[i] + vc[i]) << "element " << i;
+  check_mul_add(1000);
 }
 
 TEST(Elementwise, BoolLogic) {

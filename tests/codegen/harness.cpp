@@ -1,5 +1,6 @@
 #include "harness.hpp"
 
+#include <gtest/gtest.h>
 #include <polygrad/registry.hpp>
 
 #include <cstdio>
@@ -78,6 +79,28 @@ void run(const Compiled& k, std::vector<HostBuf>& bufs,
 void lower_and_run(const UOpRef& ast, std::vector<HostBuf>& bufs) {
   Compiled c = compile(ast);
   run(c, bufs);
+}
+
+UOpRef mul_add_ast(int64_t n, bool in_place) {
+  UOpRef r = polygrad::range(idx(n), 0);
+  UOpRef o = global(0, dtypes::float32), a = global(1, dtypes::float32);
+  UOpRef b = global(2, dtypes::float32), c = in_place ? o : global(3, dtypes::float32);
+  return sink({store(o, r, load(a, r) * load(b, r) + load(c, r))});
+}
+
+void check_mul_add(int64_t n) {
+  std::vector<float> va(n), vb(n), vc(n);
+  for (int64_t i = 0; i < n; ++i) {
+    va[i] = static_cast<float>(i % 7) - 3.0f;
+    vb[i] = 0.5f * static_cast<float>(i % 5);
+    vc[i] = static_cast<float>(i % 11);
+  }
+  std::vector<HostBuf> bufs{HostBuf::zeros<float>(n), HostBuf::of(va), HostBuf::of(vb),
+                            HostBuf::of(vc)};
+  lower_and_run(mul_add_ast(n), bufs);
+  std::vector<float> out = bufs[0].as<float>();
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_EQ(out[i], va[i] * vb[i] + vc[i]) << "n " << n << " element " << i;
 }
 
 }  // namespace polygrad_test

@@ -79,6 +79,11 @@ void run(const Compiled& k, std::vector<HostBuf>& bufs,
 /// Lower, compile and run in one go.
 void lower_and_run(const UOpRef& ast, std::vector<HostBuf>& bufs);
 
+/// out[r] = a[r] * b[r] + c[r] over `n` float32 elements (slots 0..3); `in_place`: out is c.
+UOpRef mul_add_ast(int64_t n, bool in_place = false);
+/// Runs mul_add_ast(n) on small exact values (no rounding anywhere) and checks every element.
+void check_mul_add(int64_t n);
+
 }  // namespace polygrad_test
 
 #endif  // POLYGRAD_TESTS_CODEGEN_HARNESS_HPP

@@ -699,6 +699,7 @@ class Tensor:
 # release memory while this module is being torn down at exit.
 _HELD = {}
 _KEYS = itertools.count(1)
+_IN_PLACE = "pg_tensor_from_host_memory" not in MISSING  # False with an older library
 
 
 def _release(key):
@@ -732,8 +733,7 @@ def _from_numpy(data, dtype, dev):
     arr = np.ascontiguousarray(arr)
     dims, n = int64s(arr.shape)
     out = c_void_p()
-    if arr.size and arr.flags.aligned and arr.flags.writeable and "pg_tensor_from_host_memory" \
-            not in MISSING:
+    if _IN_PLACE and arr.size and arr.flags.aligned and arr.flags.writeable:
         key = next(_KEYS)
         _HELD[key] = arr
         shared = c_int(0)

@@ -68,15 +68,14 @@ void Writer::emit_store(uint32_t i, const pg_instruction& in) {
       (gate->dtype != PG_DTYPE_BOOL || (gate->lanes != 1 && gate->lanes != lanes)))
     fail(PG_ERR_INVALID_ARGUMENT, i, "the gate must be bool, scalar or one per lane");
   const std::string guard = gate != nullptr && gate->lanes == 1 ? "if (" + gate->expr + ") " : "";
+  const bool streamable =
+      lanes > 1 && gate == nullptr && !ex_.is_half(dt) && (in.arg.i & PG_STORE_STREAM) != 0;
+  const std::string stream = streamable ? dialect_.stream_store(p, val.expr, lanes) : "";
   if (lanes == 1) {
     line(guard + "*" + p + " = " + ex_.to_memory(dt, val.expr) + ";");
-  } else if (std::string st =
-                 (in.arg.i & PG_STORE_STREAM) != 0 && gate == nullptr && !ex_.is_half(dt)
-                     ? dialect_.stream_store(p, val.expr, lanes)
-                     : "";
-             !st.empty()) {
+  } else if (!stream.empty()) {
     info_.streams = true;
-    line(st);
+    line(stream);
   } else if (!ex_.is_half(dt) && (gate == nullptr || gate->lanes == 1)) {
     line(guard + dialect_.table().memcpy_name + "(" + p + ", &" + val.expr + ", sizeof(" +
          val.expr + "));");
