@@ -15,10 +15,13 @@ namespace polygrad::codegen {
 
 namespace {
 
-/// k tile rows (see choose_upcast) and the b panel size from which k is tiled: about half of a
-/// 2 MiB L2; the rows of one tile must fit the cache sets their stride maps to.
-constexpr int64_t kKTile = 128;
-constexpr int64_t kPanelBytes = int64_t{1} << 20;
+/// k tiling (see choose_upcast): a column block's panel of b larger than kPanelBytes (about an
+/// L1) is cut into slices of at most kSliceBytes (a third of a 48 KiB L1, so that the row
+/// block's loads and the partial sums fit beside it) of kMinKTile to kMaxKTile rows.
+constexpr int64_t kPanelBytes = int64_t{32} << 10;
+constexpr int64_t kSliceBytes = int64_t{16} << 10;
+constexpr int64_t kMinKTile = 32;
+constexpr int64_t kMaxKTile = 128;
 
 /// Nodes of `order` (sources first) that depend on the loop variable `j`.
 std::unordered_set<const UOp*> dependents(const std::vector<const UOp*>& order, const UOp* j) {
@@ -363,14 +366,17 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
       }
 
   // i: the outermost other output loop, upcast so that R*V accumulators use about half of the
-  // vector registers (32 with AVX-512-wide vectors, else 16), leaving room for loads.
-  int accumulators = target.caps.vector_width_bytes >= 64 ? 16 : 8;
-  if (plan.vectors > 2) accumulators = accumulators * 7 / 4;  // 7 vectors: 4 rows (28 of 32)
+  // vector registers (32 with AVX-512-wide vectors, else 16), leaving room for loads. Every
+  // step also holds the V loaded vectors and one broadcast: R*V + V + 1 must fit, or the
+  // accumulators spill to the stack inside the k loop (4 x 7 did).
+  const int registers = target.caps.vector_width_bytes >= 64 ? 32 : 16;
+  int accumulators = registers / 2;
+  if (plan.vectors > 2) accumulators = registers - plan.vectors - 1;
   for (const UOp* i : outputs) {
     if (i == j || i->src(0)->op() != Op::CONST) continue;
     const int64_t ei = i->src(0)->arg_int();
-    for (int r = accumulators / plan.vectors; r >= 2; r /= 2)
-      if (ei % r == 0) {
+    for (int r = 16; r >= 2; r /= 2)
+      if (r * plan.vectors <= accumulators && ei % r == 0) {
         plan.i = i;
         plan.rows = r;
         break;
@@ -378,19 +384,25 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
     break;
   }
 
-  // k tiles: when the panel of b one vector block streams through (K x V*W elements, K rows
-  // apart) is large, the rows it touches no longer stay in cache from one row block to the
-  // next (4 KiB-strided rows also fall into few cache sets). Then the loops become
-  // j' (launch) > k0 > i' > k1: a KT-row slice of the panel is reused by every row block while
-  // it is in L2, and each output vector is a partial sum read back and added to per k0.
+  // k tiles: the panel of b that one column block streams through is K rows of V*W elements.
+  // When it is larger than L1, every row block reads it again from L2, as fast as the FMAs
+  // consume it (V loads per R*V FMAs). Then the loops become j' (launch) > k0 > i' > k1: a
+  // KT-row slice of the panel, sized to stay in L1, is reused by every row block, and each
+  // output vector is a partial sum read back and added to per k0.
   const UOp* rd = sink->nsrcs() == 1 ? sink->src(0)->src(1).get() : nullptr;
   if (plan.i != nullptr && rd != nullptr && rd->op() == Op::REDUCE && rd->nsrcs() == 2 &&
       static_cast<Op>(rd->arg_int()) == Op::ADD && rd->dtype().is_float() &&
       rd->src(1)->src(0)->op() == Op::CONST) {
     const int64_t ek = rd->src(1)->src(0)->arg_int();
-    if (ek % kKTile == 0 && ek >= 2 * kKTile && ek * ej * elem > kPanelBytes) {
-      plan.k = rd->src(1).get();
-      plan.k_tile = kKTile;
+    const int64_t row_bytes = int64_t{plan.vectors} * plan.lanes * elem;
+    if (ek * row_bytes > kPanelBytes) {
+      int64_t kt = kMaxKTile;
+      while (kt > kMinKTile && (kt * row_bytes > kSliceBytes || ek % kt != 0 || ek < 2 * kt))
+        kt /= 2;
+      if (ek % kt == 0 && ek >= 2 * kt) {
+        plan.k = rd->src(1).get();
+        plan.k_tile = static_cast<int>(kt);
+      }
     }
   }
   return plan;

@@ -101,9 +101,9 @@ TEST(Matmul, DotFormPlanVectorisesTheReduceRange) {
 TEST(Matmul, MatchesPlainCpp) {
   // Sizes that divide the tile, sizes that do not, and (the last) one whose k is tiled, with
   // partial sums in the output.
-  const std::vector<std::array<int64_t, 3>> sizes = {{64, 64, 64},  {33, 17, 5},    {1, 1, 1},
-                                                     {16, 32, 3},   {6, 48, 9},     {3, 16, 1},
-                                                     {128, 96, 40}, {16, 1056, 256}};
+  const std::vector<std::array<int64_t, 3>> sizes = {{64, 64, 64},  {33, 17, 5},     {1, 1, 1},
+                                                     {16, 32, 3},   {6, 48, 9},      {3, 16, 1},
+                                                     {128, 96, 40}, {16, 1056, 512}, {8, 784, 256}};
   for (auto [m, n, k] : sizes) check_matmul(m, n, k);
 }
 
@@ -123,18 +123,26 @@ TEST(Matmul, PlanTilesDividingSizes) {
   EXPECT_EQ(p.i->arg_int(), 0);
   EXPECT_GE(p.rows, 2);
   EXPECT_EQ(p.k, nullptr);  // b's panel is small: no k tiles
-  // A large b panel (256 x 1056 floats): k is tiled.
+  // A column block's panel of b larger than L1 (512 rows of 2 vectors): k is tiled, in slices
+  // of at most 16 KiB. 256 rows (32 KiB) stay whole.
   polygrad::codegen::UpcastPlan big =
-      polygrad::codegen::choose_upcast(matmul_ast(16, 1056, 256), t);
+      polygrad::codegen::choose_upcast(matmul_ast(16, 1056, 512), t);
   ASSERT_NE(big.k, nullptr);
   EXPECT_EQ(big.k->arg_int(), 2);
-  EXPECT_GT(big.k_tile, 1);
-  EXPECT_EQ(256 % big.k_tile, 0);
-  // 784 = 7 * 7 * 16 columns: 7 vectors per row share each load of a.
+  EXPECT_GE(big.k_tile, 32);
+  EXPECT_LE(big.k_tile * big.vectors * w * 4, 16 << 10);
+  EXPECT_EQ(512 % big.k_tile, 0);
+  if (w == 16) {
+    EXPECT_EQ(polygrad::codegen::choose_upcast(matmul_ast(16, 1056, 256), t).k, nullptr);
+  }
+  // 784 = 7 * 7 * 16 columns: 7 vectors per row share each load of a. 2 rows, not 4: 4 x 7
+  // accumulators, 7 loaded vectors and a broadcast would not fit 32 registers. Their 448-byte
+  // rows of b make a 256-row panel too large for L1: k slices of 32 rows.
   if (784 % w == 0 && (784 / w) % 2 != 0) {
-    polygrad::codegen::UpcastPlan v = polygrad::codegen::choose_upcast(matmul_ast(8, 784, 16), t);
+    polygrad::codegen::UpcastPlan v = polygrad::codegen::choose_upcast(matmul_ast(8, 784, 256), t);
     EXPECT_EQ(v.vectors, 7);
-    EXPECT_EQ(v.rows, 4);
+    EXPECT_EQ(v.rows, 2);
+    EXPECT_EQ(v.k_tile, 32);
   }
   // 33x17: no vector width divides 17, so the kernel stays scalar.
   EXPECT_EQ(polygrad::codegen::choose_upcast(matmul_ast(33, 17, 5), t).j, nullptr);
