@@ -25,10 +25,13 @@ Buffer* buffer_alloc(uint64_t nbytes) {
 }
 
 Buffer* buffer_wrap(void* host, uint64_t nbytes) {
-  if (reinterpret_cast<uintptr_t>(host) % 8 != 0)
-    sdk::fail(PG_ERR_UNSUPPORTED, "cpu: host memory at " +
-                                      std::to_string(reinterpret_cast<uintptr_t>(host)) +
-                                      " is not aligned to 8 bytes");
+  // Only memory aligned like the cpu's own buffers: a kernel's vector loads of a row that
+  // starts mid cache line each touch two lines (a 256 x 784 matmul ran 1.4x slower on a numpy
+  // array at a 16-byte offset). The host copies anything else once, into an aligned buffer.
+  if (reinterpret_cast<uintptr_t>(host) % kAlignment != 0)
+    sdk::fail(PG_ERR_UNSUPPORTED,
+              "cpu: host memory at " + std::to_string(reinterpret_cast<uintptr_t>(host)) +
+                  " is not aligned to " + std::to_string(kAlignment) + " bytes");
   auto* buffer = new (std::nothrow) Buffer{host, nbytes, false};
   if (buffer == nullptr) sdk::fail(PG_ERR_OUT_OF_MEMORY, "cpu: cannot allocate a buffer handle");
   return buffer;

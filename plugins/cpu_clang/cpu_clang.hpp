@@ -123,8 +123,8 @@ struct Buffer {
 };
 inline constexpr uint32_t kAlignment = 64;
 Buffer* buffer_alloc(uint64_t nbytes);
-/// A handle over host memory aligned to 8 bytes (every element type); Error(UNSUPPORTED)
-/// otherwise.
+/// A handle over host memory aligned to kAlignment bytes, like the cpu's own buffers;
+/// Error(UNSUPPORTED) otherwise (the host then copies).
 Buffer* buffer_wrap(void* host, uint64_t nbytes);
 void buffer_free(Buffer* buffer);
 /// Throws Error(PG_ERR_INVALID_ARGUMENT) naming `what` when [offset, offset + n) is not inside.

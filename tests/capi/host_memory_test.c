@@ -1,6 +1,7 @@
-/* pg_tensor_from_host_memory: on the cpu device the tensor is the caller's memory (reads see
- * later changes to it, assign writes into it) and the release callback runs exactly once, when
- * the last use is gone; on bad input it runs before the error returns. */
+/* pg_tensor_from_host_memory: on the cpu device the tensor is the caller's 64-byte aligned
+ * memory (reads see later changes to it, assign writes into it), other memory is copied, and
+ * the release callback runs exactly once, when the last use is gone; on bad input it runs
+ * before the error returns. */
 #include "check.h"
 
 static int released = 0;
@@ -10,7 +11,7 @@ static void on_release(void* context) {
 }
 
 int main(void) {
-  float data[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  _Alignas(64) float data[16] = {1, 2, 3, 4, 5, 6, 7, 8};
   const int64_t dims[2] = {2, 4};
   pg_tensor_t t = NULL, twice = NULL, sum = NULL, two = NULL, zero = NULL;
   int shared = -1;
@@ -49,16 +50,32 @@ int main(void) {
   pg_tensor_free(pending);
   CHECK(released == 1);
 
+  /* memory the cpu does not take in place (not 64-byte aligned, as its own buffers are) is
+   * copied: not shared, released before the call returns, later writes do not show */
+  float* odd = data + 9;
+  for (int i = 0; i < 4; ++i) odd[i] = (float)(10 + i);
+  const int64_t four[1] = {4};
+  pg_tensor_t copied = NULL;
+  CHECK_OK(pg_tensor_from_host_memory(odd, PG_DTYPE_FLOAT32, four, 1, "cpu", on_release, &released,
+                                      &shared, &copied));
+  CHECK(shared == 0);
+  CHECK(released == 2);
+  odd[0] = -5;
+  read_floats(copied, out, 4);
+  for (int i = 0; i < 4; ++i) CHECK_NEAR(out[i], 10 + i, 0);
+  pg_tensor_free(copied);
+  CHECK(released == 2);
+
   /* a bad shape: an error, and the memory is released before it returns */
   const int64_t bad[1] = {-3};
   CHECK(pg_tensor_from_host_memory(data, PG_DTYPE_FLOAT32, bad, 1, "cpu", on_release, &released,
                                    &shared, &zero) != PG_API_OK);
   CHECK(strstr(pg_last_error(), "from_host_memory") != NULL);
-  CHECK(released == 2);
+  CHECK(released == 3);
   /* an unknown device: likewise */
   CHECK(pg_tensor_from_host_memory(data, PG_DTYPE_FLOAT32, dims, 2, "tpu:9", on_release, &released,
                                    &shared, &zero) != PG_API_OK);
-  CHECK(released == 3);
+  CHECK(released == 4);
   pg_tensor_free(two);
   return check_report("capi.host_memory");
 }

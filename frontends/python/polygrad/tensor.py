@@ -712,9 +712,10 @@ ctypes.pythonapi.Py_IncRef(ctypes.py_object(_RELEASE))
 
 def _from_numpy(data, dtype, dev):
     """A new handle for `data` (list, tuple or ndarray). A C-contiguous, aligned, writeable array
-    of a core dtype is used in place where the device allows (the cpu device), without a copy:
-    as in tinygrad and torch.from_numpy, the tensor then sees later writes to the array, and
-    assign() writes into it. Anything else is copied."""
+    of a core dtype is offered to the device in place; where the device takes it (the cpu
+    device, for memory 64-byte aligned like its own buffers) there is no copy: as with
+    torch.from_numpy, the tensor then sees later writes to the array, and assign() writes into
+    it. Anything else is copied."""
     if isinstance(data, np.ndarray):
         arr = data
         if dtype is not None:

@@ -26,7 +26,10 @@ def test_from_list_scalar_numpy():
 def test_ndarray_is_used_in_place_on_cpu():
     import gc
     from polygrad import tensor as _t
-    a = np.arange(8, dtype=np.float64).reshape(2, 4)
+    raw = np.empty(8 * 8 + 64, np.uint8)  # the cpu takes memory aligned like its own buffers
+    off = -raw.ctypes.data % 64
+    a = raw[off:off + 64].view(np.float64).reshape(2, 4)
+    a[:] = np.arange(8).reshape(2, 4)
     t = Tensor(a)
     assert t.dtype == "float64"
     y = t * 2            # lazy: reads the array when realised
@@ -40,7 +43,14 @@ def test_ndarray_is_used_in_place_on_cpu():
     del t, y
     gc.collect()
     assert len(_t._HELD) == held - 1    # the core released the array with its last use
-    # a read-only array (or a strided view) is copied: later writes to the source do not show
+    # a read-only array, a strided view or one off the 64-byte alignment is copied: later
+    # writes to the source do not show
+    odd = raw[off + 8:off + 40].view(np.float64)
+    odd[:] = [1, 2, 3, 4]
+    o = Tensor(odd)
+    assert len(_t._HELD) == held - 1    # copied: released at once
+    odd[0] = -1
+    np.testing.assert_array_equal(o.numpy(), [1, 2, 3, 4])
     ro = np.arange(4, dtype=np.float32)
     ro.flags.writeable = False
     r = Tensor(ro)
