@@ -395,15 +395,13 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
       rd->src(1)->src(0)->op() == Op::CONST) {
     const int64_t ek = rd->src(1)->src(0)->arg_int();
     const int64_t row_bytes = int64_t{plan.vectors} * plan.lanes * elem;
-    if (ek * row_bytes > kPanelBytes) {
-      int64_t kt = kMaxKTile;
-      while (kt > kMinKTile && (kt * row_bytes > kSliceBytes || ek % kt != 0 || ek < 2 * kt))
-        kt /= 2;
-      if (ek % kt == 0 && ek >= 2 * kt) {
-        plan.k = rd->src(1).get();
-        plan.k_tile = static_cast<int>(kt);
-      }
-    }
+    if (ek * row_bytes > kPanelBytes)
+      for (int64_t kt = kMaxKTile; kt >= kMinKTile; kt /= 2)
+        if (kt * row_bytes <= kSliceBytes && ek % kt == 0 && ek >= 2 * kt) {
+          plan.k = rd->src(1).get();
+          plan.k_tile = static_cast<int>(kt);
+          break;
+        }
   }
   return plan;
 }
