@@ -156,6 +156,8 @@ class POLYGRAD_API Device {
   Device(std::shared_ptr<detail::LoadedPlugin> plugin, pg_device_t device, uint32_t index,
          std::string name);
   void check_buffer(const char* op, const Buffer& buffer, uint64_t offset, uint64_t nbytes) const;
+  /// A Buffer owning `handle` (nbytes), which the plugin's `op` returned with PG_OK.
+  Buffer adopt(const char* op, pg_buffer_t handle, uint64_t nbytes) const;
   pg_launch_args raw_args(const char* op, const LaunchArgs& args,
                           std::vector<pg_buffer_t>& handles) const;
 

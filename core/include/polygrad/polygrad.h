@@ -90,11 +90,11 @@ POLYGRAD_API pg_api_status pg_tensor_from_data(const void* data, pg_dtype dtype,
                                                const int64_t* dims, size_t ndim, const char* device,
                                                pg_tensor_t* out);
 /** Like pg_tensor_from_data, but without a copy where the device can use host memory in
- *  place (the cpu device, for memory 64-byte aligned like its own buffers): the tensor reads `data`
- * when it is realised, and assign() writes into it. `release(context)` (may be NULL) is called
- * exactly once, when polygrad no longer uses the memory: with the tensor's last use, at once when
- * the data was copied instead, or before an error status returns. `*shared` (may be NULL) is set to
- * 1 when no copy was made, else 0. */
+ *  place (the cpu device, for memory 64-byte aligned like its own buffers): the tensor reads
+ *  `data` when it is realised, and assign() writes into it. `release(context)` (may be NULL)
+ *  is called exactly once, when polygrad no longer uses the memory: with the tensor's last
+ *  use, at once when the data was copied instead, or before an error status returns.
+ *  `*shared` (may be NULL) is set to 1 when no copy was made, else 0. */
 POLYGRAD_API pg_api_status pg_tensor_from_host_memory(void* data, pg_dtype dtype,
                                                       const int64_t* dims, size_t ndim,
                                                       const char* device,

@@ -147,9 +147,10 @@ class POLYGRAD_API Tensor {
   static Tensor from_host(const void* data, pg_dtype dtype, const Shape& shape,
                           const std::string& device = "");
   /// Like from_host, but without a copy where the device can use host memory in place (the
-  /// cpu device): the tensor then reads `data` when it is realised and assign() writes into
-  /// it, as torch.from_numpy shares an array. `release` runs once polygrad no longer uses the
-  /// memory (at once when it copied, or on an error); `shared`, when given, says which.
+  /// cpu device, for 64-byte aligned memory): the tensor then reads `data` when it is realised and
+  /// assign() writes into it, as torch.from_numpy shares an array. `release` runs once polygrad no
+  /// longer uses the memory (at once when it copied, or on an error); `shared`, when given, says
+  /// which.
   static Tensor from_host_memory(void* data, pg_dtype dtype, const Shape& shape,
                                  std::function<void()> release, const std::string& device = "",
                                  bool* shared = nullptr);

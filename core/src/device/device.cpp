@@ -122,8 +122,12 @@ Buffer Device::alloc(uint64_t nbytes) const {
   call_plugin(*plugin_, "alloc", name_, [&](pg_error* err) {
     return plugin_->table->allocator->alloc(device_, nbytes, &handle, err);
   });
+  return adopt("alloc", handle, nbytes);
+}
+
+Buffer Device::adopt(const char* op, pg_buffer_t handle, uint64_t nbytes) const {
   if (handle == nullptr)
-    internal_error("[alloc] " + name_ + " (plugin " + plugin_->name +
+    internal_error(std::string("[") + op + "] " + name_ + " (plugin " + plugin_->name +
                    "): returned PG_OK but no buffer");
   Buffer b;
   b.plugin_ = plugin_;
@@ -135,24 +139,16 @@ Buffer Device::alloc(uint64_t nbytes) const {
 
 Buffer Device::wrap_host(void* host, uint64_t nbytes) const {
   const pg_allocator_api* a = plugin_->table->allocator;
-  Buffer b;
-  if (!PG_HAS_FIELD(a, pg_allocator_api, wrap_host) || a->wrap_host == nullptr) return b;
+  if (!PG_HAS_FIELD(a, pg_allocator_api, wrap_host) || a->wrap_host == nullptr) return {};
   pg_buffer_t handle = nullptr;
   try {
     call_plugin(*plugin_, "wrap_host", name_,
                 [&](pg_error* err) { return a->wrap_host(device_, host, nbytes, &handle, err); });
   } catch (const Error& e) {
-    if (e.status() == PG_ERR_UNSUPPORTED) return b;
+    if (e.status() == PG_ERR_UNSUPPORTED) return {};
     throw;
   }
-  if (handle == nullptr)
-    internal_error("[wrap_host] " + name_ + " (plugin " + plugin_->name +
-                   "): returned PG_OK but no buffer");
-  b.plugin_ = plugin_;
-  b.device_ = device_;
-  b.buffer_ = handle;
-  b.size_ = nbytes;
-  return b;
+  return adopt("wrap_host", handle, nbytes);
 }
 
 void Device::check_buffer(const char* op, const Buffer& buffer, uint64_t offset,

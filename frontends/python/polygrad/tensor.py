@@ -737,10 +737,8 @@ def _from_numpy(data, dtype, dev):
     if _IN_PLACE and arr.size and arr.flags.aligned and arr.flags.writeable:
         key = next(_KEYS)
         _HELD[key] = arr
-        shared = c_int(0)
         check(lib.pg_tensor_from_host_memory(arr.ctypes.data_as(c_void_p), DTYPE_CODES[name], dims,
-                                             n, dev, _RELEASE, c_void_p(key), byref(shared),
-                                             byref(out)))
+                                             n, dev, _RELEASE, c_void_p(key), None, byref(out)))
         return out
     check(lib.pg_tensor_from_data(arr.ctypes.data_as(c_void_p), DTYPE_CODES[name], dims, n, dev,
                                   byref(out)))
