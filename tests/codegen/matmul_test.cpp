@@ -69,8 +69,9 @@ TEST(Matmul, DotFormPlanVectorisesTheReduceRange) {
   const int w =
       static_cast<int>(std::min<uint32_t>(t.caps.vector_width_bytes / 4, t.caps.max_vector_lanes));
   if (w < 2) GTEST_SKIP() << "the cpu target has no vector lanes";
-  polygrad::codegen::UpcastPlan p =
-      polygrad::codegen::choose_upcast(matmul_nt_ast(64, 8, 8 * w), t);
+  // The plan points into the AST: keep each AST alive while its plan is read.
+  const UOpRef nt = matmul_nt_ast(64, 8, 8 * w);
+  polygrad::codegen::UpcastPlan p = polygrad::codegen::choose_upcast(nt, t);
   ASSERT_NE(p.dot_k, nullptr);
   EXPECT_EQ(p.dot_k->arg_int(), 2);
   EXPECT_EQ(p.lanes, w);
@@ -79,8 +80,8 @@ TEST(Matmul, DotFormPlanVectorisesTheReduceRange) {
   ASSERT_NE(p.i, nullptr);
   EXPECT_EQ(p.rows, 4);
   // 10 columns: 2 at a time; 7 rows: not upcast.
-  polygrad::codegen::UpcastPlan q =
-      polygrad::codegen::choose_upcast(matmul_nt_ast(7, 10, 2 * w), t);
+  const UOpRef nt_small = matmul_nt_ast(7, 10, 2 * w);
+  polygrad::codegen::UpcastPlan q = polygrad::codegen::choose_upcast(nt_small, t);
   ASSERT_NE(q.dot_k, nullptr);
   EXPECT_EQ(q.cols, 2);
   EXPECT_EQ(q.i, nullptr);
@@ -111,7 +112,9 @@ TEST(Matmul, PlanTilesDividingSizes) {
   polygrad::codegen::Target t = cpu_target();
   const int w =
       static_cast<int>(std::min<uint32_t>(t.caps.vector_width_bytes / 4, t.caps.max_vector_lanes));
-  polygrad::codegen::UpcastPlan p = polygrad::codegen::choose_upcast(matmul_ast(64, 64, 64), t);
+  // The plan points into the AST: keep each AST alive while its plan is read.
+  const UOpRef small = matmul_ast(64, 64, 64);
+  polygrad::codegen::UpcastPlan p = polygrad::codegen::choose_upcast(small, t);
   if (w < 2) {
     EXPECT_EQ(p.j, nullptr);
     return;
@@ -125,8 +128,8 @@ TEST(Matmul, PlanTilesDividingSizes) {
   EXPECT_EQ(p.k, nullptr);  // b's panel is small: no k tiles
   // A column block's panel of b larger than L1 (512 rows of 2 vectors): k is tiled, in slices
   // of at most 16 KiB. 256 rows (32 KiB) stay whole.
-  polygrad::codegen::UpcastPlan big =
-      polygrad::codegen::choose_upcast(matmul_ast(16, 1056, 512), t);
+  const UOpRef big_ast = matmul_ast(16, 1056, 512);
+  polygrad::codegen::UpcastPlan big = polygrad::codegen::choose_upcast(big_ast, t);
   ASSERT_NE(big.k, nullptr);
   EXPECT_EQ(big.k->arg_int(), 2);
   EXPECT_GE(big.k_tile, 32);
@@ -139,7 +142,8 @@ TEST(Matmul, PlanTilesDividingSizes) {
   // accumulators, 7 loaded vectors and a broadcast would not fit 32 registers. Their 448-byte
   // rows of b make a 256-row panel too large for L1: k slices of 32 rows.
   if (784 % w == 0 && (784 / w) % 2 != 0) {
-    polygrad::codegen::UpcastPlan v = polygrad::codegen::choose_upcast(matmul_ast(8, 784, 256), t);
+    const UOpRef wide = matmul_ast(8, 784, 256);
+    polygrad::codegen::UpcastPlan v = polygrad::codegen::choose_upcast(wide, t);
     EXPECT_EQ(v.vectors, 7);
     EXPECT_EQ(v.rows, 2);
     EXPECT_EQ(v.k_tile, 32);
@@ -150,7 +154,8 @@ TEST(Matmul, PlanTilesDividingSizes) {
 
 TEST(Matmul, TiledKernelSharesOneReduceLoop) {
   polygrad::codegen::Target t = cpu_target();
-  polygrad::codegen::UpcastPlan p = polygrad::codegen::choose_upcast(matmul_ast(64, 64, 64), t);
+  const UOpRef ast = matmul_ast(64, 64, 64);
+  polygrad::codegen::UpcastPlan p = polygrad::codegen::choose_upcast(ast, t);
   if (p.j == nullptr) GTEST_SKIP() << "the cpu target has no vector lanes";
   Compiled c = compile(matmul_ast(64, 64, 64));
   int ranges = 0, vector_loads = 0, accumulators = 0;

@@ -29,8 +29,8 @@ std::vector<int64_t> store_hints(const Compiled& k) {
 TEST(VectorStore, ContiguousElementwiseKernelIsVectorised) {
   const int64_t w = f32_lanes();
   if (w < 2) GTEST_SKIP() << "the cpu target has no vector lanes";
-  const polygrad::codegen::UpcastPlan p =
-      polygrad::codegen::choose_upcast(mul_add_ast(8 * w), cpu_target());
+  const UOpRef ast = mul_add_ast(8 * w);  // the plan points into it
+  const polygrad::codegen::UpcastPlan p = polygrad::codegen::choose_upcast(ast, cpu_target());
   ASSERT_NE(p.j, nullptr);
   EXPECT_EQ(p.lanes, w);
   EXPECT_EQ(p.vectors, 1);
