@@ -89,6 +89,12 @@ bool native_vector_op(Op op, DType t) {
       return !t.is_bool();
     case Op::FDIV:
       return t.is_float();
+    case Op::MAX:  // a mask and ?:, as are the comparisons and WHERE
+    case Op::CMPLT:
+    case Op::CMPNE:
+    case Op::CMPEQ:
+    case Op::WHERE:
+      return true;
     default:
       return false;
   }

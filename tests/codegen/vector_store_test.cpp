@@ -37,14 +37,19 @@ TEST(VectorStore, ContiguousElementwiseKernelIsVectorised) {
   EXPECT_EQ(p.i, nullptr);
   // Not a multiple of the lanes: left to the scalar loop.
   EXPECT_EQ(polygrad::codegen::choose_upcast(mul_add_ast(8 * w + 1), cpu_target()).j, nullptr);
-  // MAX has no whole-vector form in the renderer; a strided load is not one vector.
+  // MAX, comparisons and WHERE have whole-vector forms (relu and its gradient); SQRT, a
+  // math call per lane, has none; a strided load is not one vector.
   UOpRef r = range(idx(8 * w), 0);
   UOpRef o = global(0, dtypes::float32), a = global(1, dtypes::float32);
-  EXPECT_EQ(
-      polygrad::codegen::choose_upcast(
-          sink({store(o, r, polygrad::max(load(a, r), load(a, r) + load(a, r)))}), cpu_target())
-          .j,
-      nullptr);
+  UOpRef zero = polygrad::const_float(dtypes::float32, 0.0);
+  const UOpRef relu_grad = sink({store(
+      o, r,
+      polygrad::where(polygrad::lt(zero, load(a, r)), polygrad::max(load(a, r), zero), zero))});
+  EXPECT_NE(polygrad::codegen::choose_upcast(relu_grad, cpu_target()).j, nullptr);
+  EXPECT_EQ(polygrad::codegen::choose_upcast(
+                sink({store(o, r, polygrad::alu(polygrad::Op::SQRT, {load(a, r)}))}), cpu_target())
+                .j,
+            nullptr);
   EXPECT_EQ(polygrad::codegen::choose_upcast(sink({store(o, r, load(a, r * 2))}), cpu_target()).j,
             nullptr);
 }

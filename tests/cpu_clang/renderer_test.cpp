@@ -60,6 +60,27 @@ TEST(CpuClangRenderer, VectorsUseExtVectorTypes) {
   EXPECT_NE(source.find("void vec_types("), std::string::npos) << source;
 }
 
+// relu(x) = max(x, 0) and relu'(x) * g = where(0 < x, g, 0) on 16 lanes are whole-vector
+// expressions (a mask and ?:), not a literal built lane by lane from v[0] ... v[15].
+TEST(CpuClangRenderer, VectorMaxCompareAndWhereAreWholeVectorExpressions) {
+  Plugin p(Options{{"cache", "false"}});
+  ProgramBuilder b("vec_masks");
+  auto out = b.param_buffer(0, PG_DTYPE_FLOAT32);
+  auto in = b.param_buffer(1, PG_DTYPE_FLOAT32);
+  auto zero = b.const_i(PG_DTYPE_INT32, 0);
+  auto x = b.load(b.index(in, zero), 16);
+  auto fzero = b.const_f(PG_DTYPE_FLOAT32, 0.0, 16);
+  auto relu = b.binary(PG_OP_MAX, x, fzero);
+  auto grad = b.ternary(PG_OP_WHERE, b.binary(PG_OP_CMPLT, fzero, x), x, fzero);
+  b.store(b.index(out, zero), relu);
+  b.store(b.index(out, b.const_i(PG_DTYPE_INT32, 16)), grad);
+  std::string source, error;
+  ASSERT_EQ(p.render(b, source, error), PG_OK) << error;
+  EXPECT_EQ(source.find("[15]"), std::string::npos) << source;
+  EXPECT_NE(source.find("__builtin_convertvector("), std::string::npos) << source;
+  EXPECT_NE(source.find(" ? "), std::string::npos) << source;
+}
+
 /// Appends to `b` one use of `op` on values a, b, c (lanes each) of dtype dt, stored to `out`.
 void add_op(ProgramBuilder& b, pg_op op, pg_dtype dt, ProgramBuilder::Ref out, int slot,
             ProgramBuilder::Ref x, ProgramBuilder::Ref y, ProgramBuilder::Ref z,

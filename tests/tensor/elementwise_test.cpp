@@ -1,4 +1,8 @@
 // Arithmetic, comparisons, math and activations against torch (fixtures/elementwise.txt).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 #include "harness.hpp"
 
 namespace {
@@ -75,5 +79,42 @@ const tensor_test::OpTable& table() {
 }
 
 POLYGRAD_TORCH_FIXTURE_SUITE(Elementwise, "elementwise", table(), 1e-5, 2e-5)
+
+// 4096 elements: the kernels run in whole vectors (max, compare and select through masks).
+// NaN, infinities and signed zeros included; expected values from the definitions.
+TEST(ElementwiseVectors, MaxCompareAndWhereOnLongInputs) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> special = {nan, inf, -inf, 0.0f, -0.0f, 1.5f, -2.5f};
+  std::vector<float> x(4096), y(4096);
+  for (size_t i = 0; i < x.size(); ++i) {
+    x[i] = i % 11 < special.size() ? special[i % 11] : static_cast<float>(i % 37) - 18.0f;
+    y[i] = i % 13 < special.size() ? special[(i / 13) % special.size()]
+                                   : static_cast<float>(i % 29) - 14.0f;
+  }
+  Tensor tx(x), ty(y);
+  const std::vector<float> relu = tx.relu().to_vector<float>();
+  const std::vector<float> maximum = tx.maximum(ty).to_vector<float>();
+  const std::vector<float> pick = (tx < ty).where(tx, ty).to_vector<float>();
+  const std::vector<uint8_t> eq = (tx == ty).to_vector<uint8_t>();
+  const std::vector<uint8_t> ne = (tx != ty).to_vector<uint8_t>();
+  ASSERT_EQ(relu.size(), x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float want_relu = x[i] > 0 ? x[i] : 0.0f;  // tinygrad's (x > 0).where(x, 0): NaN -> 0
+    const float want_max = std::isnan(x[i]) || std::isnan(y[i]) ? nan : std::max(x[i], y[i]);
+    const float want_pick = x[i] < y[i] ? x[i] : y[i];
+    EXPECT_EQ(relu[i], want_relu) << i << " x=" << x[i];
+    if (std::isnan(want_max))
+      EXPECT_TRUE(std::isnan(maximum[i])) << i;
+    else
+      EXPECT_EQ(maximum[i], want_max) << i << " x=" << x[i] << " y=" << y[i];
+    if (std::isnan(want_pick))
+      EXPECT_TRUE(std::isnan(pick[i])) << i;
+    else
+      EXPECT_EQ(pick[i], want_pick) << i;
+    EXPECT_EQ(eq[i], x[i] == y[i] ? 1 : 0) << i;
+    EXPECT_EQ(ne[i], x[i] != y[i] ? 1 : 0) << i;
+  }
+}
 
 }  // namespace

@@ -242,6 +242,21 @@ const std::vector<OpCase>& op_cases() {
        never,
        make_vector_alu,
        Inputs::edge},
+      {"MAX.vec4", {PG_OP_MAX}, PG_OP_MAX, vec4, never, make_vector_alu, Inputs::edge},
+      {"CMPNE.vec4",
+       {PG_OP_WHERE, PG_OP_CMPNE},
+       PG_OP_CMPNE,
+       vec4,
+       never,
+       make_vector_alu,
+       Inputs::edge},
+      {"CMPEQ.vec4",
+       {PG_OP_WHERE, PG_OP_CMPEQ},
+       PG_OP_CMPEQ,
+       vec4,
+       never,
+       make_vector_alu,
+       Inputs::edge},
   };
   return cases;
 }

@@ -310,16 +310,18 @@ void make_vector_alu(const OpCase& c, pg_dtype dt, const pg_capabilities&,
   Ref a = input(k, 1, dt, sample_values(dt, c.inputs, 0));
   Ref bb = input(k, 2, dt, sample_values(dt, c.inputs, 1));
   Ref va = b.load(b.index(a, base), 4), vb = b.load(b.index(bb, base), 4);
-  Ref r = c.op == PG_OP_ADD ? b.binary(PG_OP_ADD, va, vb)
-                            : b.ternary(PG_OP_WHERE, b.binary(PG_OP_CMPLT, va, vb), va, vb);
+  // ADD and MAX directly; a comparison (CMPLT for the WHERE case) selects between a and b.
+  const bool direct = c.op == PG_OP_ADD || c.op == PG_OP_MAX;
+  const pg_op cmp = c.op == PG_OP_WHERE ? PG_OP_CMPLT : c.op;
+  Ref r = direct ? b.binary(c.op, va, vb) : b.ternary(PG_OP_WHERE, b.binary(cmp, va, vb), va, vb);
   b.store(b.index(o, base), r);
   for (uint32_t e = 0; e < kN; ++e) {
     Value src[3] = {k.buffers[1].get(e), k.buffers[2].get(e), {}};
-    if (c.op == PG_OP_ADD) {
-      k.expected.set(e, reference_alu(PG_OP_ADD, dt, dt, src));
+    if (direct) {
+      k.expected.set(e, reference_alu(c.op, dt, dt, src));
     } else {
-      bool less = reference_alu(PG_OP_CMPLT, dt, PG_DTYPE_BOOL, src).i != 0;
-      k.expected.set(e, less ? src[0] : src[1]);
+      bool pick_a = reference_alu(cmp, dt, PG_DTYPE_BOOL, src).i != 0;
+      k.expected.set(e, pick_a ? src[0] : src[1]);
     }
   }
   out.push_back(std::move(k));

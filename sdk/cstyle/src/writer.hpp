@@ -73,6 +73,11 @@ class Writer {
   std::string lane(const Value& v, int l) const;
   bool is_closed(int block) const;
   std::string type_of(pg_dtype dt, int lanes);
+  /// Signed integer vector type whose lanes are as wide as `dt`'s: the mask of a vector ?:.
+  std::string mask_type(pg_dtype dt, int lanes);
+  /// Whole-vector compare, MAX or WHERE through masks, or "" when the dialect has none.
+  std::string vector_mask_op(pg_op op, pg_dtype dt, pg_dtype in, const std::vector<std::string>& a,
+                             int lanes);
   std::string literal(const std::string& type, const std::vector<std::string>& lanes) const;
   void line(const std::string& text);
   [[noreturn]] void fail(pg_status status, uint32_t i, const std::string& what) const;

@@ -119,6 +119,7 @@ void Writer::emit_alu(uint32_t i, const pg_instruction& in) {
     std::vector<std::string> names;
     for (uint32_t s = 0; s < in.src_count; ++s) names.push_back(src(in, s).expr);
     std::string e = ex_.vector_alu(op, dt, in_dt, names);
+    if (e.empty()) e = vector_mask_op(op, dt, in_dt, names, lanes);
     if (!e.empty()) {
       line("const " + type + " " + v.expr + " = " + e + ";");
       return;
@@ -131,6 +132,58 @@ void Writer::emit_alu(uint32_t i, const pg_instruction& in) {
     l[k] = ex_.alu(op, dt, in_dt, args);
   }
   line("const " + type + " " + v.expr + " = " + literal(type, l) + ";");
+}
+
+std::string Writer::mask_type(pg_dtype dt, int lanes) {
+  // Comparisons of ext_vector_type values give signed lanes of the operands' width, and a
+  // vector ?: wants such a mask of the result's width. "" for bool lanes wider than a byte.
+  uint32_t bytes = sdk::dtype_size(dt);
+  if (dt == PG_DTYPE_BOOL) {
+    const std::string lane = dialect_.table().bool_lane_type;
+    if (lane != "unsigned char" && lane != "signed char" && lane != "char") return "";
+    bytes = 1;
+  }
+  switch (bytes) {
+    case 1:
+      return type_of(PG_DTYPE_INT8, lanes);
+    case 2:
+      return type_of(PG_DTYPE_INT16, lanes);
+    case 4:
+      return type_of(PG_DTYPE_INT32, lanes);
+    default:
+      return type_of(PG_DTYPE_INT64, lanes);
+  }
+}
+
+std::string Writer::vector_mask_op(pg_op op, pg_dtype dt, pg_dtype in,
+                                   const std::vector<std::string>& a, int lanes) {
+  const DialectTable& t = dialect_.table();
+  if (!t.native_vector_ops || ex_.is_half(dt) || ex_.is_half(in)) return "";
+  const std::string x = a[0], y = a.size() > 1 ? a[1] : "";
+  auto compare = [&](const char* sym) {
+    // The mask's -1 lanes become the 0/1 of a bool vector.
+    return dialect_.vector_convert("-(" + x + sym + y + ")", type_of(PG_DTYPE_BOOL, lanes));
+  };
+  switch (op) {
+    case PG_OP_CMPLT:
+      return compare(" < ");
+    case PG_OP_CMPNE:
+      return compare(" != ");
+    case PG_OP_CMPEQ:
+      return compare(" == ");
+    case PG_OP_MAX:
+      // NaN propagates as in the scalar pg_max_f32: a NaN in x wins, one in y fails x > y.
+      if (in == PG_DTYPE_FLOAT32 || in == PG_DTYPE_FLOAT64)
+        return "(((" + x + " > " + y + ") | (" + x + " != " + x + ")) ? " + x + " : " + y + ")";
+      return "((" + x + " > " + y + ") ? " + x + " : " + y + ")";
+    case PG_OP_WHERE: {
+      const std::string mask = mask_type(dt, lanes);
+      if (mask.empty()) return "";
+      return "((" + dialect_.vector_convert(x, mask) + " != 0) ? " + y + " : " + a[2] + ")";
+    }
+    default:
+      return "";
+  }
 }
 
 void Writer::emit_cast(uint32_t i, const pg_instruction& in) {

@@ -58,7 +58,8 @@ struct DialectTable {
   const char* helper_prefix = "static inline";
   /// A memcpy the dialect accepts: called as memcpy(dst, src, bytes).
   const char* memcpy_name = "__builtin_memcpy";
-  /// Arithmetic and bitwise operators work on whole vectors (clang ext_vector_type).
+  /// Arithmetic, bitwise and comparison operators and ?: with a mask condition work on whole
+  /// vectors (clang ext_vector_type), and Dialect::vector_convert converts between them.
   bool native_vector_ops = true;
   /// Suffix for float32 literals ("f").
   const char* float_suffix = "f";
@@ -144,6 +145,11 @@ class Dialect {
   /// A vector value of type `type` from its lanes.
   virtual std::string vector_literal(const std::string& type,
                                      const std::vector<std::string>& lanes) const;
+
+  /// `vec` converted lane by lane to the vector type `type` of as many lanes.
+  virtual std::string vector_convert(const std::string& vec, const std::string& type) const {
+    return "__builtin_convertvector(" + vec + ", " + type + ")";
+  }
 
   /// Lane `lane` of vector expression `vec`.
   virtual std::string vector_lane(const std::string& vec, int lane) const {
