@@ -7,7 +7,9 @@
 #include <unordered_set>
 #include <vector>
 
+#include "codegen/affine.hpp"
 #include "codegen/rebuild.hpp"
+#include "ir/error.hpp"
 #include "ir/graph.hpp"
 #include "symbolic/simplify.hpp"
 
@@ -395,8 +397,13 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
   // consume it (V loads per R*V FMAs). Then the loops become j' (launch) > k0 > i' > k1: a
   // KT-row slice of the panel, sized to stay in L1, is reused by every row block, and each
   // output vector is a partial sum read back and added to per k0.
-  const UOp* rd = sink->nsrcs() == 1 ? sink->src(0)->src(1).get() : nullptr;
-  if (plan.i != nullptr && rd != nullptr && rd->op() == Op::REDUCE && rd->nsrcs() == 2 &&
+  // The stored value may be any a + b * sum with a and b free of k (an SGD update w - lr * sum
+  // fused into the weight gradient): the first slice stores a + b * partial, later ones add
+  // b * partial.
+  std::optional<AffineInReduce> stored;
+  if (sink->nsrcs() == 1) stored = affine_in_reduce(sink->src(0)->src(1));
+  const UOp* rd = stored ? stored->reduce : nullptr;
+  if (plan.i != nullptr && rd != nullptr && rd->nsrcs() == 2 &&
       static_cast<Op>(rd->arg_int()) == Op::ADD && rd->dtype().is_float() &&
       rd->src(1)->src(0)->op() == Op::CONST) {
     const int64_t ek = rd->src(1)->src(0)->arg_int();
@@ -446,15 +453,17 @@ UOpRef apply_upcast(const UOpRef& sink, const UpcastPlan& plan) {
     const UOpRef k1 = range(const_int(dtypes::index, plan.k_tile), plan.k->arg_int());
     const UOpRef k = k0 * plan.k_tile + k1;
     for (UOpRef& st : stores) {
-      const UOpRef& idx = st->src(0);
-      const UOpRef& red = st->src(1);
+      const UOpRef idx = st->src(0);
+      std::optional<AffineInReduce> f = affine_in_reduce(st->src(1));
+      if (!f) ir_error("codegen: k tiling lost the a + b * sum form of a store");
+      const UOp* red = f->reduce;
       const DType t = red->dtype();
       UOpRef part =
           UOp::make(Op::REDUCE, t, {substitute_range(red->src(0), plan.k, k), k1}, red->arg());
-      UOpRef prev =
-          UOp::make(Op::LOAD, t,
-                    {idx, UOp::make(Op::CONST, t, {}, 0.0), ne(k0, const_int(dtypes::index, 0))});
-      st = UOp::make(Op::STORE, st->dtype(), {idx, prev + part});
+      // Slice 0 starts from a; later slices from the partial result stored so far.
+      UOpRef start = f->a ? f->a : UOp::make(Op::CONST, t, {}, 0.0);
+      UOpRef prev = UOp::make(Op::LOAD, t, {idx, start, ne(k0, const_int(dtypes::index, 0))});
+      st = UOp::make(Op::STORE, st->dtype(), {idx, prev + (f->b ? f->b * part : part)});
     }
   }
   return UOp::make(Op::SINK, sink->dtype(), stores, sink->arg());

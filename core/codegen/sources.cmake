@@ -1,5 +1,6 @@
 # The codegen: kernel AST -> SDK kernel program (see codegen/lower.hpp).
 target_sources(polygrad_compiler PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/affine.cpp
   ${CMAKE_CURRENT_LIST_DIR}/check.cpp
   ${CMAKE_CURRENT_LIST_DIR}/linearize.cpp
   ${CMAKE_CURRENT_LIST_DIR}/lower.cpp

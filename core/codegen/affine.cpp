@@ -1,0 +1,91 @@
+// See affine.hpp.
+#include "codegen/affine.hpp"
+
+#include <unordered_map>
+
+#include "ir/graph.hpp"
+
+namespace polygrad::codegen {
+
+namespace {
+
+class Splitter {
+ public:
+  explicit Splitter(const UOp* r) : r_(r) {}
+
+  /// {a, b} of `n` (which reaches r), or nullopt.
+  std::optional<std::pair<UOpRef, UOpRef>> split(const UOpRef& n) {
+    if (n.get() == r_) return std::pair<UOpRef, UOpRef>{};
+    const DType t = n->dtype();
+    auto constant = [&](double v) { return UOp::make(Op::CONST, t, {}, v); };
+    switch (n->op()) {
+      case Op::NEG: {
+        auto x = split(n->src(0));
+        if (!x) return std::nullopt;
+        return std::pair{x->first ? -x->first : UOpRef(), x->second ? -x->second : constant(-1)};
+      }
+      case Op::ADD:
+      case Op::SUB:
+      case Op::MUL: {
+        const bool left = reaches(n->src(0).get()), right = reaches(n->src(1).get());
+        if (left == right) return std::nullopt;
+        const UOpRef& other = left ? n->src(1) : n->src(0);
+        auto x = split(left ? n->src(0) : n->src(1));
+        if (!x) return std::nullopt;
+        auto [a, b] = *x;
+        if (n->op() == Op::MUL)  // (a + b r) * o
+          return std::pair{a ? a * other : UOpRef(), b ? b * other : other};
+        if (n->op() == Op::ADD)  // (a + b r) + o
+          return std::pair{a ? a + other : other, b};
+        if (left)  // (a + b r) - o
+          return std::pair{a ? a - other : -other, b};
+        return std::pair{a ? other - a : other, b ? -b : constant(-1)};  // o - (a + b r)
+      }
+      case Op::WHERE: {
+        const bool yes = reaches(n->src(1).get()), no = reaches(n->src(2).get());
+        if (reaches(n->src(0).get()) || yes == no) return std::nullopt;
+        auto x = split(yes ? n->src(1) : n->src(2));
+        if (!x) return std::nullopt;
+        auto [a, b] = *x;
+        const UOpRef& c = n->src(0);
+        const UOpRef& other = yes ? n->src(2) : n->src(1);
+        // c ? a + b r : o  ==  (c ? a : o) + (c ? b : 0) r  (and mirrored)
+        UOpRef a_in = a ? a : constant(0), b_in = b ? b : constant(1);
+        return yes ? std::pair{where(c, a_in, other), where(c, b_in, constant(0))}
+                   : std::pair{where(c, other, a_in), where(c, constant(0), b_in)};
+      }
+      default:
+        return std::nullopt;
+    }
+  }
+
+ private:
+  bool reaches(const UOp* n) {
+    if (n == r_) return true;
+    if (auto it = memo_.find(n); it != memo_.end()) return it->second;
+    bool hit = false;
+    for (const UOpRef& s : n->srcs()) hit = hit || reaches(s.get());
+    memo_.emplace(n, hit);
+    return hit;
+  }
+
+  const UOp* r_;
+  std::unordered_map<const UOp*, bool> memo_;
+};
+
+}  // namespace
+
+std::optional<AffineInReduce> affine_in_reduce(const UOpRef& value) {
+  const UOp* reduce = nullptr;
+  for (const UOp* n : toposort(value))
+    if (n->op() == Op::REDUCE) {
+      if (reduce != nullptr) return std::nullopt;
+      reduce = n;
+    }
+  if (reduce == nullptr) return std::nullopt;
+  auto parts = Splitter(reduce).split(value);
+  if (!parts) return std::nullopt;
+  return AffineInReduce{reduce, parts->first, parts->second};
+}
+
+}  // namespace polygrad::codegen
