@@ -17,7 +17,7 @@ class Splitter {
   std::optional<std::pair<UOpRef, UOpRef>> split(const UOpRef& n) {
     if (n.get() == r_) return std::pair<UOpRef, UOpRef>{};
     const DType t = n->dtype();
-    auto constant = [&](double v) { return UOp::make(Op::CONST, t, {}, v); };
+    auto constant = [&](double v) { return const_float(t, v); };
     switch (n->op()) {
       case Op::NEG: {
         auto x = split(n->src(0));
