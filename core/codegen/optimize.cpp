@@ -24,6 +24,10 @@ constexpr int64_t kPanelBytes = int64_t{32} << 10;
 constexpr int64_t kSliceBytes = int64_t{16} << 10;
 constexpr int64_t kMinKTile = 32;
 constexpr int64_t kMaxKTile = 128;
+/// Up to kMaxColBlocks column blocks whose k slices (kColBlockBytes together: in L2) share
+/// each row block's slice of a.
+constexpr int64_t kMaxColBlocks = 8;
+constexpr int64_t kColBlockBytes = int64_t{128} << 10;
 
 /// Nodes of `order` (sources first) that depend on the loop variable `j`.
 std::unordered_set<const UOp*> dependents(const std::vector<const UOp*>& order, const UOp* j) {
@@ -415,6 +419,20 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
           plan.k_tile = static_cast<int>(kt);
           break;
         }
+    // Column blocks inside the row loop: each row block's slice of a, loaded into L1 for one
+    // column block, serves CB of them before the next row block evicts it, so a streams from
+    // L2/L3 1/CB as often (matmul 1024: 24 -> 16-17 ms here). The CB slices of b stay in L2.
+    // The launch keeps at least two steps per compute unit.
+    if (plan.k != nullptr) {
+      const int64_t blocks = ej / (int64_t{plan.vectors} * plan.lanes);
+      const int64_t units = std::max<int64_t>(1, target.caps.compute_units);
+      for (int64_t cb = kMaxColBlocks; cb >= 2; cb /= 2)
+        if (blocks % cb == 0 && blocks / cb >= 2 * units &&
+            cb * plan.k_tile * row_bytes <= kColBlockBytes) {
+          plan.col_blocks = static_cast<int>(cb);
+          break;
+        }
+    }
   }
   return plan;
 }
@@ -423,8 +441,10 @@ UOpRef apply_upcast(const UOpRef& sink, const UpcastPlan& plan) {
   if (plan.j == nullptr) return sink;
   if (plan.dot_k != nullptr) return apply_dot(sink, plan);
   const int64_t width = int64_t{plan.lanes} * plan.vectors;
-  // Loop ids order the output loops (outermost first); k tiling puts j' outermost, then k0.
+  // Loop ids order the output loops (outermost first); k tiling puts j' outermost, then k0,
+  // i' and the column blocks jc: j = (j' * CB + jc) * V * W + v * W + lane.
   int64_t id_j = plan.j->arg_int(), id_i = plan.i != nullptr ? plan.i->arg_int() : 0, id_k0 = 0;
+  int64_t id_jc = 0;
   if (plan.k != nullptr) {
     int64_t top = 0;
     for (const UOp* u : toposort(sink))
@@ -432,8 +452,11 @@ UOpRef apply_upcast(const UOpRef& sink, const UpcastPlan& plan) {
     id_j = top + 1;
     id_k0 = top + 2;
     id_i = top + 3;
+    id_jc = top + 4;
   }
-  const UOpRef jn = range(const_int(dtypes::index, plan.j->src(0)->arg_int() / width), id_j);
+  const int64_t cb = plan.col_blocks;
+  UOpRef jn = range(const_int(dtypes::index, plan.j->src(0)->arg_int() / width / cb), id_j);
+  if (cb > 1) jn = jn * cb + range(const_int(dtypes::index, cb), id_jc);
   UOpRef in;
   if (plan.i != nullptr)
     in = range(const_int(dtypes::index, plan.i->src(0)->arg_int() / plan.rows), id_i);

@@ -34,6 +34,7 @@ struct UpcastPlan {
   int lanes = 1;               ///< W
   const UOp* k = nullptr;      ///< the reduce range split into k tiles, or null
   int k_tile = 0;              ///< KT: k -> k0 * KT + k1, partial sums stored per k0
+  int col_blocks = 1;          ///< k tiles: column blocks per launch step, looped inside i
   const UOp* dot_k = nullptr;  ///< dot form: the reduce range vectorised by `lanes`, or null
   int cols = 1;                ///< dot form: C, the scalar upcast of `j`
 };

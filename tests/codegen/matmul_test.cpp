@@ -152,6 +152,38 @@ TEST(Matmul, PlanTilesDividingSizes) {
   EXPECT_EQ(polygrad::codegen::choose_upcast(matmul_ast(33, 17, 5), t).j, nullptr);
 }
 
+// With k slices, column blocks loop inside the row loop (each row block's slice of a serves
+// CB column blocks) while the launch keeps two steps per compute unit. Values from a target of
+// 2 units, whatever this machine has.
+TEST(Matmul, KSlicesShareRowsAcrossColumnBlocks) {
+  polygrad::codegen::Target t = cpu_target();
+  const int w =
+      static_cast<int>(std::min<uint32_t>(t.caps.vector_width_bytes / 4, t.caps.max_vector_lanes));
+  if (w != 16) GTEST_SKIP() << "the expected plan assumes 16 float lanes";
+  t.caps.compute_units = 2;
+  const UOpRef square = matmul_ast(1024, 1024, 1024);
+  polygrad::codegen::UpcastPlan p = polygrad::codegen::choose_upcast(square, t);
+  ASSERT_NE(p.k, nullptr);
+  EXPECT_EQ(p.col_blocks, 8);  // 32 column blocks: 4 launch steps of 8
+  t.caps.compute_units = 16;   // 32 blocks cannot give 32 launch steps of 2 or more
+  EXPECT_EQ(polygrad::codegen::choose_upcast(square, t).col_blocks, 1);
+  t.caps.compute_units = 2;
+  const UOpRef odd = matmul_ast(16, 1056, 512);  // 33 column blocks
+  EXPECT_EQ(polygrad::codegen::choose_upcast(odd, t).col_blocks, 1);
+  // Values: 16 x 2048 x 512 runs as 8 launch steps of 8 column blocks.
+  const int64_t m = 16, n = 2048, kk = 512;
+  const UOpRef wide = matmul_ast(m, n, kk);
+  ASSERT_EQ(polygrad::codegen::choose_upcast(wide, t).col_blocks, 8);
+  std::vector<float> a = ints(m * kk, 1), b = ints(kk * n, 5);
+  std::vector<float> want(static_cast<size_t>(m * n), 0.0f);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t k = 0; k < kk; ++k)
+      for (int64_t j = 0; j < n; ++j) want[i * n + j] += a[i * kk + k] * b[k * n + j];
+  std::vector<HostBuf> bufs{HostBuf::zeros<float>(m * n), HostBuf::of(a), HostBuf::of(b)};
+  run(compile(wide, t), bufs);
+  EXPECT_EQ(bufs[0].as<float>(), want);
+}
+
 TEST(Matmul, TiledKernelSharesOneReduceLoop) {
   polygrad::codegen::Target t = cpu_target();
   const UOpRef ast = matmul_ast(64, 64, 64);
