@@ -100,11 +100,11 @@ TEST(Matmul, DotFormPlanVectorisesTheReduceRange) {
 }
 
 TEST(Matmul, MatchesPlainCpp) {
-  // Sizes that divide the tile, sizes that do not, and (the last) one whose k is tiled, with
-  // partial sums in the output.
-  const std::vector<std::array<int64_t, 3>> sizes = {{64, 64, 64},  {33, 17, 5},     {1, 1, 1},
-                                                     {16, 32, 3},   {6, 48, 9},      {3, 16, 1},
-                                                     {128, 96, 40}, {16, 1056, 512}, {8, 784, 256}};
+  // Sizes that divide the tile, sizes that do not, and k tiled with partial sums in the output
+  // (16x1056x1024 with 8 or 16 lanes, 8x784x256 with 16).
+  const std::vector<std::array<int64_t, 3>> sizes = {
+      {64, 64, 64}, {33, 17, 5},   {1, 1, 1},        {16, 32, 3},  {6, 48, 9},
+      {3, 16, 1},   {128, 96, 40}, {16, 1056, 1024}, {8, 784, 256}};
   for (auto [m, n, k] : sizes) check_matmul(m, n, k);
 }
 
@@ -126,15 +126,16 @@ TEST(Matmul, PlanTilesDividingSizes) {
   EXPECT_EQ(p.i->arg_int(), 0);
   EXPECT_GE(p.rows, 2);
   EXPECT_EQ(p.k, nullptr);  // b's panel is small: no k tiles
-  // A column block's panel of b larger than L1 (512 rows of 2 vectors): k is tiled, in slices
-  // of at most 16 KiB. 256 rows (32 KiB) stay whole.
-  const UOpRef big_ast = matmul_ast(16, 1056, 512);
+  // A column block's panel of b larger than L1 (1024 rows of 2 vectors: 64 KiB with 8 lanes,
+  // 128 KiB with 16): k is tiled, in slices of at most 16 KiB. With 16 lanes, 256 rows
+  // (32 KiB) stay whole.
+  const UOpRef big_ast = matmul_ast(16, 1056, 1024);
   polygrad::codegen::UpcastPlan big = polygrad::codegen::choose_upcast(big_ast, t);
   ASSERT_NE(big.k, nullptr);
   EXPECT_EQ(big.k->arg_int(), 2);
   EXPECT_GE(big.k_tile, 32);
   EXPECT_LE(big.k_tile * big.vectors * w * 4, 16 << 10);
-  EXPECT_EQ(512 % big.k_tile, 0);
+  EXPECT_EQ(1024 % big.k_tile, 0);
   if (w == 16) {
     EXPECT_EQ(polygrad::codegen::choose_upcast(matmul_ast(16, 1056, 256), t).k, nullptr);
   }
@@ -154,24 +155,25 @@ TEST(Matmul, PlanTilesDividingSizes) {
 
 // With k slices, column blocks loop inside the row loop (each row block's slice of a serves
 // CB column blocks) while the launch keeps two steps per compute unit. Values from a target of
-// 2 units, whatever this machine has.
+// 2 units, whatever this machine has. A column block is 2 vectors (2W columns).
 TEST(Matmul, KSlicesShareRowsAcrossColumnBlocks) {
   polygrad::codegen::Target t = cpu_target();
-  const int w =
-      static_cast<int>(std::min<uint32_t>(t.caps.vector_width_bytes / 4, t.caps.max_vector_lanes));
-  if (w != 16) GTEST_SKIP() << "the expected plan assumes 16 float lanes";
+  const int64_t w =
+      std::min<int64_t>(t.caps.vector_width_bytes / 4, int64_t{t.caps.max_vector_lanes});
+  if (w != 8 && w != 16) GTEST_SKIP() << "the expected plans assume 8 or 16 float lanes";
+  const int64_t kk = w == 16 ? 512 : 1024;  // a panel of b (kk rows of 2W floats) beyond L1
   t.caps.compute_units = 2;
-  const UOpRef square = matmul_ast(1024, 1024, 1024);
+  const UOpRef square = matmul_ast(1024, 1024, kk);  // 1024 / 2W column blocks
   polygrad::codegen::UpcastPlan p = polygrad::codegen::choose_upcast(square, t);
   ASSERT_NE(p.k, nullptr);
-  EXPECT_EQ(p.col_blocks, 8);  // 32 column blocks: 4 launch steps of 8
-  t.caps.compute_units = 16;   // 32 blocks cannot give 32 launch steps of 2 or more
-  EXPECT_EQ(polygrad::codegen::choose_upcast(square, t).col_blocks, 1);
+  EXPECT_EQ(p.col_blocks, 8);  // 32 (or 64) blocks: 4 (or 8) launch steps of 8
+  t.caps.compute_units = 16;   // two steps per unit: 32 blocks cannot be grouped, 64 by 2
+  EXPECT_EQ(polygrad::codegen::choose_upcast(square, t).col_blocks, w == 16 ? 1 : 2);
   t.caps.compute_units = 2;
-  const UOpRef odd = matmul_ast(16, 1056, 512);  // 33 column blocks
+  const UOpRef odd = matmul_ast(16, 33 * 2 * w, kk);  // 33 column blocks
   EXPECT_EQ(polygrad::codegen::choose_upcast(odd, t).col_blocks, 1);
-  // Values: 16 x 2048 x 512 runs as 8 launch steps of 8 column blocks.
-  const int64_t m = 16, n = 2048, kk = 512;
+  // Values: 64 column blocks run as 8 launch steps of 8.
+  const int64_t m = 16, n = 64 * 2 * w;
   const UOpRef wide = matmul_ast(m, n, kk);
   ASSERT_EQ(polygrad::codegen::choose_upcast(wide, t).col_blocks, 8);
   std::vector<float> a = ints(m * kk, 1), b = ints(kk * n, 5);
