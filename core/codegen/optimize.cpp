@@ -221,6 +221,50 @@ int64_t vector_lanes(const Target& target, int64_t elem) {
                            int64_t{target.caps.max_vector_lanes});
 }
 
+/// An upcast of the output range `r` by `f`: r -> rn * f + c for the copies c in 0..f-1. A
+/// constant extent is a multiple of f (the plan checked). A symbolic one (the launch variable:
+/// a batch size) need not be: rn then covers ceil(extent / f) blocks, each copy's r is clamped
+/// to extent - 1, so every load stays in bounds, and its store is gated by r < extent (the
+/// clamped copies compute a duplicate of the last row that is never written).
+class RangeSplit {
+ public:
+  RangeSplit() = default;
+  RangeSplit(const UOp* r, int64_t factor, int64_t id) : r_(r), f_(factor) {
+    const UOpRef& end = r->src(0);
+    exact_ = end->op() == Op::CONST;
+    rn_ = range(exact_ ? const_int(dtypes::index, end->arg_int() / f_) : (end + (f_ - 1)) / f_, id);
+  }
+  /// The rewritten range, rn (loop id `id`).
+  const UOpRef& outer() const { return rn_; }
+  /// The value of r in copy c.
+  UOpRef at(int64_t c) const {
+    UOpRef x = rn_ * f_ + c;
+    if (exact_) return x;
+    return where(lt(x, r_->src(0)), x, r_->src(0) - 1);
+  }
+  /// The store gate of copy c: null when the split is exact.
+  UOpRef gate(int64_t c) const { return exact_ ? UOpRef() : lt(rn_ * f_ + c, r_->src(0)); }
+
+ private:
+  const UOp* r_ = nullptr;
+  int64_t f_ = 1;
+  bool exact_ = true;
+  UOpRef rn_;
+};
+
+/// `a` and `b`, either of which may be null (no gate).
+UOpRef both(const UOpRef& a, const UOpRef& b) {
+  if (!a) return b;
+  if (!b) return a;
+  return alu(Op::AND, {a, b});
+}
+
+/// `st` with its value stored only where `gate` holds (unchanged for a null gate).
+UOpRef gated_store(const UOpRef& st, const UOpRef& gate) {
+  if (!gate) return st;
+  return UOp::make(Op::STORE, st->dtype(), {st->src(0), st->src(1), gate});
+}
+
 /// The dot form (see optimize.hpp) for a kernel whose only REDUCE is a float sum over a range
 /// its loads are contiguous along, without selects (their bool vectors stay scalar code).
 UpcastPlan choose_dot(const UOpRef& sink, const std::vector<const UOp*>& order,
@@ -242,26 +286,28 @@ UpcastPlan choose_dot(const UOpRef& sink, const std::vector<const UOp*>& order,
   UpcastPlan plan;
   plan.dot_k = k;
   plan.lanes = static_cast<int>(w);
+  // A symbolic extent (0 here: the launch variable) takes any factor (see RangeSplit).
+  auto extent = [](const UOp* r) {
+    return r->src(0)->op() == Op::CONST ? r->src(0)->arg_int() : int64_t{0};
+  };
   const UOp* j = outputs.back();
-  const int64_t ej = j->src(0)->arg_int();
+  const int64_t ej = extent(j);
   plan.j = j;
   plan.cols = ej % 4 == 0 ? 4 : ej % 2 == 0 ? 2 : 1;
   // i: the output range next to j (in a batched a @ b.T the batch range is further out and
   // shares no loads between its rows). R*C accumulators, R + C loads per step.
   if (outputs.size() >= 2) {
     const UOp* i = outputs[outputs.size() - 2];
-    if (i->src(0)->op() == Op::CONST) {
-      const int64_t ei = i->src(0)->arg_int();
-      for (int r = std::min(8, 16 / plan.cols); r >= 2; r /= 2)
-        if (ei % r == 0) {
-          plan.i = i;
-          plan.rows = r;
-          break;
-        }
-    }
+    const int64_t ei = extent(i);
+    for (int r = std::min(8, 16 / plan.cols); r >= 2; r /= 2)
+      if (ei % r == 0) {
+        plan.i = i;
+        plan.rows = r;
+        break;
+      }
   }
   // A lone row reduction (the partial sums of a large sum): 8 rows in flight, as memory allows.
-  if (plan.i == nullptr && ej % 8 == 0 && ej >= 16) plan.cols = 8;
+  if (plan.i == nullptr && ej % 8 == 0 && (ej >= 16 || ej == 0)) plan.cols = 8;
   return plan;
 }
 
@@ -311,11 +357,9 @@ UOpRef apply_dot(const UOpRef& sink, const UpcastPlan& plan) {
   const UOp* k = plan.dot_k;
   const UOpRef kv =
       range(const_int(dtypes::index, k->src(0)->arg_int() / plan.lanes), k->arg_int());
-  const UOpRef jn =
-      range(const_int(dtypes::index, plan.j->src(0)->arg_int() / plan.cols), plan.j->arg_int());
-  UOpRef in;
-  if (plan.i != nullptr)
-    in = range(const_int(dtypes::index, plan.i->src(0)->arg_int() / plan.rows), plan.i->arg_int());
+  const RangeSplit js(plan.j, plan.cols, plan.j->arg_int());
+  RangeSplit is;
+  if (plan.i != nullptr) is = RangeSplit(plan.i, plan.rows, plan.i->arg_int());
   auto vectorize_reduce = [&](const UOpRef& n) -> UOpRef {
     if (n->op() != Op::REDUCE || n->nsrcs() != 2 || n->src(1).get() != k) return n;
     Vectorizer vec(k, kv * plan.lanes, plan.lanes);
@@ -327,10 +371,12 @@ UOpRef apply_dot(const UOpRef& sink, const UpcastPlan& plan) {
   std::vector<UOpRef> stores;
   for (const UOpRef& st : sink->srcs())
     for (int r = 0; r < plan.rows; ++r) {
-      UOpRef row = plan.i != nullptr ? substitute_range(st, plan.i, in * plan.rows + r) : st;
+      UOpRef row = plan.i != nullptr ? substitute_range(st, plan.i, is.at(r)) : st;
+      UOpRef row_gate = plan.i != nullptr ? is.gate(r) : UOpRef();
       for (int c = 0; c < plan.cols; ++c)
         stores.push_back(
-            rebuild(substitute_range(row, plan.j, jn * plan.cols + c), vectorize_reduce));
+            gated_store(rebuild(substitute_range(row, plan.j, js.at(c)), vectorize_reduce),
+                        both(row_gate, js.gate(c))));
     }
   return UOp::make(Op::SINK, sink->dtype(), stores, sink->arg());
 }
@@ -355,8 +401,8 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
 
   // j: the innermost output loop, vectorised along W lanes of the stored dtype.
   const UOp* j = outputs.back();
-  if (j->src(0)->op() != Op::CONST) return {};
-  if (!vectorizable(sink, j)) return choose_dot(sink, order, outputs, target);
+  if (j->src(0)->op() != Op::CONST || !vectorizable(sink, j))
+    return choose_dot(sink, order, outputs, target);
   const int64_t elem = sink->src(0)->src(1)->dtype().scalar_size();
   if (elem <= 0) return {};
   const int64_t w = vector_lanes(target, elem);
@@ -384,16 +430,27 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
   const int registers = target.caps.vector_width_bytes >= 64 ? 32 : 16;
   int accumulators = registers / 2;
   if (plan.vectors > 2) accumulators = registers - plan.vectors - 1;
+  // A symbolic i (the launch variable, when it is the only other range) takes any R: its
+  // last block is clamped and gated (RangeSplit).
+  const UOp* sym = nullptr;
+  const UOp* fixed = nullptr;
   for (const UOp* i : outputs) {
-    if (i == j || i->src(0)->op() != Op::CONST) continue;
-    const int64_t ei = i->src(0)->arg_int();
+    if (i == j) continue;
+    if (i->src(0)->op() != Op::CONST) {
+      if (sym == nullptr) sym = i;
+      continue;
+    }
+    fixed = i;
+    break;
+  }
+  if (const UOp* i = fixed != nullptr ? fixed : sym; i != nullptr) {
+    const int64_t ei = i == fixed ? i->src(0)->arg_int() : 0;
     for (int r = 16; r >= 2; r /= 2)
       if (r * plan.vectors <= accumulators && ei % r == 0) {
         plan.i = i;
         plan.rows = r;
         break;
       }
-    break;
   }
 
   // k tiles: the panel of b that one column block streams through is K rows of V*W elements.
@@ -437,6 +494,10 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
   return plan;
 }
 
+bool vectorizes_along(const UOpRef& sink, const UOp* r) {
+  return vectorizable(sink, r);
+}
+
 UOpRef apply_upcast(const UOpRef& sink, const UpcastPlan& plan) {
   if (plan.j == nullptr) return sink;
   if (plan.dot_k != nullptr) return apply_dot(sink, plan);
@@ -457,16 +518,16 @@ UOpRef apply_upcast(const UOpRef& sink, const UpcastPlan& plan) {
   const int64_t cb = plan.col_blocks;
   UOpRef jn = range(const_int(dtypes::index, plan.j->src(0)->arg_int() / width / cb), id_j);
   if (cb > 1) jn = jn * cb + range(const_int(dtypes::index, cb), id_jc);
-  UOpRef in;
-  if (plan.i != nullptr)
-    in = range(const_int(dtypes::index, plan.i->src(0)->arg_int() / plan.rows), id_i);
-  std::vector<UOpRef> stores;
+  RangeSplit is;
+  if (plan.i != nullptr) is = RangeSplit(plan.i, plan.rows, id_i);
+  std::vector<UOpRef> stores, gates;
   for (const UOpRef& st : sink->srcs()) {
     for (int r = 0; r < plan.rows; ++r) {
-      UOpRef row = plan.i != nullptr ? substitute_range(st, plan.i, in * plan.rows + r) : st;
+      UOpRef row = plan.i != nullptr ? substitute_range(st, plan.i, is.at(r)) : st;
       for (int v = 0; v < plan.vectors; ++v) {
         Vectorizer vec(plan.j, jn * width + int64_t{v} * plan.lanes, plan.lanes);
         stores.push_back(vec.run(row));
+        gates.push_back(plan.i != nullptr ? is.gate(r) : UOpRef());
       }
     }
   }
@@ -489,6 +550,7 @@ UOpRef apply_upcast(const UOpRef& sink, const UpcastPlan& plan) {
       st = UOp::make(Op::STORE, st->dtype(), {idx, prev + (f->b ? f->b * part : part)});
     }
   }
+  for (size_t s = 0; s < stores.size(); ++s) stores[s] = gated_store(stores[s], gates[s]);
   return UOp::make(Op::SINK, sink->dtype(), stores, sink->arg());
 }
 

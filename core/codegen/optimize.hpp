@@ -16,8 +16,10 @@
 // operands k-major: every Linear layer's forward), the dot form is used: i and j are upcast by
 // R and C scalar copies, and k -> k' * W + lane, so the R*C sums become W-lane vector
 // accumulators fed by R + C vector loads per step, summed across lanes after the loop.
-// Factors are used only when they divide the (constant) extents; otherwise the kernel is left
-// as it is (the scalar path handles any size).
+// Factors are used only when they divide the constant extents; otherwise the kernel is left
+// as it is (the scalar path handles any size). A symbolic extent (the launch variable n0: a
+// batch size) is split by any factor: its last block is clamped to the last row and its stores
+// gated, so one compiled kernel serves every size.
 #ifndef POLYGRAD_CODEGEN_OPTIMIZE_HPP
 #define POLYGRAD_CODEGEN_OPTIMIZE_HPP
 
@@ -42,6 +44,11 @@ struct UpcastPlan {
 /// The heuristic: which ranges to upcast and by how much, from the target's vector width and
 /// the kernel's extents. Returns a plan with j == nullptr when the kernel does not qualify.
 UpcastPlan choose_upcast(const UOpRef& sink, const Target& target);
+
+/// True when the reduce kernel `sink` could be vectorised along its output range `r` (loads and
+/// stores contiguous along it). That takes a constant extent: the scheduler keeps such a range
+/// static rather than making it a launch variable.
+bool vectorizes_along(const UOpRef& sink, const UOp* r);
 
 /// `sink` rewritten by `plan` (unchanged when plan.j is null).
 UOpRef apply_upcast(const UOpRef& sink, const UpcastPlan& plan);

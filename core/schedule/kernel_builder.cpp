@@ -91,11 +91,6 @@ UOpRef KernelBuilder::build(const UOp* node, const lazy::Shape& shape, const UOp
   for (int64_t d : shape) {
     if (d == 1) {
       idx.push_back(idx_const(0));
-    } else if (symbolic_outer_ && out_ranges_.empty()) {
-      outer_extent_ = d;
-      outer_var_ = define_var("n0", 1, INT32_MAX);
-      idx.push_back(range(outer_var_, next_range_++));
-      out_ranges_.push_back(idx.back());
     } else {
       idx.push_back(new_range(d));
       out_ranges_.push_back(idx.back());
@@ -107,7 +102,16 @@ UOpRef KernelBuilder::build(const UOp* node, const lazy::Shape& shape, const UOp
   UOpRef off = simplify(flat_offset(shape, idx));
   UOpRef store = UOp::make(Op::STORE, dtypes::void_,
                            {UOp::make(Op::INDEX, out_ptr->dtype(), {out_ptr, off}), value});
-  return UOp::make(Op::SINK, dtypes::void_, {store});
+  UOpRef sink = UOp::make(Op::SINK, dtypes::void_, {store});
+  if (!symbolic_outer_ || out_ranges_.empty()) return sink;
+  // The index math was simplified knowing the outer range's constant extent (a reshape's
+  // `% batch` drops out), so the kernel no longer mentions the batch size unless it must (a
+  // transposed read's stride); then the range runs to the variable. The variable is bound to
+  // this extent whenever this AST runs, so the simplifications stay valid.
+  const UOpRef& outer = out_ranges_.front();
+  outer_extent_ = outer->src(0)->arg_int();
+  outer_var_ = define_var("n0", 1, INT32_MAX);
+  return substitute(sink, {{outer.get(), range(outer_var_, outer->arg_int())}});
 }
 
 UOpRef KernelBuilder::index(const UOp* node, const std::vector<UOpRef>& idx, const UOpRef& gate) {

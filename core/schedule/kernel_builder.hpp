@@ -26,6 +26,8 @@ class KernelBuilder {
   /// The DEFINE_VAR of the outer extent after build(), or null when none was made.
   const UOp* outer_var() const { return outer_var_.get(); }
   int64_t outer_extent() const { return outer_extent_; }
+  /// The number of output ranges (axes of extent > 1) after build().
+  size_t output_ranges() const { return out_ranges_.size(); }
 
   /// BUFFER per slot, in slot order.
   const std::vector<UOpRef>& buffers() const { return buffers_; }

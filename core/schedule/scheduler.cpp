@@ -2,6 +2,7 @@
 #include "schedule/scheduler.hpp"
 
 #include "codegen/lower.hpp"
+#include "codegen/optimize.hpp"
 #include "ir/graph.hpp"
 #include "schedule/kernel_builder.hpp"
 
@@ -113,19 +114,29 @@ int64_t split_flat_range(UOpRef& ast, const UOp* var, int64_t extent) {
 size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const UOpRef& out,
                              const std::string& device, std::optional<int64_t> assign_target) {
   // The outermost extent is built as a launch-time variable, so a new batch size reuses the
-  // compiled kernel. Kernels with reductions get it back as a constant: the codegen's register
-  // tiling needs static extents.
+  // compiled kernel (the codegen's register tiling clamps and gates a last partial block of
+  // rows). A reduce kernel whose only output range the codegen would vectorise (a column sum)
+  // gets it back as a constant: vectors need a static extent.
   KernelBuilder kb(*this, device);
   kb.set_symbolic_outer(lazy::numel(shape) > 1);
   UOpRef ast = kb.build(value, shape, out);
   std::vector<std::pair<std::string, int64_t>> vars;
   if (const UOp* var = kb.outer_var()) {
+    const UOp* outer = nullptr;
     bool has_reduce = false;
-    for (const UOp* u : toposort(ast)) has_reduce = has_reduce || u->op() == Op::REDUCE;
-    if (has_reduce)
+    for (const UOp* u : toposort(ast)) {
+      has_reduce = has_reduce || u->op() == Op::REDUCE;
+      if (u->op() == Op::RANGE && u->src(0).get() == var) outer = u;
+    }
+    if (!has_reduce) {
+      if (int64_t bound = split_flat_range(ast, var, kb.outer_extent()); bound > 0)
+        vars.emplace_back(var->arg_var().name, bound);
+    } else if (kb.output_ranges() == 1 && outer != nullptr &&
+               codegen::vectorizes_along(ast, outer)) {
       ast = substitute(ast, {{var, const_int(dtypes::index, kb.outer_extent())}});
-    else if (int64_t bound = split_flat_range(ast, var, kb.outer_extent()); bound > 0)
-      vars.emplace_back(var->arg_var().name, bound);
+    } else {
+      vars.emplace_back(var->arg_var().name, kb.outer_extent());
+    }
   }
   POLYGRAD_VERIFY(ast);
   Meta meta{kb.deps(), kb.old_reads(), assign_target};

@@ -293,6 +293,43 @@ TEST_F(RealizeTest, FiveBatchSizesRunThroughOneCompiledKernel) {
   EXPECT_EQ(runtime::compiled_kernel_count(), before);
 }
 
+// Reduce kernels take the batch size as a launch variable too: a matmul (rows register-tiled,
+// the last partial block gated), a row sum, a softmax and a layernorm over the last axis each
+// compile once for five batch sizes, none of them a multiple of the others.
+TEST_F(RealizeTest, FiveBatchSizesShareReduceKernels) {
+  const int64_t k = 24, n = 32;
+  const auto w = random_floats(static_cast<size_t>(k * n), 11);
+  size_t before = 0;
+  for (int64_t batch : {2, 3, 8, 19, 300}) {
+    const auto x = random_floats(static_cast<size_t>(batch * k), static_cast<unsigned>(batch));
+    const UOpRef xi = input(x, {batch, k});
+    std::vector<double> mm, rows, soft, norm;
+    for (int64_t i = 0; i < batch; ++i) {
+      const float* r = &x[static_cast<size_t>(i * k)];
+      for (int64_t j = 0; j < n; ++j) {
+        double s = 0;
+        for (int64_t q = 0; q < k; ++q) s += double(r[q]) * w[static_cast<size_t>(q * n + j)];
+        mm.push_back(s);
+      }
+      double sum = 0, mx = r[0], sq = 0, den = 0;
+      for (int64_t q = 0; q < k; ++q) sum += r[q], mx = std::max(mx, double(r[q]));
+      rows.push_back(sum);
+      for (int64_t q = 0; q < k; ++q) den += std::exp(r[q] - mx);
+      for (int64_t q = 0; q < k; ++q) soft.push_back(std::exp(r[q] - mx) / den);
+      const double mean = sum / static_cast<double>(k);
+      for (int64_t q = 0; q < k; ++q) sq += (r[q] - mean) * (r[q] - mean);
+      const double inv = 1 / std::sqrt(sq / static_cast<double>(k) + 1e-5);
+      for (int64_t q = 0; q < k; ++q) norm.push_back((r[q] - mean) * inv);
+    }
+    expect_near(values(testgraph::matmul(xi, input(w, {k, n}), batch, k, n)), mm, 1e-5);
+    expect_near(values(lazy::reduce(xi, Op::ADD, {1})), rows, 1e-5);
+    expect_near(values(testgraph::softmax(xi, batch, k)), soft, 1e-5);
+    expect_near(values(testgraph::layernorm(xi, batch, k)), norm, 1e-4);
+    if (batch == 2) before = runtime::compiled_kernel_count();
+  }
+  EXPECT_EQ(runtime::compiled_kernel_count(), before);
+}
+
 // A flat elementwise kernel whose length is a multiple of 256 runs as n0 blocks of 256 (a
 // constant range the codegen can vectorise): one kernel for every such length, the variable
 // bound to the block count. Other lengths, and flipped (reversed) reads, keep their values.
