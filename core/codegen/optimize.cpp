@@ -221,18 +221,26 @@ int64_t vector_lanes(const Target& target, int64_t elem) {
                            int64_t{target.caps.max_vector_lanes});
 }
 
-/// An upcast of the output range `r` by `f`: r -> rn * f + c for the copies c in 0..f-1. A
-/// constant extent is a multiple of f (the plan checked). A symbolic one (the launch variable:
-/// a batch size) need not be: rn then covers ceil(extent / f) blocks, each copy's r is clamped
-/// to extent - 1, so every load stays in bounds, and its store is gated by r < extent (the
-/// clamped copies compute a duplicate of the last row that is never written).
+/// Vector registers of the target: 32 with AVX-512-wide vectors, else 16.
+int vector_registers(const Target& target) {
+  return target.caps.vector_width_bytes >= 64 ? 32 : 16;
+}
+
+/// An upcast of the output range `r` by `f`: r -> rn * f + c for the copies c in 0..f-1. When
+/// f does not divide the extent, or the extent is symbolic (the launch variable: a batch size),
+/// rn covers ceil(extent / f) blocks, each copy's r is clamped to extent - 1, so every load
+/// stays in bounds, and its store is gated by r < extent (the clamped copies compute a
+/// duplicate of the last row that is never written).
 class RangeSplit {
  public:
   RangeSplit() = default;
   RangeSplit(const UOp* r, int64_t factor, int64_t id) : r_(r), f_(factor) {
     const UOpRef& end = r->src(0);
-    exact_ = end->op() == Op::CONST;
-    rn_ = range(exact_ ? const_int(dtypes::index, end->arg_int() / f_) : (end + (f_ - 1)) / f_, id);
+    const bool fixed = end->op() == Op::CONST;
+    exact_ = fixed && end->arg_int() % f_ == 0;
+    rn_ = range(
+        fixed ? const_int(dtypes::index, (end->arg_int() + f_ - 1) / f_) : (end + (f_ - 1)) / f_,
+        id);
   }
   /// The rewritten range, rn (loop id `id`).
   const UOpRef& outer() const { return rn_; }
@@ -296,15 +304,25 @@ UpcastPlan choose_dot(const UOpRef& sink, const std::vector<const UOp*>& order,
   plan.cols = ej % 4 == 0 ? 4 : ej % 2 == 0 ? 2 : 1;
   // i: the output range next to j (in a batched a @ b.T the batch range is further out and
   // shares no loads between its rows). R*C accumulators, R + C loads per step.
+  // With 16 vector registers (AVX2), 4 x 4 accumulators and 8 loads spill inside the k loop:
+  // 3 x 3 take 9 + 6, and ranges that 3 does not divide get a clamped, gated last block
+  // (RangeSplit). The MLP's x @ w1.T: 553-609 -> 381-402 us.
+  const bool few_registers = vector_registers(target) <= 16;
+  if (few_registers) plan.cols = static_cast<int>(ej == 0 ? 3 : std::min<int64_t>(3, ej));
   if (outputs.size() >= 2) {
     const UOp* i = outputs[outputs.size() - 2];
     const int64_t ei = extent(i);
-    for (int r = std::min(8, 16 / plan.cols); r >= 2; r /= 2)
-      if (ei % r == 0) {
-        plan.i = i;
-        plan.rows = r;
-        break;
-      }
+    if (few_registers) {
+      plan.i = i;
+      plan.rows = static_cast<int>(ei == 0 ? 3 : std::min<int64_t>(3, ei));
+    } else {
+      for (int r = std::min(8, 16 / plan.cols); r >= 2; r /= 2)
+        if (ei % r == 0) {
+          plan.i = i;
+          plan.rows = r;
+          break;
+        }
+    }
   }
   // A lone row reduction (the partial sums of a large sum): 8 rows in flight, as memory allows.
   if (plan.i == nullptr && ej % 8 == 0 && (ej >= 16 || ej == 0)) plan.cols = 8;
@@ -426,10 +444,12 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
   // i: the outermost other output loop, upcast so that R*V accumulators use about half of the
   // vector registers (32 with AVX-512-wide vectors, else 16), leaving room for loads. Every
   // step also holds the V loaded vectors and one broadcast: R*V + V + 1 must fit, or the
-  // accumulators spill to the stack inside the k loop (4 x 7 did).
-  const int registers = target.caps.vector_width_bytes >= 64 ? 32 : 16;
+  // accumulators spill to the stack inside the k loop (4 x 7 did). With 16 registers every
+  // one counts: R is the most that fit (6 rows of 2 vectors, matmul 1024 on AVX2: 77 -> 101
+  // GFLOP/s), whether or not it divides the rows (RangeSplit gates the last block).
+  const int registers = vector_registers(target);
   int accumulators = registers / 2;
-  if (plan.vectors > 2) accumulators = registers - plan.vectors - 1;
+  if (plan.vectors > 2 || registers <= 16) accumulators = registers - plan.vectors - 1;
   // A symbolic i (the launch variable, when it is the only other range) takes any R: its
   // last block is clamped and gated (RangeSplit).
   const UOp* sym = nullptr;
@@ -445,12 +465,20 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
   }
   if (const UOp* i = fixed != nullptr ? fixed : sym; i != nullptr) {
     const int64_t ei = i == fixed ? i->src(0)->arg_int() : 0;
-    for (int r = 16; r >= 2; r /= 2)
-      if (r * plan.vectors <= accumulators && ei % r == 0) {
+    if (registers <= 16) {
+      const int64_t r = std::min<int64_t>(accumulators / plan.vectors, ei == 0 ? 16 : ei);
+      if (r >= 2) {
         plan.i = i;
-        plan.rows = r;
-        break;
+        plan.rows = static_cast<int>(r);
       }
+    } else {
+      for (int r = 16; r >= 2; r /= 2)
+        if (r * plan.vectors <= accumulators && ei % r == 0) {
+          plan.i = i;
+          plan.rows = r;
+          break;
+        }
+    }
   }
 
   // k tiles: the panel of b that one column block streams through is K rows of V*W elements.

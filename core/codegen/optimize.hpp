@@ -16,10 +16,11 @@
 // operands k-major: every Linear layer's forward), the dot form is used: i and j are upcast by
 // R and C scalar copies, and k -> k' * W + lane, so the R*C sums become W-lane vector
 // accumulators fed by R + C vector loads per step, summed across lanes after the loop.
-// Factors are used only when they divide the constant extents; otherwise the kernel is left
-// as it is (the scalar path handles any size). A symbolic extent (the launch variable n0: a
-// batch size) is split by any factor: its last block is clamped to the last row and its stores
-// gated, so one compiled kernel serves every size.
+// With 32 vector registers, factors are powers of two that divide the constant extents. With
+// 16 (AVX2), every register counts: the row (and dot-form column) factors are the most that
+// fit, whether or not they divide. A factor that does not divide, or a symbolic extent (the
+// launch variable n0: a batch size), leaves a last block whose rows are clamped to the last
+// row and whose stores are gated, so one compiled kernel serves every size.
 #ifndef POLYGRAD_CODEGEN_OPTIMIZE_HPP
 #define POLYGRAD_CODEGEN_OPTIMIZE_HPP
 
