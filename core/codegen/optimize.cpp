@@ -242,8 +242,6 @@ class RangeSplit {
         fixed ? const_int(dtypes::index, (end->arg_int() + f_ - 1) / f_) : (end + (f_ - 1)) / f_,
         id);
   }
-  /// The rewritten range, rn (loop id `id`).
-  const UOpRef& outer() const { return rn_; }
   /// The value of r in copy c.
   UOpRef at(int64_t c) const {
     UOpRef x = rn_ * f_ + c;
