@@ -195,6 +195,31 @@ TEST(Matmul, KSlicesShareRowsAcrossColumnBlocks) {
   EXPECT_EQ(bufs[0].as<float>(), want);
 }
 
+// Panels of b small enough for L1 (128 rows of 2 vectors) but a b of 512 KiB: one k slice puts
+// the column blocks outermost, so each panel stays in L1 across the row blocks instead of
+// every row block streaming all of b.
+TEST(Matmul, SmallPanelsOfALargeBGoColumnsOutermost) {
+  polygrad::codegen::Target t = cpu_target();
+  t.caps.compute_units = 2;
+  const int64_t m = 20, n = 1024, kk = 128;
+  const UOpRef ast = matmul_ast(m, n, kk);
+  polygrad::codegen::UpcastPlan p = polygrad::codegen::choose_upcast(ast, t);
+  if (p.j == nullptr) GTEST_SKIP() << "the cpu target has no vector lanes";
+  ASSERT_EQ(p.vectors, 2);
+  ASSERT_NE(p.k, nullptr);
+  EXPECT_EQ(p.k_tile, kk);
+  // A b of 256 KiB (512 columns) stays whole: rows outermost.
+  EXPECT_EQ(polygrad::codegen::choose_upcast(matmul_ast(m, 512, kk), t).k, nullptr);
+  std::vector<float> a = ints(m * kk, 1), b = ints(kk * n, 5);
+  std::vector<float> want(static_cast<size_t>(m * n), 0.0f);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t k = 0; k < kk; ++k)
+      for (int64_t j = 0; j < n; ++j) want[i * n + j] += a[i * kk + k] * b[k * n + j];
+  std::vector<HostBuf> bufs{HostBuf::zeros<float>(m * n), HostBuf::of(a), HostBuf::of(b)};
+  run(compile(ast, t), bufs);
+  EXPECT_EQ(bufs[0].as<float>(), want);
+}
+
 TEST(Matmul, TiledKernelSharesOneReduceLoop) {
   polygrad::codegen::Target t = cpu_target();
   const UOpRef ast = matmul_ast(64, 64, 64);
