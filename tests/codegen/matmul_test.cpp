@@ -42,7 +42,9 @@ std::vector<float> ints(int64_t count, int64_t seed) {
 }
 
 /// The kernel against plain loops; `b_k_major`: b is (n, k) and the kernel computes a @ b.T.
-void check_matmul(int64_t m, int64_t n, int64_t kk, bool b_k_major = false) {
+/// Lowered for `target` (the cpu's when null).
+void check_matmul(int64_t m, int64_t n, int64_t kk, bool b_k_major = false,
+                  const polygrad::codegen::Target* target = nullptr) {
   std::vector<float> a = ints(m * kk, 1), b = ints(kk * n, 5);
   std::vector<float> want(static_cast<size_t>(m * n), 0.0f);
   for (int64_t i = 0; i < m; ++i)
@@ -52,7 +54,8 @@ void check_matmul(int64_t m, int64_t n, int64_t kk, bool b_k_major = false) {
       want[i * n + j] = s;
     }
   std::vector<HostBuf> bufs{HostBuf::zeros<float>(m * n), HostBuf::of(a), HostBuf::of(b)};
-  lower_and_run(b_k_major ? matmul_nt_ast(m, n, kk) : matmul_ast(m, n, kk), bufs);
+  const UOpRef ast = b_k_major ? matmul_nt_ast(m, n, kk) : matmul_ast(m, n, kk);
+  run(compile(ast, target != nullptr ? *target : cpu_target()), bufs);
   EXPECT_EQ(bufs[0].as<float>(), want)
       << m << "x" << n << "x" << kk << (b_k_major ? " (a @ b.T)" : "");
 }
@@ -185,14 +188,7 @@ TEST(Matmul, KSlicesShareRowsAcrossColumnBlocks) {
   const int64_t m = 16, n = 64 * 2 * w;
   const UOpRef wide = matmul_ast(m, n, kk);
   ASSERT_EQ(polygrad::codegen::choose_upcast(wide, t).col_blocks, 8);
-  std::vector<float> a = ints(m * kk, 1), b = ints(kk * n, 5);
-  std::vector<float> want(static_cast<size_t>(m * n), 0.0f);
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t k = 0; k < kk; ++k)
-      for (int64_t j = 0; j < n; ++j) want[i * n + j] += a[i * kk + k] * b[k * n + j];
-  std::vector<HostBuf> bufs{HostBuf::zeros<float>(m * n), HostBuf::of(a), HostBuf::of(b)};
-  run(compile(wide, t), bufs);
-  EXPECT_EQ(bufs[0].as<float>(), want);
+  check_matmul(m, n, kk, false, &t);
 }
 
 // Panels of b small enough for L1 (128 rows of 2 vectors) but a b of 512 KiB: one k slice puts
@@ -210,14 +206,7 @@ TEST(Matmul, SmallPanelsOfALargeBGoColumnsOutermost) {
   EXPECT_EQ(p.k_tile, kk);
   // A b of 256 KiB (512 columns) stays whole: rows outermost.
   EXPECT_EQ(polygrad::codegen::choose_upcast(matmul_ast(m, 512, kk), t).k, nullptr);
-  std::vector<float> a = ints(m * kk, 1), b = ints(kk * n, 5);
-  std::vector<float> want(static_cast<size_t>(m * n), 0.0f);
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t k = 0; k < kk; ++k)
-      for (int64_t j = 0; j < n; ++j) want[i * n + j] += a[i * kk + k] * b[k * n + j];
-  std::vector<HostBuf> bufs{HostBuf::zeros<float>(m * n), HostBuf::of(a), HostBuf::of(b)};
-  run(compile(ast, t), bufs);
-  EXPECT_EQ(bufs[0].as<float>(), want);
+  check_matmul(m, n, kk, false, &t);
 }
 
 TEST(Matmul, TiledKernelSharesOneReduceLoop) {
