@@ -232,7 +232,8 @@ int vector_registers(const Target& target) {
 /// f does not divide the extent, or the extent is symbolic (the launch variable: a batch size),
 /// rn covers ceil(extent / f) blocks, each copy's r is clamped to extent - 1, so every load
 /// stays in bounds, and its store is gated by r < extent (the clamped copies compute a
-/// duplicate of the last row that is never written).
+/// duplicate of the last row that is never written). Default-constructed (no range to split),
+/// it leaves stores as they are.
 class RangeSplit {
  public:
   RangeSplit() = default;
@@ -244,11 +245,12 @@ class RangeSplit {
         fixed ? const_int(dtypes::index, (end->arg_int() + f_ - 1) / f_) : (end + (f_ - 1)) / f_,
         id);
   }
-  /// The value of r in copy c.
-  UOpRef at(int64_t c) const {
+  /// `st` (a store) with r replaced by its value in copy c.
+  UOpRef copy(const UOpRef& st, int64_t c) const {
+    if (r_ == nullptr) return st;
     UOpRef x = rn_ * f_ + c;
-    if (exact_) return x;
-    return where(lt(x, r_->src(0)), x, r_->src(0) - 1);
+    if (!exact_) x = where(lt(x, r_->src(0)), x, r_->src(0) - 1);
+    return substitute_range(st, r_, x);
   }
   /// The store gate of copy c: null when the split is exact.
   UOpRef gate(int64_t c) const { return exact_ ? UOpRef() : lt(rn_ * f_ + c, r_->src(0)); }
@@ -376,8 +378,8 @@ UOpRef apply_dot(const UOpRef& sink, const UpcastPlan& plan) {
   const UOpRef kv =
       range(const_int(dtypes::index, k->src(0)->arg_int() / plan.lanes), k->arg_int());
   const RangeSplit js(plan.j, plan.cols, plan.j->arg_int());
-  RangeSplit is;
-  if (plan.i != nullptr) is = RangeSplit(plan.i, plan.rows, plan.i->arg_int());
+  const RangeSplit is =
+      plan.i != nullptr ? RangeSplit(plan.i, plan.rows, plan.i->arg_int()) : RangeSplit();
   auto vectorize_reduce = [&](const UOpRef& n) -> UOpRef {
     if (n->op() != Op::REDUCE || n->nsrcs() != 2 || n->src(1).get() != k) return n;
     Vectorizer vec(k, kv * plan.lanes, plan.lanes);
@@ -389,12 +391,10 @@ UOpRef apply_dot(const UOpRef& sink, const UpcastPlan& plan) {
   std::vector<UOpRef> stores;
   for (const UOpRef& st : sink->srcs())
     for (int r = 0; r < plan.rows; ++r) {
-      UOpRef row = plan.i != nullptr ? substitute_range(st, plan.i, is.at(r)) : st;
-      UOpRef row_gate = plan.i != nullptr ? is.gate(r) : UOpRef();
+      const UOpRef row = is.copy(st, r);
       for (int c = 0; c < plan.cols; ++c)
         stores.push_back(
-            gated_store(rebuild(substitute_range(row, plan.j, js.at(c)), vectorize_reduce),
-                        both(row_gate, js.gate(c))));
+            gated_store(rebuild(js.copy(row, c), vectorize_reduce), both(is.gate(r), js.gate(c))));
     }
   return UOp::make(Op::SINK, sink->dtype(), stores, sink->arg());
 }
@@ -556,16 +556,15 @@ UOpRef apply_upcast(const UOpRef& sink, const UpcastPlan& plan) {
   const int64_t cb = plan.col_blocks;
   UOpRef jn = range(const_int(dtypes::index, plan.j->src(0)->arg_int() / width / cb), id_j);
   if (cb > 1) jn = jn * cb + range(const_int(dtypes::index, cb), id_jc);
-  RangeSplit is;
-  if (plan.i != nullptr) is = RangeSplit(plan.i, plan.rows, id_i);
-  std::vector<UOpRef> stores, gates;
+  const RangeSplit is = plan.i != nullptr ? RangeSplit(plan.i, plan.rows, id_i) : RangeSplit();
+  std::vector<UOpRef> stores, gates;  // gates apply after k tiling rebuilds the stores
   for (const UOpRef& st : sink->srcs()) {
     for (int r = 0; r < plan.rows; ++r) {
-      UOpRef row = plan.i != nullptr ? substitute_range(st, plan.i, is.at(r)) : st;
+      const UOpRef row = is.copy(st, r);
       for (int v = 0; v < plan.vectors; ++v) {
         Vectorizer vec(plan.j, jn * width + int64_t{v} * plan.lanes, plan.lanes);
         stores.push_back(vec.run(row));
-        gates.push_back(plan.i != nullptr ? is.gate(r) : UOpRef());
+        gates.push_back(is.gate(r));
       }
     }
   }

@@ -110,8 +110,8 @@ UOpRef KernelBuilder::build(const UOp* node, const lazy::Shape& shape, const UOp
   // this extent whenever this AST runs, so the simplifications stay valid.
   const UOpRef& outer = out_ranges_.front();
   outer_extent_ = outer->src(0)->arg_int();
-  outer_var_ = define_var("n0", 1, INT32_MAX);
-  return substitute(sink, {{outer.get(), range(outer_var_, outer->arg_int())}});
+  outer_range_ = range(define_var("n0", 1, INT32_MAX), outer->arg_int());
+  return substitute(sink, {{outer.get(), outer_range_}});
 }
 
 UOpRef KernelBuilder::index(const UOp* node, const std::vector<UOpRef>& idx, const UOpRef& gate) {

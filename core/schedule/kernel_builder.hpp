@@ -23,8 +23,10 @@ class KernelBuilder {
   /// Build with the outermost output extent (of an axis > 1) as a DEFINE_VAR, outer_var(),
   /// whose value is outer_extent(), so one compiled kernel serves every size of that axis.
   void set_symbolic_outer(bool on) { symbolic_outer_ = on; }
+  /// The outer output RANGE over outer_var() after build(), or null when none was made.
+  const UOp* outer_range() const { return outer_range_.get(); }
   /// The DEFINE_VAR of the outer extent after build(), or null when none was made.
-  const UOp* outer_var() const { return outer_var_.get(); }
+  const UOp* outer_var() const { return outer_range_ ? outer_range_->src(0).get() : nullptr; }
   int64_t outer_extent() const { return outer_extent_; }
   /// The number of output ranges (axes of extent > 1) after build().
   size_t output_ranges() const { return out_ranges_.size(); }
@@ -69,7 +71,7 @@ class KernelBuilder {
   std::unordered_map<const UOp*, int64_t> paths_;
   int64_t next_range_ = 0;
   bool symbolic_outer_ = false;
-  UOpRef outer_var_;
+  UOpRef outer_range_;
   int64_t outer_extent_ = 0;
   std::set<size_t> deps_;
   std::set<int64_t> old_reads_;

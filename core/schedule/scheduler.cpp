@@ -122,17 +122,12 @@ size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const U
   UOpRef ast = kb.build(value, shape, out);
   std::vector<std::pair<std::string, int64_t>> vars;
   if (const UOp* var = kb.outer_var()) {
-    const UOp* outer = nullptr;
     bool has_reduce = false;
-    for (const UOp* u : toposort(ast)) {
-      has_reduce = has_reduce || u->op() == Op::REDUCE;
-      if (u->op() == Op::RANGE && u->src(0).get() == var) outer = u;
-    }
+    for (const UOp* u : toposort(ast)) has_reduce = has_reduce || u->op() == Op::REDUCE;
     if (!has_reduce) {
       if (int64_t bound = split_flat_range(ast, var, kb.outer_extent()); bound > 0)
         vars.emplace_back(var->arg_var().name, bound);
-    } else if (kb.output_ranges() == 1 && outer != nullptr &&
-               codegen::vectorizes_along(ast, outer)) {
+    } else if (kb.output_ranges() == 1 && codegen::vectorizes_along(ast, kb.outer_range())) {
       ast = substitute(ast, {{var, const_int(dtypes::index, kb.outer_extent())}});
     } else {
       vars.emplace_back(var->arg_var().name, kb.outer_extent());
