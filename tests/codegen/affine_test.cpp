@@ -95,13 +95,8 @@ void check_fused(int64_t m, int64_t n, int64_t kk, const Epilogue& epilogue,
   if (plan.j == nullptr) GTEST_SKIP() << "the cpu target has no vector lanes";
   EXPECT_NE(plan.k, nullptr) << m << "x" << n << "x" << kk;
   // Small integers and a power-of-two rate: every value is exact in any summation order.
-  auto ints = [](int64_t count, int64_t seed) {
-    std::vector<float> v(static_cast<size_t>(count));
-    for (int64_t x = 0; x < count; ++x) v[x] = static_cast<float>((x * 7 + seed) % 9 - 4);
-    return v;
-  };
-  std::vector<float> av = ints(m * kk, 1), bv = ints(kk * n, 5), ov = ints(m * n, 3),
-                     cv = ints(m * n, 2);
+  std::vector<float> av = exact_ints(m * kk, 1), bv = exact_ints(kk * n, 5),
+                     ov = exact_ints(m * n, 3), cv = exact_ints(m * n, 2);
   std::vector<float> want(static_cast<size_t>(m * n));
   for (int64_t r = 0; r < m; ++r)
     for (int64_t col = 0; col < n; ++col) {

@@ -81,6 +81,12 @@ void lower_and_run(const UOpRef& ast, std::vector<HostBuf>& bufs) {
   run(c, bufs);
 }
 
+std::vector<float> exact_ints(int64_t count, int64_t seed) {
+  std::vector<float> v(static_cast<size_t>(count));
+  for (int64_t x = 0; x < count; ++x) v[x] = static_cast<float>((x * 7 + seed) % 9 - 4);
+  return v;
+}
+
 UOpRef mul_add_ast(int64_t n, bool in_place) {
   UOpRef r = polygrad::range(idx(n), 0);
   UOpRef o = global(0, dtypes::float32), a = global(1, dtypes::float32);

@@ -76,6 +76,10 @@ Compiled compile(const UOpRef& ast, const polygrad::codegen::Target& target);
 void run(const Compiled& k, std::vector<HostBuf>& bufs,
          const std::unordered_map<std::string, int64_t>& vars = {});
 
+/// `count` small integers (-4..4) from `seed`: every product and partial sum of a test-sized
+/// matmul is exact in float, so any summation order agrees with a plain loop.
+std::vector<float> exact_ints(int64_t count, int64_t seed);
+
 /// Lower, compile and run in one go.
 void lower_and_run(const UOpRef& ast, std::vector<HostBuf>& bufs);
 

@@ -34,18 +34,11 @@ UOpRef matmul_nt_ast(int64_t m, int64_t n, int64_t kk) {
   return sink({store(o, i * n + j, reduce(Op::ADD, prod, {k}))});
 }
 
-/// Small integers: every product and partial sum is exact, so any summation order agrees.
-std::vector<float> ints(int64_t count, int64_t seed) {
-  std::vector<float> v(static_cast<size_t>(count));
-  for (int64_t x = 0; x < count; ++x) v[x] = static_cast<float>((x * 7 + seed) % 9 - 4);
-  return v;
-}
-
 /// The kernel against plain loops; `b_k_major`: b is (n, k) and the kernel computes a @ b.T.
 /// Lowered for `target` (the cpu's when null).
 void check_matmul(int64_t m, int64_t n, int64_t kk, bool b_k_major = false,
                   const polygrad::codegen::Target* target = nullptr) {
-  std::vector<float> a = ints(m * kk, 1), b = ints(kk * n, 5);
+  std::vector<float> a = exact_ints(m * kk, 1), b = exact_ints(kk * n, 5);
   std::vector<float> want(static_cast<size_t>(m * n), 0.0f);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {

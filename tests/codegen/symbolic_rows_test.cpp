@@ -21,13 +21,6 @@ UOpRef n0() {
   return polygrad::define_var("n0", 1, INT32_MAX);
 }
 
-/// Small integers: every product and partial sum is exact, so any summation order agrees.
-std::vector<float> ints(int64_t count, int64_t seed) {
-  std::vector<float> v(static_cast<size_t>(count));
-  for (int64_t x = 0; x < count; ++x) v[x] = static_cast<float>((x * 7 + seed) % 9 - 4);
-  return v;
-}
-
 /// out[i*N+j] = sum_k a[i*K+k] * b[k*N+j] (b_k_major: b[j*K+k]) with i over n0 rows.
 UOpRef rows_ast(int64_t n, int64_t kk, bool b_k_major) {
   UOpRef i = range(n0(), 0), j = range(idx(n), 1), k = range(idx(kk), 2);
@@ -56,7 +49,7 @@ void check_rows(int64_t n, int64_t kk, bool b_k_major) {
   expect_symbolic_upcast(ast, true);
   const Compiled c = compile(ast);
   for (int64_t m : kRowCounts) {
-    std::vector<float> a = ints(m * kk, 1), b = ints(kk * n, 5);
+    std::vector<float> a = exact_ints(m * kk, 1), b = exact_ints(kk * n, 5);
     std::vector<float> want(static_cast<size_t>(m * n), 0.0f);
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j)
@@ -97,7 +90,8 @@ TEST(SymbolicRows, KTiledInPlaceUpdateAnyCount) {
   EXPECT_NE(p.k, nullptr) << "expected k slices for a 1024-row panel of 784 columns";
   const Compiled c = compile(ast);
   for (int64_t m : kRowCounts) {
-    std::vector<float> w0 = ints((m + 1) * n, 3), gv = ints(kk * m, 1), xv = ints(kk * n, 5);
+    std::vector<float> w0 = exact_ints((m + 1) * n, 3), gv = exact_ints(kk * m, 1),
+                       xv = exact_ints(kk * n, 5);
     std::vector<float> want = w0;
     for (int64_t r = 0; r < m; ++r)
       for (int64_t col = 0; col < n; ++col) {
@@ -121,7 +115,7 @@ TEST(SymbolicRows, RowSumsAnyCount) {
   expect_symbolic_upcast(ast, false);
   const Compiled c = compile(ast);
   for (int64_t m : kRowCounts) {
-    std::vector<float> a = ints(m * kk, 2), want(static_cast<size_t>(m + 1), 7);
+    std::vector<float> a = exact_ints(m * kk, 2), want(static_cast<size_t>(m + 1), 7);
     for (int64_t row = 0; row < m; ++row) {
       want[row] = 0;
       for (int64_t q = 0; q < kk; ++q) want[row] += a[row * kk + q];
