@@ -192,17 +192,30 @@ Tensor Tensor::einsum(const std::string& formula_in, const std::vector<Tensor>& 
 
 namespace {
 
-// One side of a rearrange pattern: axis groups, each a list of names ("()" is an empty group).
-std::vector<std::vector<std::string>> parse_side(const std::string& side, const std::string& f) {
+constexpr const char* kEllipsis = "...";
+
+// One side of a rearrange pattern: axis groups, each a list of names. "()" and "1" are groups
+// (or members) of size 1 and name nothing; "..." stays a name until expand_ellipsis.
+// `bare` gets, per group, whether it stood without parentheses.
+std::vector<std::vector<std::string>> parse_side(const std::string& side, const std::string& f,
+                                                 std::vector<bool>& bare) {
   std::vector<std::vector<std::string>> groups;
   bool open = false;
   std::string name;
   auto flush = [&] {
     if (name.empty()) return;
-    if (open)
+    if (name[0] == '.' && name != kEllipsis)
+      user_error("rearrange: '" + name + "' in '" + f + "' is not an ellipsis");
+    if (std::isdigit(static_cast<unsigned char>(name[0])) && name != "1")
+      user_error("rearrange: '" + name + "' in '" + f + "': the only number an axis can be is 1");
+    if (name == "1") {
+      if (!open) groups.emplace_back(), bare.push_back(true);
+    } else if (open) {
       groups.back().push_back(name);
-    else
+    } else {
       groups.push_back({name});
+      bare.push_back(true);
+    }
     name.clear();
   };
   for (char c : side) {
@@ -211,12 +224,19 @@ std::vector<std::vector<std::string>> parse_side(const std::string& side, const 
       if (open) user_error("rearrange: nested parentheses in '" + f + "'");
       open = true;
       groups.emplace_back();
+      bare.push_back(false);
     } else if (c == ')') {
       flush();
       if (!open) user_error("rearrange: unbalanced ')' in '" + f + "'");
       open = false;
     } else if (std::isspace(static_cast<unsigned char>(c))) {
       flush();
+    } else if (c == '.') {
+      if (!name.empty() && name[0] != '.') flush();
+      name += c;
+      if (name.size() == 3) flush();
+    } else if (!name.empty() && name[0] == '.') {
+      user_error("rearrange: '" + name + "' in '" + f + "' is not an ellipsis");
     } else if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') {
       name += c;
     } else {
@@ -228,6 +248,34 @@ std::vector<std::vector<std::string>> parse_side(const std::string& side, const 
   return groups;
 }
 
+size_t count_ellipses(const std::vector<std::vector<std::string>>& groups) {
+  size_t n = 0;
+  for (const auto& g : groups) n += std::count(g.begin(), g.end(), kEllipsis);
+  return n;
+}
+
+// Replaces "..." by the names of the axes it stands for, in place (inside a group on the right).
+void expand_ellipsis(std::vector<std::vector<std::string>>& groups, const std::vector<bool>& bare,
+                     const std::vector<std::string>& axes) {
+  std::vector<std::vector<std::string>> out;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const auto& g = groups[i];
+    if (bare[i] && g.size() == 1 && g[0] == kEllipsis) {
+      for (const std::string& a : axes) out.push_back({a});
+      continue;
+    }
+    std::vector<std::string> names;
+    for (const std::string& n : g) {
+      if (n == kEllipsis)
+        names.insert(names.end(), axes.begin(), axes.end());
+      else
+        names.push_back(n);
+    }
+    out.push_back(names);
+  }
+  groups = std::move(out);
+}
+
 }  // namespace
 
 Tensor Tensor::rearrange(const std::string& formula,
@@ -235,8 +283,26 @@ Tensor Tensor::rearrange(const std::string& formula,
   const detail::TensorImpl& p = detail::state(*this, "rearrange");
   const size_t arrow = formula.find("->");
   if (arrow == std::string::npos) user_error("rearrange: no '->' in '" + formula + "'");
-  auto lhs = parse_side(formula.substr(0, arrow), formula);
-  auto rhs = parse_side(formula.substr(arrow + 2), formula);
+  std::vector<bool> lhs_bare, rhs_bare;
+  auto lhs = parse_side(formula.substr(0, arrow), formula, lhs_bare);
+  auto rhs = parse_side(formula.substr(arrow + 2), formula, rhs_bare);
+  const size_t lhs_dots = count_ellipses(lhs), rhs_dots = count_ellipses(rhs);
+  if (lhs_dots > 1 || rhs_dots > 1 || lhs_dots != rhs_dots)
+    user_error("rearrange: '" + formula + "' needs one '...' on each side or none");
+  if (lhs_dots == 1) {
+    for (size_t i = 0; i < lhs.size(); ++i)
+      if (!lhs_bare[i] && std::count(lhs[i].begin(), lhs[i].end(), kEllipsis) > 0)
+        user_error("rearrange: '...' cannot be inside parentheses on the left of '" + formula +
+                   "'");
+    if (p.shape.size() + 1 < lhs.size())
+      user_error("rearrange: '" + formula + "' has " + std::to_string(lhs.size() - 1) +
+                 " named input axes, shape is " + lazy::shape_str(p.shape));
+    std::vector<std::string> axes;
+    for (size_t i = 0; i + lhs.size() < p.shape.size() + 1; ++i)
+      axes.push_back(kEllipsis + std::to_string(i));
+    expand_ellipsis(lhs, lhs_bare, axes);
+    expand_ellipsis(rhs, rhs_bare, axes);
+  }
   if (lhs.size() != p.shape.size())
     user_error("rearrange: '" + formula + "' has " + std::to_string(lhs.size()) +
                " input axes, shape is " + lazy::shape_str(p.shape));

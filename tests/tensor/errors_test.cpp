@@ -104,6 +104,11 @@ TEST(Errors, NnShapes) {
                     {"rearrange", "3 input axes", "(2, 3)"});
   expect_user_error([] { m23().rearrange("a (b c) -> a b c"); },
                     {"rearrange: cannot infer sizes of both 'b' and 'c'"});
+  expect_user_error([] { m23().rearrange("a ... -> a"); }, {"rearrange", "one '...' on each side"});
+  expect_user_error([] { m23().rearrange("(a ...) -> a ..."); },
+                    {"rearrange", "'...' cannot be inside parentheses"});
+  expect_user_error([] { m23().rearrange("a 2 -> a"); }, {"rearrange", "'2'", "only number"});
+  expect_user_error([] { m23().rearrange("a .. -> a"); }, {"rearrange", "'..'", "not an ellipsis"});
 }
 
 TEST(Errors, Data) {

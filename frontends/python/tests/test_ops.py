@@ -252,6 +252,16 @@ def test_einsum_rearrange():
             lambda x: x.reshape(2, 2, 3))
     compare(lambda x: x.rearrange("b h w -> b (w h)"), [(2, 3, 4)],
             lambda x: x.permute(0, 2, 1).reshape(2, 12))
+    # anonymous unit axes ("1", "()") and ellipses, as in einops
+    compare(lambda x: x.rearrange("b h w -> b 1 h w ()"), [(2, 3, 4)],
+            lambda x: x.reshape(2, 1, 3, 4, 1))
+    compare(lambda x: x.rearrange("b 1 w -> b w"), [(2, 1, 4)], lambda x: x.reshape(2, 4))
+    compare(lambda x: x.rearrange("b ... -> b (...)"), [(2, 3, 4, 5)], lambda x: x.reshape(2, 60))
+    compare(lambda x: x.rearrange("b ... c -> c b ..."), [(2, 3, 4, 5)],
+            lambda x: x.permute(3, 0, 1, 2))
+    compare(lambda x: x.rearrange("b h ... -> (b h) ..."), [(2, 3, 4)], lambda x: x.reshape(6, 4))
+    compare(lambda x: x.rearrange("b h w ... -> w b h ..."), [(2, 3, 4)],
+            lambda x: x.permute(2, 0, 1))
 
 
 def test_cat_stack_split_chunk():
