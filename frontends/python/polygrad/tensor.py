@@ -731,7 +731,8 @@ def _from_numpy(data, dtype, dev):
     name = arr.dtype.name
     if name not in _NP_OF:
         arr, name = arr.astype(np.float32), "float32"
-    arr = np.ascontiguousarray(arr)
+    if not arr.flags.c_contiguous:  # (np.ascontiguousarray would turn shape () into (1,))
+        arr = np.ascontiguousarray(arr)
     dims, n = int64s(arr.shape)
     out = c_void_p()
     if _IN_PLACE and arr.size and arr.flags.aligned and arr.flags.writeable:

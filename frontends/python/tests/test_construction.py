@@ -19,6 +19,7 @@ def test_from_list_scalar_numpy():
         assert out.dtype == dt and out.shape == (2, 3)
         np.testing.assert_array_equal(out, a)
     assert Tensor(np.zeros((0, 3), np.float32)).shape == (0, 3)
+    assert Tensor(np.array(5.0, np.float32)).shape == () and Tensor(np.array(5)).item() == 5
     assert Tensor([1, 2], dtype="float64").dtype == "float64"
     assert Tensor(np.ones(3), dtype=np.float32).dtype == "float32"
 

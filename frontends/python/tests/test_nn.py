@@ -158,3 +158,9 @@ def test_safetensors_roundtrip(tmp_path):
     m2 = nn.Linear(3, 2)
     nn.load_state_dict(m2, nn.safe_load(path))
     np.testing.assert_array_equal(m2.weight.numpy(), m.weight.numpy())
+    # a BatchNorm2d's num_batches_tracked is a 0-d tensor and comes back 0-d
+    bn = nn.BatchNorm2d(2)
+    nn.safe_save(nn.get_state_dict(bn), path)
+    back = nn.safe_load(path)
+    assert back["num_batches_tracked"].shape == ()
+    nn.load_state_dict(nn.BatchNorm2d(2), back)
