@@ -66,6 +66,11 @@ void backward(const Tensor& root, const std::optional<Tensor>& root_grad) {
       leaves.push_back(std::move(leaf));
     }
   if (leaves.empty()) return;
+  for (size_t i = 0; i < leaves.size(); ++i)
+    if (leaves[i]->grad && detail::grad_predates_capture(leaves[i]->grad.get()))
+      user_error("backward: a parameter of shape " + lazy::shape_str(leaves[i]->shape) +
+                 " holds a gradient from before the capture began; every run would add that "
+                 "stale value again. Clear gradients (zero_grad) before capturing");
   std::vector<UOpRef> grads = autograd::gradient(r.uop, g, targets);
   for (size_t i = 0; i < leaves.size(); ++i) {
     detail::TensorImpl& leaf = *leaves[i];

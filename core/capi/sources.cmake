@@ -6,4 +6,5 @@ target_sources(polygrad_compiler PRIVATE
   capi/ops.cpp
   capi/shape.cpp
   capi/grad.cpp
-  capi/device_api.cpp)
+  capi/device_api.cpp
+  capi/capture.cpp)

@@ -2,6 +2,7 @@
 #include "codegen/lower.hpp"
 #include "ir/graph.hpp"
 #include "runtime/buffers.hpp"
+#include "runtime/capture.hpp"
 #include "runtime/runtime.hpp"
 #include "runtime/schedule_cache.hpp"
 #include "schedule/schedule.hpp"
@@ -27,12 +28,6 @@ int debug_level() {
   }();
   return level;
 }
-
-struct CompiledKernel {
-  UOpRef ast;  // keeps the cache key alive
-  codegen::LoweredKernel lowered;
-  Program program;
-};
 
 class ProgramCache {
  public:
@@ -120,52 +115,59 @@ void plan_memory(const schedule::Schedule& s) {
   }
 }
 
-namespace {
-
-void run_kernel(const schedule::Item& item) {
-  std::shared_ptr<CompiledKernel> k = program_cache().get(item.device, item.ast);
-  Device dev = device_handle(item.device);
-  std::vector<std::shared_ptr<Buffer>> memory;
-  LaunchArgs args;
-  for (const UOpRef& b : item.buffers) {
-    memory.push_back(buffer_memory(b.get()));
-    args.buffers.push_back(memory.back().get());
+Launch prepare_launch(const schedule::Item& item) {
+  Launch l;
+  l.device = item.device;
+  for (const UOpRef& b : item.buffers) l.memory.push_back(buffer_memory(b.get()));
+  if (item.kind == schedule::Item::Kind::copy) {
+    l.kind = Launch::Kind::copy;
+    l.source_device = buffer_device(item.buffers[1].get());
+    l.nbytes = static_cast<uint64_t>(item.nbytes);
+    return l;
   }
+  l.kernel = program_cache().get(item.device, item.ast);
   std::unordered_map<std::string, int64_t> vals(item.vars.begin(), item.vars.end());
-  for (const Var& v : k->lowered.vars) {
+  for (const Var& v : l.kernel->lowered.vars) {
     auto it = vals.find(v.name);
     if (it == vals.end())
-      internal_error("realize: kernel " + k->lowered.name + " needs variable " + v.name);
-    args.scalars.push_back(it->second);
+      internal_error("realize: kernel " + l.kernel->lowered.name + " needs variable " + v.name);
+    l.scalars.push_back(it->second);
   }
-  auto global = k->lowered.launch_global(vals);
-  for (int d = 0; d < 3; ++d) args.global_size[d] = global[d];
-  args.local_size = k->lowered.local_size;
+  l.global = l.kernel->lowered.launch_global(vals);
+  return l;
+}
+
+void execute(const Launch& l) {
+  if (l.kind == Launch::Kind::copy) {
+    device_handle(l.source_device).synchronize();
+    device_handle(l.device).copy_device(*l.memory[0], *l.memory[1], l.nbytes);
+    if (debug_level() >= 1)
+      std::fprintf(stderr, "polygrad: copy %lld bytes %s -> %s\n", static_cast<long long>(l.nbytes),
+                   l.source_device.c_str(), l.device.c_str());
+    return;
+  }
+  const CompiledKernel& k = *l.kernel;
+  Device dev = device_handle(l.device);
+  LaunchArgs args;
+  for (const auto& m : l.memory) args.buffers.push_back(m.get());
+  args.scalars = l.scalars;
+  for (int d = 0; d < 3; ++d) args.global_size[d] = l.global[d];
+  args.local_size = k.lowered.local_size;
   if (debug_level() >= 1) {
     auto start = std::chrono::steady_clock::now();
-    dev.launch(k->program, args);
+    dev.launch(k.program, args);
     dev.synchronize();
     double us =
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
     std::fprintf(stderr, "polygrad: %-28s %-8s global [%u, %u, %u] local [%u, %u, %u] %10.1f us\n",
-                 k->lowered.name.c_str(), item.device.c_str(), global[0], global[1], global[2],
+                 k.lowered.name.c_str(), l.device.c_str(), l.global[0], l.global[1], l.global[2],
                  args.local_size[0], args.local_size[1], args.local_size[2], us);
     return;
   }
-  dev.launch(k->program, args);
+  dev.launch(k.program, args);
 }
 
-void run_copy(const schedule::Item& item) {
-  std::shared_ptr<Buffer> dst = buffer_memory(item.buffers[0].get());
-  std::shared_ptr<Buffer> src = buffer_memory(item.buffers[1].get());
-  Device src_dev = device_handle(buffer_device(item.buffers[1].get()));
-  src_dev.synchronize();
-  device_handle(item.device).copy_device(*dst, *src, static_cast<uint64_t>(item.nbytes));
-  if (debug_level() >= 1)
-    std::fprintf(stderr, "polygrad: copy %lld bytes %s -> %s\n",
-                 static_cast<long long>(item.nbytes), buffer_device(item.buffers[1].get()).c_str(),
-                 item.device.c_str());
-}
+namespace {
 
 void print_schedule(const schedule::Schedule& s) {
   std::fprintf(stderr, "polygrad: schedule of %zu items\n", s.items.size());
@@ -187,12 +189,13 @@ std::vector<UOpRef> realize(const std::vector<UOpRef>& roots, const std::string&
   schedule::Schedule s = cached_schedule(roots, device);
   if (debug_level() >= 2) print_schedule(s);
   plan_memory(s);
+  if (capturing()) {
+    for (const schedule::Item& item : s.items) record(prepare_launch(item));
+    return s.outputs;
+  }
   std::set<std::string> used;
   for (const schedule::Item& item : s.items) {
-    if (item.kind == schedule::Item::Kind::copy)
-      run_copy(item);
-    else
-      run_kernel(item);
+    execute(prepare_launch(item));
     used.insert(item.device);
   }
   for (const std::string& d : used) device_handle(d).synchronize();
@@ -230,6 +233,10 @@ UOpRef from_host_memory(const std::string& device, DType dtype, const lazy::Shap
 }
 
 void to_host(const UOpRef& realized, void* dst) {
+  if (capturing())
+    user_error(
+        "cannot read a tensor's values while capturing: nothing has run yet (return the "
+        "tensor from the captured function and read it after a run)");
   if (!lazy::is_realized(realized.get()))
     internal_error("to_host: the tensor is not realised: " + node_to_string(*realized));
   const UOp* buf = lazy::realized_buffer(realized.get());

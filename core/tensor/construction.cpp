@@ -1,9 +1,11 @@
 // Tensor construction: from host data, constant fills, ranges, identity and random tensors.
+#include "runtime/capture.hpp"
 #include "runtime/runtime.hpp"
 #include "tensor/tensor_impl.hpp"
 
 #include <atomic>
 #include <cmath>
+#include <functional>
 
 namespace polygrad {
 
@@ -64,6 +66,20 @@ std::vector<uint64_t> random_bits(int64_t n) {
 
 double unit(uint64_t bits) {  // [0, 1) with 53 random bits
   return static_cast<double>(bits >> 11) * 0x1.0p-53;
+}
+
+// A random tensor of draw()'s values. While capturing, the capture draws again before each run,
+// so every run of a recording sees fresh values, as the same code run eagerly would.
+Tensor drawn(const char* op, std::function<std::vector<double>()> draw, pg_dtype dtype,
+             const lazy::Shape& shape, const std::string& device) {
+  const bool half = dtype == PG_DTYPE_FLOAT16 || dtype == PG_DTYPE_BFLOAT16;
+  const pg_dtype host = half ? PG_DTYPE_FLOAT32 : dtype;  // no host half type
+  Tensor t = from_doubles(op, draw(), host, shape, device);
+  if (runtime::capturing() && lazy::numel(shape) > 0) {
+    const UOp* buffer = lazy::realized_buffer(detail::node(t, op).get());
+    runtime::record_refill(buffer, [draw, host] { return detail::pack(draw(), DType(host)); });
+  }
+  return half ? t.cast(dtype) : t;
 }
 
 }  // namespace
@@ -142,24 +158,31 @@ void Tensor::manual_seed(uint64_t seed) {
 
 Tensor Tensor::rand(const Shape& shape, pg_dtype dtype, const std::string& device) {
   check_shape("rand", shape);
-  std::vector<uint64_t> bits = random_bits(lazy::numel(shape));
-  std::vector<double> v(bits.size());
-  // 24 bits so the float32 value never rounds up to 1.
-  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(bits[i] >> 40) * 0x1.0p-24;
-  return from_doubles("rand", v, dtype, shape, device);
+  const int64_t n = lazy::numel(shape);
+  auto draw = [n] {
+    std::vector<uint64_t> bits = random_bits(n);
+    std::vector<double> v(bits.size());
+    // 24 bits so the float32 value never rounds up to 1.
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(bits[i] >> 40) * 0x1.0p-24;
+    return v;
+  };
+  return drawn("rand", draw, dtype, shape, device);
 }
 
 Tensor Tensor::randn(const Shape& shape, pg_dtype dtype, const std::string& device) {
   check_shape("randn", shape);
   const int64_t n = lazy::numel(shape);
-  std::vector<uint64_t> bits = random_bits(2 * n);
-  std::vector<double> v(static_cast<size_t>(n));
-  for (size_t i = 0; i < v.size(); ++i) {
-    double u1 = 1.0 - unit(bits[2 * i]);  // (0, 1]
-    double u2 = unit(bits[2 * i + 1]);
-    v[i] = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
-  }
-  return from_doubles("randn", v, dtype, shape, device);
+  auto draw = [n] {
+    std::vector<uint64_t> bits = random_bits(2 * n);
+    std::vector<double> v(static_cast<size_t>(n));
+    for (size_t i = 0; i < v.size(); ++i) {
+      double u1 = 1.0 - unit(bits[2 * i]);  // (0, 1]
+      double u2 = unit(bits[2 * i + 1]);
+      v[i] = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+    }
+    return v;
+  };
+  return drawn("randn", draw, dtype, shape, device);
 }
 
 Tensor Tensor::randint(int64_t low, int64_t high, const Shape& shape, pg_dtype dtype,
@@ -168,12 +191,16 @@ Tensor Tensor::randint(int64_t low, int64_t high, const Shape& shape, pg_dtype d
   if (high <= low)
     user_error("randint: high (" + std::to_string(high) + ") must exceed low (" +
                std::to_string(low) + ")");
-  std::vector<uint64_t> bits = random_bits(lazy::numel(shape));
-  const auto span = static_cast<uint64_t>(high - low);
-  std::vector<double> v(bits.size());
-  for (size_t i = 0; i < v.size(); ++i)
-    v[i] = static_cast<double>(low + static_cast<int64_t>(bits[i] % span));
-  return from_doubles("randint", v, dtype, shape, device);
+  const int64_t n = lazy::numel(shape);
+  auto draw = [n, low, high] {
+    std::vector<uint64_t> bits = random_bits(n);
+    const auto span = static_cast<uint64_t>(high - low);
+    std::vector<double> v(bits.size());
+    for (size_t i = 0; i < v.size(); ++i)
+      v[i] = static_cast<double>(low + static_cast<int64_t>(bits[i] % span));
+    return v;
+  };
+  return drawn("randint", draw, dtype, shape, device);
 }
 
 Tensor Tensor::rand_like(const Tensor& like) {

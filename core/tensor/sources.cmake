@@ -14,4 +14,5 @@ target_sources(polygrad_compiler PRIVATE
   tensor/indexing.cpp
   tensor/nn_ops.cpp
   tensor/conv.cpp
-  tensor/einsum.cpp)
+  tensor/einsum.cpp
+  tensor/capture.cpp)

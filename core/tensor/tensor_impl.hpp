@@ -6,6 +6,7 @@
 #include "ir/uop.hpp"
 #include "tensor/lazy.hpp"
 
+#include <polygrad/capture.hpp>
 #include <polygrad/error.hpp>
 #include <polygrad/tensor.hpp>
 
@@ -30,6 +31,13 @@ Tensor make(UOpRef uop, lazy::Shape shape, std::string device);
 TensorImpl& state(const Tensor& t, const char* op);
 /// Every live tensor with requires_grad set (registered by Tensor::requires_grad(true)).
 std::vector<std::shared_ptr<TensorImpl>> live_grad_leaves();
+/// Opens this thread's capture (runtime::capture_begin) and notes the gradients that exist now.
+void begin_capture();
+/// Closes it (runtime::capture_end).
+std::shared_ptr<runtime::Capture> end_capture();
+/// Whether `grad` existed when this thread's open capture began: backward must not add to it,
+/// or every run of the capture would add its stale value again.
+bool grad_predates_capture(const TensorImpl* grad);
 /// The node, dtype of a tensor (checked non-null).
 const UOpRef& node(const Tensor& t, const char* op);
 DType dt(const Tensor& t);

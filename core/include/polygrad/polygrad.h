@@ -368,6 +368,21 @@ POLYGRAD_API pg_api_status pg_tensor_backward(pg_tensor_t root, pg_tensor_t root
 POLYGRAD_API pg_api_status pg_tensor_gradient(pg_tensor_t root, const pg_tensor_t* targets,
                                               size_t n, pg_tensor_t root_grad, pg_tensor_t* out);
 
+/* ---- capture (core/capi/capture.cpp; polygrad/capture.hpp explains it) --------------- */
+
+typedef struct pg_capture* pg_capture_t;
+
+/** Starts recording this thread's realisations: until pg_capture_end they are scheduled and
+ *  compiled but not run, and reading values back (to_host, item) fails. Captures do not nest. */
+POLYGRAD_API pg_api_status pg_capture_begin(void);
+/** Ends the recording and writes a new handle (free it with pg_capture_free). */
+POLYGRAD_API pg_api_status pg_capture_end(pg_capture_t* out);
+/** Runs the recorded launches in order over the same memory and waits for them. */
+POLYGRAD_API pg_api_status pg_capture_run(pg_capture_t c);
+/** Kernel launches per run. */
+POLYGRAD_API pg_api_status pg_capture_kernel_count(pg_capture_t c, size_t* out);
+POLYGRAD_API void pg_capture_free(pg_capture_t c);
+
 /* ---- devices and plugins (core/capi/device_api.cpp) ---------------------------------- */
 /* Over the process-wide plugin registry. Each returns a string through *out that lives in
  * thread-local storage until this thread calls the same function again. */

@@ -1,0 +1,51 @@
+// C API: capture and replay of realisations.
+#include "capi/support.hpp"
+
+#include <polygrad/capture.hpp>
+
+#include "tensor/tensor_impl.hpp"
+
+using namespace polygrad;
+using capi::guard;
+
+/// What a pg_capture_t points to.
+struct pg_capture {
+  Captured c;
+};
+
+namespace {
+
+const Captured& capture_arg(pg_capture_t c) {
+  if (c == nullptr) user_error("capture handle 'c' is NULL");
+  return c->c;
+}
+
+}  // namespace
+
+pg_api_status pg_capture_begin(void) {
+  return guard("pg_capture_begin", [] { detail::begin_capture(); });
+}
+
+pg_api_status pg_capture_end(pg_capture_t* out) {
+  return guard("pg_capture_end", [&] {
+    capi::check_out(out, "out");
+    *out = nullptr;
+    *out = new pg_capture{Captured::adopt(detail::end_capture())};
+  });
+}
+
+pg_api_status pg_capture_run(pg_capture_t c) {
+  return guard("pg_capture_run", [&] { capture_arg(c).run(); });
+}
+
+pg_api_status pg_capture_kernel_count(pg_capture_t c, size_t* out) {
+  return guard("pg_capture_kernel_count", [&] {
+    const Captured& cap = capture_arg(c);
+    capi::check_out(out, "out");
+    *out = cap.kernel_count();
+  });
+}
+
+void pg_capture_free(pg_capture_t c) {
+  delete c;
+}

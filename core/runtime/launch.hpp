@@ -1,0 +1,48 @@
+// One step of a realisation, ready to run: a compiled kernel with the memory and launch
+// arguments of one schedule item, or a device copy. realize builds and runs them; a capture
+// records them to run again (runtime/capture.hpp).
+#ifndef POLYGRAD_RUNTIME_LAUNCH_HPP
+#define POLYGRAD_RUNTIME_LAUNCH_HPP
+
+#include "codegen/lower.hpp"
+#include "schedule/schedule.hpp"
+
+#include <polygrad/device.hpp>
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace polygrad::runtime {
+
+/// A kernel lowered and loaded on one device (the program cache holds one per AST and device).
+struct CompiledKernel {
+  UOpRef ast;  // keeps the cache key alive
+  codegen::LoweredKernel lowered;
+  Program program;
+};
+
+struct Launch {
+  enum class Kind { kernel, copy };
+  Kind kind = Kind::kernel;
+  std::string device;  ///< where it runs (a copy's destination)
+  std::shared_ptr<CompiledKernel> kernel;
+  /// The kernel's buffers in parameter order; for a copy {destination, source}. Holding them
+  /// keeps the memory alive for as long as the launch can run.
+  std::vector<std::shared_ptr<Buffer>> memory;
+  std::vector<int64_t> scalars;
+  std::array<uint32_t, 3> global{1, 1, 1};
+  std::string source_device;  ///< a copy's source
+  uint64_t nbytes = 0;        ///< a copy's size
+};
+
+/// The launch for a schedule item (compiles its kernel on first use, allocates its buffers).
+Launch prepare_launch(const schedule::Item& item);
+
+/// Runs it (enqueues; callers synchronise the devices they used). POLYGRAD_DEBUG=1 times it.
+void execute(const Launch& launch);
+
+}  // namespace polygrad::runtime
+
+#endif  // POLYGRAD_RUNTIME_LAUNCH_HPP
