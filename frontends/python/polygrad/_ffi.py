@@ -176,6 +176,10 @@ _SIGNATURES = {
     "pg_tensor_set_grad": [T, T],
     "pg_tensor_backward": [T, T],
     "pg_tensor_gradient": [T, PT, c_size_t, T, PT],
+    "pg_capture_begin": [],
+    "pg_capture_end": [POINTER(c_void_p)],
+    "pg_capture_run": [c_void_p],
+    "pg_capture_kernel_count": [c_void_p, POINTER(c_size_t)],
     "pg_device_list": [POINTER(c_char_p)],
     "pg_device_default": [POINTER(c_char_p)],
     "pg_device_canonical": [c_char_p, POINTER(c_char_p)],
@@ -211,6 +215,9 @@ lib.pg_last_error.argtypes = []
 lib.pg_last_error.restype = c_char_p
 lib.pg_tensor_free.argtypes = [T]
 lib.pg_tensor_free.restype = None
+if hasattr(lib, "pg_capture_free"):
+    lib.pg_capture_free.argtypes = [c_void_p]
+    lib.pg_capture_free.restype = None
 
 
 def raise_error(status):

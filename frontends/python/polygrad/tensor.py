@@ -160,7 +160,7 @@ def _reduce(name):
 class Tensor:
     """A lazy n-d array on a device; operations build a graph that runs on realize()."""
 
-    __slots__ = ("_h", "_shape", "__weakref__")
+    __slots__ = ("_h", "_shape", "_host", "__weakref__")
     training = False
 
     class train:
@@ -203,7 +203,7 @@ class Tensor:
                 t = Tensor.stack(*data)
                 self._h, t._h = t._h, c_void_p()
             else:
-                self._h = _from_numpy(data, dtype, dev)
+                self._h, self._host = _from_numpy(data, dtype, dev)
         if requires_grad:
             self.requires_grad = True
 
@@ -460,6 +460,37 @@ class Tensor:
         out = np.empty(self.shape, dtype=_NP_OF[name])
         check(lib.pg_tensor_to_host(t._h, out.ctypes.data_as(c_void_p), out.nbytes))
         return out
+
+    @property
+    def _data(self):
+        """The numpy array this tensor's memory is, as in the seed's compile_step example
+        (`x._data[:] = batch` writes the next input in place). A tensor built from an aligned
+        ndarray already is that array; any other cpu tensor is realised and moved into a new
+        aligned array first (from then on it is that array). Other devices have no host view."""
+        host = getattr(self, "_host", None)
+        if host is None:
+            host = self._bind_host()
+        return host
+
+    def _bind_host(self):
+        name = self.dtype
+        if name == "bfloat16" or name not in _NP_OF:
+            raise TypeError(f"_data: numpy has no {name} array")
+        if not self.device.startswith("CPU") or self.numel() == 0:
+            raise ValueError(f"_data: a tensor on {self.device} with {self.numel()} elements has "
+                             "no host memory to view")
+        arr = _aligned_empty(self.shape, _NP_OF[name])
+        arr[...] = self.numpy()
+        h, host = _from_numpy(arr, None, self._device_bytes())
+        if host is None:
+            lib.pg_tensor_free(h)
+            raise ValueError(f"_data: the {self.device} device does not use host memory in place")
+        grad = self.requires_grad
+        old, self._h, self._host = self._h, h, host
+        lib.pg_tensor_free(old)
+        if grad:
+            self.requires_grad = True
+        return host
 
     def item(self):
         out = c_double()
@@ -736,14 +767,25 @@ def _from_numpy(data, dtype, dev):
     dims, n = int64s(arr.shape)
     out = c_void_p()
     if _IN_PLACE and arr.size and arr.flags.aligned and arr.flags.writeable:
-        key = next(_KEYS)
+        key, shared = next(_KEYS), c_int(0)
         _HELD[key] = arr
         check(lib.pg_tensor_from_host_memory(arr.ctypes.data_as(c_void_p), DTYPE_CODES[name], dims,
-                                             n, dev, _RELEASE, c_void_p(key), None, byref(out)))
-        return out
+                                             n, dev, _RELEASE, c_void_p(key), byref(shared),
+                                             byref(out)))
+        return out, (arr if shared.value else None)
     check(lib.pg_tensor_from_data(arr.ctypes.data_as(c_void_p), DTYPE_CODES[name], dims, n, dev,
                                   byref(out)))
-    return out
+    return out, None
+
+
+def _aligned_empty(shape, dtype, align=64):
+    """An uninitialised C-contiguous array whose data starts on an `align`-byte boundary (the
+    cpu device uses such memory in place)."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    raw = np.empty(nbytes + align, np.uint8)
+    start = -raw.ctypes.data % align
+    return raw[start:start + nbytes].view(dtype).reshape(shape)
 
 
 from . import _movement  # noqa: E402,F401  (adds movement, nn and indexing methods)

@@ -114,3 +114,58 @@ def test_training_example(capsys):
         w, b = w - 0.01 * (dy.T @ x), b - 0.01 * dy.sum(0)
     assert out == f"loss: {loss:.4f}"
     assert loss < 1.0  # it trained (the initial loss is tens)
+
+
+COMPILED_STEP = '''
+import numpy as np
+from polygrad import Tensor
+from polygrad.nn import Linear, SGD, get_parameters, compile_step
+
+Tensor.manual_seed(42)
+model = Linear(4, 1)
+opt = SGD(get_parameters(model), lr=0.01)
+
+# Sample inputs (shapes must match at runtime)
+x = Tensor.rand(8, 4)
+y = Tensor.rand(8, 1)
+
+def train_step(model, opt, x, y):
+    loss = (model(x) - y).square().mean()
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+    return loss
+
+# Compile: traces forward + backward + optimizer into one PolyStep
+step = compile_step(train_step, model, opt, x, y)
+
+# Run: executes compiled kernels with current buffer data
+rng = np.random.default_rng(0)
+for i in range(100):
+    x._data[:] = rng.random((8, 4))  # update input data in-place
+    y._data[:] = x._data.sum(1, keepdims=True) * 0.5
+    step.run()
+    print(f"step {i}: loss = {step.loss_value():.4f}")
+'''
+
+
+def test_compiled_training_step_example(capsys):
+    ns = {}
+    exec(COMPILED_STEP, ns)
+    lines = capsys.readouterr().out.strip().split("\n")
+    assert len(lines) == 100 and ns["step"].kernel_count >= 2
+    # The same 100 SGD steps in numpy from the same initial weights and data.
+    from polygrad.nn import Linear
+    Tensor.manual_seed(42)
+    m = Linear(4, 1)
+    w, b = m.weight.numpy().astype(np.float64), m.bias.numpy().astype(np.float64)
+    rng = np.random.default_rng(0)
+    for i in range(100):
+        x = rng.random((8, 4)).astype(np.float32).astype(np.float64)
+        t = x.sum(1, keepdims=True) * 0.5
+        y = x @ w.T + b
+        loss = ((y - t) ** 2).mean()
+        dy = 2 * (y - t) / y.size
+        w, b = w - 0.01 * (dy.T @ x), b - 0.01 * dy.sum(0)
+        assert lines[i] == f"step {i}: loss = {loss:.4f}", (i, lines[i], loss)
+    np.testing.assert_allclose(ns["model"].weight.numpy(), w, rtol=1e-5)

@@ -1,0 +1,104 @@
+"""polygrad.capture and nn.compile_step: replays match eager steps and torch, inputs written
+through Tensor._data are read on each run, random draws are fresh on each run, and misuse
+raises with the core's message."""
+import numpy as np
+import pytest
+import torch
+
+from polygrad import PolygradValueError, Tensor, capture, nn
+
+
+def test_data_is_the_tensors_memory():
+    t = Tensor.rand(3, 4)
+    before = t.numpy()
+    d = t._data
+    assert isinstance(d, np.ndarray) and d.shape == (3, 4) and d.dtype == np.float32
+    np.testing.assert_array_equal(d, before)
+    d[1, 2] = 42.0
+    assert t.numpy()[1, 2] == 42.0 and (t * 2).numpy()[1, 2] == 84.0
+    assert t._data is d
+    a = np.zeros(16 + 64, np.float32)  # an ndarray used in place is its own _data
+    s = Tensor(a)
+    if s._data is a:
+        a[3] = 7
+        assert s.numpy()[3] == 7
+
+
+def test_compile_step_adam_mlp_matches_torch():
+    rng = np.random.default_rng(1)
+    l1, l2 = nn.Linear(6, 5), nn.Linear(5, 3)
+    t1, t2 = torch.nn.Linear(6, 5), torch.nn.Linear(5, 3)
+    for m, tm in ((l1, t1), (l2, t2)):
+        tm.weight.data = torch.tensor(m.weight.numpy())
+        tm.bias.data = torch.tensor(m.bias.numpy())
+    opt = nn.Adam(nn.get_parameters([l1, l2]), lr=0.05)
+    topt = torch.optim.Adam(list(t1.parameters()) + list(t2.parameters()), lr=0.05)
+    x, y = Tensor.zeros(7, 6).contiguous().realize(), Tensor.zeros(7, dtype="int32").contiguous().realize()
+
+    def train_step(x, y):
+        loss = l2(l1(x).relu()).cross_entropy(y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+
+    step = nn.compile_step(train_step, x, y)
+    np.testing.assert_array_equal(l1.weight.numpy(), t1.weight.detach().numpy())  # nothing ran
+    with pytest.raises(RuntimeError, match="before the first run"):
+        step.loss_value()
+    for i in range(6):
+        xb = rng.normal(size=(7, 6)).astype(np.float32)
+        yb = rng.integers(0, 3, 7).astype(np.int32)
+        x._data[:] = xb
+        y._data[:] = yb
+        step.run()
+        tl = torch.nn.functional.cross_entropy(t2(t1(torch.tensor(xb)).relu()),
+                                               torch.tensor(yb).long())
+        topt.zero_grad()
+        tl.backward()
+        topt.step()
+        assert step.loss_value() == pytest.approx(tl.item(), rel=1e-5, abs=1e-6)
+    np.testing.assert_allclose(l1.weight.numpy(), t1.weight.detach().numpy(), rtol=1e-4,
+                               atol=1e-6)
+    np.testing.assert_allclose(l2.bias.numpy(), t2.bias.detach().numpy(), rtol=1e-4, atol=1e-6)
+
+
+def test_random_draws_are_fresh_on_each_run():
+    ones = Tensor.ones(4000).contiguous().realize()
+    with Tensor.train():
+        c = capture(lambda: nn.Dropout(0.5)(ones))
+    masks = []
+    for _ in range(2):
+        out = c.run().numpy()
+        assert set(np.unique(out)) <= {0.0, 2.0} and 0.45 < (out == 0).mean() < 0.55
+        masks.append(out)
+    assert (masks[0] != masks[1]).any()
+
+
+def test_reading_values_while_capturing_raises_and_closes_the_capture():
+    a = Tensor([1.0, 2.0])
+    with pytest.raises(PolygradValueError, match="while capturing"):
+        capture(lambda: (a * 2).numpy())
+    np.testing.assert_array_equal((a * 2).numpy(), [2.0, 4.0])  # runs eagerly again
+    c = capture(lambda: a * 3)
+    assert c.kernel_count == 1
+    np.testing.assert_array_equal(c.run().numpy(), [3.0, 6.0])
+
+
+def test_stale_gradients_are_refused():
+    w = Tensor([1.0, 2.0], requires_grad=True)
+    (w * w).sum().backward()
+    opt = nn.SGD([w], lr=0.1)
+    x = Tensor([1.0, 1.0])
+
+    def step(x):
+        (w * x).sum().backward()
+        opt.step()
+
+    with pytest.raises(PolygradValueError, match="before the capture began"):
+        nn.compile_step(step, x)
+    opt.zero_grad()
+    s = nn.compile_step(step, x)
+    s.run()
+    s.run()
+    np.testing.assert_allclose(w.numpy(), [0.8, 1.8], rtol=1e-6)
