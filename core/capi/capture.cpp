@@ -29,8 +29,8 @@ pg_api_status pg_capture_begin(void) {
 pg_api_status pg_capture_end(pg_capture_t* out) {
   return guard("pg_capture_end", [&] {
     capi::check_out(out, "out");
-    *out = nullptr;
-    *out = new pg_capture{Captured::adopt(detail::end_capture())};
+    Captured c = Captured::adopt(detail::end_capture());  // on error *out stays as it was
+    *out = new pg_capture{std::move(c)};
   });
 }
 

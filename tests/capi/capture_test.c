@@ -43,7 +43,8 @@ int main(void) {
   CHECK_OK(pg_tensor_item(s, &total));
   CHECK_NEAR(total, 3 * (20 + 21 + 22 + 23), 1e-4);
 
-  CHECK(pg_capture_end(&cap) == PG_API_ERR_INVALID_ARGUMENT); /* none open */
+  CHECK(pg_capture_end(&cap) == PG_API_ERR_INVALID_ARGUMENT); /* none open; cap untouched */
+  CHECK(cap != NULL);
   CHECK(strstr(pg_last_error(), "pg_capture_end") != NULL);
   CHECK(pg_capture_run(NULL) == PG_API_ERR_INVALID_ARGUMENT);
   pg_capture_free(cap);

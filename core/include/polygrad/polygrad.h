@@ -375,7 +375,8 @@ typedef struct pg_capture* pg_capture_t;
 /** Starts recording this thread's realisations: until pg_capture_end they are scheduled and
  *  compiled but not run, and reading values back (to_host, item) fails. Captures do not nest. */
 POLYGRAD_API pg_api_status pg_capture_begin(void);
-/** Ends the recording and writes a new handle (free it with pg_capture_free). */
+/** Ends the recording and writes a new handle (free it with pg_capture_free); on an error (no
+ *  capture open on this thread) *out is left as it was. */
 POLYGRAD_API pg_api_status pg_capture_end(pg_capture_t* out);
 /** Runs the recorded launches in order over the same memory and waits for them. */
 POLYGRAD_API pg_api_status pg_capture_run(pg_capture_t c);
