@@ -38,6 +38,16 @@ pg_api_status pg_capture_run(pg_capture_t c) {
   return guard("pg_capture_run", [&] { capture_arg(c).run(); });
 }
 
+pg_api_status pg_capture_run_with(pg_capture_t c, const pg_tensor_t* inputs,
+                                  const pg_tensor_t* replacements, size_t n) {
+  return guard("pg_capture_run_with", [&] {
+    const Captured& cap = capture_arg(c);
+    std::vector<Tensor> from = capi::tensors_arg(inputs, n, "inputs");
+    std::vector<Tensor> to = capi::tensors_arg(replacements, n, "replacements");
+    cap.run(from, to);  // realises the replacements (their handles share the tensors)
+  });
+}
+
 pg_api_status pg_capture_kernel_count(pg_capture_t c, size_t* out) {
   return guard("pg_capture_kernel_count", [&] {
     const Captured& cap = capture_arg(c);

@@ -3,9 +3,11 @@
 
 #include "runtime/buffers.hpp"
 #include "runtime/runtime.hpp"
+#include "tensor/lazy.hpp"
 
 #include <polygrad/error.hpp>
 
+#include <map>
 #include <set>
 
 namespace polygrad::runtime {
@@ -17,13 +19,39 @@ thread_local std::shared_ptr<Capture> t_capture;
 }  // namespace
 
 void Capture::run() const {
+  run({}, {});
+}
+
+void Capture::run(const std::vector<const UOp*>& inputs,
+                  const std::vector<const UOp*>& replacements) const {
+  if (inputs.size() != replacements.size())
+    user_error("capture: " + std::to_string(inputs.size()) + " inputs but " +
+               std::to_string(replacements.size()) + " replacements");
+  std::map<const Buffer*, std::shared_ptr<Buffer>> swap;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const UOp* a = inputs[i];
+    const UOp* b = replacements[i];
+    const int64_t na = lazy::buffer_count(a), nb = lazy::buffer_count(b);
+    if (a->dtype() != b->dtype() || na != nb || buffer_device(a) != buffer_device(b))
+      user_error("capture: replacement " + std::to_string(i) + " is " + std::to_string(nb) + " x " +
+                 b->dtype().name() + " on " + buffer_device(b) + ", the input was " +
+                 std::to_string(na) + " x " + a->dtype().name() + " on " + buffer_device(a));
+    swap[buffer_memory(a).get()] = buffer_memory(b);
+  }
   for (const Refill& r : refills_) {
     std::vector<unsigned char> bytes = r.fill();
     if (!bytes.empty()) device_handle(r.device).copy_in(*r.memory, bytes.data(), bytes.size());
   }
   std::set<std::string> used;
   for (const Launch& l : launches_) {
-    execute(l);
+    if (swap.empty()) {
+      execute(l);
+    } else {
+      Launch swapped = l;
+      for (auto& m : swapped.memory)
+        if (auto it = swap.find(m.get()); it != swap.end()) m = it->second;
+      execute(swapped);
+    }
     used.insert(l.device);
   }
   for (const std::string& d : used) device_handle(d).synchronize();

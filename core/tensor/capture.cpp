@@ -40,6 +40,29 @@ void Captured::run() const {
   impl_->run();
 }
 
+void Captured::run(const std::vector<Tensor>& inputs,
+                   const std::vector<Tensor>& replacements) const {
+  if (!impl_) user_error("capture: run on an empty Captured");
+  if (inputs.size() != replacements.size())
+    user_error("capture: " + std::to_string(inputs.size()) + " inputs but " +
+               std::to_string(replacements.size()) + " replacements");
+  std::vector<Tensor> fresh = replacements;
+  Tensor::realize_all(fresh);
+  std::vector<const UOp*> from, to;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const detail::TensorImpl& in = detail::state(inputs[i], "capture");
+    const detail::TensorImpl& re = detail::state(fresh[i], "capture");
+    if (!lazy::is_realized(in.uop.get()))
+      user_error("capture: input " + std::to_string(i) + " is not a realised tensor");
+    if (in.shape != re.shape)
+      user_error("capture: replacement " + std::to_string(i) + " has shape " +
+                 lazy::shape_str(re.shape) + ", the input " + lazy::shape_str(in.shape));
+    from.push_back(lazy::realized_buffer(in.uop.get()));
+    to.push_back(lazy::realized_buffer(re.uop.get()));
+  }
+  impl_->run(from, to);
+}
+
 size_t Captured::kernel_count() const {
   return impl_ ? impl_->kernel_count() : 0;
 }

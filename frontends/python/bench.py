@@ -8,7 +8,7 @@ import time
 import numpy as np
 import torch
 
-from polygrad import Tensor
+from polygrad import Tensor, TinyJit
 from polygrad.nn import SGD, Linear, compile_step, get_parameters
 
 
@@ -71,8 +71,11 @@ def main():
 
     opt.zero_grad()  # step() leaves gradients; a captured backward must not add to them
     compiled = compile_step(train_step, x, y)
+    jitted = TinyJit(train_step)
+    x2, y2 = Tensor(x_np), Tensor(y_np)  # TinyJit takes its inputs as arguments on each call
     print(f"MLP 784-128-10 b256 SGD:    polygrad {per_call(step, 50) * 1e3:7.3f} ms/step, "
           f"compile_step {per_call(compiled.run, 50) * 1e3:7.3f} ms/step, "
+          f"TinyJit {per_call(lambda: jitted(x2, y2), 50) * 1e3:7.3f} ms/step, "
           f"torch {per_call(tstep, 50) * 1e3:7.3f} ms/step (torch threads "
           f"{torch.get_num_threads()})")
 

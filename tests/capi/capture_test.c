@@ -37,6 +37,20 @@ int main(void) {
     for (int i = 0; i < 4; ++i) CHECK_NEAR(out[i], 3 * data[i], 0);
   }
 
+  /* another input in x's place, without writing into x's memory */
+  _Alignas(64) float other[4] = {-1, -2, -3, -4};
+  pg_tensor_t x2 = NULL;
+  CHECK_OK(pg_tensor_from_data(other, PG_DTYPE_FLOAT32, dims, 1, "cpu", &x2));
+  CHECK_OK(pg_capture_run_with(cap, &x, &x2, 1));
+  read_floats(y, out, 4);
+  for (int i = 0; i < 4; ++i) CHECK_NEAR(out[i], 3 * other[i], 0);
+  CHECK(pg_capture_run_with(cap, &x, &three, 1) == PG_API_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(pg_last_error(), "shape") != NULL);
+  CHECK_OK(pg_capture_run(cap)); /* back to x's memory */
+  read_floats(y, out, 4);
+  for (int i = 0; i < 4; ++i) CHECK_NEAR(out[i], 3 * data[i], 0);
+  pg_tensor_free(x2);
+
   /* outside a capture everything runs at once again */
   CHECK_OK(pg_tensor_sum(y, NULL, 0, 0, &s));
   double total = 0;

@@ -132,6 +132,32 @@ TEST(Capture, ReadingValuesWhileCapturingIsAnErrorAndClosesTheCapture) {
   EXPECT_THROW(Captured().run(), Error);
 }
 
+TEST(Capture, RunWithReplacementsReadsOtherInputsWithoutACopy) {
+  Tensor x(std::vector<float>{1, 2, 3});
+  Tensor w(std::vector<float>{10, 20, 30});
+  x.realize();
+  w.realize();
+  Tensor y;
+  Captured c = capture([&] { y = (x * 2.0 + w).realize(); });
+  c.run();
+  EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{12, 24, 36}));
+  Tensor x2 = Tensor(std::vector<float>{-1, 0, 5}) + 1.0;  // lazy: realised by run
+  c.run({x}, {x2});
+  EXPECT_TRUE(x2.is_realized());
+  EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{10, 22, 42}));
+  EXPECT_EQ(x.to_vector<float>(), (std::vector<float>{1, 2, 3})) << "the input is untouched";
+  c.run();  // without replacements: the captured input again
+  EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{12, 24, 36}));
+  try {
+    c.run({x}, {Tensor(std::vector<float>{1, 2})});
+    FAIL() << "a replacement of another shape must be refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("shape (2,)"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(c.run({x}, {Tensor(std::vector<double>{1, 2, 3})}), Error);  // dtype
+  EXPECT_THROW(c.run({x, w}, {x2}), Error);                                 // counts
+}
+
 TEST(Capture, BackwardRefusesToAddToAGradientFromBeforeTheCapture) {
   Tensor w(std::vector<float>{1, 2});
   w.realize().requires_grad(true);

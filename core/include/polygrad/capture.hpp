@@ -21,10 +21,12 @@
 #define POLYGRAD_CAPTURE_HPP
 
 #include <polygrad/export.hpp>
+#include <polygrad/tensor.hpp>
 
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <vector>
 
 namespace polygrad {
 
@@ -37,6 +39,10 @@ class POLYGRAD_API Captured {
   Captured() = default;
   /// Runs the recorded launches in order and waits for them.
   void run() const;
+  /// Runs them with `replacements[i]` (realised first; same shape, dtype and device) in place
+  /// of `inputs[i]`, a realised tensor the captured code read: new inputs without a copy, as
+  /// tinygrad's JIT takes new input tensors.
+  void run(const std::vector<Tensor>& inputs, const std::vector<Tensor>& replacements) const;
   /// Kernel launches per run.
   size_t kernel_count() const;
   bool defined() const { return impl_ != nullptr; }

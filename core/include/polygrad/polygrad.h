@@ -380,6 +380,10 @@ POLYGRAD_API pg_api_status pg_capture_begin(void);
 POLYGRAD_API pg_api_status pg_capture_end(pg_capture_t* out);
 /** Runs the recorded launches in order over the same memory and waits for them. */
 POLYGRAD_API pg_api_status pg_capture_run(pg_capture_t c);
+/** Runs it with replacements[i] (realised first; same shape, dtype and device) in place of
+ *  inputs[i], a realised tensor the captured code read: new inputs without a copy. */
+POLYGRAD_API pg_api_status pg_capture_run_with(pg_capture_t c, const pg_tensor_t* inputs,
+                                               const pg_tensor_t* replacements, size_t n);
 /** Kernel launches per run. */
 POLYGRAD_API pg_api_status pg_capture_kernel_count(pg_capture_t c, size_t* out);
 POLYGRAD_API void pg_capture_free(pg_capture_t c);

@@ -4,8 +4,8 @@ from ._ffi import (LIB_PATH, PolygradDeviceError, PolygradError, PolygradInterna
 from . import dtypes
 from .device import Device
 from .tensor import Tensor
-from .capture import Captured, capture
+from .capture import Captured, TinyJit, capture
 
 __version__ = "0.1.0"
-__all__ = ["Tensor", "Device", "capture", "Captured", "dtypes", "PolygradError", "PolygradValueError",
+__all__ = ["Tensor", "Device", "capture", "Captured", "TinyJit", "dtypes", "PolygradError", "PolygradValueError",
            "PolygradDeviceError", "PolygradInternalError", "LIB_PATH"]

@@ -179,6 +179,7 @@ _SIGNATURES = {
     "pg_capture_begin": [],
     "pg_capture_end": [POINTER(c_void_p)],
     "pg_capture_run": [c_void_p],
+    "pg_capture_run_with": [c_void_p, PT, PT, c_size_t],
     "pg_capture_kernel_count": [c_void_p, POINTER(c_size_t)],
     "pg_device_list": [POINTER(c_char_p)],
     "pg_device_default": [POINTER(c_char_p)],

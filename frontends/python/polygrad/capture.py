@@ -8,6 +8,7 @@ wanted, with no graph building or scheduling: inputs whose memory is written in 
 inside fn are drawn again, and the rest of fn (Python control flow, constants such as a learning
 rate) is fixed at capture time.
 """
+import functools
 from ctypes import byref, c_size_t, c_void_p
 
 from ._ffi import check, lib
@@ -31,8 +32,19 @@ class Captured:
     def __init__(self, handle, result):
         self._h, self.result = handle, result
 
-    def run(self):
-        check(lib.pg_capture_run(self._h))
+    def run(self, inputs=None, replacements=None):
+        """Replays; with `replacements[i]` read in place of `inputs[i]` (a tensor the captured
+        function read; same shape, dtype and device), without a copy."""
+        if inputs is None and replacements is None:
+            check(lib.pg_capture_run(self._h))
+            return self.result
+        inputs, replacements = list(inputs), list(replacements)
+        n = len(inputs)
+        ins = (c_void_p * max(n, 1))(*[t._h for t in inputs])
+        reps = (c_void_p * max(len(replacements), 1))(*[t._h for t in replacements])
+        if len(replacements) != n:
+            raise ValueError(f"Captured.run: {n} inputs but {len(replacements)} replacements")
+        check(lib.pg_capture_run_with(self._h, ins, reps, n))
         return self.result
 
     @property
@@ -67,3 +79,53 @@ def capture(fn, *args, **kwargs):
     h = c_void_p()
     check(lib.pg_capture_end(byref(h)))
     return Captured(h, result)
+
+
+class TinyJit:
+    """tinygrad's TinyJit over capture. The first call with given input shapes runs `fn`
+    eagerly; the second captures it and runs the capture; later calls run the capture with
+    their tensor arguments read in place of the captured ones (no copy) and return the same
+    result tensors, holding the new values. Tensor arguments that require grad (parameters)
+    and other arguments are fixed at capture: a different one, or other shapes or dtypes of
+    the inputs, is a new entry with its own capture."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self._eager = set()
+        self._captured = {}  # key -> (Captured, the input tensors it read)
+        functools.update_wrapper(self, fn)
+
+    def reset(self):
+        self._eager.clear()
+        self._captured.clear()
+
+    @staticmethod
+    def _split(args, kwargs):
+        flat = list(args) + [kwargs[k] for k in sorted(kwargs)]
+        inputs, key = [], [tuple(sorted(kwargs))]
+        for a in flat:
+            if isinstance(a, Tensor) and not a.requires_grad:
+                inputs.append(a)
+                key.append((tuple(a.shape), a.dtype, a.device))
+            else:
+                try:
+                    hash(a)
+                    key.append(("fixed", a) if not isinstance(a, Tensor) else ("tensor", id(a)))
+                except TypeError:
+                    key.append(("object", id(a)))
+        return inputs, tuple(key)
+
+    def __call__(self, *args, **kwargs):
+        inputs, key = self._split(args, kwargs)
+        entry = self._captured.get(key)
+        if entry is not None:
+            captured, captured_inputs = entry
+            return captured.run(captured_inputs, inputs)
+        if key not in self._eager:
+            self._eager.add(key)
+            return self.fn(*args, **kwargs)
+        if inputs:
+            Tensor.realize_all(inputs)
+        captured = capture(self.fn, *args, **kwargs)
+        self._captured[key] = (captured, inputs)
+        return captured.run()

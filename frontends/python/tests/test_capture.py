@@ -102,3 +102,47 @@ def test_stale_gradients_are_refused():
     s.run()
     s.run()
     np.testing.assert_allclose(w.numpy(), [0.8, 1.8], rtol=1e-6)
+
+
+def test_tinyjit_trains_like_torch_and_takes_new_inputs():
+    from polygrad import TinyJit
+    rng = np.random.default_rng(4)
+    lin = nn.Linear(5, 2)
+    tlin = torch.nn.Linear(5, 2)
+    tlin.weight.data = torch.tensor(lin.weight.numpy())
+    tlin.bias.data = torch.tensor(lin.bias.numpy())
+    opt = nn.SGD([lin.weight, lin.bias], lr=0.1, momentum=0.9)
+    topt = torch.optim.SGD(tlin.parameters(), lr=0.1, momentum=0.9)
+    calls = []
+
+    @TinyJit
+    def step(x, y):
+        calls.append(1)  # Python runs on the eager call and the capturing call only
+        loss = (lin(x) - y).square().mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+
+    for i in range(6):
+        rows = 4 if i < 5 else 3  # a new batch size: eager again, then its own capture
+        xb = rng.normal(size=(rows, 5)).astype(np.float32)
+        yb = rng.normal(size=(rows, 2)).astype(np.float32)
+        loss = step(Tensor(xb), Tensor(yb))
+        tl = ((tlin(torch.tensor(xb)) - torch.tensor(yb)) ** 2).mean()
+        topt.zero_grad()
+        tl.backward()
+        topt.step()
+        assert loss.item() == pytest.approx(tl.item(), rel=1e-5, abs=1e-6), i
+    assert len(calls) == 3  # rows 4: eager + capture; rows 3: eager
+    np.testing.assert_allclose(lin.weight.numpy(), tlin.weight.detach().numpy(), rtol=1e-5,
+                               atol=1e-6)
+
+
+def test_captured_run_with_replacements_checks_them():
+    x = Tensor([1.0, 2.0]).realize()
+    c = capture(lambda: x * 10)
+    np.testing.assert_array_equal(c.run([x], [Tensor([3.0, 4.0])]).numpy(), [30.0, 40.0])
+    np.testing.assert_array_equal(c.run().numpy(), [10.0, 20.0])
+    with pytest.raises(PolygradValueError, match="shape"):
+        c.run([x], [Tensor([1.0, 2.0, 3.0])])
