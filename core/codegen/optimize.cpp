@@ -532,6 +532,34 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
   return plan;
 }
 
+std::optional<RowPadding> row_padding(const UOpRef& sink, const Target& target, int64_t rows) {
+  constexpr int64_t kLine = 64, kSetConflictBytes = 512, kMinRows = 64;
+  if (target.caps.max_threads_per_group > 1 || rows < kMinRows) return std::nullopt;
+  const UpcastPlan plan = choose_upcast(sink, target);
+  if (plan.j == nullptr || plan.dot_k != nullptr) return std::nullopt;  // the vector form only
+  const UOp* k = nullptr;
+  for (const UOp* u : toposort(sink))
+    if (u->op() == Op::REDUCE) {
+      if (u->nsrcs() != 2 || k != nullptr) return std::nullopt;
+      k = u->src(1).get();
+    }
+  if (k == nullptr || k->src(0)->op() != Op::CONST) return std::nullopt;
+  const int64_t ek = k->src(0)->arg_int();
+  for (const UOp* u : toposort(sink)) {
+    if (u->op() != Op::INDEX || u->nsrcs() != 2 || u->src(0)->op() != Op::DEFINE_GLOBAL ||
+        u->src(0)->arg_int() == 0)
+      continue;
+    const int64_t elem = u->src(0)->dtype().base().scalar_size();
+    const std::optional<int64_t> cj = coefficient(u->src(1).get(), plan.j);
+    const std::optional<int64_t> ck = coefficient(u->src(1).get(), k);
+    if (elem <= 0 || kLine % elem != 0 || cj != 1 || !ck || *ck <= 0) continue;
+    const int64_t row_bytes = *ck * elem;
+    if (row_bytes % kSetConflictBytes != 0 || ek * row_bytes <= kWholeBBytes) continue;
+    return RowPadding{u->src(0)->arg_int(), *ck, kLine / elem};
+  }
+  return std::nullopt;
+}
+
 bool vectorizes_along(const UOpRef& sink, const UOp* r) {
   return vectorizable(sink, r);
 }

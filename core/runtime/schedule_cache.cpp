@@ -1,6 +1,8 @@
 // Schedules cached by graph structure (see schedule_cache.hpp).
 #include "runtime/schedule_cache.hpp"
 
+#include "runtime/buffers.hpp"
+
 #include "ir/graph.hpp"
 #include "runtime/runtime.hpp"
 
@@ -80,6 +82,11 @@ schedule::Schedule cached_schedule(const std::vector<UOpRef>& roots, const std::
       auto made = entry->created.find(b);
       if (made != entry->created.end()) return made->second;
       internal_error("schedule cache: unknown buffer " + node_to_string(*b));
+    };
+    ctx.target = [](const std::string& dev) {
+      codegen::Target t;
+      t.caps = device_handle(dev).properties().caps;
+      return t;
     };
     std::vector<UOpRef> key_roots(key_graph->srcs().begin(), key_graph->srcs().end());
     entry->schedule = schedule::make_schedule(key_roots, ctx);

@@ -17,6 +17,7 @@
 #ifndef POLYGRAD_SCHEDULE_SCHEDULE_HPP
 #define POLYGRAD_SCHEDULE_SCHEDULE_HPP
 
+#include "codegen/lower.hpp"
 #include "tensor/lazy.hpp"
 
 #include <functional>
@@ -56,10 +57,16 @@ using DeviceBufferFactory =
 /// The device of a BUFFER node.
 using BufferDevice = std::function<std::string(const UOp* buffer)>;
 
+/// The codegen target of a device (its plugin's capabilities).
+using DeviceTarget = std::function<codegen::Target(const std::string& device)>;
+
 struct Context {
   std::string device;  ///< where kernels run
   DeviceBufferFactory new_buffer;
   BufferDevice buffer_device;
+  /// For layout choices that depend on the target (a matmul operand read from a copy with
+  /// padded rows, codegen::row_padding); none are made when empty.
+  DeviceTarget target;
 };
 
 /// The schedule that realises `roots`.

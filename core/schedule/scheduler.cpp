@@ -5,6 +5,7 @@
 #include "codegen/optimize.hpp"
 #include "ir/graph.hpp"
 #include "schedule/kernel_builder.hpp"
+#include "symbolic/simplify.hpp"
 
 #include <polygrad/error.hpp>
 
@@ -111,6 +112,52 @@ int64_t split_flat_range(UOpRef& ast, const UOp* var, int64_t extent) {
 
 }  // namespace
 
+namespace {
+
+// `ast` with the offsets o of every INDEX into `slot` moved to o / row * (row + pad) + o % row:
+// rows of `row` elements laid out `pad` elements apart. The simplifier folds the division
+// back to affine form where the offset's bounds allow (k * row + j with j < row).
+UOpRef pad_offsets(const UOpRef& ast, int64_t slot, int64_t row, int64_t pad) {
+  std::unordered_map<const UOp*, UOpRef> subs;
+  for (const UOp* u : toposort(ast))
+    if (u->op() == Op::INDEX && u->nsrcs() == 2 && u->src(0)->op() == Op::DEFINE_GLOBAL &&
+        u->src(0)->arg_int() == slot) {
+      const UOpRef& off = u->src(1);
+      subs.emplace(u, UOp::make(Op::INDEX, u->dtype(),
+                                {u->src(0), simplify(off / row * (row + pad) + off % row)}));
+    }
+  return substitute(ast, subs);
+}
+
+}  // namespace
+
+// A matmul operand whose rows conflict in L1 is read from a copy with padded rows
+// (codegen::row_padding). The copy is a kernel of this schedule that stores each row `pad`
+// elements after the previous one (the padding is never written or read); the operand's
+// loads move to the same layout.
+void Scheduler::pad_rows(UOpRef& ast, std::vector<UOpRef>& buffers, std::set<size_t>& deps,
+                         const std::string& device, int64_t rows) {
+  if (!ctx_.target) return;
+  std::optional<codegen::RowPadding> p = codegen::row_padding(ast, ctx_.target(device), rows);
+  if (!p) return;
+  const UOpRef buf = buffers[static_cast<size_t>(p->slot)];
+  const int64_t count = lazy::buffer_count(buf.get());
+  if (count % p->row != 0 || buffers[0] == buf) return;
+  const lazy::Shape shape{count / p->row, p->row};
+  UOpRef padded = ctx_.new_buffer(device, buf->dtype(), shape[0] * (p->row + p->pad));
+  sched_.intermediates.push_back(padded);
+  UOpRef view = lazy::reshape(buf, shape);
+  keep_.push_back(view);
+  KernelBuilder kb(*this, device);
+  UOpRef copy = pad_offsets(kb.build(view.get(), shape, padded), 0, p->row, p->pad);
+  POLYGRAD_VERIFY(copy);
+  sched_.items.push_back({Item::Kind::kernel, device, copy, kb.buffers(), 0, {}});
+  meta_.push_back({kb.deps(), kb.old_reads(), std::nullopt});
+  deps.insert(sched_.items.size() - 1);
+  buffers[static_cast<size_t>(p->slot)] = padded;
+  ast = pad_offsets(ast, p->slot, p->row, p->pad);
+}
+
 size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const UOpRef& out,
                              const std::string& device, std::optional<int64_t> assign_target) {
   // The outermost extent is built as a launch-time variable, so a new batch size reuses the
@@ -120,6 +167,13 @@ size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const U
   KernelBuilder kb(*this, device);
   kb.set_symbolic_outer(lazy::numel(shape) > 1);
   UOpRef ast = kb.build(value, shape, out);
+  std::vector<UOpRef> buffers = kb.buffers();
+  std::set<size_t> deps = kb.deps();
+  if (!assign_target) {
+    int64_t rows = 1;  // the other output extents (the outer one as built)
+    for (size_t i = 0; i + 1 < shape.size(); ++i) rows *= shape[i];
+    pad_rows(ast, buffers, deps, device, rows);
+  }
   std::vector<std::pair<std::string, int64_t>> vars;
   if (const UOp* var = kb.outer_var()) {
     bool has_reduce = false;
@@ -134,7 +188,7 @@ size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const U
     }
   }
   POLYGRAD_VERIFY(ast);
-  Meta meta{kb.deps(), kb.old_reads(), assign_target};
+  Meta meta{deps, kb.old_reads(), assign_target};
   if (assign_target) {
     // A value that reads the target at other positions than it writes (a.assign(a.T)), or
     // that reads the target of another assign of this schedule (an optimizer step: each
@@ -160,7 +214,7 @@ size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const U
       return add_copy(out, tmp, lazy::numel(shape) * out->dtype().itemsize(), device, {first}, {});
     }
   }
-  sched_.items.push_back({Item::Kind::kernel, device, ast, kb.buffers(), 0, std::move(vars)});
+  sched_.items.push_back({Item::Kind::kernel, device, ast, buffers, 0, std::move(vars)});
   meta_.push_back(std::move(meta));
   return sched_.items.size() - 1;
 }

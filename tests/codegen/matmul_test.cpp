@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "codegen/optimize.hpp"
@@ -217,6 +218,31 @@ TEST(Matmul, TiledKernelSharesOneReduceLoop) {
   EXPECT_EQ(ranges, 2) << c.source;  // j' and k; i' is the launch index
   EXPECT_EQ(accumulators, p.rows * p.vectors) << c.source;
   EXPECT_GT(vector_loads, 0) << c.source;
+}
+
+TEST(Matmul, RowPaddingOnlyForPowerOfTwoRowsOfALargeB) {
+  using polygrad::codegen::row_padding;
+  polygrad::codegen::Target cpu = cpu_target();
+  if (polygrad::codegen::choose_upcast(matmul_ast(64, 64, 64), cpu).j == nullptr)
+    GTEST_SKIP() << "the cpu target has no vector lanes";
+  // m, n, k of a @ b with b (k, n) row-major in slot 2: pad its rows by one 64-byte line
+  for (auto [m, n, kk] : std::vector<std::array<int64_t, 3>>{
+           {1024, 1024, 1024},  // 4 KiB rows: every row in one L1 set
+           {512, 512, 512},     // 2 KiB rows, b 1 MiB
+           {64, 128, 640}}) {   // 512-byte rows, b 320 KiB
+    std::optional<polygrad::codegen::RowPadding> p = row_padding(matmul_ast(m, n, kk), cpu, m);
+    ASSERT_TRUE(p.has_value()) << m << " " << n << " " << kk;
+    EXPECT_EQ(p->slot, 2);
+    EXPECT_EQ(p->row, n);
+    EXPECT_EQ(p->pad, 16);
+  }
+  EXPECT_FALSE(row_padding(matmul_ast(256, 256, 256), cpu, 256));         // b 256 KiB: half an L2
+  EXPECT_FALSE(row_padding(matmul_ast(256, 1000, 784), cpu, 256));        // 4000-byte rows
+  EXPECT_FALSE(row_padding(matmul_ast(32, 1024, 1024), cpu, 32));         // few rows of a
+  EXPECT_FALSE(row_padding(matmul_nt_ast(1024, 1024, 1024), cpu, 1024));  // the dot form
+  polygrad::codegen::Target gpu = cpu;
+  gpu.caps.max_threads_per_group = 1024;
+  EXPECT_FALSE(row_padding(matmul_ast(1024, 1024, 1024), gpu, 1024));
 }
 
 }  // namespace

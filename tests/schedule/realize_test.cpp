@@ -380,3 +380,32 @@ TEST_F(RealizeTest, UsingATensorOnAnUnknownDeviceIsAnError) {
 
 }  // namespace
 }  // namespace polygrad
+
+namespace polygrad {
+namespace {
+
+// A realised b with 512-byte rows, larger than half an L2: the scheduler has the matmul read it
+// from a copy with padded rows (codegen::row_padding). Values against plain C++.
+TEST_F(RealizeTest, MatmulReadsALargePowerOfTwoRowOperandFromAPaddedCopy) {
+  constexpr int64_t m = 64, k = 640, n = 128;
+  std::vector<float> av = random_floats(m * k, 11, -1, 1), bv = random_floats(k * n, 12, -1, 1);
+  UOpRef mm = testgraph::matmul(input(av, {m, k}), input(bv, {k, n}), m, k, n);
+  schedule::Schedule s = runtime::cached_schedule({mm}, dev_);
+  ASSERT_EQ(s.items.size(), 2u);  // the padded copy of b, then the matmul reading it
+  EXPECT_EQ(lazy::buffer_count(s.items[0].buffers[0].get()), k * (n + 16));
+  EXPECT_EQ(s.items[1].buffers[2], s.items[0].buffers[0]);
+  std::vector<float> got = values(mm);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double want = 0;
+      for (int64_t x = 0; x < k; ++x) want += double{av[i * k + x]} * bv[x * n + j];
+      ASSERT_NEAR(got[i * n + j], want, 1e-4) << i << ", " << j;
+    }
+  // Rows of 3136 bytes (784 floats) spread over the sets already: no copy.
+  UOpRef plain = testgraph::matmul(input(random_floats(64 * 96, 1), {64, 96}),
+                                   input(random_floats(96 * 784, 2), {96, 784}), 64, 96, 784);
+  EXPECT_EQ(runtime::cached_schedule({plain}, dev_).items.size(), 1u);
+}
+
+}  // namespace
+}  // namespace polygrad
