@@ -65,7 +65,12 @@ void backward(const Tensor& root, const std::optional<Tensor>& root_grad) {
       targets.push_back(leaf->uop);
       leaves.push_back(std::move(leaf));
     }
-  if (leaves.empty()) return;
+  if (leaves.empty())
+    user_error(std::string("backward: the root ") +
+               (lazy::is_realized(r.uop.get())
+                    ? "was realised (its values were read) before backward(), so its graph is "
+                      "gone: call backward() before item() or to_vector()"
+                    : "depends on no tensor that requires grad"));
   for (size_t i = 0; i < leaves.size(); ++i)
     if (leaves[i]->grad && detail::grad_predates_capture(leaves[i]->grad.get()))
       user_error("backward: a parameter of shape " + lazy::shape_str(leaves[i]->shape) +

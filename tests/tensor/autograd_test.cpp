@@ -93,6 +93,30 @@ TEST(Backward, OnlyLeavesTheLossDependsOn) {
   EXPECT_FALSE(unused.grad().has_value());
 }
 
+TEST(Backward, WithoutAPathToALeafIsAnError) {
+  // Reading a loss realises it in place: its graph, and so the path to w, is gone. torch
+  // raises when nothing requires grad; a silent no-op would leave stale or no gradients.
+  Tensor w(std::vector<float>{2, -1});
+  w.requires_grad(true);
+  Tensor loss = (w * w).sum();
+  EXPECT_FLOAT_EQ(loss.item<float>(), 5.0f);
+  try {
+    loss.backward();
+    FAIL() << "backward from a realised root must throw";
+  } catch (const polygrad::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("call backward() before item()"), std::string::npos)
+        << e.what();
+  }
+  try {
+    Tensor(std::vector<float>{1, 2}).sum().backward();
+    FAIL() << "backward with nothing requiring grad must throw";
+  } catch (const polygrad::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no tensor that requires grad"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(w.grad().has_value());
+}
+
 TEST(Backward, ExplicitRootGradient) {
   Tensor x(std::vector<float>{1, 2});
   x.requires_grad(true);

@@ -1,6 +1,7 @@
 """Devices, library discovery and errors carrying the core's messages."""
 import os
 
+import numpy as np
 import pytest
 
 import polygrad
@@ -44,6 +45,13 @@ def test_errors_carry_core_messages():
         Tensor.rand(2, device="tpu")
     with pytest.raises(PolygradValueError, match="axis"):
         Tensor.rand(2, 3).sum(5)
+    with pytest.raises(PolygradValueError, match="backward.*no tensor that requires grad"):
+        Tensor([1.0, 2.0]).sum().backward()
+    w = Tensor([2.0, -1.0], requires_grad=True)
+    loss = (w * w).sum()
+    assert loss.item() == 5.0  # reading a loss first keeps its graph in Python
+    loss.backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [4.0, -2.0])
 
 
 def test_library_found_without_environment():
