@@ -38,12 +38,12 @@ class Captured:
         if inputs is None and replacements is None:
             check(lib.pg_capture_run(self._h))
             return self.result
-        inputs, replacements = list(inputs), list(replacements)
+        inputs, replacements = list(inputs or []), list(replacements or [])
         n = len(inputs)
-        ins = (c_void_p * max(n, 1))(*[t._h for t in inputs])
-        reps = (c_void_p * max(len(replacements), 1))(*[t._h for t in replacements])
         if len(replacements) != n:
             raise ValueError(f"Captured.run: {n} inputs but {len(replacements)} replacements")
+        ins = (c_void_p * max(n, 1))(*[t._h for t in inputs])
+        reps = (c_void_p * max(n, 1))(*[t._h for t in replacements])
         check(lib.pg_capture_run_with(self._h, ins, reps, n))
         return self.result
 
