@@ -110,21 +110,18 @@ int64_t split_flat_range(UOpRef& ast, const UOp* var, int64_t extent) {
   return 0;
 }
 
-}  // namespace
-
-namespace {
-
-// `ast` with the offsets o of every INDEX into `slot` moved to o / row * (row + pad) + o % row:
-// rows of `row` elements laid out `pad` elements apart. The simplifier folds the division
-// back to affine form where the offset's bounds allow (k * row + j with j < row).
+// `ast` with the offsets o of every INDEX into `slot` (gated or not) moved to
+// o / row * (row + pad) + o % row: rows of `row` elements laid out `pad` elements apart. The
+// simplifier folds the division back to affine form where the offset's bounds allow
+// (k * row + j with j < row).
 UOpRef pad_offsets(const UOpRef& ast, int64_t slot, int64_t row, int64_t pad) {
   std::unordered_map<const UOp*, UOpRef> subs;
   for (const UOp* u : toposort(ast))
-    if (u->op() == Op::INDEX && u->nsrcs() == 2 && u->src(0)->op() == Op::DEFINE_GLOBAL &&
+    if (u->op() == Op::INDEX && u->src(0)->op() == Op::DEFINE_GLOBAL &&
         u->src(0)->arg_int() == slot) {
-      const UOpRef& off = u->src(1);
-      subs.emplace(u, UOp::make(Op::INDEX, u->dtype(),
-                                {u->src(0), simplify(off / row * (row + pad) + off % row)}));
+      std::vector<UOpRef> srcs(u->srcs().begin(), u->srcs().end());
+      srcs[1] = simplify(srcs[1] / row * (row + pad) + srcs[1] % row);
+      subs.emplace(u, UOp::make(Op::INDEX, u->dtype(), srcs));
     }
   return substitute(ast, subs);
 }
