@@ -537,15 +537,16 @@ std::optional<RowPadding> row_padding(const UOpRef& sink, const Target& target, 
   if (target.caps.max_threads_per_group > 1 || rows < kMinRows) return std::nullopt;
   const UpcastPlan plan = choose_upcast(sink, target);
   if (plan.j == nullptr || plan.dot_k != nullptr) return std::nullopt;  // the vector form only
+  const std::vector<const UOp*> order = toposort(sink);
   const UOp* k = nullptr;
-  for (const UOp* u : toposort(sink))
+  for (const UOp* u : order)
     if (u->op() == Op::REDUCE) {
       if (u->nsrcs() != 2 || k != nullptr) return std::nullopt;
       k = u->src(1).get();
     }
   if (k == nullptr || k->src(0)->op() != Op::CONST) return std::nullopt;
   const int64_t ek = k->src(0)->arg_int();
-  for (const UOp* u : toposort(sink)) {
+  for (const UOp* u : order) {
     if (u->op() != Op::INDEX || u->nsrcs() != 2 || u->src(0)->op() != Op::DEFINE_GLOBAL ||
         u->src(0)->arg_int() == 0)
       continue;

@@ -25,8 +25,7 @@ void Capture::run() const {
 void Capture::run(const std::vector<const UOp*>& inputs,
                   const std::vector<const UOp*>& replacements) const {
   if (inputs.size() != replacements.size())
-    user_error("capture: " + std::to_string(inputs.size()) + " inputs but " +
-               std::to_string(replacements.size()) + " replacements");
+    internal_error("capture: inputs and replacements differ in number");  // Captured checks
   std::map<const Buffer*, std::shared_ptr<Buffer>> swap;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const UOp* a = inputs[i];

@@ -19,8 +19,9 @@ class Capture {
   /// Runs the recording: refills, then every launch in order; waits for the devices.
   void run() const;
   /// Runs it with buffers swapped: every launch that used the memory of `inputs[i]` (BUFFER
-  /// nodes used while capturing) uses that of `replacements[i]` instead (same device, dtype
-  /// and size; checked), as tinygrad's JIT feeds new input tensors to a captured function.
+  /// nodes used while capturing) uses that of `replacements[i]` instead (as many of each;
+  /// same device, dtype and size, checked), as tinygrad's JIT feeds new input tensors to a
+  /// captured function.
   void run(const std::vector<const UOp*>& inputs,
            const std::vector<const UOp*>& replacements) const;
   size_t launch_count() const { return launches_.size(); }

@@ -6,20 +6,22 @@
 
 #include <polygrad/error.hpp>
 
-#include <set>
+#include <map>
 
 namespace polygrad {
 
 namespace detail {
 
 namespace {
-thread_local std::set<std::shared_ptr<TensorImpl>> t_grads_before;
-}
+// The gradients that existed when this thread's capture began, held alive so that no new
+// gradient can reuse an address.
+thread_local std::map<const TensorImpl*, std::shared_ptr<TensorImpl>> t_grads_before;
+}  // namespace
 
 void begin_capture() {
   runtime::capture_begin();
   for (const auto& leaf : live_grad_leaves())
-    if (leaf->grad) t_grads_before.insert(leaf->grad);
+    if (leaf->grad) t_grads_before.emplace(leaf->grad.get(), leaf->grad);
 }
 
 std::shared_ptr<runtime::Capture> end_capture() {
@@ -28,9 +30,7 @@ std::shared_ptr<runtime::Capture> end_capture() {
 }
 
 bool grad_predates_capture(const TensorImpl* grad) {
-  for (const auto& g : t_grads_before)
-    if (g.get() == grad) return true;
-  return false;
+  return t_grads_before.count(grad) != 0;
 }
 
 }  // namespace detail

@@ -35,13 +35,23 @@ Tensor host_tensor(const void* data, pg_dtype dtype, const lazy::Shape& shape,
   return make(runtime::from_host(d, DType(dtype), shape, data), shape, d);
 }
 
-Tensor from_doubles(const char* op, const std::vector<double>& v, pg_dtype dtype,
-                    const lazy::Shape& shape, const std::string& device) {
-  (void)op;
-  if (dtype == PG_DTYPE_FLOAT16 || dtype == PG_DTYPE_BFLOAT16)  // no host half type: via float32
-    return from_doubles(op, v, PG_DTYPE_FLOAT32, shape, device).cast(dtype);
-  std::vector<unsigned char> bytes = detail::pack(v, DType(dtype));
-  return host_tensor(bytes.data(), dtype, shape, device);
+// The dtype host values of `dtype` are packed as: there is no host half type, so 16-bit floats
+// go through float32 and a cast.
+pg_dtype host_dtype(pg_dtype dtype) {
+  return dtype == PG_DTYPE_FLOAT16 || dtype == PG_DTYPE_BFLOAT16 ? PG_DTYPE_FLOAT32 : dtype;
+}
+
+// The host tensor of `v` packed as host_dtype(dtype), before any cast to dtype.
+Tensor host_values(const std::vector<double>& v, pg_dtype dtype, const lazy::Shape& shape,
+                   const std::string& device) {
+  std::vector<unsigned char> bytes = detail::pack(v, DType(host_dtype(dtype)));
+  return host_tensor(bytes.data(), host_dtype(dtype), shape, device);
+}
+
+Tensor from_doubles(const std::vector<double>& v, pg_dtype dtype, const lazy::Shape& shape,
+                    const std::string& device) {
+  Tensor t = host_values(v, dtype, shape, device);
+  return host_dtype(dtype) == dtype ? t : t.cast(dtype);
 }
 
 // Counter-based generator: value i of a draw is splitmix64(seed, counter + i).
@@ -72,14 +82,13 @@ double unit(uint64_t bits) {  // [0, 1) with 53 random bits
 // so every run of a recording sees fresh values, as the same code run eagerly would.
 Tensor drawn(const char* op, std::function<std::vector<double>()> draw, pg_dtype dtype,
              const lazy::Shape& shape, const std::string& device) {
-  const bool half = dtype == PG_DTYPE_FLOAT16 || dtype == PG_DTYPE_BFLOAT16;
-  const pg_dtype host = half ? PG_DTYPE_FLOAT32 : dtype;  // no host half type
-  Tensor t = from_doubles(op, draw(), host, shape, device);
+  Tensor t = host_values(draw(), dtype, shape, device);
   if (runtime::capturing() && lazy::numel(shape) > 0) {
     const UOp* buffer = lazy::realized_buffer(detail::node(t, op).get());
-    runtime::record_refill(buffer, [draw, host] { return detail::pack(draw(), DType(host)); });
+    const DType host(host_dtype(dtype));
+    runtime::record_refill(buffer, [draw, host] { return detail::pack(draw(), host); });
   }
-  return half ? t.cast(dtype) : t;
+  return host_dtype(dtype) == dtype ? t : t.cast(dtype);
 }
 
 }  // namespace
@@ -103,7 +112,7 @@ Tensor::Tensor(const std::vector<bool>& data, Shape shape, const std::string& de
 }
 
 Tensor Tensor::scalar(double value, pg_dtype dtype, const std::string& device) {
-  return from_doubles("scalar", {value}, dtype, {}, device);
+  return from_doubles({value}, dtype, {}, device);
 }
 
 Tensor Tensor::from_host(const void* data, pg_dtype dtype, const Shape& shape,
@@ -223,7 +232,7 @@ Tensor Tensor::arange(double start, double stop, double step, std::optional<pg_d
   const auto n = static_cast<int64_t>(std::max(0.0, std::ceil((stop - start) / step)));
   std::vector<double> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = start + static_cast<double>(i) * step;
-  return from_doubles("arange", v, dt, {n}, device);
+  return from_doubles(v, dt, {n}, device);
 }
 
 Tensor Tensor::linspace(double start, double stop, int64_t steps, pg_dtype dtype,
@@ -233,7 +242,7 @@ Tensor Tensor::linspace(double start, double stop, int64_t steps, pg_dtype dtype
   for (int64_t i = 0; i < steps; ++i)
     v[static_cast<size_t>(i)] =
         steps == 1 ? start : start + (stop - start) * static_cast<double>(i) / (steps - 1);
-  return from_doubles("linspace", v, dtype, {steps}, device);
+  return from_doubles(v, dtype, {steps}, device);
 }
 
 Tensor Tensor::eye(int64_t n, int64_t m, pg_dtype dtype, const std::string& device) {
@@ -241,7 +250,7 @@ Tensor Tensor::eye(int64_t n, int64_t m, pg_dtype dtype, const std::string& devi
   if (n < 0) user_error("eye: negative size " + std::to_string(n));
   std::vector<double> v(static_cast<size_t>(n * m), 0.0);
   for (int64_t i = 0; i < std::min(n, m); ++i) v[static_cast<size_t>(i * m + i)] = 1.0;
-  return from_doubles("eye", v, dtype, {n, m}, device);
+  return from_doubles(v, dtype, {n, m}, device);
 }
 
 }  // namespace polygrad

@@ -7,5 +7,5 @@ from .tensor import Tensor
 from .capture import Captured, TinyJit, capture
 
 __version__ = "0.1.0"
-__all__ = ["Tensor", "Device", "capture", "Captured", "TinyJit", "dtypes", "PolygradError", "PolygradValueError",
-           "PolygradDeviceError", "PolygradInternalError", "LIB_PATH"]
+__all__ = ["Tensor", "Device", "capture", "Captured", "TinyJit", "dtypes", "PolygradError",
+           "PolygradValueError", "PolygradDeviceError", "PolygradInternalError", "LIB_PATH"]

@@ -107,10 +107,12 @@ class TinyJit:
             if isinstance(a, Tensor) and not a.requires_grad:
                 inputs.append(a)
                 key.append((tuple(a.shape), a.dtype, a.device))
+            elif isinstance(a, Tensor):
+                key.append(("tensor", id(a)))
             else:
                 try:
                     hash(a)
-                    key.append(("fixed", a) if not isinstance(a, Tensor) else ("tensor", id(a)))
+                    key.append(("fixed", a))
                 except TypeError:
                     key.append(("object", id(a)))
         return inputs, tuple(key)

@@ -9,8 +9,8 @@ class CompiledTrainingStep:
     inputs' memory (write the next batch with `x._data[:] = ...`); loss_value() is the loss that
     step computed (the value before its update, as when the step runs eagerly)."""
 
-    def __init__(self, captured, inputs):
-        self._captured, self.inputs, self.steps = captured, inputs, 0
+    def __init__(self, captured):
+        self._captured, self.steps = captured, 0
 
     @property
     def loss(self):
@@ -42,8 +42,7 @@ def compile_step(fn, *args, **kwargs):
     the cpu device that are not trained are moved into host memory first, so writing
     `x._data[:]` between runs feeds the next batch. Everything else fn does is fixed at capture
     time: change the model, the optimizer's settings or the input shapes by compiling again."""
-    inputs = [a for a in list(args) + list(kwargs.values())
-              if isinstance(a, Tensor) and not a.requires_grad and a.device.startswith("CPU")]
-    for t in inputs:
-        t._data  # noqa: B018  (binds the tensor to host memory before the capture reads it)
-    return CompiledTrainingStep(capture(fn, *args, **kwargs), inputs)
+    for a in list(args) + list(kwargs.values()):
+        if isinstance(a, Tensor) and not a.requires_grad and a.device.startswith("CPU"):
+            a._data  # noqa: B018  (binds the tensor to host memory before the capture reads it)
+    return CompiledTrainingStep(capture(fn, *args, **kwargs))
