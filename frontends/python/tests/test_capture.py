@@ -17,11 +17,13 @@ def test_data_is_the_tensors_memory():
     d[1, 2] = 42.0
     assert t.numpy()[1, 2] == 42.0 and (t * 2).numpy()[1, 2] == 84.0
     assert t._data is d
-    a = np.zeros(16 + 64, np.float32)  # an ndarray used in place is its own _data
+    raw = np.zeros(16 + 16, np.float32)  # a 64-byte aligned ndarray is used in place ...
+    start = (-raw.ctypes.data % 64) // 4
+    a = raw[start:start + 16]
     s = Tensor(a)
-    if s._data is a:
-        a[3] = 7
-        assert s.numpy()[3] == 7
+    assert s._data is a  # ... so it is the tensor's _data
+    a[3] = 7
+    assert s.numpy()[3] == 7
 
 
 def test_compile_step_adam_mlp_matches_torch():
