@@ -88,4 +88,38 @@ std::optional<AffineInReduce> affine_in_reduce(const UOpRef& value) {
   return AffineInReduce{reduce, parts->first, parts->second};
 }
 
+std::optional<int64_t> coefficient(const UOp* n, const UOp* j) {
+  if (n == j) return 1;
+  if (n->op() == Op::CONST || n->op() == Op::DEFINE_VAR) return 0;
+  if (n->op() == Op::RANGE) return 0;  // another loop variable (its end does not use j here)
+  auto c = [&](size_t i) { return coefficient(n->src(i).get(), j); };
+  switch (n->op()) {
+    case Op::ADD:
+    case Op::SUB: {
+      auto a = c(0), b = c(1);
+      if (!a || !b) return std::nullopt;
+      return n->op() == Op::ADD ? *a + *b : *a - *b;
+    }
+    case Op::NEG: {
+      auto a = c(0);
+      return a ? std::optional<int64_t>(-*a) : std::nullopt;
+    }
+    case Op::MUL: {
+      auto a = c(0), b = c(1);
+      if (!a || !b) return std::nullopt;
+      if (*a == 0 && *b == 0) return 0;
+      const UOpRef& k = *a == 0 ? n->src(0) : n->src(1);
+      if ((*a != 0 && *b != 0) || k->op() != Op::CONST) return std::nullopt;
+      return (*a + *b) * k->arg_int();
+    }
+    default: {
+      for (size_t i = 0; i < n->nsrcs(); ++i) {
+        auto a = c(i);
+        if (!a || *a != 0) return std::nullopt;
+      }
+      return 0;
+    }
+  }
+}
+
 }  // namespace polygrad::codegen

@@ -43,42 +43,6 @@ std::unordered_set<const UOp*> dependents(const std::vector<const UOp*>& order, 
   return dep;
 }
 
-/// The coefficient of `j` in the affine index expression `n`, or nullopt when `n` is not
-/// affine in j (IDIV, MOD, a product of two j-dependent terms...).
-std::optional<int64_t> coefficient(const UOp* n, const UOp* j) {
-  if (n == j) return 1;
-  if (n->op() == Op::CONST || n->op() == Op::DEFINE_VAR) return 0;
-  if (n->op() == Op::RANGE) return 0;  // another loop variable (its end does not use j here)
-  auto c = [&](size_t i) { return coefficient(n->src(i).get(), j); };
-  switch (n->op()) {
-    case Op::ADD:
-    case Op::SUB: {
-      auto a = c(0), b = c(1);
-      if (!a || !b) return std::nullopt;
-      return n->op() == Op::ADD ? *a + *b : *a - *b;
-    }
-    case Op::NEG: {
-      auto a = c(0);
-      return a ? std::optional<int64_t>(-*a) : std::nullopt;
-    }
-    case Op::MUL: {
-      auto a = c(0), b = c(1);
-      if (!a || !b) return std::nullopt;
-      if (*a == 0 && *b == 0) return 0;
-      const UOpRef& k = *a == 0 ? n->src(0) : n->src(1);
-      if ((*a != 0 && *b != 0) || k->op() != Op::CONST) return std::nullopt;
-      return (*a + *b) * k->arg_int();
-    }
-    default: {
-      for (size_t i = 0; i < n->nsrcs(); ++i) {
-        auto a = c(i);
-        if (!a || *a != 0) return std::nullopt;
-      }
-      return 0;
-    }
-  }
-}
-
 /// True when `off` steps by exactly one element per step of `j`.
 bool contiguous_in(const UOpRef& off, const UOp* j) {
   std::optional<int64_t> a = coefficient(off.get(), j);
@@ -493,13 +457,18 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
   if (sink->nsrcs() == 1) stored = affine_in_reduce(sink->src(0)->src(1));
   const UOp* rd = stored ? stored->reduce : nullptr;
   if (plan.i != nullptr && rd != nullptr && rd->nsrcs() == 2 &&
-      static_cast<Op>(rd->arg_int()) == Op::ADD && rd->dtype().is_float() &&
-      rd->src(1)->src(0)->op() == Op::CONST) {
-    const int64_t ek = rd->src(1)->src(0)->arg_int();
+      static_cast<Op>(rd->arg_int()) == Op::ADD && rd->dtype().is_float()) {
+    const bool fixed_k = rd->src(1)->src(0)->op() == Op::CONST;
+    const int64_t ek = fixed_k ? rd->src(1)->src(0)->arg_int() : 0;
     const int64_t row_bytes = int64_t{plan.vectors} * plan.lanes * elem;
     const int64_t blocks = ej / (int64_t{plan.vectors} * plan.lanes);
     const int64_t units = std::max<int64_t>(1, target.caps.compute_units);
-    if (ek * row_bytes > kPanelBytes) {
+    if (!fixed_k) {
+      // A batch-sized k (weight gradients): whatever the batch, reusing each panel across the
+      // row blocks beats streaming all of b past each (the MLP's first weight gradient at
+      // batch 256, whose b is 784 KiB: 489 -> 321 us; 361 us as a constant k's one slice).
+      if (blocks >= 2 * units) plan.k = rd->src(1).get();
+    } else if (ek * row_bytes > kPanelBytes) {
       for (int64_t kt = kMaxKTile; kt >= kMinKTile; kt /= 2)
         if (kt * row_bytes <= kSliceBytes && ek % kt == 0 && ek >= 2 * kt) {
           plan.k = rd->src(1).get();
@@ -520,7 +489,7 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
     // column block, serves CB of them before the next row block evicts it, so a streams from
     // L2/L3 1/CB as often (matmul 1024: 24 -> 16-17 ms here). The CB slices of b stay in L2.
     // The launch keeps at least two steps per compute unit.
-    if (plan.k != nullptr) {
+    if (plan.k != nullptr && plan.k_tile > 0) {
       for (int64_t cb = kMaxColBlocks; cb >= 2; cb /= 2)
         if (blocks % cb == 0 && blocks / cb >= 2 * units &&
             cb * plan.k_tile * row_bytes <= kColBlockBytes) {
@@ -597,7 +566,7 @@ UOpRef apply_upcast(const UOpRef& sink, const UpcastPlan& plan) {
       }
     }
   }
-  if (plan.k != nullptr) {
+  if (plan.k != nullptr && plan.k_tile > 0) {
     const int64_t ek = plan.k->src(0)->arg_int();
     const UOpRef k0 = range(const_int(dtypes::index, ek / plan.k_tile), id_k0);
     const UOpRef k1 = range(const_int(dtypes::index, plan.k_tile), plan.k->arg_int());

@@ -11,7 +11,10 @@
 // every load of a across V vectors and every vector of b across R rows.
 // When b's panel is large, k is tiled too (k -> k0 * KT + k1) and the loops are reordered
 // j' > k0 > i' > k1 so that a tile of the panel stays in cache across row blocks; the output
-// then holds partial sums, read back (a gated LOAD, skipped for k0 = 0) and added to.
+// then holds partial sums, read back (a gated LOAD, skipped for k0 = 0) and added to. A
+// symbolic k (a batch a weight gradient reduces over) is not tiled, but the loops are still
+// reordered j' > i' when there are column blocks enough to share: each panel of b is then
+// reused across the row blocks instead of all of b streaming past every row block.
 // When the loads are contiguous along the reduce range k instead of j (out = a @ b.T, both
 // operands k-major: every Linear layer's forward), the dot form is used: i and j are upcast by
 // R and C scalar copies, and k -> k' * W + lane, so the R*C sums become W-lane vector
@@ -38,7 +41,8 @@ struct UpcastPlan {
   int vectors = 1;             ///< V
   int lanes = 1;               ///< W
   const UOp* k = nullptr;      ///< the reduce range split into k tiles, or null
-  int k_tile = 0;              ///< KT: k -> k0 * KT + k1, partial sums stored per k0
+  int k_tile = 0;              ///< KT: k -> k0 * KT + k1, partial sums stored per k0; 0 with
+                               ///< k set: a symbolic k, whole (j' > i' reordering only)
   int col_blocks = 1;          ///< k tiles: column blocks per launch step, looped inside i
   const UOp* dot_k = nullptr;  ///< dot form: the reduce range vectorised by `lanes`, or null
   int cols = 1;                ///< dot form: C, the scalar upcast of `j`
