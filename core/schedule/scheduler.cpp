@@ -5,6 +5,7 @@
 #include "codegen/optimize.hpp"
 #include "ir/graph.hpp"
 #include "schedule/kernel_builder.hpp"
+#include "schedule/symbolic_sizes.hpp"
 #include "symbolic/simplify.hpp"
 
 #include <polygrad/error.hpp>
@@ -160,7 +161,8 @@ size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const U
   // The outermost extent is built as a launch-time variable, so a new batch size reuses the
   // compiled kernel (the codegen's register tiling clamps and gates a last partial block of
   // rows). A reduce kernel whose only output range the codegen would vectorise (a column sum)
-  // gets it back as a constant: vectors need a static extent.
+  // gets it back as a constant: vectors need a static extent. Reduces over the batch and the
+  // constants 1/batch become variables too (symbolic_sizes.hpp).
   KernelBuilder kb(*this, device);
   kb.set_symbolic_outer(lazy::numel(shape) > 1);
   UOpRef ast = kb.build(value, shape, out);
@@ -184,6 +186,8 @@ size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const U
       vars.emplace_back(var->arg_var().name, kb.outer_extent());
     }
   }
+  symbolic_reduces(ast, buffers, vars);
+  symbolic_reciprocals(ast, vars);
   POLYGRAD_VERIFY(ast);
   Meta meta{deps, kb.old_reads(), assign_target};
   if (assign_target) {

@@ -1,0 +1,93 @@
+// See symbolic_sizes.hpp.
+#include "schedule/symbolic_sizes.hpp"
+
+#include "codegen/affine.hpp"
+#include "ir/graph.hpp"
+#include "tensor/lazy.hpp"
+
+#include <climits>
+#include <unordered_map>
+
+namespace polygrad::schedule {
+
+namespace {
+
+/// The DEFINE_VAR of `ast` named `name`, or null.
+UOpRef find_var(const UOpRef& ast, const std::string& name) {
+  for (const UOp* u : toposort(ast))
+    if (u->op() == Op::DEFINE_VAR && u->arg_var().name == name) return u->ref();
+  return {};
+}
+
+/// True when the reduce range `r` (constant extent) is the outermost axis of every buffer it
+/// walks, and some load does not step by one element along it.
+bool walks_outer_axis(const std::vector<const UOp*>& order, const UOp* r,
+                      const std::vector<UOpRef>& buffers) {
+  const int64_t n = r->src(0)->arg_int();
+  bool walks = false, strided = false;
+  for (const UOp* u : order) {
+    if (u->op() != Op::INDEX || u->src(0)->op() != Op::DEFINE_GLOBAL) continue;
+    const std::optional<int64_t> c = codegen::coefficient(u->src(1).get(), r);
+    if (c && *c == 0) continue;
+    const auto slot = static_cast<size_t>(u->src(0)->arg_int());
+    if (!c || *c < 0 || slot >= buffers.size() || *c * n != lazy::buffer_count(buffers[slot].get()))
+      return false;
+    walks = true;
+    strided = strided || *c != 1;
+  }
+  return walks && strided;
+}
+
+}  // namespace
+
+void symbolic_reduces(UOpRef& ast, const std::vector<UOpRef>& buffers, VarValues& vars) {
+  const std::vector<const UOp*> order = toposort(ast);
+  std::unordered_map<const UOp*, UOpRef> subs;
+  for (const UOp* u : order) {
+    if (u->op() != Op::REDUCE) continue;
+    for (size_t i = 1; i < u->nsrcs(); ++i) {
+      const UOp* r = u->src(i).get();
+      if (subs.count(r) || r->src(0)->op() != Op::CONST || r->src(0)->arg_int() < 2 ||
+          !walks_outer_axis(order, r, buffers))
+        continue;
+      const int64_t n = r->src(0)->arg_int();
+      UOpRef var;
+      for (const auto& [name, value] : vars)
+        if (value == n && (var = find_var(ast, name))) break;
+      if (!var) {
+        std::string name = "n";  // (not "n" + ...: GCC 12 warns -Wrestrict on that)
+        name += std::to_string(vars.size());
+        var = define_var(name, 1, INT32_MAX);
+        vars.emplace_back(name, n);
+      }
+      subs.emplace(r, range(var, r->arg_int()));
+    }
+  }
+  if (!subs.empty()) ast = substitute(ast, subs);
+}
+
+void symbolic_reciprocals(UOpRef& ast, const VarValues& vars) {
+  if (vars.empty()) return;
+  std::unordered_map<const UOp*, UOpRef> subs;
+  for (const UOp* u : toposort(ast)) {
+    if (u->op() != Op::CONST || u->dtype().is_vector()) continue;
+    const pg_dtype t = u->dtype().scalar();
+    if (t != PG_DTYPE_FLOAT32 && t != PG_DTYPE_FLOAT64) continue;
+    const double c = u->arg_float();
+    for (const auto& [name, n] : vars) {
+      // The value 1/n takes in the kernel's dtype (f32 division of the rounded n, or f64's);
+      // -1/n (a mean negative log-likelihood's scale) is the same division of -1.
+      const double computed = t == PG_DTYPE_FLOAT32
+                                  ? static_cast<double>(1.0f / static_cast<float>(n))
+                                  : 1.0 / static_cast<double>(n);
+      if (n < 2 || (computed != c && -computed != c)) continue;
+      const UOpRef var = find_var(ast, name);
+      if (!var) continue;
+      subs.emplace(u, const_float(u->dtype(), c > 0 ? 1.0 : -1.0) / cast(var, u->dtype()));
+      break;
+    }
+  }
+  if (!subs.empty()) ast = substitute(ast, subs);
+}
+
+}  // namespace polygrad::schedule

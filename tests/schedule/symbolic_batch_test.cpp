@@ -1,0 +1,213 @@
+// Batch sizes as launch variables beyond the output rows: kernels that reduce over the batch
+// (weight and bias gradients, a mean loss) and the constants 1/batch take the batch at launch,
+// so a whole training step compiles once for every batch size. Values against plain C++.
+#include "graphs.hpp"
+#include "runtime/runtime.hpp"
+#include "runtime/schedule_cache.hpp"
+
+#include <polygrad/tensor.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+namespace polygrad {
+namespace {
+
+std::vector<float> uniform(size_t n, unsigned seed, float lo = -1, float hi = 1) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(gen);
+  return v;
+}
+
+/// A two-layer perceptron (in -> hidden, relu, -> out) in double, trained by SGD on a mean
+/// cross-entropy: the reference for the polygrad step below.
+struct Mlp {
+  int64_t in, hidden, out;
+  std::vector<double> w1, b1, w2, b2;  // torch layout: w (out, in)
+
+  /// One step on x (batch, in) with labels y; returns the loss before the update.
+  double step(const std::vector<float>& x, const std::vector<int32_t>& y, double lr) {
+    const auto batch = static_cast<int64_t>(y.size());
+    std::vector<double> gw1(w1.size()), gb1(b1.size()), gw2(w2.size()), gb2(b2.size());
+    double loss = 0;
+    for (int64_t r = 0; r < batch; ++r) {
+      std::vector<double> h(static_cast<size_t>(hidden)), z(static_cast<size_t>(out));
+      for (int64_t j = 0; j < hidden; ++j) {
+        double s = b1[j];
+        for (int64_t i = 0; i < in; ++i) s += w1[j * in + i] * x[r * in + i];
+        h[j] = std::max(s, 0.0);
+      }
+      double mx = -1e300;
+      for (int64_t o = 0; o < out; ++o) {
+        double s = b2[o];
+        for (int64_t j = 0; j < hidden; ++j) s += w2[o * hidden + j] * h[j];
+        z[o] = s;
+        mx = std::max(mx, s);
+      }
+      double den = 0;
+      for (double v : z) den += std::exp(v - mx);
+      loss += (std::log(den) + mx - z[y[r]]) / batch;
+      std::vector<double> dh(static_cast<size_t>(hidden));
+      for (int64_t o = 0; o < out; ++o) {
+        const double dz = (std::exp(z[o] - mx) / den - (o == y[r] ? 1 : 0)) / batch;
+        gb2[o] += dz;
+        for (int64_t j = 0; j < hidden; ++j) {
+          gw2[o * hidden + j] += dz * h[j];
+          dh[j] += dz * w2[o * hidden + j];
+        }
+      }
+      for (int64_t j = 0; j < hidden; ++j) {
+        if (h[j] <= 0) continue;
+        gb1[j] += dh[j];
+        for (int64_t i = 0; i < in; ++i) gw1[j * in + i] += dh[j] * x[r * in + i];
+      }
+    }
+    auto update = [lr](std::vector<double>& p, const std::vector<double>& g) {
+      for (size_t i = 0; i < p.size(); ++i) p[i] -= lr * g[i];
+    };
+    update(w1, gw1), update(b1, gb1), update(w2, gw2), update(b2, gb2);
+    return loss;
+  }
+};
+
+Tensor parameter(const std::vector<double>& v, Tensor::Shape shape) {
+  Tensor t(std::vector<float>(v.begin(), v.end()), std::move(shape));
+  t.realize().requires_grad(true);
+  return t;
+}
+
+void expect_close(const Tensor& t, const std::vector<double>& want, const char* what,
+                  int64_t batch) {
+  const std::vector<float> got = t.to_vector<float>();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], 1e-5 * (1 + std::abs(want[i])))
+        << what << "[" << i << "], batch " << batch;
+}
+
+// Weight gradients reduce over the batch; the mean loss scales by 1/batch, and its gradient
+// by the same constant. After the first batch size, four more (one of them larger than the
+// first, none a multiple of another) compile nothing, and every updated parameter matches.
+TEST(SymbolicBatch, TrainingStepsOfFiveBatchSizesShareTheirKernels) {
+  // 96 inputs: the first weight gradient has 6 column blocks of 16, enough to reorder its
+  // loops around the batch-sized k (codegen/optimize.hpp).
+  Mlp ref{96, 24, 10, {}, {}, {}, {}};
+  auto init = [](size_t n, unsigned seed) {
+    std::vector<float> f = uniform(n, seed, -0.3f, 0.3f);
+    return std::vector<double>(f.begin(), f.end());
+  };
+  ref.w1 = init(24 * 96, 1), ref.b1 = init(24, 2), ref.w2 = init(10 * 24, 3), ref.b2 = init(10, 4);
+  Tensor w1 = parameter(ref.w1, {24, 96}), b1 = parameter(ref.b1, {24});
+  Tensor w2 = parameter(ref.w2, {10, 24}), b2 = parameter(ref.b2, {10});
+  constexpr double lr = 0.3;  // not 1/batch for any batch below (see symbolic_sizes.hpp)
+  size_t compiled = 0;
+  for (int64_t batch : {21, 2, 8, 45, 300}) {
+    const auto bs = static_cast<unsigned>(batch);
+    const std::vector<float> xv = uniform(static_cast<size_t>(batch * 96), bs);
+    std::vector<int32_t> yv(static_cast<size_t>(batch));
+    for (size_t r = 0; r < yv.size(); ++r) yv[r] = static_cast<int32_t>((r * 7 + bs) % 10);
+    Tensor x(xv, {batch, 96}), y(yv, {batch});
+    Tensor loss = x.linear(w1, b1).relu().linear(w2, b2).cross_entropy(y);
+    loss.backward();
+    std::vector<Tensor> params{w1, b1, w2, b2};
+    std::vector<Tensor> outs{loss};
+    for (Tensor& p : params) {
+      outs.push_back(p.assign(p.detach() - *p.grad() * lr));
+      p.set_grad(std::nullopt);
+    }
+    Tensor::realize_all(outs);
+    const double want = ref.step(xv, yv, lr);
+    EXPECT_NEAR(loss.item<float>(), want, 1e-5 * (1 + want)) << "batch " << batch;
+    expect_close(w1, ref.w1, "w1", batch);
+    expect_close(b1, ref.b1, "b1", batch);
+    expect_close(w2, ref.w2, "w2", batch);
+    expect_close(b2, ref.b2, "b2", batch);
+    if (batch == 21) compiled = runtime::compiled_kernel_count();
+  }
+  EXPECT_EQ(runtime::compiled_kernel_count(), compiled) << "a new batch size compiled a kernel";
+}
+
+std::string dev() {
+  return runtime::canonical_device("cpu");
+}
+
+UOpRef input(int64_t rows, int64_t cols, unsigned seed) {
+  const std::vector<float> v = uniform(static_cast<size_t>(rows * cols), seed);
+  return runtime::from_host(dev(), dtypes::float32, {rows, cols}, v.data());
+}
+
+/// The launch variables of the last kernel of the schedule that realises `root`.
+std::vector<std::pair<std::string, int64_t>> vars_of(const UOpRef& root) {
+  const schedule::Schedule s = runtime::cached_schedule({root}, dev());
+  return s.items.back().vars;
+}
+
+// Which reduce ranges become variables: those that walk the outermost axis of every buffer
+// they read (a batch), not a reduction along rows or contiguous memory.
+TEST(SymbolicBatch, OnlyReducesOverTheOutermostAxisTakeTheBatchAtLaunch) {
+  using Vars = std::vector<std::pair<std::string, int64_t>>;
+  const UOpRef x = input(37, 40, 1), dy = input(37, 24, 2);
+  // x.T @ dy, a weight gradient: the reduce over 37 rows of both.
+  EXPECT_EQ(vars_of(testgraph::matmul(lazy::permute(x, {1, 0}), dy, 40, 37, 24)),
+            (Vars{{"n0", 40}, {"n1", 37}}));
+  // x @ w: k walks x's rows (contiguous), so it keeps its extent; n0 is x's 37 rows.
+  const UOpRef w = input(40, 24, 3);
+  EXPECT_EQ(vars_of(testgraph::matmul(x, w, 37, 40, 24)), (Vars{{"n0", 37}}));
+  // A column sum (bias gradient): vectorised along its 24 outputs, which stay constant.
+  EXPECT_EQ(vars_of(lazy::reduce(dy, Op::ADD, {0})), (Vars{{"n0", 37}}));
+  // A row sum: the reduce is along contiguous rows.
+  EXPECT_EQ(vars_of(lazy::reduce(dy, Op::ADD, {1})), (Vars{{"n0", 37}}));
+  // x - x.mean(0): the output's rows and the reduce are the same batch, one variable.
+  const UOpRef centred =
+      testgraph::ew(Op::SUB, x,
+                    lazy::expand(testgraph::ew(Op::MUL, lazy::reduce(x, Op::ADD, {0}),
+                                               lazy::full(dtypes::float32, 1.0 / 37, {1, 40})),
+                                 {37, 40}));
+  EXPECT_EQ(vars_of(centred), (Vars{{"n0", 37}}));
+  const std::vector<float> got = [&] {
+    UOpRef r = runtime::realize({centred}, dev())[0];
+    std::vector<float> out(37 * 40);
+    runtime::to_host(r, out.data());
+    return out;
+  }();
+  const std::vector<float> xv = uniform(37 * 40, 1);
+  for (int64_t c = 0; c < 40; ++c) {
+    double mean = 0;
+    for (int64_t r = 0; r < 37; ++r) mean += xv[r * 40 + c] / 37.0;
+    for (int64_t r = 0; r < 37; ++r)
+      ASSERT_NEAR(got[r * 40 + c], xv[r * 40 + c] - mean, 1e-5) << r << ", " << c;
+  }
+}
+
+// The mean loss's 1/batch is computed from the variable: cross-entropy over 5 batch sizes
+// compiles once, with values against double.
+TEST(SymbolicBatch, MeanLossScalesByTheBatchAtLaunch) {
+  size_t compiled = 0;
+  for (int64_t n : {7, 2, 33, 5, 130}) {
+    const std::vector<float> xv = uniform(static_cast<size_t>(n * 6), static_cast<unsigned>(n));
+    std::vector<float> hot(xv.size(), 0.0f);
+    for (int64_t r = 0; r < n; ++r) hot[static_cast<size_t>(r * 6 + (r % 6))] = 1.0f;
+    const UOpRef xi = runtime::from_host(dev(), dtypes::float32, {n, 6}, xv.data());
+    const UOpRef hi = runtime::from_host(dev(), dtypes::float32, {n, 6}, hot.data());
+    UOpRef r = runtime::realize({testgraph::cross_entropy(xi, hi, n, 6)}, dev())[0];
+    float got = 0;
+    runtime::to_host(r, &got);
+    double want = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      double mx = -1e300, den = 0;
+      for (int64_t c = 0; c < 6; ++c) mx = std::max(mx, double(xv[i * 6 + c]));
+      for (int64_t c = 0; c < 6; ++c) den += std::exp(xv[i * 6 + c] - mx);
+      want += (std::log(den) + mx - xv[i * 6 + i % 6]) / static_cast<double>(n);
+    }
+    EXPECT_NEAR(got, want, 1e-5 * (1 + want)) << "batch " << n;
+    if (n == 7) compiled = runtime::compiled_kernel_count();
+  }
+  EXPECT_EQ(runtime::compiled_kernel_count(), compiled);
+}
+
+}  // namespace
+}  // namespace polygrad
