@@ -46,6 +46,11 @@ std::string memory_text(uint64_t bytes) {
   return buf;
 }
 
+std::string cache_text(uint64_t bytes) {
+  if (bytes == 0) return "unknown";
+  return std::to_string(bytes >> 10) + " KiB";
+}
+
 const char* option_type_text(pg_option_type type) {
   switch (type) {
     case PG_OPTION_BOOL:
@@ -109,6 +114,8 @@ void print_text(std::ostream& out, const std::vector<PluginInfo>& plugins,
         << "    target " << d.props.target << ", compute units " << c.compute_units
         << ", vector width " << c.vector_width_bytes << " bytes (max " << c.max_vector_lanes
         << " lanes), memory " << memory_text(d.props.memory_bytes) << "\n"
+        << "    caches L1 " << cache_text(c.l1_cache_bytes) << ", L2 "
+        << cache_text(c.l2_cache_bytes) << " per compute unit\n"
         << "    dtypes";
     for (const std::string& t : d.props.dtype_names()) out << " " << t;
     out << "\n";
@@ -159,6 +166,8 @@ void print_json(std::ostream& out, const std::vector<PluginInfo>& plugins,
     w.key("max_vector_lanes").value(c.max_vector_lanes);
     w.key("max_threads_per_group").value(c.max_threads_per_group);
     w.key("local_memory_bytes").value(static_cast<unsigned long long>(c.local_memory_bytes));
+    w.key("l1_cache_bytes").value(static_cast<unsigned long long>(c.l1_cache_bytes));
+    w.key("l2_cache_bytes").value(static_cast<unsigned long long>(c.l2_cache_bytes));
     w.key("memory_bytes").value(static_cast<unsigned long long>(d.props.memory_bytes));
     w.key("dtypes").begin_array();
     for (const std::string& t : d.props.dtype_names()) w.value(t);

@@ -17,19 +17,28 @@ namespace polygrad::codegen {
 
 namespace {
 
-/// k tiling (see choose_upcast): a column block's panel of b larger than kPanelBytes (about an
-/// L1) is cut into slices of at most kSliceBytes (a third of a 48 KiB L1, so that the row
-/// block's loads and the partial sums fit beside it) of kMinKTile to kMaxKTile rows.
-constexpr int64_t kPanelBytes = int64_t{32} << 10;
-constexpr int64_t kSliceBytes = int64_t{16} << 10;
+/// The cache sizes the k tiling (see choose_upcast) is planned for: the target's declared L1
+/// data cache and L2 per compute unit, or 32 KiB and 512 KiB where it declares none.
+struct CacheBudget {
+  explicit CacheBudget(const Target& target)
+      : l1(target.caps.l1_cache_bytes > 0 ? static_cast<int64_t>(target.caps.l1_cache_bytes)
+                                          : int64_t{32} << 10),
+        l2(target.caps.l2_cache_bytes > 0 ? static_cast<int64_t>(target.caps.l2_cache_bytes)
+                                          : int64_t{512} << 10) {}
+  int64_t l1, l2;
+  /// A column block's panel of b larger than an L1 is cut into slices of at most half an L1
+  /// (the row block's loads and the partial sums fit beside it)...
+  int64_t panel() const { return l1; }
+  int64_t slice() const { return l1 / 2; }
+  /// ...and up to kMaxColBlocks column blocks whose k slices (a quarter of L2 together) share
+  /// each row block's slice of a.
+  int64_t col_blocks() const { return l2 / 4; }
+  /// A b larger than half an L2 is not re-read whole per row block.
+  int64_t whole_b() const { return l2 / 2; }
+};
 constexpr int64_t kMinKTile = 32;
 constexpr int64_t kMaxKTile = 128;
-/// Up to kMaxColBlocks column blocks whose k slices (kColBlockBytes together: in L2) share
-/// each row block's slice of a.
 constexpr int64_t kMaxColBlocks = 8;
-constexpr int64_t kColBlockBytes = int64_t{128} << 10;
-/// A b larger than this (half of a 512 KiB L2) is not re-read whole per row block.
-constexpr int64_t kWholeBBytes = int64_t{256} << 10;
 
 /// Nodes of `order` (sources first) that depend on the loop variable `j`.
 std::unordered_set<const UOp*> dependents(const std::vector<const UOp*>& order, const UOp* j) {
@@ -463,19 +472,20 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
     const int64_t row_bytes = int64_t{plan.vectors} * plan.lanes * elem;
     const int64_t blocks = ej / (int64_t{plan.vectors} * plan.lanes);
     const int64_t units = std::max<int64_t>(1, target.caps.compute_units);
+    const CacheBudget cache(target);
     if (!fixed_k) {
       // A batch-sized k (weight gradients): whatever the batch, reusing each panel across the
       // row blocks beats streaming all of b past each (the MLP's first weight gradient at
       // batch 256, whose b is 784 KiB: 489 -> 321 us; 361 us as a constant k's one slice).
       if (blocks >= 2 * units) plan.k = rd->src(1).get();
-    } else if (ek * row_bytes > kPanelBytes) {
+    } else if (ek * row_bytes > cache.panel()) {
       for (int64_t kt = kMaxKTile; kt >= kMinKTile; kt /= 2)
-        if (kt * row_bytes <= kSliceBytes && ek % kt == 0 && ek >= 2 * kt) {
+        if (kt * row_bytes <= cache.slice() && ek % kt == 0 && ek >= 2 * kt) {
           plan.k = rd->src(1).get();
           plan.k_tile = static_cast<int>(kt);
           break;
         }
-    } else if (ek * row_bytes <= kSliceBytes && ek * ej * elem > kWholeBBytes &&
+    } else if (ek * row_bytes <= cache.slice() && ek * ej * elem > cache.whole_b() &&
                blocks >= 2 * units) {
       // A panel small enough to stay in L1 beside the loads of a, but the whole of b beyond
       // L2: with rows outermost, every row block would stream all of b from L3. One k slice
@@ -492,7 +502,7 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
     if (plan.k != nullptr && plan.k_tile > 0) {
       for (int64_t cb = kMaxColBlocks; cb >= 2; cb /= 2)
         if (blocks % cb == 0 && blocks / cb >= 2 * units &&
-            cb * plan.k_tile * row_bytes <= kColBlockBytes) {
+            cb * plan.k_tile * row_bytes <= cache.col_blocks()) {
           plan.col_blocks = static_cast<int>(cb);
           break;
         }
@@ -524,7 +534,8 @@ std::optional<RowPadding> row_padding(const UOpRef& sink, const Target& target, 
     const std::optional<int64_t> ck = coefficient(u->src(1).get(), k);
     if (elem <= 0 || kLine % elem != 0 || cj != 1 || !ck || *ck <= 0) continue;
     const int64_t row_bytes = *ck * elem;
-    if (row_bytes % kSetConflictBytes != 0 || ek * row_bytes <= kWholeBBytes) continue;
+    if (row_bytes % kSetConflictBytes != 0 || ek * row_bytes <= CacheBudget(target).whole_b())
+      continue;
     return RowPadding{u->src(0)->arg_int(), *ck, kLine / elem};
   }
   return std::nullopt;

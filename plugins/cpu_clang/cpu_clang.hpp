@@ -33,6 +33,8 @@ struct HostCpu {
   uint32_t vector_width_bytes = 16;   ///< 64 with avx512f, 32 with avx/avx2, else 16
   uint32_t hardware_threads = 1;
   uint64_t memory_bytes = 0;
+  uint64_t l1d_bytes = 0;  ///< level-1 data cache of one core (0: unknown)
+  uint64_t l2_bytes = 0;   ///< level-2 cache of one core (0: unknown)
   /// "x86_64-skylake-avx512": arch of the triple and the CPU name.
   std::string target() const;
 };

@@ -92,6 +92,8 @@ void CpuDevice::properties(pg_device_properties& p) {
   }
   c.compute_units = static_cast<uint32_t>(settings_.threads);
   c.local_memory_bytes = 0;
+  c.l1_cache_bytes = cpu.l1d_bytes;
+  c.l2_cache_bytes = cpu.l2_bytes;
 }
 
 pg_buffer_t CpuDevice::alloc(uint64_t nbytes) {

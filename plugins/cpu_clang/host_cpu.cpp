@@ -2,7 +2,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
+#include <string>
 #include <thread>
 
 #include <llvm/ADT/StringMap.h>
@@ -28,6 +30,30 @@ std::string cpuinfo_model_name() {
   return "";
 }
 
+/// The size of cpu0's cache of `level` holding data (type Data or Unified) from sysfs, 0 if
+/// none is listed ("48K", "1024K", "2M").
+uint64_t sysfs_cache_bytes(int level) {
+  for (int i = 0; i < 8; ++i) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    std::ifstream lv(dir + "level"), ty(dir + "type"), sz(dir + "size");
+    int l = 0;
+    std::string type, size;
+    if (!(lv >> l) || !(ty >> type) || !(sz >> size)) continue;
+    if (l != level || type == "Instruction" || size.empty()) continue;
+    uint64_t n = std::strtoull(size.c_str(), nullptr, 10);
+    if (size.back() == 'K') n <<= 10;
+    if (size.back() == 'M') n <<= 20;
+    return n;
+  }
+  return 0;
+}
+
+/// sysconf's answer (glibc asks cpuid on x86), else sysfs'.
+uint64_t cache_bytes(int name, int level) {
+  const long v = sysconf(name);
+  return v > 0 ? static_cast<uint64_t>(v) : sysfs_cache_bytes(level);
+}
+
 HostCpu detect() {
   HostCpu h;
   h.triple = llvm::sys::getProcessTriple();
@@ -49,6 +75,8 @@ HostCpu detect() {
   h.model_name = cpuinfo_model_name();
   if (h.model_name.empty()) h.model_name = h.cpu;
   h.hardware_threads = std::max(1u, std::thread::hardware_concurrency());
+  h.l1d_bytes = cache_bytes(_SC_LEVEL1_DCACHE_SIZE, 1);
+  h.l2_bytes = cache_bytes(_SC_LEVEL2_CACHE_SIZE, 2);
   long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
   if (pages > 0 && page_size > 0)
     h.memory_bytes = static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size);

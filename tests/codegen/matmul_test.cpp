@@ -203,6 +203,27 @@ TEST(Matmul, SmallPanelsOfALargeBGoColumnsOutermost) {
   check_matmul(m, n, kk, false, &t);
 }
 
+// The k tiling is planned for the caches the target declares (pg_capabilities, ABI 1.2): a
+// panel of b (1024 rows of 2 vectors: 64 or 128 KiB) is sliced for a 32 KiB L1, taken whole
+// with the columns outermost for a 256 KiB L1, and left alone when all of b (4.1 MiB) fits
+// half of a 16 MiB L2. A target that declares none is planned for 32 KiB and 512 KiB.
+TEST(Matmul, KTilingFollowsTheDeclaredCaches) {
+  polygrad::codegen::Target t = cpu_target();
+  t.caps.compute_units = 2;
+  const UOpRef ast = matmul_ast(16, 1056, 1024);
+  polygrad::codegen::UpcastPlan p = polygrad::codegen::choose_upcast(ast, t);
+  if (p.j == nullptr) GTEST_SKIP() << "the cpu target has no vector lanes";
+  ASSERT_NE(p.k, nullptr);
+  EXPECT_LE(p.k_tile, 128);
+  t.caps.l1_cache_bytes = 256 << 10;
+  EXPECT_EQ(polygrad::codegen::choose_upcast(ast, t).k_tile, 1024);
+  t.caps.l2_cache_bytes = 16 << 20;
+  EXPECT_EQ(polygrad::codegen::choose_upcast(ast, t).k, nullptr);
+  t.caps.l1_cache_bytes = t.caps.l2_cache_bytes = 0;
+  EXPECT_EQ(polygrad::codegen::choose_upcast(ast, t).k_tile, p.k_tile);
+  check_matmul(16, 1056, 1024, false, &t);
+}
+
 TEST(Matmul, TiledKernelSharesOneReduceLoop) {
   polygrad::codegen::Target t = cpu_target();
   const UOpRef ast = matmul_ast(64, 64, 64);

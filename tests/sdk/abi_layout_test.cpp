@@ -46,6 +46,7 @@ namespace {
     F(pg_capabilities, max_vector_lanes) F(pg_capabilities, max_threads_per_group)               \
     F(pg_capabilities, max_local_dims) F(pg_capabilities, max_global_dims)                       \
     F(pg_capabilities, compute_units) F(pg_capabilities, local_memory_bytes)                     \
+    F(pg_capabilities, l1_cache_bytes) F(pg_capabilities, l2_cache_bytes)                        \
   S(pg_device_properties) F(pg_device_properties, struct_size) F(pg_device_properties, reserved) \
     F(pg_device_properties, name) F(pg_device_properties, target)                                \
     F(pg_device_properties, memory_bytes) F(pg_device_properties, caps)                          \

@@ -1,5 +1,5 @@
 /*
- * polygrad plugin SDK, ABI version 1.
+ * polygrad plugin SDK, ABI version 1 (minor 2).
  *
  * The whole contract between the polygrad host and a device plugin. A plugin is a shared
  * library that exports exactly one symbol, PG_PLUGIN_ENTRY_NAME, returning a pg_plugin table.
@@ -31,7 +31,7 @@ extern "C" {
 /** ABI major: a plugin and host with different majors never load each other. */
 #define PG_PLUGIN_ABI_MAJOR 1
 /** ABI minor: grows when fields or ops are appended. A host loads plugins of its minor or older. */
-#define PG_PLUGIN_ABI_MINOR 1
+#define PG_PLUGIN_ABI_MINOR 2
 /** Version of the kernel-program instruction set (the op list below). */
 #define PG_KERNEL_ISA_VERSION 1
 
@@ -326,6 +326,9 @@ typedef struct pg_capabilities {
   uint32_t max_global_dims[3];    /**< per-dim global size limit */
   uint32_t compute_units;         /**< threads (CPU) or SMs (GPU) */
   uint64_t local_memory_bytes;    /**< shared memory per group; 0 without */
+  /* ABI 1.2 (read through PG_HAS_FIELD; 0 from an older plugin) */
+  uint64_t l1_cache_bytes; /**< level-1 data cache of one compute unit; 0 if unknown */
+  uint64_t l2_cache_bytes; /**< level-2 cache one compute unit can count on; 0 if unknown */
 } pg_capabilities;
 
 /** Properties of one device. */
