@@ -6,6 +6,8 @@
 #include "tensor/lazy.hpp"
 
 #include <climits>
+#include <cmath>
+#include <set>
 #include <unordered_map>
 
 namespace polygrad::schedule {
@@ -68,22 +70,34 @@ void symbolic_reduces(UOpRef& ast, const std::vector<UOpRef>& buffers, VarValues
 
 void symbolic_reciprocals(UOpRef& ast, const VarValues& vars) {
   if (vars.empty()) return;
+  const std::vector<const UOp*> order = toposort(ast);
+  std::set<int64_t> other{1};  // 1 and the constant extents: a mean over (batch, q)
+  for (const UOp* u : order)
+    if (u->op() == Op::RANGE && u->src(0)->op() == Op::CONST) other.insert(u->src(0)->arg_int());
   std::unordered_map<const UOp*, UOpRef> subs;
-  for (const UOp* u : toposort(ast)) {
+  for (const UOp* u : order) {
     if (u->op() != Op::CONST || u->dtype().is_vector()) continue;
     const pg_dtype t = u->dtype().scalar();
     if (t != PG_DTYPE_FLOAT32 && t != PG_DTYPE_FLOAT64) continue;
     const double c = u->arg_float();
     for (const auto& [name, n] : vars) {
-      // The value 1/n takes in the kernel's dtype (f32 division of the rounded n, or f64's);
-      // -1/n (a mean negative log-likelihood's scale) is the same division of -1.
+      if (n < 2 || c == 0 || !std::isfinite(c)) continue;
+      const double q = std::round(1.0 / (std::abs(c) * static_cast<double>(n)));
+      if (q < 1 || q > static_cast<double>(INT32_MAX) / static_cast<double>(n) ||
+          !other.count(static_cast<int64_t>(q)))
+        continue;
+      // The value 1/(n*q) takes in the kernel's dtype (f32 division of the rounded product,
+      // or f64's) must be the constant exactly; -1/(n*q) (a mean negative log-likelihood's
+      // scale) is the same division of -1.
+      const int64_t nq = n * static_cast<int64_t>(q);
       const double computed = t == PG_DTYPE_FLOAT32
-                                  ? static_cast<double>(1.0f / static_cast<float>(n))
-                                  : 1.0 / static_cast<double>(n);
-      if (n < 2 || (computed != c && -computed != c)) continue;
-      const UOpRef var = find_var(ast, name);
-      if (!var) continue;
-      subs.emplace(u, const_float(u->dtype(), c > 0 ? 1.0 : -1.0) / cast(var, u->dtype()));
+                                  ? static_cast<double>(1.0f / static_cast<float>(nq))
+                                  : 1.0 / static_cast<double>(nq);
+      if (computed != std::abs(c)) continue;
+      UOpRef size = find_var(ast, name);
+      if (!size) continue;
+      if (q > 1) size = size * static_cast<int64_t>(q);
+      subs.emplace(u, const_float(u->dtype(), c > 0 ? 1.0 : -1.0) / cast(size, u->dtype()));
       break;
     }
   }

@@ -23,12 +23,13 @@ using VarValues = std::vector<std::pair<std::string, int64_t>>;
 /// form vectorises it and needs it constant). `buffers` are the kernel's slots.
 void symbolic_reduces(UOpRef& ast, const std::vector<UOpRef>& buffers, VarValues& vars);
 
-/// Each float CONST of `ast` equal to 1/n or -1/n for the value n of a variable in `vars` (as the
-/// kernel's dtype rounds it: a mean's scale, the 1/batch of a mean loss's gradient) becomes
-/// that value computed from the variable, so kernels of different batch sizes are one. Correct for
-/// any match, even a coincidence: the computed value equals the constant for this binding. A
-/// coincidence (a learning rate of 0.1 at batch 10) costs only sharing: that kernel serves the
-/// sizes whose constant matches the same way.
+/// Each float CONST of `ast` equal to ±1/(n*q), for the value n of a variable in `vars` and q
+/// 1 or a constant extent of the kernel (as the kernel's dtype rounds it: a mean's scale, the
+/// 1/batch of a mean loss's gradient, 1/(batch*outputs) of a mean squared error), becomes
+/// that value computed from the variable, so kernels of different batch sizes are one.
+/// Correct for any match, even a coincidence: the computed value equals the constant for this
+/// binding. A coincidence (a learning rate of 0.1 at batch 10) costs only sharing: that kernel
+/// serves the sizes whose constant matches the same way.
 void symbolic_reciprocals(UOpRef& ast, const VarValues& vars);
 
 }  // namespace polygrad::schedule
