@@ -114,3 +114,10 @@ void pg_tensor_free(pg_tensor_t t) {
 pg_api_status pg_manual_seed(uint64_t seed) {
   return capi::guard("pg_manual_seed", [&] { Tensor::manual_seed(seed); });
 }
+
+pg_api_status pg_compiled_kernel_count(size_t* out) {
+  return capi::guard("pg_compiled_kernel_count", [&] {
+    capi::check_out(out, "out");
+    *out = compiled_kernel_count();
+  });
+}

@@ -17,6 +17,10 @@ std::string dtype_name(pg_dtype dtype) {
   return DType(dtype).name();
 }
 
+size_t compiled_kernel_count() {
+  return runtime::compiled_kernel_count();
+}
+
 namespace {
 
 // Tensors whose node is an ASSIGN not yet run. Any realisation whose graph holds such a node

@@ -67,6 +67,42 @@ int main(void) {
   read_floats(gw3, out, 3);
   for (int i = 0; i < 3; ++i) CHECK_NEAR(out[i], 2 * xv[i] * wv3[i], 1e-6);
 
+  /* The gradient of a mean squared error over (batch, 2) outputs for three batch sizes:
+   * dw[i][j] = sum_r 2 * (x[r] . w[:, j] - y[r][j]) * x[r][i] / (2 * batch). The batch is a
+   * launch variable (its 1/(2 * batch) too): the later sizes compile nothing. */
+  size_t compiled = 0, now = 0;
+  for (int64_t batch = 5; batch <= 13; batch += 4) {
+    float xb[13 * 3], yb[13 * 2], gb[6];
+    for (int64_t i = 0; i < batch * 3; ++i) xb[i] = (float)((i * 7 + batch) % 11) / 4 - 1;
+    for (int64_t i = 0; i < batch * 2; ++i) yb[i] = (float)((i * 5 + batch) % 7) / 3 - 1;
+    const int64_t sx[2] = {batch, 3}, sy[2] = {batch, 2};
+    pg_tensor_t xt = NULL, yt = NULL, pred = NULL, err = NULL, err2 = NULL, mse = NULL, gwt = NULL;
+    CHECK_OK(pg_tensor_from_data(xb, PG_DTYPE_FLOAT32, sx, 2, NULL, &xt));
+    CHECK_OK(pg_tensor_from_data(yb, PG_DTYPE_FLOAT32, sy, 2, NULL, &yt));
+    CHECK_OK(pg_tensor_matmul(xt, w, &pred));
+    CHECK_OK(pg_tensor_sub(pred, yt, &err));
+    CHECK_OK(pg_tensor_mul(err, err, &err2));
+    CHECK_OK(pg_tensor_mean(err2, NULL, 0, 0, &mse));
+    CHECK_OK(pg_tensor_gradient(mse, &w, 1, NULL, &gwt));
+    read_floats(gwt, gb, 6);
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 2; ++j) {
+        double want = 0;
+        for (int64_t r = 0; r < batch; ++r) {
+          double p = 0;
+          for (int q = 0; q < 3; ++q) p += (double)xb[r * 3 + q] * wv[q * 2 + j];
+          want += 2 * (p - yb[r * 2 + j]) * xb[r * 3 + i] / (2.0 * (double)batch);
+        }
+        CHECK_NEAR(gb[i * 2 + j], want, 1e-5);
+      }
+    CHECK_OK(pg_compiled_kernel_count(&now));
+    if (batch == 5) compiled = now;
+    CHECK(now == compiled);
+    pg_tensor_t mine[] = {xt, yt, pred, err, err2, mse, gwt};
+    for (size_t i = 0; i < sizeof mine / sizeof mine[0]; ++i) pg_tensor_free(mine[i]);
+  }
+  CHECK(pg_compiled_kernel_count(NULL) == PG_API_ERR_INVALID_ARGUMENT);
+
   pg_tensor_t all[] = {x,        sq,   loss,     a,  w,      mm, total,   grads[0],
                        grads[1], cube, cube_sum, g1, g1_sum, g2, weights, gw3};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) pg_tensor_free(all[i]);

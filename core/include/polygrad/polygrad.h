@@ -82,6 +82,10 @@ POLYGRAD_API const char* pg_last_error(void);
 /** Seeds pg_tensor_rand/randn/randint (same values on every device). */
 POLYGRAD_API pg_api_status pg_manual_seed(uint64_t seed);
 
+/** The number of kernels compiled so far in this process (each distinct kernel once per
+ *  device). A new batch size that reuses the compiled kernels leaves it unchanged. */
+POLYGRAD_API pg_api_status pg_compiled_kernel_count(size_t* out);
+
 /* ---- construction --------------------------------------------------------------------- */
 
 /** A tensor of `dtype` and shape (dims, ndim) holding a copy of numel * itemsize packed bytes

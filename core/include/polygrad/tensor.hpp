@@ -65,6 +65,10 @@ constexpr pg_dtype dtype_of() {
 /// "float32", "int64", ... for a pg_dtype.
 POLYGRAD_API std::string dtype_name(pg_dtype dtype);
 
+/// The number of kernels compiled so far in this process (each distinct kernel once per
+/// device). A new batch size that reuses the compiled kernels leaves it unchanged.
+POLYGRAD_API size_t compiled_kernel_count();
+
 /// A scalar operand: remembers whether it was written as an integer (Python's int/float rule).
 struct Scalar {
   Scalar(int v) : value(v), is_int(true) {}

@@ -5,7 +5,9 @@ from . import dtypes
 from .device import Device
 from .tensor import Tensor
 from .capture import Captured, TinyJit, capture
+from .diagnostics import compiled_kernel_count
 
 __version__ = "0.1.0"
-__all__ = ["Tensor", "Device", "capture", "Captured", "TinyJit", "dtypes", "PolygradError",
-           "PolygradValueError", "PolygradDeviceError", "PolygradInternalError", "LIB_PATH"]
+__all__ = ["Tensor", "Device", "capture", "Captured", "TinyJit", "compiled_kernel_count", "dtypes",
+           "PolygradError", "PolygradValueError", "PolygradDeviceError", "PolygradInternalError",
+           "LIB_PATH"]

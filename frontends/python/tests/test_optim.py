@@ -60,3 +60,39 @@ def test_defaults_match_seed():
     w = nn.AdamW(p)
     assert (w.lr, w.b1, w.b2, w.eps, w.weight_decay) == (0.001, 0.9, 0.999, 1e-8, 0.01)
     assert p[0].requires_grad
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam"])
+def test_new_batch_sizes_compile_nothing(name):
+    """A training loop whose batches change size (a last partial batch) compiles its kernels
+    once: the batch is a launch variable of the forward, backward and optimizer kernels. Values
+    against torch."""
+    import polygrad
+    rng = np.random.default_rng(3)
+    w = [rng.normal(size=s).astype(np.float32) * 0.3 for s in ((16, 20), (16,), (4, 16), (4,))]
+    ps = [Tensor(a.copy(), requires_grad=True) for a in w]
+    ts = [torch.tensor(a.copy(), requires_grad=True) for a in w]
+    kw = {"lr": 0.05, "momentum": 0.9} if name == "SGD" else {"lr": 0.01}
+    opt, topt = getattr(nn, name)(ps, **kw), getattr(torch.optim, name)(ts, **kw)
+    compiled = None
+    for batch in (32, 32, 20, 7, 50, 3):
+        xn = rng.normal(size=(batch, 20)).astype(np.float32)
+        yn = rng.integers(0, 4, batch).astype(np.int32)
+        opt.zero_grad()
+        loss = Tensor(xn).linear(ps[0], ps[1]).relu().linear(ps[2], ps[3]).cross_entropy(
+            Tensor(yn))
+        loss.backward()
+        opt.step()
+        topt.zero_grad()
+        tl = torch.nn.functional.cross_entropy(
+            torch.nn.functional.linear(
+                torch.nn.functional.linear(torch.tensor(xn), ts[0], ts[1]).relu(), ts[2], ts[3]),
+            torch.tensor(yn).long())
+        tl.backward()
+        topt.step()
+        np.testing.assert_allclose(loss.item(), tl.item(), rtol=1e-4, atol=1e-5)
+        for p, t in zip(ps, ts):
+            np.testing.assert_allclose(p.numpy(), t.detach().numpy(), rtol=1e-4, atol=1e-5)
+        if batch == 32:
+            compiled = polygrad.compiled_kernel_count()
+    assert polygrad.compiled_kernel_count() == compiled
