@@ -22,11 +22,11 @@ UOpRef find_var(const UOpRef& ast, const std::string& name) {
 }
 
 /// True when the reduce range `r` (constant extent) is the outermost axis of every buffer it
-/// walks, and some load does not step by one element along it.
+/// walks.
 bool walks_outer_axis(const std::vector<const UOp*>& order, const UOp* r,
                       const std::vector<UOpRef>& buffers) {
   const int64_t n = r->src(0)->arg_int();
-  bool walks = false, strided = false;
+  bool walks = false;
   for (const UOp* u : order) {
     if (u->op() != Op::INDEX || u->src(0)->op() != Op::DEFINE_GLOBAL) continue;
     const std::optional<int64_t> c = codegen::coefficient(u->src(1).get(), r);
@@ -35,9 +35,8 @@ bool walks_outer_axis(const std::vector<const UOp*>& order, const UOp* r,
     if (!c || *c < 0 || slot >= buffers.size() || *c * n != lazy::buffer_count(buffers[slot].get()))
       return false;
     walks = true;
-    strided = strided || *c != 1;
   }
-  return walks && strided;
+  return walks;
 }
 
 }  // namespace

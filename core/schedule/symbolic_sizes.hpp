@@ -19,8 +19,8 @@ using VarValues = std::vector<std::pair<std::string, int64_t>>;
 /// count: the batch of a weight gradient, of a bias gradient, of a mean loss) runs to a
 /// variable instead, appended to `vars` with the value n, or to the variable already in `vars`
 /// with that value (the launch variable n0 of a kernel whose output rows are the same batch).
-/// A reduce whose loads all step by one element along it keeps its extent (the codegen's dot
-/// form vectorises it and needs it constant). `buffers` are the kernel's slots.
+/// The codegen still splits such a reduce into vector lanes (with a scalar tail); it only
+/// gives up the k slices of a matmul (see optimize.hpp). `buffers` are the kernel's slots.
 void symbolic_reduces(UOpRef& ast, const std::vector<UOpRef>& buffers, VarValues& vars);
 
 /// Each float CONST of `ast` equal to ±1/(n*q), for the value n of a variable in `vars` and q

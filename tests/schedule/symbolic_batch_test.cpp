@@ -147,7 +147,7 @@ std::vector<std::pair<std::string, int64_t>> vars_of(const UOpRef& root) {
 }
 
 // Which reduce ranges become variables: those that walk the outermost axis of every buffer
-// they read (a batch), not a reduction along rows or contiguous memory.
+// they read (a batch), not a reduction along rows.
 TEST(SymbolicBatch, OnlyReducesOverTheOutermostAxisTakeTheBatchAtLaunch) {
   using Vars = std::vector<std::pair<std::string, int64_t>>;
   const UOpRef x = input(37, 40, 1), dy = input(37, 24, 2);
@@ -161,6 +161,11 @@ TEST(SymbolicBatch, OnlyReducesOverTheOutermostAxisTakeTheBatchAtLaunch) {
   EXPECT_EQ(vars_of(lazy::reduce(dy, Op::ADD, {0})), (Vars{{"n0", 37}}));
   // A row sum: the reduce is along contiguous rows.
   EXPECT_EQ(vars_of(lazy::reduce(dy, Op::ADD, {1})), (Vars{{"n0", 37}}));
+  // The sum of a batch of per-sample values (a mean loss of (batch,) or (batch, 1) outputs):
+  // the codegen still splits it into vector lanes, with a tail over the variable.
+  const std::vector<float> per_sample = uniform(37, 4);
+  const UOpRef v = runtime::from_host(dev(), dtypes::float32, {37}, per_sample.data());
+  EXPECT_EQ(vars_of(lazy::reduce(v, Op::ADD, {0})), (Vars{{"n0", 37}}));
   // x - x.mean(0): the output's rows and the reduce are the same batch, one variable.
   const UOpRef centred =
       testgraph::ew(Op::SUB, x,
@@ -183,8 +188,8 @@ TEST(SymbolicBatch, OnlyReducesOverTheOutermostAxisTakeTheBatchAtLaunch) {
   }
 }
 
-// The mean loss's 1/batch is computed from the variable: cross-entropy over 5 batch sizes
-// compiles once, with values against double.
+// The mean loss's 1/batch is computed from the variable: cross-entropy, and the mean of a
+// (batch,) vector, over 5 batch sizes compile once, with values against double.
 TEST(SymbolicBatch, MeanLossScalesByTheBatchAtLaunch) {
   size_t compiled = 0;
   for (int64_t n : {7, 2, 33, 5, 130}) {
@@ -204,6 +209,14 @@ TEST(SymbolicBatch, MeanLossScalesByTheBatchAtLaunch) {
       want += (std::log(den) + mx - xv[i * 6 + i % 6]) / static_cast<double>(n);
     }
     EXPECT_NEAR(got, want, 1e-5 * (1 + want)) << "batch " << n;
+    // The mean of a (batch,) vector: lanes of 8 and a tail over the variable.
+    const UOpRef col = runtime::from_host(dev(), dtypes::float32, {n}, xv.data());
+    const UOpRef mean = testgraph::ew(Op::MUL, lazy::reduce(col, Op::ADD, {0}),
+                                      lazy::full(dtypes::float32, 1.0 / double(n), {1}));
+    runtime::to_host(runtime::realize({mean}, dev())[0], &got);
+    double sum = 0;
+    for (int64_t i = 0; i < n; ++i) sum += xv[static_cast<size_t>(i)];
+    EXPECT_NEAR(got, sum / double(n), 1e-6) << "batch " << n;
     if (n == 7) compiled = runtime::compiled_kernel_count();
   }
   EXPECT_EQ(runtime::compiled_kernel_count(), compiled);
