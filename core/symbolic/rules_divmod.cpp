@@ -25,6 +25,16 @@ bool splits(Match& m, int64_t c2) {
   return by && by->lo >= 0 && all && all->lo >= 0;
 }
 
+// (x*c1 + y) with c2 a multiple of c1, x non-negative, y in [0, c1) and no wrap: the
+// multiples of c2 come from x alone.
+bool below(Match& m, int64_t c1, int64_t c2) {
+  if (c2 % c1 != 0 || c2 == c1) return false;
+  auto bx = bounds(m["x"]);
+  auto by = bounds(m["y"]);
+  return bx && by && bx->lo >= 0 && by->lo >= 0 && by->hi < c1 &&
+         linear_no_wrap(m["x"]->dtype(), m["x"], c1, m["y"].get());
+}
+
 }  // namespace
 
 const RuleSet& divmod_rules() {
@@ -49,12 +59,28 @@ const RuleSet& divmod_rules() {
                if (!splits(m, c2)) return UOpRef();
                return m["x"] * (cval(m, "c1") / c2) + m["y"] / c2;
              })  // (x*c1+y)//c2 -> x*(c1/c2) + y//c2
+      | rule(idiv(ivar("x") * pconst("c1") + var("y"), pconst("c2")),
+             [](Match& m) {
+               int64_t c1 = cval(m, "c1"), c2 = cval(m, "c2");
+               if (!below(m, c1, c2)) return UOpRef();
+               return m["x"] / (c2 / c1);
+             })  // (x*c1+y)//(c1*d) -> x//d when 0 <= y < c1
       | rule((ivar("x") * pconst("c1") + var("y")) % pconst("c2"),
              [](Match& m) {
                int64_t c2 = cval(m, "c2");
                if (!splits(m, c2)) return UOpRef();
                return m["y"] % c2;
              })  // (x*c1+y)%c2 -> y%c2
+      | rule((ivar("x") * pconst("c1") + var("y")) % pconst("c2"),
+             [](Match& m) {
+               int64_t c1 = cval(m, "c1"), c2 = cval(m, "c2");
+               if (!below(m, c1, c2)) return UOpRef();
+               return m["x"] % (c2 / c1) * c1 + m["y"];
+             })  // (x*c1+y)%(c1*d) -> (x%d)*c1 + y when 0 <= y < c1
+      | rule(idiv(ivar("x"), pconst("c")) * pconst("c3") + (var("x") % var("c")) * pconst("c4"),
+             [](Match& m) {
+               return cval(m, "c") * cval(m, "c4") == cval(m, "c3") ? m["x"] * m["c4"] : UOpRef();
+             })  // (x//c)*(c*k) + (x%c)*k -> x*k
       | rule(idiv(ivar("x") * pconst("c1"), pconst("c2")),
              [](Match& m) {
                int64_t c1 = cval(m, "c1"), c2 = cval(m, "c2");

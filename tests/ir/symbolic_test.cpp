@@ -144,6 +144,13 @@ TEST(Symbolic, DivModWithBounds) {
       {"(x+20)%10 -> x+0..", (x() + 20) % 10, x()},
       {"s%10 may be negative", s() % 10, s() % 10},
       {"(s*10+x)//10 not split: s<0", (s() * 10 + x()) / 10, (s() * 10 + x()) / 10},
+      // A divisor that is a multiple of the stride: merged rows read through a reshape.
+      {"(y*10+x)//20", (y() * 10 + x()) / 20, y() / 2},
+      {"(y*10+x)%20", (y() * 10 + x()) % 20, y() % 2 * 10 + x()},
+      {"(x*4+y)//8 kept: y may reach 4", (x() * 4 + y()) / 8, (x() * 4 + y()) / 8},
+      {"(s*10+x)//20 kept: s<0", (s() * 10 + x()) / 20, (s() * 10 + x()) / 20},
+      {"y//8*24 + y%8*3", (y() / 8) * 24 + (y() % 8) * 3, y() * 3},
+      {"y//8*20 + y%8*3 kept", (y() / 8) * 20 + (y() % 8) * 3, (y() / 8) * 20 + (y() % 8) * 3},
   });
 }
 
