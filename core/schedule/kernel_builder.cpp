@@ -1,6 +1,7 @@
 // Indexing the tensor-level graph into one kernel's AST.
 #include "schedule/kernel_builder.hpp"
 
+#include "codegen/rebuild.hpp"
 #include "ir/error.hpp"
 #include "ir/graph.hpp"
 #include "schedule/scheduler.hpp"
@@ -10,6 +11,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <unordered_set>
 
 namespace polygrad::schedule {
 
@@ -102,7 +104,8 @@ UOpRef KernelBuilder::build(const UOp* node, const lazy::Shape& shape, const UOp
   UOpRef off = simplify(flat_offset(shape, idx));
   UOpRef store = UOp::make(Op::STORE, dtypes::void_,
                            {UOp::make(Op::INDEX, out_ptr->dtype(), {out_ptr, off}), value});
-  UOpRef sink = UOp::make(Op::SINK, dtypes::void_, {store});
+  UOpRef sink = merge_leading_ranges(UOp::make(Op::SINK, dtypes::void_, {store}),
+                                     !shape.empty() && shape.back() == 1);
   if (!symbolic_outer_ || out_ranges_.empty()) return sink;
   // The index math was simplified knowing the outer range's constant extent (a reshape's
   // `% batch` drops out), so the kernel no longer mentions the batch size unless it must (a
@@ -112,6 +115,38 @@ UOpRef KernelBuilder::build(const UOp* node, const lazy::Shape& shape, const UOp
   outer_extent_ = outer->src(0)->arg_int();
   outer_range_ = range(define_var("n0", 1, INT32_MAX), outer->arg_int());
   return substitute(sink, {{outer.get(), outer_range_}});
+}
+
+UOpRef KernelBuilder::merge_leading_ranges(const UOpRef& sink, bool all) {
+  const size_t m = out_ranges_.size();
+  const size_t merge = all ? m : m - 1;  // how many leading ranges become one
+  if (m == 0 || merge < 2) return sink;
+  int64_t total = 1;
+  for (size_t i = 0; i < merge; ++i) total *= out_ranges_[i]->src(0)->arg_int();
+  const UOpRef rows = range(idx_const(total), out_ranges_[0]->arg_int());
+  std::unordered_map<const UOp*, UOpRef> subs;
+  int64_t below = 1;
+  for (size_t i = merge; i-- > 0;) {
+    const int64_t e = out_ranges_[i]->src(0)->arg_int();
+    subs.emplace(out_ranges_[i].get(), i == 0 ? rows / below : rows / below % e);
+    below *= e;
+  }
+  UOpRef merged = codegen::simplify_indexing(substitute(sink, subs));
+  // Clean when no index divides or takes a remainder of the merged range: every load walks
+  // the leading axes as one (a per-batch operand, a pad along an inner axis would not).
+  std::unordered_set<const UOp*> uses{rows.get()};
+  for (const UOp* u : toposort(merged)) {
+    bool dep = false;
+    for (const UOpRef& src : u->srcs()) dep = dep || uses.count(src.get()) > 0;
+    if (!dep) continue;
+    if (u->op() == Op::IDIV || u->op() == Op::MOD) return sink;
+    uses.insert(u);
+  }
+  std::vector<UOpRef> kept{rows};
+  kept.insert(kept.end(), out_ranges_.begin() + static_cast<std::ptrdiff_t>(merge),
+              out_ranges_.end());
+  out_ranges_ = std::move(kept);
+  return merged;
 }
 
 UOpRef KernelBuilder::index(const UOp* node, const std::vector<UOpRef>& idx, const UOpRef& gate) {

@@ -54,6 +54,11 @@ class KernelBuilder {
   void count_paths(const UOp* root);
   UOpRef global(const UOpRef& buffer);
   UOpRef new_range(int64_t extent);
+  /// `sink` with the output ranges before the last merged into one (a (batch, seq, d) output
+  /// as (batch * seq) rows of d; with `all`, for an output whose last axis is 1, every range:
+  /// a keepdim row reduction), when every index then walks those rows without division or
+  /// remainder; else `sink` unchanged.
+  UOpRef merge_leading_ranges(const UOpRef& sink, bool all);
 
   Scheduler& owner_;
   std::string device_;

@@ -1,6 +1,7 @@
 // Batch sizes as launch variables beyond the output rows: kernels that reduce over the batch
 // (weight and bias gradients, a mean loss) and the constants 1/batch take the batch at launch,
-// so a whole training step compiles once for every batch size. Values against plain C++.
+// so a whole training step compiles once for every batch size; row-wise kernels over
+// (batch, seq, d) take batch * seq. Values against plain C++.
 #include "graphs.hpp"
 #include "runtime/runtime.hpp"
 #include "runtime/schedule_cache.hpp"
@@ -129,6 +130,53 @@ TEST(SymbolicBatch, TrainingStepsOfFiveBatchSizesShareTheirKernels) {
     if (batch == 21) compiled = runtime::compiled_kernel_count();
   }
   EXPECT_EQ(runtime::compiled_kernel_count(), compiled) << "a new batch size compiled a kernel";
+}
+
+// A (batch, seq, d) tensor's row-wise kernels run over batch * seq rows when every index walks
+// them as one (KernelBuilder::merge_leading_ranges), so the sequence length is a launch
+// variable too: linear -> layernorm -> gelu -> linear -> softmax over five sequence lengths
+// and two batch sizes compiles once. Values against double.
+TEST(SymbolicBatch, SequenceLengthsShareRowWiseKernels) {
+  constexpr int64_t d = 24, h = 40;
+  const std::vector<float> w1v = uniform(h * d, 21, -0.4f, 0.4f), b1v = uniform(h, 22);
+  const std::vector<float> w2v = uniform(d * h, 23, -0.4f, 0.4f), b2v = uniform(d, 24);
+  const Tensor w1(w1v, {h, d}), b1(b1v, {h}), w2(w2v, {d, h}), b2(b2v, {d});
+  size_t compiled = 0;
+  for (auto [batch, seq] : std::vector<std::pair<int64_t, int64_t>>{
+           {3, 16}, {3, 9}, {2, 23}, {3, 40}, {2, 5}, {3, 7}}) {
+    const int64_t rows = batch * seq;
+    const std::vector<float> xv = uniform(static_cast<size_t>(rows * d), unsigned(rows));
+    const Tensor x(xv, {batch, seq, d});
+    const std::vector<float> got =
+        x.linear(w1, b1).layernorm().gelu().linear(w2, b2).softmax(-1).to_vector<float>();
+    ASSERT_EQ(got.size(), static_cast<size_t>(rows * d));
+    for (int64_t r = 0; r < rows; ++r) {
+      std::vector<double> a(h), z(d);
+      double mean = 0, var = 0;
+      for (int64_t j = 0; j < h; ++j) {
+        a[j] = b1v[j];
+        for (int64_t i = 0; i < d; ++i) a[j] += double(w1v[j * d + i]) * xv[r * d + i];
+        mean += a[j] / h;
+      }
+      for (int64_t j = 0; j < h; ++j) var += (a[j] - mean) * (a[j] - mean) / h;
+      for (int64_t j = 0; j < h; ++j) {
+        const double n = (a[j] - mean) / std::sqrt(var + 1e-5);
+        a[j] = 0.5 * n * (1 + std::tanh(0.7978845608028654 * (n + 0.044715 * n * n * n)));
+      }
+      double mx = -1e300, den = 0;
+      for (int64_t i = 0; i < d; ++i) {
+        z[i] = b2v[i];
+        for (int64_t j = 0; j < h; ++j) z[i] += double(w2v[i * h + j]) * a[j];
+        mx = std::max(mx, z[i]);
+      }
+      for (int64_t i = 0; i < d; ++i) den += std::exp(z[i] - mx);
+      for (int64_t i = 0; i < d; ++i)
+        ASSERT_NEAR(got[r * d + i], std::exp(z[i] - mx) / den, 2e-5)
+            << "batch " << batch << " seq " << seq << " row " << r << " column " << i;
+    }
+    if (seq == 16) compiled = runtime::compiled_kernel_count();
+  }
+  EXPECT_EQ(runtime::compiled_kernel_count(), compiled) << "a new sequence length compiled";
 }
 
 std::string dev() {
