@@ -3,6 +3,9 @@
 #include "symbolic/rules_util.hpp"
 #include "symbolic/simplify.hpp"
 
+#include <algorithm>
+#include <vector>
+
 namespace polygrad {
 
 using detail::cval;
@@ -35,6 +38,93 @@ bool below(Match& m, int64_t c1, int64_t c2) {
          linear_no_wrap(m["x"]->dtype(), m["x"], c1, m["y"].get());
 }
 
+/// One term of a sum: t * k (t null: the constant k).
+struct Term {
+  UOpRef t;
+  int64_t k = 0;
+};
+
+/// The terms of the ADD chain `x` with their constant coefficients; false when a term could
+/// be negative, or its coefficient or the sum's range does not fit (nothing is rewritten).
+bool nonnegative_terms(const UOpRef& x, std::vector<Term>& out) {
+  if (x->op() == Op::ADD)
+    return nonnegative_terms(x->src(0), out) && nonnegative_terms(x->src(1), out);
+  Term term{x, 1};
+  if (x->op() == Op::CONST && std::holds_alternative<int64_t>(x->arg()))
+    term = {UOpRef(), x->arg_int()};
+  else if (x->op() == Op::MUL && positive_const(*x->src(1)))
+    term = {x->src(0), x->src(1)->arg_int()};
+  if (term.k < 0) return false;
+  if (term.t) {
+    auto b = bounds(term.t);
+    if (!b || b->lo < 0) return false;
+  }
+  out.push_back(term);
+  return true;
+}
+
+/// The terms whose coefficient `g` divides, each with its coefficient divided by g.
+UOpRef quotient_sum(const std::vector<Term>& terms, int64_t g, const UOpRef& like) {
+  UOpRef sum;
+  for (const Term& t : terms) {
+    if (t.k % g != 0) continue;
+    const int64_t k = t.k / g;
+    UOpRef v = !t.t ? const_like(like, k) : k == 1 ? t.t : t.t * k;
+    sum = sum ? sum + v : v;
+  }
+  return sum ? sum : const_like(like, 0);
+}
+
+/// The terms whose coefficient `g` does not divide, and their range.
+UOpRef remainder_sum(const std::vector<Term>& terms, int64_t g, const UOpRef& like, Bounds& range) {
+  UOpRef sum;
+  range = {0, 0};
+  for (const Term& t : terms) {
+    if (t.k % g == 0) continue;
+    if (!t.t) {
+      range.lo += t.k;
+      range.hi += t.k;
+    } else {
+      auto b = bounds(t.t);
+      range.lo += b->lo * t.k;
+      range.hi += b->hi * t.k;
+    }
+    UOpRef v = !t.t ? const_like(like, t.k) : t.k == 1 ? t.t : t.t * t.k;
+    sum = sum ? sum + v : v;
+  }
+  return sum ? sum : const_like(like, 0);
+}
+
+/// x // c (div) or x % c for a sum x of non-negative terms: with g = c or a coefficient that
+/// divides c, terms that g divides make the quotient q and the rest r; when 0 <= r < g,
+/// x // c = q // (c/g) and x % c = (q % (c/g)) * g + r. With g = c and a larger r,
+/// x // c = q + r // c and x % c = r % c. Null when nothing splits.
+UOpRef split_sum(const UOpRef& x, int64_t c, bool div) {
+  if (x->op() != Op::ADD) return UOpRef();
+  auto bx = bounds(x);
+  std::vector<Term> terms;
+  if (!bx || !nonnegative_terms(x, terms)) return UOpRef();
+  std::vector<int64_t> divisors{c};
+  for (const Term& t : terms)
+    if (t.t && t.k > 1 && t.k < c && c % t.k == 0) divisors.push_back(t.k);
+  std::sort(divisors.rbegin(), divisors.rend());
+  for (int64_t g : divisors) {
+    bool any = false;
+    for (const Term& t : terms) any = any || t.k % g == 0;
+    if (!any) continue;
+    Bounds r{};
+    const UOpRef rest = remainder_sum(terms, g, x, r);
+    const UOpRef q = quotient_sum(terms, g, x);
+    if (r.lo >= 0 && r.hi < g) {
+      const int64_t d = c / g;
+      if (div) return d == 1 ? q : q / d;
+      return d == 1 ? rest : q % d * g + rest;
+    }
+    if (g == c && r.lo >= 0) return div ? q + rest / c : rest % c;
+  }
+  return UOpRef();
+}
+
 }  // namespace
 
 const RuleSet& divmod_rules() {
@@ -53,6 +143,12 @@ const RuleSet& divmod_rules() {
                auto b = bounds(m["x"]);
                return b && b->hi <= 0 && b->lo > -cval(m, "c") ? m["x"] : UOpRef();
              })  // x%c -> x when -c < x <= 0
+      | rule(idiv(ivar("x"), pconst("c")),
+             [](Match& m) { return split_sum(m["x"], cval(m, "c"), true); }) |
+      rule(ivar("x") % pconst("c"),
+           [](Match& m) {
+             return split_sum(m["x"], cval(m, "c"), false);
+           })  // sums of non-negative terms: see split_sum
       | rule(idiv(ivar("x") * pconst("c1") + var("y"), pconst("c2")),
              [](Match& m) {
                int64_t c2 = cval(m, "c2");

@@ -152,6 +152,20 @@ TEST(Symbolic, DivModWithBounds) {
       {"y//8*24 + y%8*3", (y() / 8) * 24 + (y() % 8) * 3, y() * 3},
       {"y//8*20 + y%8*3 kept", (y() / 8) * 20 + (y() % 8) * 3, (y() / 8) * 20 + (y() % 8) * 3},
   });
+  // Sums of several non-negative terms (a batched matmul's index through reshapes): the terms a
+  // divisor's factor divides make the quotient, the rest the remainder.
+  const UOpRef z = define_var("z", 0, 31, dtypes::int32);
+  const UOpRef sum = y() * 320 + x() * 32 + z;
+  run_cases({
+      {"(y*320+x*32+z)//320", sum / 320, y()},
+      {"(y*320+x*32+z)%320", sum % 320, x() * 32 + z},
+      {"(y*320+x*32+z)//32", sum / 32, y() * 10 + x()},
+      {"(y*320+x*32+z)%32", sum % 32, z},
+      {"(y*320+x*32+z)//64", sum / 64, y() * 5 + x() / 2},
+      {"(y*320+x*32+z)%64", sum % 64, x() % 2 * 32 + z},
+      {"(y*320+x*32+s)//32 kept: s<0", (y() * 320 + x() * 32 + s()) / 32,
+       (y() * 320 + x() * 32 + s()) / 32},
+  });
 }
 
 TEST(Symbolic, ComparisonsFromBounds) {
