@@ -44,6 +44,7 @@ bool walks_outer_axis(const std::vector<const UOp*>& order, const UOp* r,
 void symbolic_reduces(UOpRef& ast, const std::vector<UOpRef>& buffers, VarValues& vars) {
   const std::vector<const UOp*> order = toposort(ast);
   std::unordered_map<const UOp*, UOpRef> subs;
+  std::unordered_map<int64_t, UOpRef> made;  // the variables made here, by value
   for (const UOp* u : order) {
     if (u->op() != Op::REDUCE) continue;
     for (size_t i = 1; i < u->nsrcs(); ++i) {
@@ -52,15 +53,16 @@ void symbolic_reduces(UOpRef& ast, const std::vector<UOpRef>& buffers, VarValues
           !walks_outer_axis(order, r, buffers))
         continue;
       const int64_t n = r->src(0)->arg_int();
-      UOpRef var;
+      UOpRef var = made.count(n) ? made[n] : UOpRef();
       for (const auto& [name, value] : vars)
-        if (value == n && (var = find_var(ast, name))) break;
+        if (!var && value == n) var = find_var(ast, name);
       if (!var) {
         std::string name = "n";  // (not "n" + ...: GCC 12 warns -Wrestrict on that)
         name += std::to_string(vars.size());
         var = define_var(name, 1, INT32_MAX);
         vars.emplace_back(name, n);
       }
+      made.emplace(n, var);
       subs.emplace(r, range(var, r->arg_int()));
     }
   }
