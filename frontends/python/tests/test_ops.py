@@ -142,6 +142,12 @@ def test_prod_logsumexp_cumsum_argmax():
     compare(lambda x: x.logsumexp(1), [(3, 4)], lambda x: x.logsumexp(1))
     compare(lambda x: x.cumsum(1), [(3, 4)], lambda x: x.cumsum(1))
     compare(lambda x: x.cumsum(), [(5,)], lambda x: x.cumsum(0))
+    # Long axes run in blocks of 256 (a padded last block; 547 block totals in blocks again).
+    compare(lambda x: x.cumsum(1), [(3, 1000)], lambda x: x.cumsum(1), atol=1e-4)
+    compare(lambda x: x.cumsum(0), [(140000, 1)], lambda x: x.cumsum(0), atol=2e-3, grad=False)
+    compare(lambda x: x.cumsum(0), [(513, 2)], lambda x: x.cumsum(0), atol=1e-4)
+    xi = np.random.default_rng(1).integers(-9, 9, size=(2, 5000)).astype(np.int32)
+    np.testing.assert_array_equal(Tensor(xi).cumsum(1).numpy(), np.cumsum(xi, 1))
     x = np.random.default_rng(0).normal(size=(3, 5)).astype(np.float32)
     np.testing.assert_array_equal(Tensor(x).argmax(1).numpy(), x.argmax(1))
     np.testing.assert_array_equal(Tensor(x).argmax().numpy(), x.argmax())
