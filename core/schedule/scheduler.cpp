@@ -174,12 +174,15 @@ size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const U
     pad_rows(ast, buffers, deps, device, rows);
   }
   std::vector<std::pair<std::string, int64_t>> vars;
+  bool blocks = false;  // the variable counts blocks of a split flat range, not a size
   if (const UOp* var = kb.outer_var()) {
     bool has_reduce = false;
     for (const UOp* u : toposort(ast)) has_reduce = has_reduce || u->op() == Op::REDUCE;
     if (!has_reduce) {
-      if (int64_t bound = split_flat_range(ast, var, kb.outer_extent()); bound > 0)
+      if (int64_t bound = split_flat_range(ast, var, kb.outer_extent()); bound > 0) {
         vars.emplace_back(var->arg_var().name, bound);
+        blocks = bound != kb.outer_extent();
+      }
     } else if (kb.output_ranges() == 1 && codegen::vectorizes_along(ast, kb.outer_range())) {
       ast = substitute(ast, {{var, const_int(dtypes::index, kb.outer_extent())}});
     } else {
@@ -187,7 +190,8 @@ size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const U
     }
   }
   symbolic_reduces(ast, buffers, vars);
-  symbolic_reciprocals(ast, vars);
+  // (1/blocks is no size's reciprocal: a gelu's 0.5 over 512 elements, 2 blocks, stays 0.5)
+  if (!blocks) symbolic_reciprocals(ast, vars);
   POLYGRAD_VERIFY(ast);
   Meta meta{deps, kb.old_reads(), assign_target};
   if (assign_target) {

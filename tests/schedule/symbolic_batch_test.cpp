@@ -270,5 +270,22 @@ TEST(SymbolicBatch, MeanLossScalesByTheBatchAtLaunch) {
   EXPECT_EQ(runtime::compiled_kernel_count(), compiled);
 }
 
+// A flat elementwise kernel's variable counts blocks of 256, not a size: its constants are
+// never read as 1/size (x * 0.5 over 512 elements, 2 blocks, would otherwise become x / n0
+// and 768 elements would compile again).
+TEST(SymbolicBatch, FlatBlockCountsAreNoSizes) {
+  size_t compiled = 0;
+  for (int64_t n : {512, 768, 1024, 256 * 10}) {
+    const std::vector<float> xv = uniform(static_cast<size_t>(n), unsigned(n));
+    const UOpRef x = runtime::from_host(dev(), dtypes::float32, {n}, xv.data());
+    const UOpRef y = testgraph::ew(Op::MUL, x, lazy::full(dtypes::float32, 0.5, {n}));
+    std::vector<float> got(static_cast<size_t>(n));
+    runtime::to_host(runtime::realize({y}, dev())[0], got.data());
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], xv[i] * 0.5f) << n << " " << i;
+    if (n == 512) compiled = runtime::compiled_kernel_count();
+  }
+  EXPECT_EQ(runtime::compiled_kernel_count(), compiled);
+}
+
 }  // namespace
 }  // namespace polygrad
