@@ -1,5 +1,6 @@
 // End to end through the cpu plugin: schedule -> codegen -> launch, values against plain C++.
 #include "graphs.hpp"
+#include "random_values.hpp"
 #include "runtime/buffers.hpp"
 #include "runtime/runtime.hpp"
 #include "runtime/schedule_cache.hpp"
@@ -10,20 +11,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
 
 namespace polygrad {
 namespace {
 
 using lazy::Shape;
 
-std::vector<float> random_floats(size_t n, unsigned seed, float lo = -3, float hi = 3) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(gen);
-  return v;
-}
+using testgraph::random_floats;
 
 class RealizeTest : public ::testing::Test {
  protected:

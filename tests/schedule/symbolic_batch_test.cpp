@@ -3,6 +3,7 @@
 // so a whole training step compiles once for every batch size; row-wise kernels over
 // (batch, seq, d) take batch * seq. Values against plain C++.
 #include "graphs.hpp"
+#include "random_values.hpp"
 #include "runtime/runtime.hpp"
 #include "runtime/schedule_cache.hpp"
 
@@ -11,17 +12,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 
 namespace polygrad {
 namespace {
 
 std::vector<float> uniform(size_t n, unsigned seed, float lo = -1, float hi = 1) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(gen);
-  return v;
+  return testgraph::random_floats(n, seed, lo, hi);
 }
 
 /// A two-layer perceptron (in -> hidden, relu, -> out) in double, trained by SGD on a mean
