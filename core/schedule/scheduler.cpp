@@ -162,7 +162,7 @@ size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const U
   // compiled kernel (the codegen's register tiling clamps and gates a last partial block of
   // rows). A reduce kernel whose only output range the codegen would vectorise (a column sum)
   // gets it back as a constant: vectors need a static extent. Reduces over the batch and the
-  // constants 1/batch become variables too (symbolic_sizes.hpp).
+  // counts a mean divides by become variables too (symbolic_sizes.hpp).
   KernelBuilder kb(*this, device);
   kb.set_symbolic_outer(lazy::numel(shape) > 1);
   UOpRef ast = kb.build(value, shape, out);
@@ -190,8 +190,7 @@ size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const U
     }
   }
   symbolic_reduces(ast, buffers, vars);
-  // (1/blocks is no size's reciprocal: a gelu's 0.5 over 512 elements, 2 blocks, stays 0.5)
-  if (!blocks) symbolic_reciprocals(ast, vars);
+  if (!blocks) symbolic_counts(ast, vars);  // (a block count is no size)
   POLYGRAD_VERIFY(ast);
   Meta meta{deps, kb.old_reads(), assign_target};
   if (assign_target) {

@@ -6,7 +6,6 @@
 #include "tensor/lazy.hpp"
 
 #include <climits>
-#include <cmath>
 #include <set>
 #include <unordered_map>
 
@@ -69,7 +68,7 @@ void symbolic_reduces(UOpRef& ast, const std::vector<UOpRef>& buffers, VarValues
   if (!subs.empty()) ast = substitute(ast, subs);
 }
 
-void symbolic_reciprocals(UOpRef& ast, const VarValues& vars) {
+void symbolic_counts(UOpRef& ast, const VarValues& vars) {
   if (vars.empty()) return;
   const std::vector<const UOp*> order = toposort(ast);
   std::set<int64_t> other{1};  // 1 and the constant extents: a mean over (batch, q)
@@ -77,28 +76,16 @@ void symbolic_reciprocals(UOpRef& ast, const VarValues& vars) {
     if (u->op() == Op::RANGE && u->src(0)->op() == Op::CONST) other.insert(u->src(0)->arg_int());
   std::unordered_map<const UOp*, UOpRef> subs;
   for (const UOp* u : order) {
-    if (u->op() != Op::CONST || u->dtype().is_vector()) continue;
-    const pg_dtype t = u->dtype().scalar();
-    if (t != PG_DTYPE_FLOAT32 && t != PG_DTYPE_FLOAT64) continue;
-    const double c = u->arg_float();
+    if (u->op() != Op::CAST || !u->dtype().is_float() || u->dtype().is_vector()) continue;
+    const UOp* k = u->src(0).get();
+    if (k->op() != Op::CONST || !std::holds_alternative<int64_t>(k->arg())) continue;
+    const int64_t count = k->arg_int();
     for (const auto& [name, n] : vars) {
-      if (n < 2 || c == 0 || !std::isfinite(c)) continue;
-      const double q = std::round(1.0 / (std::abs(c) * static_cast<double>(n)));
-      if (q < 1 || q > static_cast<double>(INT32_MAX) / static_cast<double>(n) ||
-          !other.count(static_cast<int64_t>(q)))
-        continue;
-      // The value 1/(n*q) takes in the kernel's dtype (f32 division of the rounded product,
-      // or f64's) must be the constant exactly; -1/(n*q) (a mean negative log-likelihood's
-      // scale) is the same division of -1.
-      const int64_t nq = n * static_cast<int64_t>(q);
-      const double computed = t == PG_DTYPE_FLOAT32
-                                  ? static_cast<double>(1.0f / static_cast<float>(nq))
-                                  : 1.0 / static_cast<double>(nq);
-      if (computed != std::abs(c)) continue;
+      if (n < 2 || count % n != 0 || !other.count(count / n)) continue;
       UOpRef size = find_var(ast, name);
       if (!size) continue;
-      if (q > 1) size = size * static_cast<int64_t>(q);
-      subs.emplace(u, const_float(u->dtype(), c > 0 ? 1.0 : -1.0) / cast(size, u->dtype()));
+      if (count / n > 1) size = size * (count / n);
+      subs.emplace(u, cast(size, u->dtype()));
       break;
     }
   }

@@ -1,5 +1,5 @@
 // Sizes a kernel takes at launch instead of compiling them in: the reduce ranges that walk the
-// batch, and the float constants derived from a size (a mean's 1/n).
+// batch, and the counts derived from a size (a mean's n).
 #ifndef POLYGRAD_SCHEDULE_SYMBOLIC_SIZES_HPP
 #define POLYGRAD_SCHEDULE_SYMBOLIC_SIZES_HPP
 
@@ -23,14 +23,12 @@ using VarValues = std::vector<std::pair<std::string, int64_t>>;
 /// gives up the k slices of a matmul (see optimize.hpp). `buffers` are the kernel's slots.
 void symbolic_reduces(UOpRef& ast, const std::vector<UOpRef>& buffers, VarValues& vars);
 
-/// Each float CONST of `ast` equal to ±1/(n*q), for the value n of a variable in `vars` and q
-/// 1 or a constant extent of the kernel (as the kernel's dtype rounds it: a mean's scale, the
-/// 1/batch of a mean loss's gradient, 1/(batch*outputs) of a mean squared error), becomes
-/// that value computed from the variable, so kernels of different batch sizes are one.
-/// Correct for any match, even a coincidence: the computed value equals the constant for this
-/// binding. A coincidence (a learning rate of 0.1 at batch 10) costs only sharing: that kernel
-/// serves the sizes whose constant matches the same way.
-void symbolic_reciprocals(UOpRef& ast, const VarValues& vars);
+/// Each integer constant n*q cast to a float in `ast` (the count Tensor::mean divides by), for
+/// the value n of a variable in `vars` and q 1 or a constant extent of the kernel (a mean over
+/// the batch, over (batch, outputs)), becomes the variable (times q) cast to that float, so
+/// kernels of different batch sizes are one. Only such casts: a float constant (0.5, a learning
+/// rate) is never read as a size.
+void symbolic_counts(UOpRef& ast, const VarValues& vars);
 
 }  // namespace polygrad::schedule
 

@@ -87,7 +87,11 @@ Tensor Tensor::mean(const std::vector<int64_t>& axes, bool keepdim) const {
   int64_t n = count(p.shape, detail::norm_axes("mean", axes, p.shape));
   Tensor x = detail::to_float(*this);
   Tensor s = x.sum(axes, keepdim);
-  return n == 0 ? s * NAN : s * (1.0 / static_cast<double>(n));
+  if (n == 0) return s * NAN;
+  // 1/n with n an integer constant cast to float: in a kernel the scheduler can tell this count
+  // from any other constant and take it from the batch variable (schedule/symbolic_sizes.hpp).
+  const Tensor count = Tensor::full({}, static_cast<double>(n), PG_DTYPE_INT64, p.device);
+  return s * count.cast(s.dtype()).reciprocal();
 }
 Tensor Tensor::mean(int64_t axis, bool keepdim) const {
   return mean(std::vector<int64_t>{axis}, keepdim);

@@ -74,12 +74,19 @@ inline UOpRef matmul(const UOpRef& a, const UOpRef& b, int64_t m, int64_t k, int
   return lazy::reshape(lazy::reduce(ew(Op::MUL, ae, be), Op::ADD, {2}), {m, n});
 }
 
+/// 1 / count of dtype `t`, shape `s`, as Tensor::mean builds it: an integer constant cast and
+/// inverted (the scheduler reads such a count as a size).
+inline UOpRef inverse_count(int64_t count, DType t, const Shape& s) {
+  return lazy::elementwise(
+      Op::RECIP, {lazy::cast(lazy::full(dtypes::int64, static_cast<double>(count), s), t)});
+}
+
 /// Mean cross-entropy of logits (n, m) against one-hot targets (n, m): a scalar.
 inline UOpRef cross_entropy(const UOpRef& x, const UOpRef& onehot, int64_t n, int64_t m) {
   UOpRef nll = ew(Op::MUL, log_softmax(x, n, m), onehot);
   UOpRef total = lazy::reduce(nll, Op::ADD, {0, 1});
-  return lazy::reshape(
-      ew(Op::MUL, total, lazy::full(x->dtype(), -1.0 / static_cast<double>(n), {1, 1})), {});
+  UOpRef mean = ew(Op::MUL, total, inverse_count(n, x->dtype(), {1, 1}));
+  return lazy::reshape(lazy::elementwise(Op::NEG, {mean}), {});
 }
 
 }  // namespace polygrad::testgraph

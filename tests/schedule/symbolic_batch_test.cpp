@@ -100,7 +100,7 @@ TEST(SymbolicBatch, TrainingStepsOfFiveBatchSizesShareTheirKernels) {
   ref.w1 = init(24 * 96, 1), ref.b1 = init(24, 2), ref.w2 = init(10 * 24, 3), ref.b2 = init(10, 4);
   Tensor w1 = parameter(ref.w1, {24, 96}), b1 = parameter(ref.b1, {24});
   Tensor w2 = parameter(ref.w2, {10, 24}), b2 = parameter(ref.b2, {10});
-  constexpr double lr = 0.3;  // not 1/batch for any batch below (see symbolic_sizes.hpp)
+  constexpr double lr = 0.5;  // 1/batch at batch 2: a float constant is never read as a size
   size_t compiled = 0;
   for (int64_t batch : {21, 2, 8, 45, 300}) {
     const auto bs = static_cast<unsigned>(batch);
@@ -232,8 +232,8 @@ TEST(SymbolicBatch, OnlyReducesOverTheOutermostAxisTakeTheBatchAtLaunch) {
   }
 }
 
-// The mean loss's 1/batch is computed from the variable: cross-entropy, and the mean of a
-// (batch,) vector, over 5 batch sizes compile once, with values against double.
+// The count a mean divides by is taken from the batch variable: cross-entropy, and the mean of
+// a (batch,) vector, over 5 batch sizes compile once, with values against double.
 TEST(SymbolicBatch, MeanLossScalesByTheBatchAtLaunch) {
   size_t compiled = 0;
   for (int64_t n : {7, 2, 33, 5, 130}) {
@@ -256,7 +256,7 @@ TEST(SymbolicBatch, MeanLossScalesByTheBatchAtLaunch) {
     // The mean of a (batch,) vector: lanes of 8 and a tail over the variable.
     const UOpRef col = runtime::from_host(dev(), dtypes::float32, {n}, xv.data());
     const UOpRef mean = testgraph::ew(Op::MUL, lazy::reduce(col, Op::ADD, {0}),
-                                      lazy::full(dtypes::float32, 1.0 / double(n), {1}));
+                                      testgraph::inverse_count(n, dtypes::float32, {1}));
     runtime::to_host(runtime::realize({mean}, dev())[0], &got);
     double sum = 0;
     for (int64_t i = 0; i < n; ++i) sum += xv[static_cast<size_t>(i)];
