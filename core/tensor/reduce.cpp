@@ -2,6 +2,7 @@
 #include "tensor/tensor_impl.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 
 namespace polygrad {
@@ -90,7 +91,9 @@ Tensor Tensor::mean(const std::vector<int64_t>& axes, bool keepdim) const {
   if (n == 0) return s * NAN;
   // 1/n with n an integer constant cast to float: in a kernel the scheduler can tell this count
   // from any other constant and take it from the batch variable (schedule/symbolic_sizes.hpp).
-  const Tensor count = Tensor::full({}, static_cast<double>(n), PG_DTYPE_INT64, p.device);
+  const pg_dtype int_type =
+      n <= INT32_MAX ? PG_DTYPE_INT32 : PG_DTYPE_INT64;  // (int32: any device)
+  const Tensor count = Tensor::full({}, static_cast<double>(n), int_type, p.device);
   return s * count.cast(s.dtype()).reciprocal();
 }
 Tensor Tensor::mean(int64_t axis, bool keepdim) const {
@@ -168,8 +171,8 @@ std::vector<std::pair<int64_t, int64_t>> last_axis(const Tensor::Shape& shape, i
 
 /// Inclusive prefix sums along the last axis. Up to 2 * kBlock elements: triangular. Longer
 /// axes in blocks of kBlock: each block's own prefix sums plus the sum of the blocks before it
-/// (the prefix sums of the block totals, shifted by one), so the work per element is about
-/// kBlock / 2 + n / kBlock / 2 instead of n / 2 (a 1024-long axis: 40 instead of 512).
+/// (the prefix sums of the block totals, shifted by one), so the masked work per element is
+/// about kBlock + n / kBlock instead of n (a 4096-long axis: 272 instead of 4096).
 Tensor cumsum_last(const Tensor& x, int64_t n, const std::string& device) {
   constexpr int64_t kBlock = 256;
   if (n <= 2 * kBlock) return triangular_cumsum(x, n, device);
