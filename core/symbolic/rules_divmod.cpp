@@ -28,16 +28,6 @@ bool splits(Match& m, int64_t c2) {
   return by && by->lo >= 0 && all && all->lo >= 0;
 }
 
-// (x*c1 + y) with c2 a multiple of c1, x non-negative, y in [0, c1) and no wrap: the
-// multiples of c2 come from x alone.
-bool below(Match& m, int64_t c1, int64_t c2) {
-  if (c2 % c1 != 0 || c2 == c1) return false;
-  auto bx = bounds(m["x"]);
-  auto by = bounds(m["y"]);
-  return bx && by && bx->lo >= 0 && by->lo >= 0 && by->hi < c1 &&
-         linear_no_wrap(m["x"]->dtype(), m["x"], c1, m["y"].get());
-}
-
 /// One term of a sum: t * k (t null: the constant k).
 struct Term {
   UOpRef t;
@@ -63,13 +53,17 @@ bool nonnegative_terms(const UOpRef& x, std::vector<Term>& out) {
   return true;
 }
 
+/// t * k as a node (the constant k when t is null).
+UOpRef term_value(const UOpRef& t, int64_t k, const UOpRef& like) {
+  return !t ? const_like(like, k) : k == 1 ? t : t * k;
+}
+
 /// The terms whose coefficient `g` divides, each with its coefficient divided by g.
 UOpRef quotient_sum(const std::vector<Term>& terms, int64_t g, const UOpRef& like) {
   UOpRef sum;
   for (const Term& t : terms) {
     if (t.k % g != 0) continue;
-    const int64_t k = t.k / g;
-    UOpRef v = !t.t ? const_like(like, k) : k == 1 ? t.t : t.t * k;
+    UOpRef v = term_value(t.t, t.k / g, like);
     sum = sum ? sum + v : v;
   }
   return sum ? sum : const_like(like, 0);
@@ -89,7 +83,7 @@ UOpRef remainder_sum(const std::vector<Term>& terms, int64_t g, const UOpRef& li
       range.lo += b->lo * t.k;
       range.hi += b->hi * t.k;
     }
-    UOpRef v = !t.t ? const_like(like, t.k) : t.k == 1 ? t.t : t.t * t.k;
+    UOpRef v = term_value(t.t, t.k, like);
     sum = sum ? sum + v : v;
   }
   return sum ? sum : const_like(like, 0);
@@ -155,24 +149,12 @@ const RuleSet& divmod_rules() {
                if (!splits(m, c2)) return UOpRef();
                return m["x"] * (cval(m, "c1") / c2) + m["y"] / c2;
              })  // (x*c1+y)//c2 -> x*(c1/c2) + y//c2
-      | rule(idiv(ivar("x") * pconst("c1") + var("y"), pconst("c2")),
-             [](Match& m) {
-               int64_t c1 = cval(m, "c1"), c2 = cval(m, "c2");
-               if (!below(m, c1, c2)) return UOpRef();
-               return m["x"] / (c2 / c1);
-             })  // (x*c1+y)//(c1*d) -> x//d when 0 <= y < c1
       | rule((ivar("x") * pconst("c1") + var("y")) % pconst("c2"),
              [](Match& m) {
                int64_t c2 = cval(m, "c2");
                if (!splits(m, c2)) return UOpRef();
                return m["y"] % c2;
              })  // (x*c1+y)%c2 -> y%c2
-      | rule((ivar("x") * pconst("c1") + var("y")) % pconst("c2"),
-             [](Match& m) {
-               int64_t c1 = cval(m, "c1"), c2 = cval(m, "c2");
-               if (!below(m, c1, c2)) return UOpRef();
-               return m["x"] % (c2 / c1) * c1 + m["y"];
-             })  // (x*c1+y)%(c1*d) -> (x%d)*c1 + y when 0 <= y < c1
       | rule(idiv(ivar("x"), pconst("c")) * pconst("c3") + (var("x") % var("c")) * pconst("c4"),
              [](Match& m) {
                return cval(m, "c") * cval(m, "c4") == cval(m, "c3") ? m["x"] * m["c4"] : UOpRef();
