@@ -13,11 +13,15 @@ namespace polygrad::schedule {
 
 namespace {
 
-/// The DEFINE_VAR of `ast` named `name`, or null.
-UOpRef find_var(const UOpRef& ast, const std::string& name) {
-  for (const UOp* u : toposort(ast))
-    if (u->op() == Op::DEFINE_VAR && u->arg_var().name == name) return u->ref();
-  return {};
+/// The DEFINE_VARs among `order` that `vars` binds, by the value bound.
+std::unordered_map<int64_t, UOpRef> vars_by_value(const std::vector<const UOp*>& order,
+                                                  const VarValues& vars) {
+  std::unordered_map<int64_t, UOpRef> out;
+  for (const UOp* u : order)
+    if (u->op() == Op::DEFINE_VAR)
+      for (const auto& [name, value] : vars)
+        if (u->arg_var().name == name) out.emplace(value, u->ref());
+  return out;
 }
 
 /// True when the reduce range `r` (constant extent) is the outermost axis of every buffer it
@@ -43,7 +47,7 @@ bool walks_outer_axis(const std::vector<const UOp*>& order, const UOp* r,
 void symbolic_reduces(UOpRef& ast, const std::vector<UOpRef>& buffers, VarValues& vars) {
   const std::vector<const UOp*> order = toposort(ast);
   std::unordered_map<const UOp*, UOpRef> subs;
-  std::unordered_map<int64_t, UOpRef> made;  // the variables made here, by value
+  std::unordered_map<int64_t, UOpRef> by_value = vars_by_value(order, vars);  // and made here
   for (const UOp* u : order) {
     if (u->op() != Op::REDUCE) continue;
     for (size_t i = 1; i < u->nsrcs(); ++i) {
@@ -52,16 +56,13 @@ void symbolic_reduces(UOpRef& ast, const std::vector<UOpRef>& buffers, VarValues
           !walks_outer_axis(order, r, buffers))
         continue;
       const int64_t n = r->src(0)->arg_int();
-      UOpRef var = made.count(n) ? made[n] : UOpRef();
-      for (const auto& [name, value] : vars)
-        if (!var && value == n) var = find_var(ast, name);
+      UOpRef& var = by_value[n];
       if (!var) {
         std::string name = "n";  // (not "n" + ...: GCC 12 warns -Wrestrict on that)
         name += std::to_string(vars.size());
         var = define_var(name, 1, INT32_MAX);
         vars.emplace_back(name, n);
       }
-      made.emplace(n, var);
       subs.emplace(r, range(var, r->arg_int()));
     }
   }
@@ -74,18 +75,18 @@ void symbolic_counts(UOpRef& ast, const VarValues& vars) {
   std::set<int64_t> other{1};  // 1 and the constant extents: a mean over (batch, q)
   for (const UOp* u : order)
     if (u->op() == Op::RANGE && u->src(0)->op() == Op::CONST) other.insert(u->src(0)->arg_int());
+  const std::unordered_map<int64_t, UOpRef> by_value = vars_by_value(order, vars);
   std::unordered_map<const UOp*, UOpRef> subs;
   for (const UOp* u : order) {
     if (u->op() != Op::CAST || !u->dtype().is_float() || u->dtype().is_vector()) continue;
     const UOp* k = u->src(0).get();
     if (k->op() != Op::CONST || !std::holds_alternative<int64_t>(k->arg())) continue;
     const int64_t count = k->arg_int();
-    for (const auto& [name, n] : vars) {
-      if (n < 2 || count % n != 0 || !other.count(count / n)) continue;
-      UOpRef size = find_var(ast, name);
-      if (!size) continue;
-      if (count / n > 1) size = size * (count / n);
-      subs.emplace(u, cast(size, u->dtype()));
+    for (const auto& [name, n] : vars) {  // in order: the first match, every time
+      auto var = by_value.find(n);
+      if (n < 2 || count % n != 0 || !other.count(count / n) || var == by_value.end()) continue;
+      const int64_t q = count / n;
+      subs.emplace(u, cast(q > 1 ? var->second * q : var->second, u->dtype()));
       break;
     }
   }
