@@ -381,7 +381,10 @@ namespace {
 // A realised b with 512-byte rows, larger than half an L2: the scheduler has the matmul read it
 // from a copy with padded rows (codegen::row_padding). Values against plain C++.
 TEST_F(RealizeTest, MatmulReadsALargePowerOfTwoRowOperandFromAPaddedCopy) {
-  constexpr int64_t m = 64, k = 640, n = 128;
+  // Rows of 512 bytes share L1 sets; b is padded when it is more than half the device's L2
+  // (codegen::row_padding): k rows past that, whatever L2 this machine declares.
+  const uint64_t l2 = runtime::device_handle(dev_).properties().caps.l2_cache_bytes;
+  const int64_t m = 64, n = 128, k = std::max<int64_t>(640, int64_t(l2 / 2 / 512) + 128);
   std::vector<float> av = random_floats(m * k, 11, -1, 1), bv = random_floats(k * n, 12, -1, 1);
   UOpRef mm = testgraph::matmul(input(av, {m, k}), input(bv, {k, n}), m, k, n);
   schedule::Schedule s = runtime::cached_schedule({mm}, dev_);
