@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <string>
 
 namespace polygrad {
 
@@ -40,6 +41,15 @@ int64_t count(const lazy::Shape& shape, const std::vector<int64_t>& axes) {
   int64_t n = 1;
   for (int64_t a : axes) n *= shape[static_cast<size_t>(a)];
   return n;
+}
+
+// The element count n of a reduction as an integer constant cast to `type` (int32 when it fits:
+// every device has int32). In a kernel the scheduler can tell such a count from any other float
+// constant and take it from the batch variable (schedule/symbolic_sizes.hpp), so a mean or a
+// variance over the batch compiles once for every batch size.
+Tensor size_count(int64_t n, pg_dtype type, const std::string& device) {
+  const pg_dtype int_type = n <= INT32_MAX ? PG_DTYPE_INT32 : PG_DTYPE_INT64;
+  return Tensor::full({}, static_cast<double>(n), int_type, device).cast(type);
 }
 
 }  // namespace
@@ -86,15 +96,9 @@ Tensor Tensor::prod(int64_t axis, bool keepdim) const {
 Tensor Tensor::mean(const std::vector<int64_t>& axes, bool keepdim) const {
   const detail::TensorImpl& p = detail::state(*this, "mean");
   int64_t n = count(p.shape, detail::norm_axes("mean", axes, p.shape));
-  Tensor x = detail::to_float(*this);
-  Tensor s = x.sum(axes, keepdim);
+  Tensor s = detail::to_float(*this).sum(axes, keepdim);
   if (n == 0) return s * NAN;
-  // 1/n with n an integer constant cast to float: in a kernel the scheduler can tell this count
-  // from any other constant and take it from the batch variable (schedule/symbolic_sizes.hpp).
-  const pg_dtype int_type =
-      n <= INT32_MAX ? PG_DTYPE_INT32 : PG_DTYPE_INT64;  // (int32: any device)
-  const Tensor count = Tensor::full({}, static_cast<double>(n), int_type, p.device);
-  return s * count.cast(s.dtype()).reciprocal();
+  return s * size_count(n, s.dtype(), p.device).reciprocal();
 }
 Tensor Tensor::mean(int64_t axis, bool keepdim) const {
   return mean(std::vector<int64_t>{axis}, keepdim);
@@ -105,8 +109,11 @@ Tensor Tensor::var(const std::vector<int64_t>& axes, bool keepdim, double correc
   int64_t n = count(p.shape, detail::norm_axes("var", axes, p.shape));
   Tensor x = detail::to_float(*this);
   Tensor d = x - x.mean(axes, true);
-  double denom = std::max(0.0, static_cast<double>(n) - correction);
-  return (d * d).sum(axes, keepdim) / denom;
+  Tensor ss = (d * d).sum(axes, keepdim);
+  // max(0, n - correction), n taken as a size like mean's count.
+  Tensor denom = size_count(n, ss.dtype(), p.device);
+  if (correction != 0) denom = (denom - correction).maximum(0.0);
+  return ss / denom;
 }
 Tensor Tensor::var(int64_t axis, bool keepdim, double correction) const {
   return var(std::vector<int64_t>{axis}, keepdim, correction);

@@ -283,5 +283,40 @@ TEST(SymbolicBatch, FlatBlockCountsAreNoSizes) {
   EXPECT_EQ(runtime::compiled_kernel_count(), compiled);
 }
 
+// Batch-norm statistics: the mean and the variances over the batch divide by n and by n - 1
+// (Tensor::var's max(0, n - correction)), integer counts taken from the batch at launch, so
+// five batch sizes compile once. Values against double.
+TEST(SymbolicBatch, BatchStatisticsTakeTheirCountsAtLaunch) {
+  constexpr int64_t c = 12;
+  size_t compiled = 0;
+  for (int64_t n : {9, 3, 16, 40, 2}) {
+    const std::vector<float> xv = uniform(static_cast<size_t>(n * c), static_cast<unsigned>(n));
+    Tensor x(xv, {n, c});
+    Tensor mean = x.mean(0), var = x.var(0), std0 = x.std(0, false, 0.0);
+    Tensor norm = (x - x.mean(0, true)) * (x.var(0, true, 0.0) + 1e-5).rsqrt();
+    std::vector<Tensor> outs{mean, var, std0, norm};
+    Tensor::realize_all(outs);
+    const std::vector<float> m = mean.to_vector<float>(), v = var.to_vector<float>();
+    const std::vector<float> s = std0.to_vector<float>(), z = norm.to_vector<float>();
+    for (int64_t j = 0; j < c; ++j) {
+      double sum = 0, ss = 0;
+      for (int64_t i = 0; i < n; ++i) sum += xv[static_cast<size_t>(i * c + j)];
+      const double mu = sum / double(n);
+      for (int64_t i = 0; i < n; ++i) ss += std::pow(xv[static_cast<size_t>(i * c + j)] - mu, 2);
+      const auto jj = static_cast<size_t>(j);
+      EXPECT_NEAR(m[jj], mu, 1e-6) << "batch " << n << " column " << j;
+      EXPECT_NEAR(v[jj], ss / double(n - 1), 1e-5) << "batch " << n << " column " << j;
+      EXPECT_NEAR(s[jj], std::sqrt(ss / double(n)), 1e-5) << "batch " << n << " column " << j;
+      for (int64_t i = 0; i < n; ++i) {
+        const auto k = static_cast<size_t>(i * c + j);
+        EXPECT_NEAR(z[k], (xv[k] - mu) / std::sqrt(ss / double(n) + 1e-5), 1e-4)
+            << "batch " << n << " element " << k;
+      }
+    }
+    if (n == 9) compiled = runtime::compiled_kernel_count();
+  }
+  EXPECT_EQ(runtime::compiled_kernel_count(), compiled) << "a new batch size compiled a kernel";
+}
+
 }  // namespace
 }  // namespace polygrad
