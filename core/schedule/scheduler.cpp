@@ -39,6 +39,11 @@ UOpRef Scheduler::realize_uncached(const UOp* node, std::optional<size_t>& item,
   if (lazy::is_realized(node))
     return node->op() == Op::BUFFER ? lazy::reshape(node->ref(), shape) : node->ref();
   if (node->op() == Op::DETACH) return realize(node->src(0).get(), item, root);
+  if (node->op() == Op::RESHAPE) {  // a reshape of a realised buffer is a view of it, no copy
+    const UOp* src = node->src(0).get();
+    while (src->op() == Op::RESHAPE) src = src->src(0).get();
+    if (src->op() == Op::BUFFER) return lazy::reshape(src->ref(), shape);
+  }
   const int64_t count = lazy::numel(shape);
   if (node->op() == Op::COPY) {
     std::optional<size_t> src_item;

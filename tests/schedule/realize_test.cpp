@@ -129,6 +129,21 @@ TEST_F(RealizeTest, MovementOps) {
   expect_near(got, want, 0);
 }
 
+// Reshapes of a realised buffer (through further reshapes) are views of it: no kernel, the
+// same memory; a permute of it is a kernel.
+TEST_F(RealizeTest, AReshapeOfARealisedBufferIsAViewOfIt) {
+  const std::vector<float> x = random_floats(24, 8);
+  const UOpRef xi = input(x, {4, 6});
+  const UOpRef r = lazy::reshape(lazy::reshape(xi, {2, 12}), {3, 2, 4});
+  const schedule::Schedule s = runtime::cached_schedule({r}, dev_);
+  EXPECT_EQ(s.items.size(), 0u);
+  const UOpRef got = runtime::realize({r}, dev_)[0];
+  EXPECT_EQ(lazy::realized_buffer(got.get()), lazy::realized_buffer(xi.get()));
+  EXPECT_EQ(lazy::shape_of(got), (Shape{3, 2, 4}));
+  EXPECT_EQ(values(r), x);
+  EXPECT_EQ(runtime::cached_schedule({lazy::permute(xi, {1, 0})}, dev_).items.size(), 1u);
+}
+
 TEST_F(RealizeTest, MatmulAgainstLoops) {
   const int n = 17, k = 9, m = 6;
   auto a = random_floats(n * k, 8), b = random_floats(k * m, 9);
