@@ -183,6 +183,30 @@ void print_schedule(const schedule::Schedule& s) {
   }
 }
 
+// While capturing: an output no item writes (a tensor the captured code was given, or a view of
+// it) is copied into a new buffer by a recorded copy, so a replay with that tensor replaced by
+// another (Capture::run) leaves the new values in the output, as in every other output.
+std::vector<UOpRef> fresh_outputs(const schedule::Schedule& s) {
+  std::set<const UOp*> written;
+  for (const schedule::Item& item : s.items) written.insert(item.buffers[0].get());
+  std::vector<UOpRef> out = s.outputs;
+  for (UOpRef& o : out) {
+    const UOp* buf = lazy::realized_buffer(o.get());
+    if (written.count(buf)) continue;
+    const int64_t count = lazy::buffer_count(buf);
+    const std::string device = buffer_device(buf);
+    UOpRef copy = new_buffer(device, buf->dtype(), count);
+    record(prepare_launch({schedule::Item::Kind::copy,
+                           device,
+                           {},
+                           {copy, buf->ref()},
+                           count * buf->dtype().itemsize(),
+                           {}}));
+    o = lazy::reshape(copy, lazy::shape_of(o));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<UOpRef> realize(const std::vector<UOpRef>& roots, const std::string& device) {
@@ -191,7 +215,7 @@ std::vector<UOpRef> realize(const std::vector<UOpRef>& roots, const std::string&
   plan_memory(s);
   if (capturing()) {
     for (const schedule::Item& item : s.items) record(prepare_launch(item));
-    return s.outputs;
+    return fresh_outputs(s);
   }
   std::set<std::string> used;
   for (const schedule::Item& item : s.items) {

@@ -158,6 +158,24 @@ TEST(Capture, RunWithReplacementsReadsOtherInputsWithoutACopy) {
   EXPECT_THROW(c.run({x, w}, {x2}), Error);                                 // counts
 }
 
+// A reshape of a realised input is a view of its buffer (no kernel); realised while capturing it
+// is copied into a buffer of its own, so a run with the input replaced holds the replacement.
+TEST(Capture, AReshapedInputFollowsItsReplacement) {
+  Tensor x(std::vector<float>{1, 2, 3, 4, 5, 6});
+  x.realize();
+  Tensor y;
+  Captured c = capture([&] { y = x.reshape({3, 2}).realize(); });
+  EXPECT_EQ(c.kernel_count(), 0u);
+  c.run();
+  EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  Tensor x2(std::vector<float>{6, 5, 4, 3, 2, 1});
+  c.run({x}, {x2});
+  EXPECT_EQ(y.shape(), (Tensor::Shape{3, 2}));
+  EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{6, 5, 4, 3, 2, 1}));
+  EXPECT_EQ(x.to_vector<float>(), (std::vector<float>{1, 2, 3, 4, 5, 6}))
+      << "the input is untouched";
+}
+
 TEST(Capture, BackwardRefusesToAddToAGradientFromBeforeTheCapture) {
   Tensor w(std::vector<float>{1, 2});
   w.realize().requires_grad(true);

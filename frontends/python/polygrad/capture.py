@@ -25,6 +25,16 @@ def _tensors_in(obj):
     return []
 
 
+def _swap(obj, by_id):
+    if isinstance(obj, Tensor):
+        return by_id.get(id(obj), obj)
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_swap(o, by_id) for o in obj)
+    if isinstance(obj, dict):
+        return {k: _swap(v, by_id) for k, v in obj.items()}
+    return obj
+
+
 class Captured:
     """A recording: run() launches it; `result` is what the captured function returned (its
     tensors hold the values of the latest run)."""
@@ -45,7 +55,8 @@ class Captured:
         ins = (c_void_p * max(n, 1))(*[t._h for t in inputs])
         reps = (c_void_p * max(n, 1))(*[t._h for t in replacements])
         check(lib.pg_capture_run_with(self._h, ins, reps, n))
-        return self.result
+        # A returned input (fn(x) returning x itself) is the tensor read in its place this run.
+        return _swap(self.result, {id(a): b for a, b in zip(inputs, replacements)})
 
     @property
     def kernel_count(self):

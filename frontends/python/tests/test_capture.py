@@ -148,3 +148,18 @@ def test_captured_run_with_replacements_checks_them():
     np.testing.assert_array_equal(c.run().numpy(), [10.0, 20.0])
     with pytest.raises(PolygradValueError, match="shape"):
         c.run([x], [Tensor([1.0, 2.0, 3.0])])
+
+
+def test_tinyjit_returning_its_input_or_a_view_of_it_follows_new_inputs():
+    from polygrad import TinyJit
+    same = TinyJit(lambda x: x)
+    view = TinyJit(lambda x: x.reshape(3, 2))
+    both = TinyJit(lambda x: {"x": x, "sum": x.sum()})
+    for i in range(4):  # eager, capture, then two runs of the capture with new inputs
+        xv = np.arange(6, dtype=np.float32) * (i + 1)
+        x = Tensor(xv)
+        np.testing.assert_array_equal(same(x).numpy(), xv, err_msg=str(i))
+        np.testing.assert_array_equal(view(x).numpy(), xv.reshape(3, 2), err_msg=str(i))
+        out = both(x)
+        np.testing.assert_array_equal(out["x"].numpy(), xv, err_msg=str(i))
+        assert out["sum"].item() == xv.sum(), i
