@@ -39,6 +39,11 @@ struct CacheBudget {
 constexpr int64_t kMinKTile = 32;
 constexpr int64_t kMaxKTile = 128;
 constexpr int64_t kMaxColBlocks = 8;
+constexpr int64_t kMaxRows = 12;
+
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
 
 /// Nodes of `order` (sources first) that depend on the loop variable `j`.
 std::unordered_set<const UOp*> dependents(const std::vector<const UOp*>& order, const UOp* j) {
@@ -52,9 +57,22 @@ std::unordered_set<const UOp*> dependents(const std::vector<const UOp*>& order, 
   return dep;
 }
 
-/// True when `off` steps by exactly one element per step of `j`.
-bool contiguous_in(const UOpRef& off, const UOp* j) {
+/// True when `off` steps by one element per step of `j` within every aligned group of `lanes`
+/// steps, which is what a W-lane vector load or store at j = jo * W needs: `off` is affine in j
+/// with coefficient 1, or j = jo * lanes + jl simplifies to an offset with coefficient 1 in jl
+/// (a layout that regroups j in multiples of the lanes, such as b in column panels:
+/// (j / P) * K * P + k * P + j % P with lanes dividing P).
+bool contiguous_in(const UOpRef& off, const UOp* j, int64_t lanes) {
   std::optional<int64_t> a = coefficient(off.get(), j);
+  if (a) return *a == 1;
+  const UOpRef& end = j->src(0);
+  if (lanes < 2 || end->op() != Op::CONST || end->arg_int() % lanes != 0) return false;
+  // Loop ids beyond any a kernel uses: the two ranges are only for this proof.
+  constexpr int64_t kGroupId = int64_t{1} << 40;
+  const UOpRef jl = range(const_int(dtypes::index, lanes), kGroupId + 1);
+  const UOpRef jo = range(const_int(dtypes::index, end->arg_int() / lanes), kGroupId);
+  const UOpRef grouped = simplify(substitute_range(off, j, jo * lanes + jl));
+  a = coefficient(grouped.get(), jl.get());
   return a && *a == 1;
 }
 
@@ -81,11 +99,12 @@ bool native_vector_op(Op op, DType t) {
   }
 }
 
-/// True when every node depending on `j` can become a W-lane vector: index math only feeds
-/// INDEX offsets, every INDEX is ungated and contiguous along j, loads are plain, no 16-bit
-/// floats (the renderer writes those lane by lane), and some REDUCE depends on j. With
-/// `elementwise`, no REDUCE is needed and every ALU op must be a native_vector_op.
-bool vectorizable(const UOpRef& sink, const UOp* j, bool elementwise = false) {
+/// True when every node depending on `j` can become a `lanes`-wide vector: index math only
+/// feeds INDEX offsets, every INDEX is ungated and contiguous along j in groups of `lanes`
+/// (contiguous_in), loads are plain, no 16-bit floats (the renderer writes those lane by lane),
+/// and some REDUCE depends on j. With `elementwise`, no REDUCE is needed and every ALU op must
+/// be a native_vector_op.
+bool vectorizable(const UOpRef& sink, const UOp* j, int64_t lanes, bool elementwise = false) {
   std::vector<const UOp*> order = toposort(sink);
   std::unordered_set<const UOp*> dep = dependents(order, j);
   std::unordered_set<const UOp*> index_math{j};
@@ -107,7 +126,7 @@ bool vectorizable(const UOpRef& sink, const UOp* j, bool elementwise = false) {
     if (s == PG_DTYPE_FLOAT16 || s == PG_DTYPE_BFLOAT16) return false;
     switch (n->op()) {
       case Op::INDEX:
-        if (n->nsrcs() != 2 || !contiguous_in(n->src(1), j)) return false;
+        if (n->nsrcs() != 2 || !contiguous_in(n->src(1), j, lanes)) return false;
         break;
       case Op::LOAD:
         if (n->nsrcs() != 1) return false;
@@ -262,8 +281,9 @@ UpcastPlan choose_dot(const UOpRef& sink, const std::vector<const UOp*>& order,
       !red->dtype().is_float() || red->dtype().is_vector())
     return {};
   const UOp* k = red->src(1).get();
-  if (k->src(0)->op() != Op::CONST || has_selects(red->src(0)) || !vectorizable(sink, k)) return {};
   const int64_t w = vector_lanes(target, red->dtype().scalar_size());
+  if (k->src(0)->op() != Op::CONST || has_selects(red->src(0)) || !vectorizable(sink, k, w))
+    return {};
   const int64_t ek = k->src(0)->arg_int();
   if (w < 2 || ek % w != 0 || ek < 2 * w) return {};
   UpcastPlan plan;
@@ -310,11 +330,12 @@ UpcastPlan choose_dot(const UOpRef& sink, const std::vector<const UOp*>& order,
 UpcastPlan choose_elementwise(const UOpRef& sink, const std::vector<const UOp*>& outputs,
                               const Target& target) {
   const UOp* j = outputs.back();
-  if (j->src(0)->op() != Op::CONST || !vectorizable(sink, j, true)) return {};
   const int64_t elem = sink->src(0)->src(1)->dtype().scalar_size();
   if (elem <= 0) return {};
   const int64_t w = vector_lanes(target, elem);
-  if (w < 2 || j->src(0)->arg_int() % w != 0) return {};
+  if (w < 2 || j->src(0)->op() != Op::CONST || j->src(0)->arg_int() % w != 0 ||
+      !vectorizable(sink, j, w, true))
+    return {};
   UpcastPlan plan;
   plan.j = j;
   plan.lanes = static_cast<int>(w);
@@ -392,11 +413,11 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
 
   // j: the innermost output loop, vectorised along W lanes of the stored dtype.
   const UOp* j = outputs.back();
-  if (j->src(0)->op() != Op::CONST || !vectorizable(sink, j))
-    return choose_dot(sink, order, outputs, target);
   const int64_t elem = sink->src(0)->src(1)->dtype().scalar_size();
+  const int64_t w = elem > 0 ? vector_lanes(target, elem) : 1;
+  if (j->src(0)->op() != Op::CONST || !vectorizable(sink, j, w))
+    return choose_dot(sink, order, outputs, target);
   if (elem <= 0) return {};
-  const int64_t w = vector_lanes(target, elem);
   const int64_t ej = j->src(0)->arg_int();
   if (w < 2 || ej % w != 0) return {};
   UpcastPlan plan;
@@ -414,17 +435,19 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
         break;
       }
 
-  // i: the outermost other output loop, upcast so that R*V accumulators use about half of the
-  // vector registers (32 with AVX-512-wide vectors, else 16), leaving room for loads. Every
-  // step also holds the V loaded vectors and one broadcast: R*V + V + 1 must fit, or the
-  // accumulators spill to the stack inside the k loop (4 x 7 did). With 16 registers every
-  // one counts: R is the most that fit (6 rows of 2 vectors, matmul 1024 on AVX2: 77 -> 101
-  // GFLOP/s), whether or not it divides the rows (RangeSplit gates the last block).
+  // i: the outermost other output loop, upcast by R. Every step holds R*V accumulators, the
+  // V loaded vectors and one broadcast, which must fit the vector registers (32 with
+  // AVX-512-wide vectors, else 16), or the accumulators spill to the stack inside the k loop
+  // (4 x 7 did). With 16 registers every one counts: R is the most that fit (6 rows of 2
+  // vectors, matmul 1024 on AVX2: 77 -> 101 GFLOP/s). With 32, three quarters of them hold
+  // accumulators, at most 12 rows (the 12 x 32 tile of BLIS's AVX-512 sgemm; matmul 1024 on
+  // a Sapphire Rapids host, 8 x 2 -> 12 x 2: 7.2 -> 6.5 ms), split into the fewest blocks,
+  // as even as they come (16 rows: two blocks of 8, not 12 and 4). R need not divide the
+  // rows: RangeSplit clamps and gates the last block, as it does for a symbolic i (the launch
+  // variable, when it is the only other range).
   const int registers = vector_registers(target);
-  int accumulators = registers / 2;
-  if (plan.vectors > 2 || registers <= 16) accumulators = registers - plan.vectors - 1;
-  // A symbolic i (the launch variable, when it is the only other range) takes any R: its
-  // last block is clamped and gated (RangeSplit).
+  int accumulators = registers - plan.vectors - 1;
+  if (registers > 16) accumulators = std::min(accumulators, registers * 3 / 4);
   const UOp* sym = nullptr;
   const UOp* fixed = nullptr;
   for (const UOp* i : outputs) {
@@ -438,19 +461,16 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
   }
   if (const UOp* i = fixed != nullptr ? fixed : sym; i != nullptr) {
     const int64_t ei = i == fixed ? i->src(0)->arg_int() : 0;
+    int64_t r = accumulators / plan.vectors;
     if (registers <= 16) {
-      const int64_t r = std::min<int64_t>(accumulators / plan.vectors, ei == 0 ? 16 : ei);
-      if (r >= 2) {
-        plan.i = i;
-        plan.rows = static_cast<int>(r);
-      }
+      r = std::min<int64_t>(r, ei == 0 ? 16 : ei);
     } else {
-      for (int r = 16; r >= 2; r /= 2)
-        if (r * plan.vectors <= accumulators && ei % r == 0) {
-          plan.i = i;
-          plan.rows = r;
-          break;
-        }
+      r = std::min<int64_t>(r, kMaxRows);
+      if (ei != 0) r = ceil_div(ei, ceil_div(ei, r));
+    }
+    if (r >= 2) {
+      plan.i = i;
+      plan.rows = static_cast<int>(r);
     }
   }
 
@@ -479,12 +499,26 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
       // batch 256, whose b is 784 KiB: 489 -> 321 us; 361 us as a constant k's one slice).
       if (blocks >= 2 * units) plan.k = rd->src(1).get();
     } else if (ek * row_bytes > cache.panel()) {
-      for (int64_t kt = kMaxKTile; kt >= kMinKTile; kt /= 2)
-        if (kt * row_bytes <= cache.slice() && ek % kt == 0 && ek >= 2 * kt) {
+      // With 32 registers, when column blocks can loop inside the row loop (below), the slice
+      // is as long as the row block's slice of a (R rows of KT) fits half an L1: that is the
+      // operand the CB column blocks share from L1 while their panels stream from L2 (BLIS's
+      // order), and longer slices mean fewer passes over the partial sums (matmul 1024 on a
+      // Sapphire Rapids host, KT 128 -> 512: 6.5 -> 5.9 ms; 2048: 55 -> 48 ms). Otherwise,
+      // and with 16 registers as measured on AVX2, the slice of the panel stays in L1.
+      bool groups = false;
+      for (int64_t cb = 2; cb <= kMaxColBlocks; cb *= 2)
+        groups = groups || (blocks % cb == 0 && blocks / cb >= 2 * units);
+      const bool a_slice = registers > 16 && groups;
+      for (int64_t kt = a_slice ? ek / 2 : kMaxKTile; kt >= kMinKTile; kt /= 2) {
+        const bool fits = a_slice ? plan.rows * kt * elem <= cache.slice() &&
+                                        2 * kt * row_bytes <= cache.col_blocks()
+                                  : kt * row_bytes <= cache.slice();
+        if (fits && ek % kt == 0 && ek >= 2 * kt) {
           plan.k = rd->src(1).get();
           plan.k_tile = static_cast<int>(kt);
           break;
         }
+      }
     } else if (ek * row_bytes <= cache.slice() && ek * ej * elem > cache.whole_b() &&
                blocks >= 2 * units) {
       // A panel small enough to stay in L1 beside the loads of a, but the whole of b beyond
@@ -511,8 +545,13 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
   return plan;
 }
 
-std::optional<RowPadding> row_padding(const UOpRef& sink, const Target& target, int64_t rows) {
-  constexpr int64_t kLine = 64, kSetConflictBytes = 512, kMinRows = 64;
+UOpRef panel_offset(const UOpRef& off, int64_t rows, int64_t row, int64_t panel) {
+  const UOpRef col = off % row;
+  return simplify(col / panel * (rows * panel) + off / row * panel + col % panel);
+}
+
+std::optional<PanelPacking> panel_packing(const UOpRef& sink, const Target& target, int64_t rows) {
+  constexpr int64_t kMinRows = 64, kSetConflictBytes = 512, kShortBlockBytes = 128;
   if (target.caps.max_threads_per_group > 1 || rows < kMinRows) return std::nullopt;
   const UpcastPlan plan = choose_upcast(sink, target);
   if (plan.j == nullptr || plan.dot_k != nullptr) return std::nullopt;  // the vector form only
@@ -525,6 +564,7 @@ std::optional<RowPadding> row_padding(const UOpRef& sink, const Target& target, 
     }
   if (k == nullptr || k->src(0)->op() != Op::CONST) return std::nullopt;
   const int64_t ek = k->src(0)->arg_int();
+  const int64_t panel = int64_t{plan.vectors} * plan.lanes;
   for (const UOp* u : order) {
     if (u->op() != Op::INDEX || u->nsrcs() != 2 || u->src(0)->op() != Op::DEFINE_GLOBAL ||
         u->src(0)->arg_int() == 0)
@@ -532,17 +572,17 @@ std::optional<RowPadding> row_padding(const UOpRef& sink, const Target& target, 
     const int64_t elem = u->src(0)->dtype().base().scalar_size();
     const std::optional<int64_t> cj = coefficient(u->src(1).get(), plan.j);
     const std::optional<int64_t> ck = coefficient(u->src(1).get(), k);
-    if (elem <= 0 || kLine % elem != 0 || cj != 1 || !ck || *ck <= 0) continue;
-    const int64_t row_bytes = *ck * elem;
-    if (row_bytes % kSetConflictBytes != 0 || ek * row_bytes <= CacheBudget(target).whole_b())
-      continue;
-    return RowPadding{u->src(0)->arg_int(), *ck, kLine / elem};
+    if (elem <= 0 || cj != 1 || !ck || *ck <= 0 || *ck % panel != 0) continue;
+    if (ek * *ck * elem <= CacheBudget(target).whole_b()) continue;
+    const bool conflicts = *ck * elem % kSetConflictBytes == 0;
+    if (!conflicts && panel * elem > kShortBlockBytes) continue;
+    return PanelPacking{u->src(0)->arg_int(), *ck, panel};
   }
   return std::nullopt;
 }
 
 bool vectorizes_along(const UOpRef& sink, const UOp* r) {
-  return vectorizable(sink, r);
+  return vectorizable(sink, r, 1);
 }
 
 UOpRef apply_upcast(const UOpRef& sink, const UpcastPlan& plan) {

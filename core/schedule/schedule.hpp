@@ -64,8 +64,8 @@ struct Context {
   std::string device;  ///< where kernels run
   DeviceBufferFactory new_buffer;
   BufferDevice buffer_device;
-  /// For layout choices that depend on the target (a matmul operand read from a copy with
-  /// padded rows, codegen::row_padding); none are made when empty.
+  /// For layout choices that depend on the target (a matmul operand read from a copy in
+  /// column panels, codegen::panel_packing); none are made when empty.
   DeviceTarget target;
 };
 

@@ -117,16 +117,15 @@ int64_t split_flat_range(UOpRef& ast, const UOp* var, int64_t extent) {
 }
 
 // `ast` with the offsets o of every INDEX into `slot` (gated or not) moved to
-// o / row * (row + pad) + o % row: rows of `row` elements laid out `pad` elements apart. The
-// simplifier folds the division back to affine form where the offset's bounds allow
-// (k * row + j with j < row).
-UOpRef pad_offsets(const UOpRef& ast, int64_t slot, int64_t row, int64_t pad) {
+// `ast` with every offset into buffer `slot` moved to its copy in column panels
+// (codegen::panel_offset).
+UOpRef pack_offsets(const UOpRef& ast, int64_t slot, int64_t rows, const codegen::PanelPacking& p) {
   std::unordered_map<const UOp*, UOpRef> subs;
   for (const UOp* u : toposort(ast))
     if (u->op() == Op::INDEX && u->src(0)->op() == Op::DEFINE_GLOBAL &&
         u->src(0)->arg_int() == slot) {
       std::vector<UOpRef> srcs(u->srcs().begin(), u->srcs().end());
-      srcs[1] = simplify(srcs[1] / row * (row + pad) + srcs[1] % row);
+      srcs[1] = codegen::panel_offset(srcs[1], rows, p.row, p.panel);
       subs.emplace(u, UOp::make(Op::INDEX, u->dtype(), srcs));
     }
   return substitute(ast, subs);
@@ -134,31 +133,30 @@ UOpRef pad_offsets(const UOpRef& ast, int64_t slot, int64_t row, int64_t pad) {
 
 }  // namespace
 
-// A matmul operand whose rows conflict in L1 is read from a copy with padded rows
-// (codegen::row_padding). The copy is a kernel of this schedule that stores each row `pad`
-// elements after the previous one (the padding is never written or read); the operand's
-// loads move to the same layout.
-void Scheduler::pad_rows(UOpRef& ast, std::vector<UOpRef>& buffers, std::set<size_t>& deps,
-                         const std::string& device, int64_t rows) {
+// A matmul operand streamed in column blocks is read from a copy in column panels
+// (codegen::panel_packing). The copy is a kernel of this schedule; the operand's loads move to
+// the same layout.
+void Scheduler::pack_panels(UOpRef& ast, std::vector<UOpRef>& buffers, std::set<size_t>& deps,
+                            const std::string& device, int64_t rows) {
   if (!ctx_.target) return;
-  std::optional<codegen::RowPadding> p = codegen::row_padding(ast, ctx_.target(device), rows);
+  std::optional<codegen::PanelPacking> p = codegen::panel_packing(ast, ctx_.target(device), rows);
   if (!p) return;
   const UOpRef buf = buffers[static_cast<size_t>(p->slot)];
   const int64_t count = lazy::buffer_count(buf.get());
   if (count % p->row != 0 || buffers[0] == buf) return;
   const lazy::Shape shape{count / p->row, p->row};
-  UOpRef padded = ctx_.new_buffer(device, buf->dtype(), shape[0] * (p->row + p->pad));
-  sched_.intermediates.push_back(padded);
+  UOpRef packed = ctx_.new_buffer(device, buf->dtype(), count);
+  sched_.intermediates.push_back(packed);
   UOpRef view = lazy::reshape(buf, shape);
   keep_.push_back(view);
   KernelBuilder kb(*this, device);
-  UOpRef copy = pad_offsets(kb.build(view.get(), shape, padded), 0, p->row, p->pad);
+  UOpRef copy = pack_offsets(kb.build(view.get(), shape, packed), 0, shape[0], *p);
   POLYGRAD_VERIFY(copy);
   sched_.items.push_back({Item::Kind::kernel, device, copy, kb.buffers(), 0, {}});
   meta_.push_back({kb.deps(), kb.old_reads(), std::nullopt});
   deps.insert(sched_.items.size() - 1);
-  buffers[static_cast<size_t>(p->slot)] = padded;
-  ast = pad_offsets(ast, p->slot, p->row, p->pad);
+  buffers[static_cast<size_t>(p->slot)] = packed;
+  ast = pack_offsets(ast, p->slot, shape[0], *p);
 }
 
 size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const UOpRef& out,
@@ -176,7 +174,7 @@ size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const U
   if (!assign_target) {
     int64_t rows = 1;  // the other output extents (the outer one as built)
     for (size_t i = 0; i + 1 < shape.size(); ++i) rows *= shape[i];
-    pad_rows(ast, buffers, deps, device, rows);
+    pack_panels(ast, buffers, deps, device, rows);
   }
   std::vector<std::pair<std::string, int64_t>> vars;
   bool blocks = false;  // the variable counts blocks of a split flat range, not a size

@@ -41,8 +41,8 @@ class Scheduler {
   size_t add_copy(const UOpRef& dst, const UOpRef& src, int64_t nbytes, const std::string& device,
                   std::set<size_t> deps, std::set<int64_t> old_reads);
   std::string device_of(const UOp* node);
-  void pad_rows(UOpRef& ast, std::vector<UOpRef>& buffers, std::set<size_t>& deps,
-                const std::string& device, int64_t rows);
+  void pack_panels(UOpRef& ast, std::vector<UOpRef>& buffers, std::set<size_t>& deps,
+                   const std::string& device, int64_t rows);
   void order();
 
   const Context& ctx_;

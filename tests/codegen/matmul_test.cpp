@@ -127,10 +127,9 @@ TEST(Matmul, PlanTilesDividingSizes) {
   EXPECT_EQ(p.i->arg_int(), 0);
   EXPECT_GE(p.rows, 2);
   // 16 registers: 6 rows of 2 vectors (12 accumulators, 2 loads, a broadcast); 64 rows then
-  // end in a gated block of 4.
-  if (t.caps.vector_width_bytes < 64) {
-    EXPECT_EQ(p.rows, 6);
-  }
+  // end in a gated block of 4. 32 registers: up to 12 rows (24 accumulators), 64 rows as 6
+  // blocks of 11 (the last clamped).
+  EXPECT_EQ(p.rows, t.caps.vector_width_bytes < 64 ? 6 : 11);
   EXPECT_EQ(p.k, nullptr);  // b's panel is small: no k tiles
   // A column block's panel of b larger than L1 (1024 rows of 2 vectors: 64 KiB with 8 lanes,
   // 128 KiB with 16): k is tiled, in slices of at most 16 KiB. With 16 lanes, 256 rows
@@ -145,15 +144,17 @@ TEST(Matmul, PlanTilesDividingSizes) {
   if (w == 16) {
     EXPECT_EQ(polygrad::codegen::choose_upcast(matmul_ast(16, 1056, 256), t).k, nullptr);
   }
-  // 784 = 7 * 7 * 16 columns: 7 vectors per row share each load of a. 2 rows, not 4: 4 x 7
-  // accumulators, 7 loaded vectors and a broadcast would not fit 32 registers. Their 448-byte
-  // rows of b make a 256-row panel too large for L1: k slices of 32 rows.
+  // 784 = 7 * 7 * 16 columns: 7 vectors per row share each load of a. 3 rows (8 as 3 + 3 + 2,
+  // the last block clamped), not 4: 4 x 7 accumulators, 7 loaded vectors and a broadcast
+  // would not fit 32 registers. Their 448-byte rows of b make a 256-row panel too large for
+  // L1, and 7 column blocks cannot be grouped: k slices of 32 rows stay in L1.
   if (784 % w == 0 && (784 / w) % 2 != 0) {
     const UOpRef wide = matmul_ast(8, 784, 256);
     polygrad::codegen::UpcastPlan v = polygrad::codegen::choose_upcast(wide, t);
     EXPECT_EQ(v.vectors, 7);
-    EXPECT_EQ(v.rows, 2);
+    EXPECT_EQ(v.rows, 3);
     EXPECT_EQ(v.k_tile, 32);
+    check_matmul(8, 784, 256);
   }
   // 33x17: no vector width divides 17, so the kernel stays scalar.
   EXPECT_EQ(polygrad::codegen::choose_upcast(matmul_ast(33, 17, 5), t).j, nullptr);
@@ -162,16 +163,25 @@ TEST(Matmul, PlanTilesDividingSizes) {
 // With k slices, column blocks loop inside the row loop (each row block's slice of a serves
 // CB column blocks) while the launch keeps two steps per compute unit. Values from a target of
 // 2 units, whatever this machine has. A column block is 2 vectors (2W columns).
+// With 16 registers (8 lanes) the slices keep a slice of the panel in L1 (at most 128 rows);
+// with 32 (16 lanes) the row block's slice of a (12 rows of KT) fits half an L1, planned here
+// for the caches of a Sapphire Rapids core (48 KiB L1, 2 MiB L2): KT 512 at k = 1024.
 TEST(Matmul, KSlicesShareRowsAcrossColumnBlocks) {
   polygrad::codegen::Target t = cpu_target();
   const int64_t w =
       std::min<int64_t>(t.caps.vector_width_bytes / 4, int64_t{t.caps.max_vector_lanes});
   if (w != 8 && w != 16) GTEST_SKIP() << "the expected plans assume 8 or 16 float lanes";
-  const int64_t kk = w == 16 ? 512 : 1024;  // a panel of b (kk rows of 2W floats) beyond L1
+  const int64_t kk = 1024;  // a panel of b (kk rows of 2W floats) beyond L1
   t.caps.compute_units = 2;
+  if (w == 16) {
+    t.caps.l1_cache_bytes = 48 << 10;
+    t.caps.l2_cache_bytes = 2 << 20;
+  }
   const UOpRef square = matmul_ast(1024, 1024, kk);  // 1024 / 2W column blocks
   polygrad::codegen::UpcastPlan p = polygrad::codegen::choose_upcast(square, t);
   ASSERT_NE(p.k, nullptr);
+  EXPECT_EQ(p.k_tile, w == 16 ? 512 : 128);
+  EXPECT_EQ(p.rows, w == 16 ? 12 : 6);
   EXPECT_EQ(p.col_blocks, 8);  // 32 (or 64) blocks: 4 (or 8) launch steps of 8
   t.caps.compute_units = 16;   // two steps per unit: 32 blocks cannot be grouped, 64 by 2
   EXPECT_EQ(polygrad::codegen::choose_upcast(square, t).col_blocks, w == 16 ? 1 : 2);
@@ -241,29 +251,72 @@ TEST(Matmul, TiledKernelSharesOneReduceLoop) {
   EXPECT_GT(vector_loads, 0) << c.source;
 }
 
-TEST(Matmul, RowPaddingOnlyForPowerOfTwoRowsOfALargeB) {
-  using polygrad::codegen::row_padding;
+TEST(Matmul, PanelPackingForLargeBsWithConflictingRowsOrShortBlocks) {
+  using polygrad::codegen::panel_packing;
   polygrad::codegen::Target cpu = cpu_target();
-  if (polygrad::codegen::choose_upcast(matmul_ast(64, 64, 64), cpu).j == nullptr)
-    GTEST_SKIP() << "the cpu target has no vector lanes";
-  // m, n, k of a @ b with b (k, n) row-major in slot 2: pad its rows by one 64-byte line
+  const UOpRef probe = matmul_ast(64, 64, 64);
+  const polygrad::codegen::UpcastPlan plan = polygrad::codegen::choose_upcast(probe, cpu);
+  if (plan.j == nullptr) GTEST_SKIP() << "the cpu target has no vector lanes";
+  const int64_t w = plan.lanes;  // 2 vectors per column block for widths a multiple of 2W
+  // m, n, k of a @ b with b (k, n) row-major in slot 2, larger than half the 512 KiB L2
   for (auto [m, n, kk] : std::vector<std::array<int64_t, 3>>{
-           {1024, 1024, 1024},  // 4 KiB rows: every row in one L1 set
-           {512, 512, 512},     // 2 KiB rows, b 1 MiB
-           {64, 128, 640}}) {   // 512-byte rows, b 320 KiB
-    std::optional<polygrad::codegen::RowPadding> p = row_padding(matmul_ast(m, n, kk), cpu, m);
+           {1024, 1024, 1024},        // 4 KiB rows: every row in one L1 set
+           {512, 512, 512},           // 2 KiB rows, b 1 MiB
+           {64, 128, 640},            // 512-byte rows, b 320 KiB
+           {64, 34 * 2 * w, 512}}) {  // rows apart by no multiple of 512 bytes, short blocks
+    std::optional<polygrad::codegen::PanelPacking> p = panel_packing(matmul_ast(m, n, kk), cpu, m);
     ASSERT_TRUE(p.has_value()) << m << " " << n << " " << kk;
     EXPECT_EQ(p->slot, 2);
     EXPECT_EQ(p->row, n);
-    EXPECT_EQ(p->pad, 16);
+    EXPECT_EQ(p->panel, 2 * w);
   }
-  EXPECT_FALSE(row_padding(matmul_ast(256, 256, 256), cpu, 256));         // b 256 KiB: half an L2
-  EXPECT_FALSE(row_padding(matmul_ast(256, 1000, 784), cpu, 256));        // 4000-byte rows
-  EXPECT_FALSE(row_padding(matmul_ast(32, 1024, 1024), cpu, 32));         // few rows of a
-  EXPECT_FALSE(row_padding(matmul_nt_ast(1024, 1024, 1024), cpu, 1024));  // the dot form
+  EXPECT_FALSE(panel_packing(matmul_ast(256, 256, 256), cpu, 256));         // b: half an L2
+  EXPECT_FALSE(panel_packing(matmul_ast(32, 1024, 1024), cpu, 32));         // few rows of a
+  EXPECT_FALSE(panel_packing(matmul_nt_ast(1024, 1024, 1024), cpu, 1024));  // the dot form
+  // 7 vectors per column block (rows of 7 * 2W * 4 bytes: no multiple of 512): wide blocks
+  // stream well as they are.
+  EXPECT_FALSE(panel_packing(matmul_ast(256, 7 * w, 4096), cpu, 256));
   polygrad::codegen::Target gpu = cpu;
   gpu.caps.max_threads_per_group = 1024;
-  EXPECT_FALSE(row_padding(matmul_ast(1024, 1024, 1024), gpu, 1024));
+  EXPECT_FALSE(panel_packing(matmul_ast(1024, 1024, 1024), gpu, 1024));
+}
+
+// A b in column panels (what the scheduler's copy holds), read through panel_offset's index
+// math: the codegen still sees loads contiguous along the columns, in groups of the vector
+// lanes, and vectorises them; values against plain C++.
+TEST(Matmul, PackedPanelsVectoriseAndMatchPlainCpp) {
+  polygrad::codegen::Target t = cpu_target();
+  const UOpRef probe = matmul_ast(64, 64, 64);
+  const polygrad::codegen::UpcastPlan plan = polygrad::codegen::choose_upcast(probe, t);
+  if (plan.j == nullptr) GTEST_SKIP() << "the cpu target has no vector lanes";
+  const int64_t panel = int64_t{plan.vectors} * plan.lanes;
+  const int64_t m = 20, n = 3 * panel, kk = 37;
+  UOpRef i = range(idx(m), 0), j = range(idx(n), 1), k = range(idx(kk), 2);
+  UOpRef o = global(0, dtypes::float32), a = global(1, dtypes::float32);
+  UOpRef b = global(2, dtypes::float32);
+  UOpRef b_off = polygrad::codegen::panel_offset(k * n + j, kk, n, panel);
+  const UOpRef ast =
+      sink({store(o, i * n + j, reduce(Op::ADD, load(a, i * kk + k) * load(b, b_off), {k}))});
+  const polygrad::codegen::UpcastPlan p = polygrad::codegen::choose_upcast(ast, t);
+  ASSERT_NE(p.j, nullptr);
+  EXPECT_EQ(p.dot_k, nullptr);
+  EXPECT_EQ(p.lanes, plan.lanes);
+  std::vector<float> av = exact_ints(m * kk, 1), bv = exact_ints(kk * n, 5);
+  std::vector<float> packed(bv.size()), want(static_cast<size_t>(m * n), 0.0f);
+  for (int64_t r = 0; r < kk; ++r)
+    for (int64_t c = 0; c < n; ++c)
+      packed[static_cast<size_t>(c / panel * kk * panel + r * panel + c % panel)] = bv[r * n + c];
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t c = 0; c < n; ++c)
+      for (int64_t x = 0; x < kk; ++x) want[r * n + c] += av[r * kk + x] * bv[x * n + c];
+  std::vector<HostBuf> bufs{HostBuf::zeros<float>(m * n), HostBuf::of(av), HostBuf::of(packed)};
+  Compiled c = compile(ast, t);
+  run(c, bufs);
+  EXPECT_EQ(bufs[0].as<float>(), want);
+  int vector_loads = 0;
+  for (const pg_instruction& in : c.kernel.instructions)
+    vector_loads += in.op == PG_OP_LOAD && in.vcount == p.lanes;
+  EXPECT_GE(vector_loads, p.vectors) << c.source;
 }
 
 }  // namespace

@@ -393,30 +393,43 @@ TEST_F(RealizeTest, UsingATensorOnAnUnknownDeviceIsAnError) {
 namespace polygrad {
 namespace {
 
-// A realised b with 512-byte rows, larger than half an L2: the scheduler has the matmul read it
-// from a copy with padded rows (codegen::row_padding). Values against plain C++.
-TEST_F(RealizeTest, MatmulReadsALargePowerOfTwoRowOperandFromAPaddedCopy) {
-  // Rows of 512 bytes share L1 sets; b is padded when it is more than half the device's L2
-  // (codegen::row_padding): k rows past that, whatever L2 this machine declares.
-  const uint64_t l2 = runtime::device_handle(dev_).properties().caps.l2_cache_bytes;
-  const int64_t m = 64, n = 128, k = std::max<int64_t>(640, int64_t(l2 / 2 / 512) + 128);
-  std::vector<float> av = random_floats(m * k, 11, -1, 1), bv = random_floats(k * n, 12, -1, 1);
-  UOpRef mm = testgraph::matmul(input(av, {m, k}), input(bv, {k, n}), m, k, n);
-  schedule::Schedule s = runtime::cached_schedule({mm}, dev_);
-  ASSERT_EQ(s.items.size(), 2u);  // the padded copy of b, then the matmul reading it
-  EXPECT_EQ(lazy::buffer_count(s.items[0].buffers[0].get()), k * (n + 16));
-  EXPECT_EQ(s.items[1].buffers[2], s.items[0].buffers[0]);
-  std::vector<float> got = values(mm);
+// The product of a and b as plain C++ in double.
+std::vector<double> plain_matmul(const std::vector<float>& a, const std::vector<float>& b,
+                                 int64_t m, int64_t k, int64_t n) {
+  std::vector<double> c(static_cast<size_t>(m * n), 0.0);
   for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      double want = 0;
-      for (int64_t x = 0; x < k; ++x) want += double{av[i * k + x]} * bv[x * n + j];
-      ASSERT_NEAR(got[i * n + j], want, 1e-4) << i << ", " << j;
-    }
-  // Rows of 3136 bytes (784 floats) spread over the sets already: no copy.
-  UOpRef plain = testgraph::matmul(input(random_floats(64 * 96, 1), {64, 96}),
-                                   input(random_floats(96 * 784, 2), {96, 784}), 64, 96, 784);
-  EXPECT_EQ(runtime::cached_schedule({plain}, dev_).items.size(), 1u);
+    for (int64_t x = 0; x < k; ++x)
+      for (int64_t j = 0; j < n; ++j) c[i * n + j] += double{a[i * k + x]} * b[x * n + j];
+  return c;
+}
+
+// A realised b larger than half an L2, with rows a multiple of 512 bytes apart or column
+// blocks of one or two cache lines: the scheduler has the matmul read it from a copy in column
+// panels (codegen::panel_packing). Values against plain C++.
+TEST_F(RealizeTest, MatmulReadsALargeOperandFromAPackedCopy) {
+  const pg_capabilities caps = runtime::device_handle(dev_).properties().caps;
+  const int64_t w = std::min<int64_t>(caps.vector_width_bytes / 4, int64_t{caps.max_vector_lanes});
+  if (w < 2) GTEST_SKIP() << "the device has no vector lanes";
+  // 128 columns (512-byte rows), and 34 column blocks of 2W (rows no multiple of 512 bytes
+  // apart); k rows past half of whatever L2 this machine declares.
+  for (const int64_t n : {int64_t{128}, 34 * 2 * w}) {
+    const int64_t m = 64,
+                  k = std::max<int64_t>(640, int64_t(caps.l2_cache_bytes / 2 / (4 * n)) + 64);
+    std::vector<float> av = random_floats(m * k, 11, -1, 1), bv = random_floats(k * n, 12, -1, 1);
+    UOpRef mm = testgraph::matmul(input(av, {m, k}), input(bv, {k, n}), m, k, n);
+    schedule::Schedule s = runtime::cached_schedule({mm}, dev_);
+    ASSERT_EQ(s.items.size(), 2u) << n;  // the packed copy of b, then the matmul reading it
+    EXPECT_EQ(lazy::buffer_count(s.items[0].buffers[0].get()), k * n);
+    EXPECT_EQ(s.items[1].buffers[2], s.items[0].buffers[0]);
+    std::vector<float> got = values(mm);
+    std::vector<double> want = plain_matmul(av, bv, m, k, n);
+    for (int64_t i = 0; i < m * n; ++i) ASSERT_NEAR(got[i], want[i], 1e-4) << n << ": " << i;
+  }
+  // Few rows of a: no copy.
+  UOpRef few =
+      testgraph::matmul(input(random_floats(32 * 1024, 1), {32, 1024}),
+                        input(random_floats(1024 * 1024, 2), {1024, 1024}), 32, 1024, 1024);
+  EXPECT_EQ(runtime::cached_schedule({few}, dev_).items.size(), 1u);
 }
 
 }  // namespace
