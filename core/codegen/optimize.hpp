@@ -58,18 +58,24 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target);
 /// static rather than making it a launch variable.
 bool vectorizes_along(const UOpRef& sink, const UOp* r);
 
-/// A buffer a kernel should read from a copy laid out in column panels (see panel_packing).
+/// A buffer a kernel should read from a copy laid out in panels (see panel_packing).
 struct PanelPacking {
-  int64_t slot = 0;   ///< the DEFINE_GLOBAL slot of the operand
-  int64_t row = 0;    ///< its row length in elements: the stride of the reduce range
-  int64_t panel = 0;  ///< columns per panel: the kernel's column block (V * W)
+  int64_t slot = 0;      ///< the DEFINE_GLOBAL slot of the operand
+  int64_t row = 0;       ///< the operand's row length in elements
+  int64_t panel = 0;     ///< P: the kernel's column block (V * W output columns)
+  bool by_rows = false;  ///< false: b is (k, n), panels of P columns; true: b is (n, k) (a kernel
+                         ///< computing a @ b.T), panels of P rows, each stored k-major
 };
 
-/// The offset of element `off` of a buffer of `rows` rows of `row` elements in its copy in
-/// column panels of `panel` columns: panel p holds columns [p * panel, (p + 1) * panel) of
-/// every row, one row after the other, so element (r, c) moves to
-/// (c / panel) * rows * panel + r * panel + c % panel. Simplified.
-UOpRef panel_offset(const UOpRef& off, int64_t rows, int64_t row, int64_t panel);
+/// The offset of element `off` of a buffer of `rows` rows of `p.row` elements in its copy in
+/// panels. Element (r, c) moves to (c / P) * rows * P + r * P + c % P in panels of columns
+/// (each holds P columns of every row, one row after the other), and to
+/// (r / P) * row * P + c * P + r % P in panels of rows (each holds P rows, one column after the
+/// other: a transpose of b, P rows at a time). Simplified.
+UOpRef panel_offset(const UOpRef& off, int64_t rows, const PanelPacking& p);
+
+/// `sink` with every offset into buffer `p.slot` (of `rows` rows) moved to its copy in panels.
+UOpRef read_from_panels(const UOpRef& sink, int64_t rows, const PanelPacking& p);
 
 /// On a target without groups (a CPU), the vector form of a matmul-shaped kernel streams, per
 /// column block, k rows of V*W contiguous elements of b, each row `row` elements after the
@@ -82,6 +88,9 @@ UOpRef panel_offset(const UOpRef& off, int64_t rows, int64_t row, int64_t panel)
 /// prefetch poorly). Measured on AVX-512 (Sapphire Rapids), copy included: 1024^3 5.4 ms, 2.1x
 /// faster than unpacked and 1.2x faster than the padded rows used before; 512 x 1088 x 1024
 /// 7% faster; wide blocks (784 columns as 7 vectors) 4-14% slower, so not packed.
+/// A kernel in the dot form whose b is read k-major (a @ b.T: every Linear layer) with b larger
+/// than half an L2 and 64 or more rows reads b from panels of rows instead, which makes it a
+/// vector-form kernel with k slices and column blocks (checked by planning it).
 /// nullopt otherwise.
 std::optional<PanelPacking> panel_packing(const UOpRef& sink, const Target& target, int64_t rows);
 

@@ -117,25 +117,12 @@ int64_t split_flat_range(UOpRef& ast, const UOp* var, int64_t extent) {
 }
 
 // `ast` with the offsets o of every INDEX into `slot` (gated or not) moved to
-// `ast` with every offset into buffer `slot` moved to its copy in column panels
-// (codegen::panel_offset).
-UOpRef pack_offsets(const UOpRef& ast, int64_t slot, int64_t rows, const codegen::PanelPacking& p) {
-  std::unordered_map<const UOp*, UOpRef> subs;
-  for (const UOp* u : toposort(ast))
-    if (u->op() == Op::INDEX && u->src(0)->op() == Op::DEFINE_GLOBAL &&
-        u->src(0)->arg_int() == slot) {
-      std::vector<UOpRef> srcs(u->srcs().begin(), u->srcs().end());
-      srcs[1] = codegen::panel_offset(srcs[1], rows, p.row, p.panel);
-      subs.emplace(u, UOp::make(Op::INDEX, u->dtype(), srcs));
-    }
-  return substitute(ast, subs);
-}
-
 }  // namespace
 
-// A matmul operand streamed in column blocks is read from a copy in column panels
-// (codegen::panel_packing). The copy is a kernel of this schedule; the operand's loads move to
-// the same layout.
+// A matmul operand streamed in column blocks is read from a copy in panels
+// (codegen::panel_packing). The copy is a kernel of this schedule that realises a permuted
+// view of the operand, whose contiguous layout is the panels'; the operand's loads move to the
+// same layout.
 void Scheduler::pack_panels(UOpRef& ast, std::vector<UOpRef>& buffers, std::set<size_t>& deps,
                             const std::string& device, int64_t rows) {
   if (!ctx_.target) return;
@@ -144,19 +131,24 @@ void Scheduler::pack_panels(UOpRef& ast, std::vector<UOpRef>& buffers, std::set<
   const UOpRef buf = buffers[static_cast<size_t>(p->slot)];
   const int64_t count = lazy::buffer_count(buf.get());
   if (count % p->row != 0 || buffers[0] == buf) return;
-  const lazy::Shape shape{count / p->row, p->row};
+  const int64_t nrows = count / p->row, P = p->panel;
+  // Panels of columns: (rows, row / P, P) -> (row / P, rows, P); of rows: (rows / P, P, row)
+  // -> (rows / P, row, P).
+  if (p->by_rows ? nrows % P != 0 : p->row % P != 0) return;
+  const UOpRef view = p->by_rows
+                          ? lazy::permute(lazy::reshape(buf, {nrows / P, P, p->row}), {0, 2, 1})
+                          : lazy::permute(lazy::reshape(buf, {nrows, p->row / P, P}), {1, 0, 2});
+  keep_.push_back(view);
   UOpRef packed = ctx_.new_buffer(device, buf->dtype(), count);
   sched_.intermediates.push_back(packed);
-  UOpRef view = lazy::reshape(buf, shape);
-  keep_.push_back(view);
   KernelBuilder kb(*this, device);
-  UOpRef copy = pack_offsets(kb.build(view.get(), shape, packed), 0, shape[0], *p);
+  UOpRef copy = kb.build(view.get(), shape_(view.get()), packed);
   POLYGRAD_VERIFY(copy);
   sched_.items.push_back({Item::Kind::kernel, device, copy, kb.buffers(), 0, {}});
   meta_.push_back({kb.deps(), kb.old_reads(), std::nullopt});
   deps.insert(sched_.items.size() - 1);
   buffers[static_cast<size_t>(p->slot)] = packed;
-  ast = pack_offsets(ast, p->slot, shape[0], *p);
+  ast = codegen::read_from_panels(ast, nrows, *p);
 }
 
 size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const UOpRef& out,

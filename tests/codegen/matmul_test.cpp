@@ -270,9 +270,21 @@ TEST(Matmul, PanelPackingForLargeBsWithConflictingRowsOrShortBlocks) {
     EXPECT_EQ(p->row, n);
     EXPECT_EQ(p->panel, 2 * w);
   }
-  EXPECT_FALSE(panel_packing(matmul_ast(256, 256, 256), cpu, 256));         // b: half an L2
-  EXPECT_FALSE(panel_packing(matmul_ast(32, 1024, 1024), cpu, 32));         // few rows of a
-  EXPECT_FALSE(panel_packing(matmul_nt_ast(1024, 1024, 1024), cpu, 1024));  // the dot form
+  EXPECT_FALSE(panel_packing(matmul_ast(256, 256, 256), cpu, 256));  // b: half an L2
+  EXPECT_FALSE(panel_packing(matmul_ast(32, 1024, 1024), cpu, 32));  // few rows of a
+  // a @ b.T (the dot form): b (n, k) in panels of 2W rows, which turns the kernel into the
+  // vector form; not for a small b or few rows.
+  for (auto [m, n, kk] : std::vector<std::array<int64_t, 3>>{{1024, 1024, 1024}, {64, 96, 784}}) {
+    std::optional<polygrad::codegen::PanelPacking> p =
+        panel_packing(matmul_nt_ast(m, n, kk), cpu, m);
+    ASSERT_TRUE(p.has_value()) << m << " " << n << " " << kk;
+    EXPECT_TRUE(p->by_rows);
+    EXPECT_EQ(p->slot, 2);
+    EXPECT_EQ(p->row, kk);
+    EXPECT_EQ(p->panel, 2 * w);
+  }
+  EXPECT_FALSE(panel_packing(matmul_nt_ast(256, 64, 784), cpu, 256));  // b 196 KiB
+  EXPECT_FALSE(panel_packing(matmul_nt_ast(32, 1024, 1024), cpu, 32));
   // 7 vectors per column block (rows of 7 * 2W * 4 bytes: no multiple of 512): wide blocks
   // stream well as they are.
   EXPECT_FALSE(panel_packing(matmul_ast(256, 7 * w, 4096), cpu, 256));
@@ -281,9 +293,10 @@ TEST(Matmul, PanelPackingForLargeBsWithConflictingRowsOrShortBlocks) {
   EXPECT_FALSE(panel_packing(matmul_ast(1024, 1024, 1024), gpu, 1024));
 }
 
-// A b in column panels (what the scheduler's copy holds), read through panel_offset's index
-// math: the codegen still sees loads contiguous along the columns, in groups of the vector
-// lanes, and vectorises them; values against plain C++.
+// A b in panels (what the scheduler's copy holds), read through panel_offset's index math:
+// the codegen sees loads contiguous along the columns, in groups of the vector lanes, and
+// vectorises them; values against plain C++. Panels of columns of a b (k, n), and panels of
+// rows of a b (n, k) in a @ b.T, which the vector form then computes.
 TEST(Matmul, PackedPanelsVectoriseAndMatchPlainCpp) {
   polygrad::codegen::Target t = cpu_target();
   const UOpRef probe = matmul_ast(64, 64, 64);
@@ -291,32 +304,42 @@ TEST(Matmul, PackedPanelsVectoriseAndMatchPlainCpp) {
   if (plan.j == nullptr) GTEST_SKIP() << "the cpu target has no vector lanes";
   const int64_t panel = int64_t{plan.vectors} * plan.lanes;
   const int64_t m = 20, n = 3 * panel, kk = 37;
-  UOpRef i = range(idx(m), 0), j = range(idx(n), 1), k = range(idx(kk), 2);
-  UOpRef o = global(0, dtypes::float32), a = global(1, dtypes::float32);
-  UOpRef b = global(2, dtypes::float32);
-  UOpRef b_off = polygrad::codegen::panel_offset(k * n + j, kk, n, panel);
-  const UOpRef ast =
-      sink({store(o, i * n + j, reduce(Op::ADD, load(a, i * kk + k) * load(b, b_off), {k}))});
-  const polygrad::codegen::UpcastPlan p = polygrad::codegen::choose_upcast(ast, t);
-  ASSERT_NE(p.j, nullptr);
-  EXPECT_EQ(p.dot_k, nullptr);
-  EXPECT_EQ(p.lanes, plan.lanes);
   std::vector<float> av = exact_ints(m * kk, 1), bv = exact_ints(kk * n, 5);
-  std::vector<float> packed(bv.size()), want(static_cast<size_t>(m * n), 0.0f);
-  for (int64_t r = 0; r < kk; ++r)
-    for (int64_t c = 0; c < n; ++c)
-      packed[static_cast<size_t>(c / panel * kk * panel + r * panel + c % panel)] = bv[r * n + c];
+  std::vector<float> want(static_cast<size_t>(m * n), 0.0f);
   for (int64_t r = 0; r < m; ++r)
     for (int64_t c = 0; c < n; ++c)
       for (int64_t x = 0; x < kk; ++x) want[r * n + c] += av[r * kk + x] * bv[x * n + c];
-  std::vector<HostBuf> bufs{HostBuf::zeros<float>(m * n), HostBuf::of(av), HostBuf::of(packed)};
-  Compiled c = compile(ast, t);
-  run(c, bufs);
-  EXPECT_EQ(bufs[0].as<float>(), want);
-  int vector_loads = 0;
-  for (const pg_instruction& in : c.kernel.instructions)
-    vector_loads += in.op == PG_OP_LOAD && in.vcount == p.lanes;
-  EXPECT_GE(vector_loads, p.vectors) << c.source;
+  for (const bool by_rows : {false, true}) {
+    // b as stored: (kk, n), or (n, kk) for a @ b.T; then in panels of `panel` output columns.
+    const int64_t rows = by_rows ? n : kk, row = by_rows ? kk : n;
+    const polygrad::codegen::PanelPacking layout{2, row, panel, by_rows};
+    std::vector<float> packed(bv.size());
+    for (int64_t x = 0; x < kk; ++x)
+      for (int64_t c = 0; c < n; ++c) {
+        const int64_t r = by_rows ? c : x, col = by_rows ? x : c;
+        const int64_t at = by_rows ? r / panel * row * panel + col * panel + r % panel
+                                   : col / panel * rows * panel + r * panel + col % panel;
+        packed[static_cast<size_t>(at)] = bv[x * n + c];
+      }
+    UOpRef i = range(idx(m), 0), j = range(idx(n), 1), k = range(idx(kk), 2);
+    UOpRef o = global(0, dtypes::float32), a = global(1, dtypes::float32);
+    UOpRef b = global(2, dtypes::float32);
+    UOpRef b_off = polygrad::codegen::panel_offset(by_rows ? j * kk + k : k * n + j, rows, layout);
+    const UOpRef ast =
+        sink({store(o, i * n + j, reduce(Op::ADD, load(a, i * kk + k) * load(b, b_off), {k}))});
+    const polygrad::codegen::UpcastPlan p = polygrad::codegen::choose_upcast(ast, t);
+    ASSERT_NE(p.j, nullptr);
+    EXPECT_EQ(p.dot_k, nullptr) << by_rows;
+    EXPECT_EQ(int64_t{p.vectors} * p.lanes, panel) << by_rows;
+    std::vector<HostBuf> bufs{HostBuf::zeros<float>(m * n), HostBuf::of(av), HostBuf::of(packed)};
+    Compiled c = compile(ast, t);
+    run(c, bufs);
+    EXPECT_EQ(bufs[0].as<float>(), want) << by_rows;
+    int vector_loads = 0;
+    for (const pg_instruction& in : c.kernel.instructions)
+      vector_loads += in.op == PG_OP_LOAD && in.vcount == p.lanes;
+    EXPECT_GE(vector_loads, p.vectors) << c.source;
+  }
 }
 
 }  // namespace

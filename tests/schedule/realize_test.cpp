@@ -425,6 +425,23 @@ TEST_F(RealizeTest, MatmulReadsALargeOperandFromAPackedCopy) {
     std::vector<double> want = plain_matmul(av, bv, m, k, n);
     for (int64_t i = 0; i < m * n; ++i) ASSERT_NEAR(got[i], want[i], 1e-4) << n << ": " << i;
   }
+  // a @ b.T with b (n, k) larger than half an L2: b is read from panels of rows, values as
+  // plain C++ computes them.
+  {
+    const int64_t m = 96, n = 4 * 2 * w, k = int64_t(caps.l2_cache_bytes / 2 / (4 * n)) + 64;
+    std::vector<float> av = random_floats(m * k, 13, -1, 1), bv = random_floats(n * k, 14, -1, 1);
+    UOpRef bt = lazy::permute(input(bv, {n, k}), {1, 0});
+    UOpRef mm = testgraph::matmul(input(av, {m, k}), bt, m, k, n);
+    schedule::Schedule s = runtime::cached_schedule({mm}, dev_);
+    ASSERT_EQ(s.items.size(), 2u);
+    EXPECT_EQ(s.items[1].buffers[2], s.items[0].buffers[0]);
+    std::vector<float> bkn(static_cast<size_t>(k * n));
+    for (int64_t x = 0; x < k; ++x)
+      for (int64_t j = 0; j < n; ++j) bkn[x * n + j] = bv[j * k + x];
+    std::vector<float> got = values(mm);
+    std::vector<double> want = plain_matmul(av, bkn, m, k, n);
+    for (int64_t i = 0; i < m * n; ++i) ASSERT_NEAR(got[i], want[i], 1e-4) << "a @ b.T: " << i;
+  }
   // Few rows of a: no copy.
   UOpRef few =
       testgraph::matmul(input(random_floats(32 * 1024, 1), {32, 1024}),
