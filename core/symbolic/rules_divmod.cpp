@@ -58,41 +58,47 @@ UOpRef term_value(const UOpRef& t, int64_t k, const UOpRef& like) {
   return !t ? const_like(like, k) : k == 1 ? t : t * k;
 }
 
-/// The terms whose coefficient `g` divides, each with its coefficient divided by g.
-UOpRef quotient_sum(const std::vector<Term>& terms, int64_t g, const UOpRef& like) {
+/// Σ t * (k / g) over the terms, each coefficient's quotient by g (`whole`: only the terms g
+/// divides, the rest left out entirely).
+UOpRef quotient_sum(const std::vector<Term>& terms, int64_t g, const UOpRef& like, bool whole) {
   UOpRef sum;
   for (const Term& t : terms) {
-    if (t.k % g != 0) continue;
+    if (t.k / g == 0 || (whole && t.k % g != 0)) continue;
     UOpRef v = term_value(t.t, t.k / g, like);
     sum = sum ? sum + v : v;
   }
   return sum ? sum : const_like(like, 0);
 }
 
-/// The terms whose coefficient `g` does not divide, and their range.
-UOpRef remainder_sum(const std::vector<Term>& terms, int64_t g, const UOpRef& like, Bounds& range) {
+/// Σ t * (k % g) over the terms (`whole`: the terms g does not divide, with their whole
+/// coefficients), and its range.
+UOpRef remainder_sum(const std::vector<Term>& terms, int64_t g, const UOpRef& like, bool whole,
+                     Bounds& range) {
   UOpRef sum;
   range = {0, 0};
   for (const Term& t : terms) {
-    if (t.k % g == 0) continue;
+    const int64_t k = whole ? (t.k % g == 0 ? 0 : t.k) : t.k % g;
+    if (k == 0) continue;
     if (!t.t) {
-      range.lo += t.k;
-      range.hi += t.k;
+      range.lo += k;
+      range.hi += k;
     } else {
       auto b = bounds(t.t);
-      range.lo += b->lo * t.k;
-      range.hi += b->hi * t.k;
+      range.lo += b->lo * k;
+      range.hi += b->hi * k;
     }
-    UOpRef v = term_value(t.t, t.k, like);
+    UOpRef v = term_value(t.t, k, like);
     sum = sum ? sum + v : v;
   }
   return sum ? sum : const_like(like, 0);
 }
 
 /// x // c (div) or x % c for a sum x of non-negative terms: with g = c or a coefficient that
-/// divides c, terms that g divides make the quotient q and the rest r; when 0 <= r < g,
-/// x // c = q // (c/g) and x % c = (q % (c/g)) * g + r. With g = c and a larger r,
-/// x // c = q + r // c and x % c = r % c. Null when nothing splits.
+/// divides c, every coefficient k splits into (k / g) * g + k % g, so x = g * q + r; when
+/// 0 <= r < g, x // c = q // (c/g) and x % c = (q % (c/g)) * g + r (a coefficient larger than
+/// g counts too: (a * (n + 2) + y) % n is a * 2 + y when that stays below n, the index of
+/// tinygrad-style pooling views). Else, with g = c and the terms c divides as q and the others
+/// as r >= 0, x // c = q + r // c and x % c = r % c. Null when nothing splits.
 UOpRef split_sum(const UOpRef& x, int64_t c, bool div) {
   if (x->op() != Op::ADD) return UOpRef();
   auto bx = bounds(x);
@@ -104,21 +110,103 @@ UOpRef split_sum(const UOpRef& x, int64_t c, bool div) {
   std::sort(divisors.rbegin(), divisors.rend());
   for (int64_t g : divisors) {
     bool any = false;
-    for (const Term& t : terms) any = any || t.k % g == 0;
+    for (const Term& t : terms) any = any || t.k >= g;
     if (!any) continue;
     Bounds r{};
-    const UOpRef rest = remainder_sum(terms, g, x, r);
-    const UOpRef q = quotient_sum(terms, g, x);
+    const UOpRef rest = remainder_sum(terms, g, x, false, r);
     if (r.lo >= 0 && r.hi < g) {
+      const UOpRef q = quotient_sum(terms, g, x, false);
       const int64_t d = c / g;
       if (div) return d == 1 ? q : q / d;
       return d == 1 ? rest : q % d * g + rest;
     }
-    if (g == c && r.lo >= 0) return div ? q + rest / c : rest % c;
+    if (g != c) continue;
+    const UOpRef whole_rest = remainder_sum(terms, g, x, true, r);
+    bool divisible = false;
+    for (const Term& t : terms) divisible = divisible || t.k % g == 0;
+    if (divisible && r.lo >= 0)
+      return div ? quotient_sum(terms, g, x, true) + whole_rest / c : whole_rest % c;
   }
   return UOpRef();
 }
 
+/// A term of an ADD chain as node * k (k 1 for a node that is no product with a constant).
+struct Scaled {
+  UOpRef t;
+  int64_t k = 1;
+};
+
+void chain_terms(const UOpRef& x, std::vector<Scaled>& out) {
+  if (x->op() == Op::ADD) {
+    chain_terms(x->src(0), out);
+    chain_terms(x->src(1), out);
+    return;
+  }
+  if (x->op() == Op::MUL && x->src(1)->op() == Op::CONST &&
+      std::holds_alternative<int64_t>(x->src(1)->arg()))
+    out.push_back({x->src(0), x->src(1)->arg_int()});
+  else
+    out.push_back({x, 1});
+}
+
+/// The sum of `terms` with terms a and b replaced by `merged` (where the first of them stood).
+UOpRef replace_pair(const std::vector<Scaled>& terms, size_t a, size_t b, const UOpRef& merged,
+                    const UOpRef& like) {
+  UOpRef sum;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    if (i == std::max(a, b)) continue;
+    const UOpRef v = i == std::min(a, b) ? merged : term_value(terms[i].t, terms[i].k, like);
+    sum = sum ? sum + v : v;
+  }
+  return sum;
+}
+
+/// In an ADD chain, a term (x // (c2 * c)) * (c * k) and a term ((x // c2) % c) * k, or
+/// (x // c) * (c * k) and (x % c) * k, wherever they stand, make (x // c2) * k, or x * k:
+/// the digits of a mixed-radix number put back together (an index through reshapes that split
+/// an axis and merge it again), and ((x % c1) // c) * (c * k) and (x % c) * k with c dividing
+/// c1 make (x % c1) * k. x == (x // c) * c + x % c holds for every integer x, as C truncates.
+/// Null when no pair is found.
+UOpRef recombine_digits(const UOpRef& root) {
+  std::vector<Scaled> terms;
+  chain_terms(root, terms);
+  if (terms.size() < 2) return UOpRef();
+  auto const_arg = [](const UOpRef& u, int64_t& v) {
+    if (u->op() != Op::CONST || !std::holds_alternative<int64_t>(u->arg()) || u->arg_int() <= 0)
+      return false;
+    v = u->arg_int();
+    return true;
+  };
+  for (size_t a = 0; a < terms.size(); ++a) {
+    const UOpRef& mod = terms[a].t;  // (x' % c) * k
+    int64_t c = 0;
+    if (mod->op() != Op::MOD || !const_arg(mod->src(1), c)) continue;
+    const UOpRef& inner = mod->src(0);  // x' = x // c2, or x itself (c2 = 1)
+    UOpRef x = inner;
+    int64_t c2 = 1;
+    if (inner->op() == Op::IDIV && const_arg(inner->src(1), c2)) x = inner->src(0);
+    // x % c also stands for (x % c1) % c when c divides c1: ((x % c1) // c) * (c * k) + (x % c) * k
+    // -> (x % c1) * k.
+    for (size_t b = 0; b < terms.size(); ++b) {
+      const UOpRef& quo = terms[b].t;
+      int64_t cq = 0, c1 = 0;
+      if (b == a || quo->op() != Op::IDIV || !const_arg(quo->src(1), cq) || cq != c ||
+          quo->src(0)->op() != Op::MOD || quo->src(0)->src(0) != inner ||
+          !const_arg(quo->src(0)->src(1), c1) || c1 % c != 0 || terms[b].k != c * terms[a].k)
+        continue;
+      return replace_pair(terms, a, b, term_value(quo->src(0), terms[a].k, root), root);
+    }
+    for (size_t b = 0; b < terms.size(); ++b) {
+      const UOpRef& quo = terms[b].t;  // (x // (c2 * c)) * (c * k)
+      int64_t cq = 0;
+      if (b == a || quo->op() != Op::IDIV || !const_arg(quo->src(1), cq)) continue;
+      const bool same = (quo->src(0) == x && cq == c2 * c) || (quo->src(0) == inner && cq == c);
+      if (!same || terms[b].k != c * terms[a].k) continue;
+      return replace_pair(terms, a, b, term_value(inner, terms[a].k, root), root);
+    }
+  }
+  return UOpRef();
+}
 }  // namespace
 
 const RuleSet& divmod_rules() {
@@ -184,7 +272,9 @@ const RuleSet& divmod_rules() {
                return cval(m, "c1") % cval(m, "c2") == 0 ? m["x"] % m["c2"] : UOpRef();
              })  // (x%c1)%c2 -> x%c2 when c2 divides c1
       | rule(idiv(ivar("x"), pconst("c")) * var("c") + var("x") % var("c"),
-             [](Match& m) { return m["x"]; });  // (x//c)*c + x%c -> x
+             [](Match& m) { return m["x"]; })  // (x//c)*c + x%c -> x
+      | rule(ivar("x") + var("y"),
+             [](Match& m) { return recombine_digits(m.root()); });  // see recombine_digits
   return set;
 }
 

@@ -166,6 +166,26 @@ TEST(Symbolic, DivModWithBounds) {
       {"(y*320+x*32+s)//32 kept: s<0", (y() * 320 + x() * 32 + s()) / 32,
        (y() * 320 + x() * 32 + s()) / 32},
   });
+  // A coefficient larger than the divisor counts with its quotient and remainder: the index of
+  // a pooling view built by repeating an axis of n and reading it as rows of n + 2.
+  const UOpRef a = define_var("a", 0, 2, dtypes::int32), w = define_var("w", 0, 5, dtypes::int32);
+  run_cases({
+      {"(a*12+w)%10", (a * 12 + w) % 10, a * 2 + w},
+      {"(a*12+w)//10", (a * 12 + w) / 10, a},
+      {"(a*11+w+2)%10", (a * 11 + w + 2) % 10, (a + w) + 2},
+      {"(x*12+w)%10 kept: x*2+w may reach 10", (x() * 12 + w) % 10, (x() * 12 + w) % 10},
+  });
+  // The digits of a mixed-radix number put back together anywhere in a sum (an index through
+  // reshapes that split an axis and merge it again).
+  run_cases({
+      {"z + y//8*24 + y%8*3", z + (y() / 8) * 24 + (y() % 8) * 3, z + y() * 3},
+      {"y%8 + z + y//8*8", y() % 8 + z + (y() / 8) * 8, y() + z},
+      {"y//32*96 + (y//4)%8*12 + y%4*3", (y() / 32) * 96 + ((y() / 4) % 8) * 12 + (y() % 4) * 3,
+       y() * 3},
+      {"(y%32)//4*12 + z + y%4*3", ((y() % 32) / 4) * 12 + z + (y() % 4) * 3, (y() % 32) * 3 + z},
+      {"z + y//8*20 + y%8*3 kept", z + (y() / 8) * 20 + (y() % 8) * 3,
+       z + (y() / 8) * 20 + (y() % 8) * 3},
+  });
 }
 
 TEST(Symbolic, ComparisonsFromBounds) {
