@@ -43,6 +43,12 @@ UOpRef Scheduler::realize_uncached(const UOp* node, std::optional<size_t>& item,
     const UOp* src = node->src(0).get();
     while (src->op() == Op::RESHAPE) src = src->src(0).get();
     if (src->op() == Op::BUFFER) return lazy::reshape(src->ref(), shape);
+    // So is a reshape of a value this schedule realises anyway (CONTIGUOUS), unless a root
+    // would view a buffer already realised as an intermediate (the planner may reuse it).
+    if (src->op() == Op::CONTIGUOUS && (!root || !done_.count(src))) {
+      const UOpRef v = realize(src, item, root);
+      return lazy::reshape(lazy::realized_buffer(v.get())->ref(), shape);
+    }
   }
   const int64_t count = lazy::numel(shape);
   if (node->op() == Op::COPY) {
