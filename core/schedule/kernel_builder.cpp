@@ -341,7 +341,10 @@ void KernelBuilder::count_paths(const UOp* root) {
 }
 
 // Costly to recompute: the value (up to realised nodes and buffers) contains a reduce or a
-// transcendental function.
+// transcendental function, or more than kCostlyOps arithmetic ops and padding gates (the
+// gradient of a max pool through a ReLU: comparisons of the window's recomputed maxima, read
+// once per output channel of the weight gradient it feeds, made a CNN's training step take
+// seconds).
 bool KernelBuilder::costly(const UOp* node) {
   if (auto it = costly_.find(node); it != costly_.end()) return it->second;
   bool c = false;
@@ -352,9 +355,28 @@ bool KernelBuilder::costly(const UOp* node) {
     c = true;
   } else {
     for (const UOpRef& s : node->srcs()) c = c || costly(s.get());
+    c = c || ops(node) > kCostlyOps;
   }
   costly_.emplace(node, c);
   return c;
+}
+
+// The arithmetic ops and padding gates of `node`'s value up to realised nodes and buffers, each
+// distinct node once, capped.
+int64_t KernelBuilder::ops(const UOp* node) {
+  if (auto it = ops_.find(node); it != ops_.end()) return it->second;
+  std::unordered_set<const UOp*> seen;
+  std::vector<const UOp*> stack{node};
+  int64_t n = 0;
+  while (!stack.empty() && n <= kCostlyOps) {
+    const UOp* u = stack.back();
+    stack.pop_back();
+    if (!seen.insert(u).second || inlined_leaf(u)) continue;
+    n += is_alu(u->op()) || u->op() == Op::CAST || u->op() == Op::PAD;
+    for (const UOpRef& s : u->srcs()) stack.push_back(s.get());
+  }
+  ops_.emplace(node, n);
+  return n;
 }
 
 // A reduce of many elements to one value runs on one thread of the launch grid; split it into
@@ -373,6 +395,30 @@ UOpRef KernelBuilder::split_reduce(const UOp* node) {
   UOpRef partial = lazy::contiguous(lazy::reduce(rows, op, {1}));
   UOpRef total = lazy::reduce(partial, op, {0});
   return lazy::reshape(total, owner_.shape()(node));
+}
+
+// A reduce range that the value reads through a division and remainder by a constant c that
+// divides its extent (an axis merging a batch with positions, read through a permuted view:
+// a weight gradient's (batch * positions) rows) becomes two ranges r1 * c + r2, with c the
+// largest such divisor; the symbolic engine then folds the division and remainder away, so
+// the reduce loop does no div/mod per iteration. srcs[0] is the value, the rest the ranges.
+void KernelBuilder::split_ranges(UOpRef& value, std::vector<UOpRef>& srcs) {
+  for (size_t i = 1; i < srcs.size(); ++i) {
+    const UOp* r = srcs[i].get();
+    const int64_t e = r->src(0)->arg_int();
+    int64_t c = 0;
+    for (const UOp* u : toposort(value))
+      if ((u->op() == Op::IDIV || u->op() == Op::MOD) && u->src(0).get() == r &&
+          u->src(1)->op() == Op::CONST) {
+        const int64_t d = u->src(1)->arg_int();
+        if (d > 1 && d < e && e % d == 0) c = std::max(c, d);
+      }
+    if (c == 0) continue;
+    const UOpRef outer = new_range(e / c), inner = new_range(c);
+    value = codegen::simplify_indexing(substitute(value, {{r, outer * c + inner}}));
+    srcs[i] = outer;
+    srcs.insert(srcs.begin() + static_cast<std::ptrdiff_t>(i) + 1, inner);  // examined next
+  }
 }
 
 UOpRef KernelBuilder::reduce(const UOp* node, const std::vector<UOpRef>& idx, const UOpRef& gate) {
@@ -400,6 +446,7 @@ UOpRef KernelBuilder::reduce(const UOp* node, const std::vector<UOpRef>& idx, co
   UOpRef value = index(node->src(0).get(), x, gate);
   nest_ = std::move(outer);
   if (srcs.size() == 1) return value;
+  split_ranges(value, srcs);
   // A contraction (a matmul: loads of two buffers along the reduced ranges) used more than
   // once is realised: nested in another reduce (the logits in a fused softmax or cross-entropy)
   // each use would recompute it, and a value used twice is usually needed again by a later

@@ -46,10 +46,14 @@ class KernelBuilder {
   UOpRef load_realized(const UOp* node, const std::vector<UOpRef>& idx, const UOpRef& gate);
   UOpRef reduce(const UOp* node, const std::vector<UOpRef>& idx, const UOpRef& gate);
   UOpRef split_reduce(const UOp* node);
+  void split_ranges(UOpRef& value, std::vector<UOpRef>& srcs);
   size_t nest_prefix(const std::set<const UOp*>& deps) const;
   bool hoistable(const std::set<const UOp*>& deps) const;
   bool can_fuse_reduce(const std::set<const UOp*>& deps) const;
   bool costly(const UOp* node);
+  int64_t ops(const UOp* node);
+  /// More ops than this make a value costly to recompute (see costly()).
+  static constexpr int64_t kCostlyOps = 16;
   bool inlined_leaf(const UOp* node) const;
   void count_paths(const UOp* root);
   UOpRef global(const UOpRef& buffer);
@@ -71,6 +75,7 @@ class KernelBuilder {
   /// then its own ranges.
   std::vector<UOpRef> nest_;
   std::unordered_map<const UOp*, bool> costly_;
+  std::unordered_map<const UOp*, int64_t> ops_;
   /// For each node of the kernel's inlined graph, how many paths lead to it from the root (how
   /// many times it is evaluated, up to the memo of equal indices), capped.
   std::unordered_map<const UOp*, int64_t> paths_;

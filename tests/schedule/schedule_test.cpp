@@ -98,6 +98,50 @@ TEST_F(ScheduleTest, CostlyBroadcastOperandIsRealisedOnce) {
   EXPECT_EQ(kernels(testgraph::matmul(scaled, w, 16, 12, 8)), 1u);
 }
 
+TEST_F(ScheduleTest, LongArithmeticBroadcastOperandIsRealisedOnce) {
+  // A chain of 20 multiply-adds (no reduce, no transcendental) as a matmul's broadcast operand
+  // would be recomputed for every output column: realised once. 8 ops stay inlined.
+  UOpRef x = input({16, 12}), w = input({12, 8});
+  auto chain = [&](int n) {
+    UOpRef v = x;
+    for (int i = 0; i < n; ++i)
+      v = testgraph::ew(Op::ADD, testgraph::ew(Op::MUL, v, x),
+                        testgraph::scalar_like(x, 0.5, {16, 12}));
+    return v;
+  };
+  EXPECT_EQ(kernels(testgraph::matmul(chain(10), w, 16, 12, 8)), 2u);
+  EXPECT_EQ(kernels(testgraph::matmul(chain(4), w, 16, 12, 8)), 1u);
+}
+
+TEST_F(ScheduleTest, ReduceOverAMergedAxisSplitsItsRange) {
+  // dW = x^T @ dy with the rows of x (batch * positions) read through a permuted view of a
+  // (batch, k, positions) buffer: the reduce over the 4 * 9 rows runs as two ranges (4, 9),
+  // with no division or remainder left in its index math.
+  UOpRef cols = input({4, 6, 9}), dy = input({36, 5});
+  UOpRef a = lazy::reshape(lazy::permute(cols, {0, 2, 1}), {36, 6});  // (rows, k)
+  UOpRef mm = testgraph::matmul(lazy::permute(a, {1, 0}), dy, 6, 36, 5);
+  schedule::Schedule s = run({mm});
+  ASSERT_EQ(s.items.size(), 1u);
+  int divmods = 0;
+  for (const UOp* u : toposort(s.items[0].ast)) {
+    if (u->op() == Op::REDUCE) {
+      EXPECT_EQ(u->nsrcs(), 3u) << "two reduce ranges";
+    }
+    divmods += u->op() == Op::IDIV || u->op() == Op::MOD;
+  }
+  EXPECT_EQ(divmods, 0);
+}
+
+TEST_F(ScheduleTest, ReshapeOfAContiguousValueViewsItsBuffer) {
+  // (x * x).contiguous().reshape(...) as a root: one kernel, its output viewed, not copied.
+  UOpRef x = input({6, 4});
+  UOpRef c = lazy::contiguous(testgraph::ew(Op::MUL, x, x));
+  schedule::Schedule s = run({lazy::reshape(c, {3, 8})});
+  ASSERT_EQ(s.items.size(), 1u);
+  EXPECT_EQ(lazy::shape_of(s.outputs[0]), (Shape{3, 8}));
+  EXPECT_EQ(lazy::realized_buffer(s.outputs[0].get()), s.items[0].buffers[0].get());
+}
+
 TEST_F(ScheduleTest, ContractionUsedTwiceIsRealised) {
   // softmax(a @ b): the logits feed the max, the sum and the output; fused, each would redo
   // the matmul. Realised: one matmul kernel, then the one-kernel softmax reading it.
