@@ -32,6 +32,36 @@ Tensor shifted(const Tensor& t, int64_t i, int64_t j, int64_t oy, int64_t ox, Si
   return r.pad(pads).reshape(split).shrink(keep).reshape(out);
 }
 
+// The windows along the last axis of t (..., n): (..., k, o) with element (a, y) =
+// t[..., a*d + y*s], from movement ops alone (tinygrad's pooling view): the axis repeated
+// e times and read as k rows of L = d + m*n elements (L >= o*s), so row a starts at a*L, which
+// is a*d modulo n; each row's first o*s elements split into (o, s) and the stride's offset 0
+// kept. Kernels index it as (a*L + y*s) % n, which the symbolic engine reduces to a*d + y*s
+// (a*d + y*s < n for every window), so the im2col copy reads t with affine offsets.
+Tensor windows(const Tensor& t, int64_t k, int64_t s, int64_t d, int64_t o) {
+  const int64_t n = t.size(-1);
+  const int64_t m = std::max<int64_t>(1, (o * s - d + n - 1) / n);
+  const int64_t L = d + m * n, e = (k * L + n - 1) / n;
+  std::vector<int64_t> reps(t.shape().size(), 1);
+  reps.back() = e;
+  std::vector<std::pair<int64_t, int64_t>> b;
+  for (int64_t v : t.shape()) b.push_back({0, v});
+  Tensor::Shape shape = t.shape();
+  b.back() = {0, k * L};
+  shape.back() = k;
+  shape.push_back(L);
+  Tensor r = t.repeat(reps).shrink(b).reshape(shape);  // (..., k, L)
+  b.back() = {0, k};
+  b.push_back({0, o * s});
+  shape.back() = o;
+  shape.push_back(s);
+  r = r.shrink(b).reshape(shape);  // (..., k, o, s)
+  b.back() = {0, o};
+  b.push_back({0, 1});
+  shape.pop_back();
+  return r.shrink(b).reshape(shape);  // (..., k, o)
+}
+
 int64_t out_size(int64_t n, int64_t k, int64_t s, int64_t d) {
   return (n - d * (k - 1) - 1) / s + 1;
 }
@@ -39,6 +69,10 @@ int64_t out_size(int64_t n, int64_t k, int64_t s, int64_t d) {
 }  // namespace
 
 namespace {
+
+/// 16 elements: a 64-byte cache line of float32, and a whole number of vectors on every CPU
+/// target (8 or 16 float lanes).
+constexpr int64_t kWholeLine = 16;
 
 void check_spatial(const char* op, const Tensor& x, int64_t kh, int64_t kw, Size2 stride,
                    Size2 dilation, Size2 padding) {
@@ -82,27 +116,26 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   const int64_t ox = out_size(x.size(-1), kw, stride.w, dilation.w);
   const int64_t cg = cin / groups, og = cout / groups;
   x = x.reshape({bs, groups, cg, x.size(-2), x.size(-1)});
-  // im2col: the kernel offsets' shifted views stacked on a new last axis (a sum of padded views,
-  // so loads stay affine) into their own buffer (bs, g, oy, ox, cg, kh*kw); then a matmul with
-  // the weight.
-  std::vector<Tensor> views;
-  for (int64_t i = 0; i < kh; ++i)
-    for (int64_t j = 0; j < kw; ++j)
-      views.push_back(shifted(x, i, j, oy, ox, stride, dilation).permute({0, 1, 3, 4, 2}));
-  Tensor cols = views.size() == 1 ? views[0].unsqueeze(-1) : Tensor::stack(views, -1);
-  cols = cols.contiguous();
+  // im2col as Caffe lays it out: cols (bs, g, cg*kh*kw, oy*ox), each kernel offset's rows of
+  // output positions contiguous, so the copy reads the input along its rows (vector loads and
+  // stores). Windows over the height, then over the width: (bs, g, cg, kh, kw, oy, ox).
+  Tensor t = windows(x.transpose(-1, -2), kh, stride.h, dilation.h, oy);     // (.., W, kh, oy)
+  t = windows(t.permute({0, 1, 2, 4, 5, 3}), kw, stride.w, dilation.w, ox);  // (.., kh, oy, kw, ox)
+  const int64_t kk = cg * kh * kw, yx = oy * ox;
+  Tensor cols = t.permute({0, 1, 2, 3, 5, 4, 6}).contiguous().reshape({bs, groups, kk, yx});
+  Tensor wm = weight.reshape({groups, og, kk});
   Tensor r;
-  if (groups == 1) {
-    // (bs*oy*ox, cin*kh*kw) @ (cin*kh*kw, cout): a plain 2-d matmul, the fastest kernel shape;
-    // its result is materialised before the permute to NCHW.
-    Tensor k = weight.reshape({cout, cin * kh * kw}).T().contiguous();
-    r = cols.reshape({bs * oy * ox, cin * kh * kw}).matmul(k).contiguous();
-    r = r.reshape({bs, oy, ox, cout}).permute({0, 3, 1, 2});
+  if (yx % kWholeLine == 0) {
+    // out (bs, g, og, yx) = w (g, og, kk) @ cols: the output positions are the matmul's
+    // columns, read and written in vectors, and the result is NCHW as it stands (realised
+    // before the reshape splits the positions into rows of ox).
+    r = wm.matmul(cols).contiguous();
   } else {
-    Tensor k = weight.reshape({groups, og, cg * kh * kw}).transpose(-1, -2).unsqueeze(0);
-    r = cols.reshape({bs, groups, oy * ox, cg * kh * kw}).matmul(k).transpose(-1, -2);
-    r = r.reshape({bs, cout, oy, ox});
+    // Output positions that fill no whole vectors (14 x 14): the positions are the rows of
+    // cols^T @ w^T (the output channels in vectors), then permuted to NCHW.
+    r = cols.transpose(-1, -2).matmul(wm.transpose(-1, -2).contiguous()).transpose(-1, -2);
   }
+  r = r.reshape({bs, cout, oy, ox});
   return bias ? r + bias->reshape({1, cout, 1, 1}) : r;
 }
 

@@ -307,6 +307,12 @@ def test_conv_pool_attention():
             lambda x, w: F.conv2d(x, w, stride=2, padding=1), atol=1e-4)
     compare(lambda x, w: x.conv2d(w, groups=2, dilation=2), [(1, 4, 8, 8), (4, 2, 3, 3)],
             lambda x, w: F.conv2d(x, w, groups=2, dilation=2), atol=1e-4)
+    # 8 x 8 outputs (a multiple of 16 positions: w @ cols, the positions as the matmul's
+    # columns) and 5 x 5 (cols^T @ w^T); strided and dilated windows.
+    compare(lambda x, w, b: x.conv2d(w, b, padding=1), [(3, 5, 8, 8), (6, 5, 3, 3), (6,)],
+            lambda x, w, b: F.conv2d(x, w, b, padding=1), atol=1e-4)
+    compare(lambda x, w: x.conv2d(w, stride=(2, 3), dilation=(2, 1)), [(2, 3, 14, 17), (4, 3, 3, 2)],
+            lambda x, w: F.conv2d(x, w, stride=(2, 3), dilation=(2, 1)), atol=1e-4)
     compare(lambda x: x.max_pool2d(), [(1, 2, 6, 6)], lambda x: F.max_pool2d(x, 2))
     compare(lambda x: x.max_pool2d(3, stride=2, padding=1), [(1, 2, 7, 7)],
             lambda x: F.max_pool2d(x, 3, 2, 1))
