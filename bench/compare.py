@@ -55,6 +55,8 @@ def peer_cases():
                 rng.uniform(-1, 1, (n, n)).astype(np.float32)) for n in (256, 512, 1024, 2048)}
     for n, (ma, mb) in mats.items():
         cases[f"matmul_{n}"] = {"numpy": (lambda ma=ma, mb=mb: ma @ mb, 10 if n < 2048 else 3)}
+    lx, lw = mats[1024]
+    cases["linear_1024"] = {"numpy": (lambda: lx @ lw.T, 10)}
     if torch is not None:
         torch.set_num_threads(2)
         ta, tb, tc, tout = (torch.from_numpy(v) for v in (a, b, c, out))
@@ -67,6 +69,8 @@ def peer_cases():
             tma, tmb = torch.from_numpy(ma), torch.from_numpy(mb)
             cases[f"matmul_{n}"]["torch"] = (lambda tma=tma, tmb=tmb: tma @ tmb,
                                              10 if n < 2048 else 3)
+        tlx, tlw = torch.from_numpy(lx), torch.from_numpy(lw)
+        cases["linear_1024"]["torch"] = (lambda: tlx @ tlw.T, 10)
     return cases
 
 
@@ -90,7 +94,7 @@ def main():
                 row += f"{t:>10.3f}{t / ms:>7.2f}"
             else:
                 row += f"{'-':>10}{'-':>7}"
-        if name.startswith("matmul_"):
+        if name.startswith("matmul_") or name.startswith("linear_"):
             n = int(name.split("_")[1])
             row += f"   polygrad {2 * n ** 3 / ms / 1e6:.1f} GFLOP/s"
         print(row)

@@ -117,5 +117,13 @@ int main(int argc, char** argv) {
     int reps = n >= 2048 ? 3 : 10;
     report(name, median_ms([&] { runtime::realize({matmul(a, b, n)}, device()); }, reps));
   }
+  if (want("linear_1024")) {
+    // x @ w.T, w (out, in) as a Linear layer holds it: b read k-major.
+    const int64_t n = 1024;
+    UOpRef x = random_input({n, n}, 10), w = random_input({n, n}, 11);
+    report("linear_1024",
+           median_ms([&] { runtime::realize({matmul(x, lazy::permute(w, {1, 0}), n)}, device()); },
+                     10));
+  }
   return 0;
 }
