@@ -160,6 +160,28 @@ TEST(Matmul, PlanTilesDividingSizes) {
   EXPECT_EQ(polygrad::codegen::choose_upcast(matmul_ast(33, 17, 5), t).j, nullptr);
 }
 
+// Columns the target's full vector width does not divide (1000 with 16 float lanes) run in
+// narrower vectors, and a k no power of two divides into slices of another divisor (1000 in
+// slices of 125), instead of scalar code; values against plain C++.
+TEST(Matmul, NarrowerVectorsAndOtherDivisorsForOddSizes) {
+  polygrad::codegen::Target t = cpu_target();
+  const UOpRef probe = matmul_ast(64, 64, 64);
+  const polygrad::codegen::UpcastPlan full = polygrad::codegen::choose_upcast(probe, t);
+  if (full.j == nullptr || full.lanes < 8) GTEST_SKIP() << "needs 8 or more float lanes";
+  const int64_t half = full.lanes / 2;
+  const UOpRef odd = matmul_ast(20, half * 5, 37);  // 5 half-width vectors of columns
+  const polygrad::codegen::UpcastPlan p = polygrad::codegen::choose_upcast(odd, t);
+  ASSERT_NE(p.j, nullptr);
+  EXPECT_EQ(p.lanes, half);
+  EXPECT_EQ(int64_t{p.vectors} * p.lanes, half * 5);
+  check_matmul(20, half * 5, 37);
+  const UOpRef sliced = matmul_ast(16, 2 * full.lanes * 33, 1000);
+  const polygrad::codegen::UpcastPlan q = polygrad::codegen::choose_upcast(sliced, t);
+  ASSERT_NE(q.k, nullptr);
+  EXPECT_EQ(q.k_tile, 125);
+  check_matmul(16, 2 * full.lanes * 33, 1000);
+}
+
 // With k slices, column blocks loop inside the row loop (each row block's slice of a serves
 // CB column blocks) while the launch keeps two steps per compute unit. Values from a target of
 // 2 units, whatever this machine has. A column block is 2 vectors (2W columns).
