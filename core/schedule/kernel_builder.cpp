@@ -332,12 +332,42 @@ void KernelBuilder::count_paths(const UOp* root) {
   }
   constexpr int64_t kCap = int64_t{1} << 40;
   paths_[root] = 1;
+  // views_: how many different indexings of each node the kernel needs (counted up to 2).
+  // An indexing is named by the views that moved the index on the way down from the root
+  // (elementwise ops, a broadcast of a keepdim reduce and reshapes that only add or drop 1s
+  // keep it), so x * x or two users of a softmax's max share one, and the four window
+  // offsets of a max pool's gradient read their input's gradient through four.
+  std::unordered_map<const UOp*, std::vector<uint64_t>> names{{root, {0}}};
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const UOp* n = *it;
     if (inlined_leaf(n)) continue;
     const int64_t p = paths_[n];
     for (const UOpRef& s : n->srcs()) paths_[s.get()] = std::min(kCap, paths_[s.get()] + p);
+    const std::vector<uint64_t>& mine = names[n];
+    views_[n] = static_cast<int64_t>(mine.size());
+    const bool moves = is_movement(n->op()) && !keeps_index(n);
+    const size_t tensor_srcs = is_movement(n->op()) ? 1 : n->nsrcs();
+    for (size_t i = 0; i < tensor_srcs; ++i) {
+      std::vector<uint64_t>& theirs = names[n->src(i).get()];
+      for (uint64_t name : mine) {
+        const uint64_t v =
+            moves ? name * 0x9E3779B97F4A7C15ull + reinterpret_cast<uintptr_t>(n) : name;
+        if (theirs.size() < 2 && std::find(theirs.begin(), theirs.end(), v) == theirs.end())
+          theirs.push_back(v);
+      }
+    }
   }
+}
+
+// A view that indexes its source as it is indexed itself, up to axes of size 1: a broadcast
+// (EXPAND only sets size-1 axes), a reshape that only adds or drops 1s.
+bool KernelBuilder::keeps_index(const UOp* view) {
+  if (view->op() == Op::EXPAND) return true;
+  if (view->op() != Op::RESHAPE) return false;
+  lazy::Shape a = owner_.shape()(view->src(0)), b = owner_.shape()(view);
+  a.erase(std::remove(a.begin(), a.end(), 1), a.end());
+  b.erase(std::remove(b.begin(), b.end(), 1), b.end());
+  return a == b;
 }
 
 // Costly to recompute: the value (up to realised nodes and buffers) contains a reduce or a
@@ -428,6 +458,10 @@ UOpRef KernelBuilder::reduce(const UOp* node, const std::vector<UOpRef>& idx, co
   }
   const std::set<const UOp*> deps = ranges_of(idx);
   if (node != root_ && !can_fuse_reduce(deps)) return load_realized(node, idx, gate);
+  // A reduce read through two or more views (a max pool's gradient reads its output's gradient
+  // through each window offset's pad) would be computed once per view and output element:
+  // realised once instead.
+  if (node != root_ && views_[node] >= 2) return load_realized(node, idx, gate);
   const lazy::Shape& in = owner_.shape()(node->src(0));
   std::vector<UOpRef> x = idx;
   std::vector<UOpRef> srcs{UOpRef()};
@@ -443,16 +477,20 @@ UOpRef KernelBuilder::reduce(const UOp* node, const std::vector<UOpRef>& idx, co
     srcs.push_back(x[j]);
   }
   nest_.insert(nest_.end(), srcs.begin() + 1, srcs.end());
+  ++reduce_depth_;
   UOpRef value = index(node->src(0).get(), x, gate);
+  --reduce_depth_;
   nest_ = std::move(outer);
   if (srcs.size() == 1) return value;
   split_ranges(value, srcs);
   // A contraction (a matmul: loads of two buffers along the reduced ranges) used more than
-  // once is realised: nested in another reduce (the logits in a fused softmax or cross-entropy)
-  // each use would recompute it, and a value used twice is usually needed again by a later
-  // kernel (the pre-activation that a ReLU's backward masks by). It then runs once, with the
-  // codegen's matmul tiling.
-  if (node != root_ && paths_[node] >= 2 && contraction(value, {srcs.begin() + 1, srcs.end()}))
+  // once, or inside another reduce, is realised: nested in another reduce (the logits in a
+  // fused softmax or cross-entropy; a convolution's column gradient summed back over its
+  // windows) it would be computed as scalar dot products, once per use, and a value used twice
+  // is usually needed again by a later kernel (the pre-activation that a ReLU's backward masks
+  // by). It then runs once, with the codegen's matmul tiling.
+  if (node != root_ && (paths_[node] >= 2 || reduce_depth_ > 0) &&
+      contraction(value, {srcs.begin() + 1, srcs.end()}))
     return load_realized(node, idx, gate);
   srcs[0] = value;
   return UOp::make(Op::REDUCE, node->dtype(), srcs, static_cast<int64_t>(lazy::reduce_op(node)));

@@ -56,6 +56,7 @@ class KernelBuilder {
   static constexpr int64_t kCostlyOps = 16;
   bool inlined_leaf(const UOp* node) const;
   void count_paths(const UOp* root);
+  bool keeps_index(const UOp* view);
   UOpRef global(const UOpRef& buffer);
   UOpRef new_range(int64_t extent);
   /// `sink` with the output ranges before the last merged into one (a (batch, seq, d) output
@@ -79,6 +80,10 @@ class KernelBuilder {
   /// For each node of the kernel's inlined graph, how many paths lead to it from the root (how
   /// many times it is evaluated, up to the memo of equal indices), capped.
   std::unordered_map<const UOp*, int64_t> paths_;
+  /// Reduces being built around the current node.
+  int reduce_depth_ = 0;
+  /// How many different indexings of each node the kernel needs (see count_paths).
+  std::unordered_map<const UOp*, int64_t> views_;
   int64_t next_range_ = 0;
   bool symbolic_outer_ = false;
   UOpRef outer_range_;

@@ -132,6 +132,25 @@ TEST_F(ScheduleTest, ReduceOverAMergedAxisSplitsItsRange) {
   EXPECT_EQ(divmods, 0);
 }
 
+TEST_F(ScheduleTest, ReduceReadThroughTwoViewsIsRealised) {
+  // r + flip(r) for a row sum r: inlined, each element would sum two rows. Realised once, then
+  // read twice. r * r reads it one way: one kernel.
+  UOpRef x = input({8, 5});
+  UOpRef r = lazy::reshape(lazy::reduce(x, Op::ADD, {1}), {8});
+  EXPECT_EQ(kernels(testgraph::ew(Op::ADD, r, lazy::flip(r, {0}))), 2u);
+  EXPECT_EQ(kernels(testgraph::ew(Op::MUL, r, r)), 1u);
+}
+
+TEST_F(ScheduleTest, ContractionInsideAReduceIsRealised) {
+  // (a @ b).sum(1): the matmul inside the row sum would be scalar dot products; it runs as a
+  // matmul kernel of its own, then the sum reads it.
+  UOpRef a = input({16, 12}), b = input({12, 8});
+  schedule::Schedule s = run({lazy::reduce(testgraph::matmul(a, b, 16, 12, 8), Op::ADD, {1})});
+  ASSERT_EQ(s.items.size(), 2u);
+  EXPECT_EQ(reduces_in(s, 0), 1);
+  EXPECT_EQ(reduces_in(s, 1), 1);
+}
+
 TEST_F(ScheduleTest, ReshapeOfAContiguousValueViewsItsBuffer) {
   // (x * x).contiguous().reshape(...) as a root: one kernel, its output viewed, not copied.
   UOpRef x = input({6, 4});
