@@ -580,6 +580,28 @@ UOpRef read_from_panels(const UOpRef& sink, int64_t rows, const PanelPacking& p)
 
 namespace {
 
+/// An input buffer's load of a matmul-shaped kernel: its slot, element size, and the strides
+/// of its offset along the output columns j and the reduce range k (nullopt: not affine).
+struct Operand {
+  int64_t slot = 0, elem = 0;
+  std::optional<int64_t> cj, ck;
+};
+
+/// The operands of the kernel whose nodes are `order`: every ungated INDEX of an input slot.
+std::vector<Operand> operands(const std::vector<const UOp*>& order, const UOp* j, const UOp* k) {
+  std::vector<Operand> out;
+  for (const UOp* u : order) {
+    if (u->op() != Op::INDEX || u->nsrcs() != 2 || u->src(0)->op() != Op::DEFINE_GLOBAL ||
+        u->src(0)->arg_int() == 0)
+      continue;
+    const int64_t elem = u->src(0)->dtype().base().scalar_size();
+    if (elem <= 0) continue;
+    out.push_back({u->src(0)->arg_int(), elem, coefficient(u->src(1).get(), j),
+                   coefficient(u->src(1).get(), k)});
+  }
+  return out;
+}
+
 /// The vector form's panels for a kernel in the dot form whose b is read k-major (a @ b.T):
 /// panels of P rows of b, each stored k-major, turn b's loads into P consecutive columns per
 /// k step, and the kernel into the vector form with its k slices and column blocks (the dot
@@ -591,16 +613,10 @@ std::optional<PanelPacking> rows_in_panels(const UOpRef& sink, const Target& tar
   const int64_t ej = plan.j->src(0)->op() == Op::CONST ? plan.j->src(0)->arg_int() : 0;
   if (plan.i == nullptr || ej == 0 || ej % plan.lanes != 0) return std::nullopt;
   const int64_t panel = column_vectors(ej, plan.lanes) * plan.lanes;
-  for (const UOp* u : toposort(sink)) {
-    if (u->op() != Op::INDEX || u->nsrcs() != 2 || u->src(0)->op() != Op::DEFINE_GLOBAL ||
-        u->src(0)->arg_int() == 0)
-      continue;
-    const int64_t elem = u->src(0)->dtype().base().scalar_size();
-    const std::optional<int64_t> cj = coefficient(u->src(1).get(), plan.j);
-    const std::optional<int64_t> ck = coefficient(u->src(1).get(), k);
-    if (elem <= 0 || ck != 1 || !cj || *cj <= 0) continue;
-    if (ej * *cj * elem <= CacheBudget(target).whole_b()) continue;
-    const PanelPacking p{u->src(0)->arg_int(), *cj, panel, true};
+  for (const Operand& o : operands(toposort(sink), plan.j, k)) {
+    if (o.ck != 1 || !o.cj || *o.cj <= 0) continue;
+    if (ej * *o.cj * o.elem <= CacheBudget(target).whole_b()) continue;
+    const PanelPacking p{o.slot, *o.cj, panel, true};
     // (Panels of rows need no row count. The scheduler checks that the buffer holds whole
     // panels; P divides the columns, so a batch's rows never share a panel with another's.)
     const UpcastPlan q = choose_upcast(read_from_panels(sink, 0, p), target);
@@ -629,18 +645,12 @@ std::optional<PanelPacking> panel_packing(const UOpRef& sink, const Target& targ
   if (k == nullptr || k->src(0)->op() != Op::CONST) return std::nullopt;
   const int64_t ek = k->src(0)->arg_int();
   const int64_t panel = int64_t{plan.vectors} * plan.lanes;
-  for (const UOp* u : order) {
-    if (u->op() != Op::INDEX || u->nsrcs() != 2 || u->src(0)->op() != Op::DEFINE_GLOBAL ||
-        u->src(0)->arg_int() == 0)
-      continue;
-    const int64_t elem = u->src(0)->dtype().base().scalar_size();
-    const std::optional<int64_t> cj = coefficient(u->src(1).get(), plan.j);
-    const std::optional<int64_t> ck = coefficient(u->src(1).get(), k);
-    if (elem <= 0 || cj != 1 || !ck || *ck <= 0 || *ck % panel != 0) continue;
-    if (ek * *ck * elem <= CacheBudget(target).whole_b()) continue;
-    const bool conflicts = *ck * elem % kSetConflictBytes == 0;
-    if (!conflicts && panel * elem > kShortBlockBytes) continue;
-    return PanelPacking{u->src(0)->arg_int(), *ck, panel, false};
+  for (const Operand& o : operands(order, plan.j, k)) {
+    if (o.cj != 1 || !o.ck || *o.ck <= 0 || *o.ck % panel != 0) continue;
+    if (ek * *o.ck * o.elem <= CacheBudget(target).whole_b()) continue;
+    const bool conflicts = *o.ck * o.elem % kSetConflictBytes == 0;
+    if (!conflicts && panel * o.elem > kShortBlockBytes) continue;
+    return PanelPacking{o.slot, *o.ck, panel, false};
   }
   return std::nullopt;
 }
