@@ -86,8 +86,9 @@ UOpRef read_from_panels(const UOpRef& sink, int64_t rows, const PanelPacking& p)
 /// multiple of 512 bytes apart (they fall into a few L1 sets and evict each other; 4 KiB apart:
 /// all in one) or a column block's row is at most two cache lines (short rows a page apart
 /// prefetch poorly). Measured on AVX-512 (Sapphire Rapids), copy included: 1024^3 5.4 ms, 2.1x
-/// faster than unpacked and 1.2x faster than the padded rows used before; 512 x 1088 x 1024
-/// 7% faster; wide blocks (784 columns as 7 vectors) 4-14% slower, so not packed.
+/// faster than unpacked; the kernel alone 1.1-1.2x faster than on the padded rows used before;
+/// 512 x 1088 x 1024 7% faster; wide blocks (784 columns as 7 vectors) 4-14% slower, so not
+/// packed.
 /// A kernel in the dot form whose b is read k-major (a @ b.T: every Linear layer) with b larger
 /// than half an L2 and 64 or more rows reads b from panels of rows instead, which makes it a
 /// vector-form kernel with k slices and column blocks (checked by planning it).

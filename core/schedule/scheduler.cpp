@@ -6,7 +6,6 @@
 #include "ir/graph.hpp"
 #include "schedule/kernel_builder.hpp"
 #include "schedule/symbolic_sizes.hpp"
-#include "symbolic/simplify.hpp"
 
 #include <polygrad/error.hpp>
 
@@ -122,7 +121,6 @@ int64_t split_flat_range(UOpRef& ast, const UOp* var, int64_t extent) {
   return 0;
 }
 
-// `ast` with the offsets o of every INDEX into `slot` (gated or not) moved to
 }  // namespace
 
 // A matmul operand streamed in column blocks is read from a copy in panels
