@@ -185,24 +185,20 @@ UOpRef recombine_digits(const UOpRef& root) {
     UOpRef x = inner;
     int64_t c2 = 1;
     if (inner->op() == Op::IDIV && const_arg(inner->src(1), c2)) x = inner->src(0);
-    // x % c also stands for (x % c1) % c when c divides c1: ((x % c1) // c) * (c * k) + (x % c) * k
-    // -> (x % c1) * k.
     for (size_t b = 0; b < terms.size(); ++b) {
-      const UOpRef& quo = terms[b].t;
+      const UOpRef& quo = terms[b].t;  // (q // cq) * (c * k)
       int64_t cq = 0, c1 = 0;
-      if (b == a || quo->op() != Op::IDIV || !const_arg(quo->src(1), cq) || cq != c ||
-          quo->src(0)->op() != Op::MOD || quo->src(0)->src(0) != inner ||
-          !const_arg(quo->src(0)->src(1), c1) || c1 % c != 0 || terms[b].k != c * terms[a].k)
+      if (b == a || quo->op() != Op::IDIV || !const_arg(quo->src(1), cq) ||
+          terms[b].k != c * terms[a].k)
         continue;
-      return replace_pair(terms, a, b, term_value(quo->src(0), terms[a].k, root), root);
-    }
-    for (size_t b = 0; b < terms.size(); ++b) {
-      const UOpRef& quo = terms[b].t;  // (x // (c2 * c)) * (c * k)
-      int64_t cq = 0;
-      if (b == a || quo->op() != Op::IDIV || !const_arg(quo->src(1), cq)) continue;
-      const bool same = (quo->src(0) == x && cq == c2 * c) || (quo->src(0) == inner && cq == c);
-      if (!same || terms[b].k != c * terms[a].k) continue;
-      return replace_pair(terms, a, b, term_value(inner, terms[a].k, root), root);
+      const UOpRef& q = quo->src(0);
+      // (x // (c2 * c)) and (x' % c), or ((x' % c1) // c) and x' % c standing for
+      // (x' % c1) % c when c divides c1.
+      if ((q == x && cq == c2 * c) || (q == inner && cq == c))
+        return replace_pair(terms, a, b, term_value(inner, terms[a].k, root), root);
+      if (cq == c && q->op() == Op::MOD && q->src(0) == inner && const_arg(q->src(1), c1) &&
+          c1 % c == 0)
+        return replace_pair(terms, a, b, term_value(q, terms[a].k, root), root);
     }
   }
   return UOpRef();
@@ -243,10 +239,6 @@ const RuleSet& divmod_rules() {
                if (!splits(m, c2)) return UOpRef();
                return m["y"] % c2;
              })  // (x*c1+y)%c2 -> y%c2
-      | rule(idiv(ivar("x"), pconst("c")) * pconst("c3") + (var("x") % var("c")) * pconst("c4"),
-             [](Match& m) {
-               return cval(m, "c") * cval(m, "c4") == cval(m, "c3") ? m["x"] * m["c4"] : UOpRef();
-             })  // (x//c)*(c*k) + (x%c)*k -> x*k
       | rule(idiv(ivar("x") * pconst("c1"), pconst("c2")),
              [](Match& m) {
                int64_t c1 = cval(m, "c1"), c2 = cval(m, "c2");
@@ -271,10 +263,9 @@ const RuleSet& divmod_rules() {
              [](Match& m) {
                return cval(m, "c1") % cval(m, "c2") == 0 ? m["x"] % m["c2"] : UOpRef();
              })  // (x%c1)%c2 -> x%c2 when c2 divides c1
-      | rule(idiv(ivar("x"), pconst("c")) * var("c") + var("x") % var("c"),
-             [](Match& m) { return m["x"]; })  // (x//c)*c + x%c -> x
-      | rule(ivar("x") + var("y"),
-             [](Match& m) { return recombine_digits(m.root()); });  // see recombine_digits
+      | rule(ivar("x") + var("y"), [](Match& m) {
+          return recombine_digits(m.root());
+        });  // (x//c)*(c*k) + ... + (x%c)*k -> x*k and kin: see recombine_digits
   return set;
 }
 
