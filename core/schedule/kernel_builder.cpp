@@ -119,22 +119,35 @@ UOpRef KernelBuilder::build(const UOp* node, const lazy::Shape& shape, const UOp
 
 UOpRef KernelBuilder::merge_leading_ranges(const UOpRef& sink, bool all) {
   const size_t m = out_ranges_.size();
-  const size_t merge = all ? m : m - 1;  // how many leading ranges become one
-  if (m == 0 || merge < 2) return sink;
+  if (m == 0) return sink;
+  UOpRef merged = merge_ranges(sink, 0, all ? m : m - 1);
+  // Then the inner ranges after the first, the most of them that merge: a weight gradient's
+  // (cin, kh, kw) walked as one axis of cin*kh*kw columns, which the codegen can vectorise.
+  for (size_t first = 1; first + 1 < out_ranges_.size(); ++first) {
+    const size_t before = out_ranges_.size();
+    merged = merge_ranges(merged, first, before);
+    if (out_ranges_.size() != before) break;
+  }
+  return merged;
+}
+
+UOpRef KernelBuilder::merge_ranges(const UOpRef& sink, size_t first, size_t end) {
+  if (end - first < 2) return sink;
   int64_t total = 1;
-  for (size_t i = 0; i < merge; ++i) total *= out_ranges_[i]->src(0)->arg_int();
-  const UOpRef rows = range(idx_const(total), out_ranges_[0]->arg_int());
+  for (size_t i = first; i < end; ++i) total *= out_ranges_[i]->src(0)->arg_int();
+  const UOpRef merged_range = range(idx_const(total), out_ranges_[first]->arg_int());
   std::unordered_map<const UOp*, UOpRef> subs;
   int64_t below = 1;
-  for (size_t i = merge; i-- > 0;) {
+  for (size_t i = end; i-- > first;) {
     const int64_t e = out_ranges_[i]->src(0)->arg_int();
-    subs.emplace(out_ranges_[i].get(), i == 0 ? rows / below : rows / below % e);
+    subs.emplace(out_ranges_[i].get(),
+                 i == first ? merged_range / below : merged_range / below % e);
     below *= e;
   }
   UOpRef merged = codegen::simplify_indexing(substitute(sink, subs));
   // Clean when no index divides or takes a remainder of the merged range: every load walks
-  // the leading axes as one (a per-batch operand, a pad along an inner axis would not).
-  std::unordered_set<const UOp*> uses{rows.get()};
+  // the axes as one (a per-batch operand, a pad along an inner axis would not).
+  std::unordered_set<const UOp*> uses{merged_range.get()};
   for (const UOp* u : toposort(merged)) {
     bool dep = false;
     for (const UOpRef& src : u->srcs()) dep = dep || uses.count(src.get()) > 0;
@@ -142,8 +155,10 @@ UOpRef KernelBuilder::merge_leading_ranges(const UOpRef& sink, bool all) {
     if (u->op() == Op::IDIV || u->op() == Op::MOD) return sink;
     uses.insert(u);
   }
-  std::vector<UOpRef> kept{rows};
-  kept.insert(kept.end(), out_ranges_.begin() + static_cast<std::ptrdiff_t>(merge),
+  std::vector<UOpRef> kept(out_ranges_.begin(),
+                           out_ranges_.begin() + static_cast<std::ptrdiff_t>(first));
+  kept.push_back(merged_range);
+  kept.insert(kept.end(), out_ranges_.begin() + static_cast<std::ptrdiff_t>(end),
               out_ranges_.end());
   out_ranges_ = std::move(kept);
   return merged;

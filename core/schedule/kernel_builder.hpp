@@ -62,8 +62,12 @@ class KernelBuilder {
   /// `sink` with the output ranges before the last merged into one (a (batch, seq, d) output
   /// as (batch * seq) rows of d; with `all`, for an output whose last axis is 1, every range:
   /// a keepdim row reduction), when every index then walks those rows without division or
-  /// remainder; else `sink` unchanged.
+  /// remainder; else `sink` unchanged. Then the inner ranges after the first likewise, the
+  /// most of them that merge (a weight gradient's (cin, kh, kw) as cin*kh*kw columns).
   UOpRef merge_leading_ranges(const UOpRef& sink, bool all);
+  /// `sink` with out_ranges_[first, end) merged into one range when no index then divides or
+  /// takes a remainder of it; else `sink` unchanged.
+  UOpRef merge_ranges(const UOpRef& sink, size_t first, size_t end);
 
   Scheduler& owner_;
   std::string device_;

@@ -132,6 +132,23 @@ TEST_F(ScheduleTest, ReduceOverAMergedAxisSplitsItsRange) {
   EXPECT_EQ(divmods, 0);
 }
 
+TEST_F(ScheduleTest, InnerAxesWalkedAsOneMerge) {
+  // A convolution's weight gradient, dw (o, c, 3, 3) = dy^T @ x over the batch: its (c, 3, 3)
+  // output axes are one axis of 54 columns to every index (the codegen can vectorise it), while
+  // o stays apart (merged with them, dy would be read at row // 54).
+  UOpRef dy = input({5, 4}), x = input({5, 6, 3, 3});
+  UOpRef mm = testgraph::matmul(lazy::permute(dy, {1, 0}), lazy::reshape(x, {5, 54}), 4, 5, 54);
+  schedule::Schedule s = run({lazy::reshape(mm, {4, 6, 3, 3})});
+  ASSERT_EQ(s.items.size(), 1u);
+  int ranges = 0, divmods = 0;
+  for (const UOp* u : toposort(s.items[0].ast)) {
+    ranges += u->op() == Op::RANGE;
+    divmods += u->op() == Op::IDIV || u->op() == Op::MOD;
+  }
+  EXPECT_EQ(ranges, 3) << "o, the merged (c, 3, 3) and the batch";
+  EXPECT_EQ(divmods, 0);
+}
+
 TEST_F(ScheduleTest, ReduceReadThroughTwoViewsIsRealised) {
   // r + flip(r) for a row sum r: inlined, each element would sum two rows. Realised once, then
   // read twice. r * r reads it one way: one kernel.
