@@ -6,4 +6,5 @@ target_sources(polygrad_compiler PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/lower.cpp
   ${CMAKE_CURRENT_LIST_DIR}/optimize.cpp
   ${CMAKE_CURRENT_LIST_DIR}/rebuild.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/transcendental.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/transcendental.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/unroll.cpp)

@@ -1,0 +1,130 @@
+// See unroll.hpp.
+#include "codegen/unroll.hpp"
+
+#include "codegen/rebuild.hpp"
+#include "ir/graph.hpp"
+#include "symbolic/simplify.hpp"
+
+#include <algorithm>
+#include <unordered_set>
+#include <vector>
+
+namespace polygrad::codegen {
+
+namespace {
+
+constexpr int64_t kMaxCopies = 64;
+
+bool is_const(const UOp* u) {
+  return u->op() == Op::CONST;
+}
+
+bool is_zero(const UOp* u) {
+  if (!is_const(u)) return false;
+  if (const auto* i = std::get_if<int64_t>(&u->arg())) return *i == 0;
+  if (const auto* d = std::get_if<double>(&u->arg())) return *d == 0.0;
+  if (const auto* b = std::get_if<bool>(&u->arg())) return !*b;
+  return false;
+}
+
+bool const_true(const UOp* u) {
+  return is_const(u) && !is_zero(u);
+}
+
+/// True when `v` is integer index math and comparisons only (no loaded value): what the
+/// symbolic engine may rewrite.
+bool index_only(const UOpRef& v) {
+  if (v->dtype().is_vector()) return false;
+  for (const UOp* u : toposort(v))
+    if (u->op() == Op::LOAD || u->dtype().is_float()) return false;
+  return true;
+}
+
+/// `n` with what a constant gate decides folded: gated loads to their value or their
+/// alternative, selects to the side they pick, and the zero sums that the dropped pieces leave.
+UOpRef fold_gates(const UOpRef& root) {
+  return rebuild(root, [](const UOpRef& n) -> UOpRef {
+    switch (n->op()) {
+      case Op::LOAD:
+        if (n->nsrcs() == 3 && is_const(n->src(2).get()))
+          return const_true(n->src(2).get())
+                     ? UOp::make(Op::LOAD, n->dtype(), {n->src(0)}, n->arg())
+                     : n->src(1);
+        return n;
+      case Op::WHERE: {
+        const UOpRef c = index_only(n->src(0)) ? simplify(n->src(0)) : n->src(0);
+        if (is_const(c.get())) return const_true(c.get()) ? n->src(1) : n->src(2);
+        return n;
+      }
+      case Op::ADD:
+        if (n->dtype().is_vector()) return n;
+        if (is_zero(n->src(0).get())) return n->src(1);
+        if (is_zero(n->src(1).get())) return n->src(0);
+        return n;
+      default:
+        return n;
+    }
+  });
+}
+
+size_t loads(const UOpRef& v) {
+  size_t n = 0;
+  for (const UOp* u : toposort(v)) n += u->op() == Op::LOAD;
+  return n;
+}
+
+/// The output ranges of `sink` that a constant extent lets unroll and a comparison with a
+/// constant marks as a selector, the outermost (the launch's dimension) left out.
+std::vector<const UOp*> selector_ranges(const UOpRef& sink) {
+  const std::vector<const UOp*> order = toposort(sink);
+  std::unordered_set<const UOp*> reduced;
+  const UOp* outer = nullptr;
+  for (const UOp* u : order) {
+    if (u->op() == Op::REDUCE)
+      for (size_t i = 1; i < u->nsrcs(); ++i) reduced.insert(u->src(i).get());
+  }
+  for (const UOp* u : order)
+    if (u->op() == Op::RANGE && !reduced.count(u) && (!outer || u->arg_int() < outer->arg_int()))
+      outer = u;
+  std::vector<const UOp*> out;
+  for (const UOp* u : order) {
+    if (!is_compare(u->op()) || u->nsrcs() != 2) continue;
+    for (int s = 0; s < 2; ++s) {
+      const UOp* r = u->src(s).get();
+      if (r->op() != Op::RANGE || r == outer || reduced.count(r) || !is_const(u->src(1 - s).get()))
+        continue;
+      const UOp* e = r->src(0).get();
+      if (!is_const(e) || e->arg_int() < 2 || e->arg_int() > kMaxCopies) continue;
+      if (std::find(out.begin(), out.end(), r) == out.end()) out.push_back(r);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+UOpRef unroll_selectors(const UOpRef& sink) {
+  UOpRef out = sink;
+  for (const UOp* r : selector_ranges(sink)) {
+    const int64_t extent = r->src(0)->arg_int();
+    std::vector<UOpRef> stores;
+    bool fewer = true;
+    for (const UOpRef& st : out->srcs()) {
+      const size_t before = loads(st);
+      for (int64_t v = 0; v < extent && fewer; ++v) {
+        UOpRef copy = fold_gates(
+            simplify_indexing(substitute_range(st, r, UOp::make(Op::CONST, r->dtype(), {}, v))));
+        if (copy->nsrcs() == 3 && is_const(copy->src(2).get())) {
+          if (!const_true(copy->src(2).get())) continue;  // a store never made
+          copy = UOp::make(Op::STORE, copy->dtype(), {copy->src(0), copy->src(1)}, copy->arg());
+        }
+        fewer = loads(copy) < before;
+        stores.push_back(copy);
+      }
+    }
+    if (fewer) out = UOp::make(Op::SINK, out->dtype(), stores, out->arg());
+  }
+  return out;
+}
+
+}  // namespace polygrad::codegen

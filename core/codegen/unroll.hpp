@@ -1,0 +1,20 @@
+// Unrolling the axis a concatenation selects its pieces along.
+#ifndef POLYGRAD_CODEGEN_UNROLL_HPP
+#define POLYGRAD_CODEGEN_UNROLL_HPP
+
+#include "ir/uop.hpp"
+
+namespace polygrad::codegen {
+
+/// A concatenation (Tensor::cat, stack: a sum of pieces padded along one axis) indexes each
+/// piece under a gate that compares the axis' range with constants, so every element computes
+/// all pieces' gates and selects one (a 3 x 3 convolution's im2col: nine gated loads per
+/// element, scalar). `sink` with each such output range (constant extent up to 64, not the
+/// outermost, compared with a constant somewhere) unrolled: one store per value of the range,
+/// its gates folded, when every copy then loads less than the store it came from. Unchanged
+/// otherwise.
+UOpRef unroll_selectors(const UOpRef& sink);
+
+}  // namespace polygrad::codegen
+
+#endif  // POLYGRAD_CODEGEN_UNROLL_HPP

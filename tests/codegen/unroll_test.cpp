@@ -1,0 +1,72 @@
+// A concatenation's selector axis unrolled (codegen/unroll.hpp).
+#include <gtest/gtest.h>
+
+#include "codegen/unroll.hpp"
+#include "harness.hpp"
+#include "ir/graph.hpp"
+
+namespace polygrad_test {
+namespace {
+
+using polygrad::range;
+
+UOpRef gated_load(const UOpRef& buf, const UOpRef& offset, const UOpRef& gate) {
+  UOpRef at = UOp::make(Op::INDEX, buf->dtype(), {buf, offset});
+  return UOp::make(Op::LOAD, dtypes::float32,
+                   {at, polygrad::const_float(dtypes::float32, 0.0), gate});
+}
+
+size_t loads(const UOpRef& v) {
+  size_t n = 0;
+  for (const UOp* u : polygrad::toposort(v)) n += u->op() == Op::LOAD;
+  return n;
+}
+
+// out (4, 3, 16): piece p of row r is x[r, p + j] for j < 16 - p (a shifted view padded at its
+// end), selected by p, as stack() builds it: a sum over the pieces of where(p == k, piece, 0).
+UOpRef stacked_shifts() {
+  UOpRef r = range(idx(4), 0), p = range(idx(3), 1), j = range(idx(16), 2);
+  UOpRef o = global(0, dtypes::float32), x = global(1, dtypes::float32);
+  UOpRef sum;
+  for (int64_t k = 0; k < 3; ++k) {
+    UOpRef is_k = polygrad::alu(Op::AND, {polygrad::alu(Op::CMPLT, {idx(k - 1), p}),
+                                          polygrad::alu(Op::CMPLT, {p, idx(k + 1)})});
+    UOpRef in = polygrad::alu(Op::CMPLT, {j, idx(16 - k)});
+    UOpRef gate = polygrad::alu(Op::AND, {is_k, in});
+    UOpRef v = polygrad::where(is_k, gated_load(x, r * 16 + j + k, gate),
+                               polygrad::const_float(dtypes::float32, 0.0));
+    sum = sum ? sum + v : v;
+  }
+  return sink({store(o, r * 48 + p * 16 + j, sum)});
+}
+
+TEST(Unroll, StackedPiecesLoadOnceEach) {
+  UOpRef ast = stacked_shifts();
+  UOpRef out = polygrad::codegen::unroll_selectors(ast);
+  ASSERT_EQ(out->nsrcs(), 3u) << "one store per piece";
+  for (const UOpRef& st : out->srcs()) EXPECT_EQ(loads(st), 1u);
+
+  std::vector<float> xv(64);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = float(i) * 0.5f - 3.0f;
+  std::vector<HostBuf> bufs{HostBuf::zeros<float>(4 * 48), HostBuf::of(xv)};
+  lower_and_run(ast, bufs);
+  const std::vector<float> got = bufs[0].as<float>();
+  for (int64_t r = 0; r < 4; ++r)
+    for (int64_t k = 0; k < 3; ++k)
+      for (int64_t j = 0; j < 16; ++j)
+        ASSERT_EQ(got[r * 48 + k * 16 + j], j < 16 - k ? xv[r * 16 + j + k] : 0.0f)
+            << "row " << r << " piece " << k << " column " << j;
+}
+
+TEST(Unroll, AnAxisThatSelectsNothingStays) {
+  // A padding gate on the inner axis (j < 15): unrolled, every copy would load as much as the
+  // store does, so nothing changes.
+  UOpRef r = range(idx(4), 0), j = range(idx(16), 1);
+  UOpRef o = global(0, dtypes::float32), x = global(1, dtypes::float32);
+  UOpRef in = polygrad::alu(Op::CMPLT, {j, idx(15)});
+  UOpRef ast = sink({store(o, r * 16 + j, gated_load(x, r * 16 + j + 1, in))});
+  EXPECT_EQ(polygrad::codegen::unroll_selectors(ast), ast);
+}
+
+}  // namespace
+}  // namespace polygrad_test
