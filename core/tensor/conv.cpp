@@ -1,4 +1,4 @@
-// conv2d and 2-d pooling as sums / maxima over kernel offsets of shifted, strided views.
+// conv2d (im2col and a matmul) and 2-d pooling, from shifted, strided views of the input.
 #include "tensor/tensor_impl.hpp"
 
 #include <cmath>
@@ -32,38 +32,21 @@ Tensor shifted(const Tensor& t, int64_t i, int64_t j, int64_t oy, int64_t ox, Si
   return r.pad(pads).reshape(split).shrink(keep).reshape(out);
 }
 
-// The windows along the last axis of t (..., n): (..., k, o) with element (a, y) =
-// t[..., a*d + y*s], from movement ops alone (tinygrad's pooling view): the axis repeated
-// e times and read as k rows of L = d + m*n elements (L >= o*s), so row a starts at a*L, which
-// is a*d modulo n; each row's first o*s elements split into (o, s) and the stride's offset 0
-// kept. Kernels index it as (a*L + y*s) % n, which the symbolic engine reduces to a*d + y*s
-// (a*d + y*s < n for every window), so the im2col copy reads t with affine offsets.
-Tensor windows(const Tensor& t, int64_t k, int64_t s, int64_t d, int64_t o) {
-  const int64_t n = t.size(-1);
-  const int64_t m = std::max<int64_t>(1, (o * s - d + n - 1) / n);
-  const int64_t L = d + m * n, e = (k * L + n - 1) / n;
-  std::vector<int64_t> reps(t.shape().size(), 1);
-  reps.back() = e;
-  std::vector<std::pair<int64_t, int64_t>> b;
-  for (int64_t v : t.shape()) b.push_back({0, v});
-  Tensor::Shape shape = t.shape();
-  b.back() = {0, k * L};
-  shape.back() = k;
-  shape.push_back(L);
-  Tensor r = t.repeat(reps).shrink(b).reshape(shape);  // (..., k, L)
-  b.back() = {0, k};
-  b.push_back({0, o * s});
-  shape.back() = o;
-  shape.push_back(s);
-  r = r.shrink(b).reshape(shape);  // (..., k, o, s)
-  b.back() = {0, o};
-  b.push_back({0, 1});
-  shape.pop_back();
-  return r.shrink(b).reshape(shape);  // (..., k, o)
-}
-
 int64_t out_size(int64_t n, int64_t k, int64_t s, int64_t d) {
   return (n - d * (k - 1) - 1) / s + 1;
+}
+
+// Windows that tile the input (stride = kernel, no dilation): t cropped to (oy*kh, ox*kw) and
+// split into (..., oy, kh, ox, kw), so a pool is a reduce over axes -3 and -1. Its gradient
+// is then a broadcast, not a sum of strided pads.
+Tensor tiles(const Tensor& t, int64_t kh, int64_t kw, int64_t oy, int64_t ox) {
+  std::vector<std::pair<int64_t, int64_t>> b;
+  for (int64_t v : t.shape()) b.push_back({0, v});
+  b[b.size() - 2] = {0, oy * kh};
+  b[b.size() - 1] = {0, ox * kw};
+  Tensor::Shape shape(t.shape().begin(), t.shape().end() - 2);
+  shape.insert(shape.end(), {oy, kh, ox, kw});
+  return t.shrink(b).reshape(shape);
 }
 
 }  // namespace
@@ -116,24 +99,30 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   const int64_t ox = out_size(x.size(-1), kw, stride.w, dilation.w);
   const int64_t cg = cin / groups, og = cout / groups;
   x = x.reshape({bs, groups, cg, x.size(-2), x.size(-1)});
-  // im2col as Caffe lays it out: cols (bs, g, cg*kh*kw, oy*ox), each kernel offset's rows of
-  // output positions contiguous, so the copy reads the input along its rows (vector loads and
-  // stores). Windows over the height, then over the width: (bs, g, cg, kh, kw, oy, ox).
-  Tensor t = windows(x.transpose(-1, -2), kh, stride.h, dilation.h, oy);     // (.., W, kh, oy)
-  t = windows(t.permute({0, 1, 2, 4, 5, 3}), kw, stride.w, dilation.w, ox);  // (.., kh, oy, kw, ox)
+  // im2col from the kernel offsets' shifted views stacked (a sum of pads): the codegen unrolls
+  // the offset axis, so the copy is one (padding-gated) load per element, and the gradient is
+  // the sum of the views' pads of the column gradient (affine: col2im with no div/mod).
+  std::vector<Tensor> views;
+  for (int64_t i = 0; i < kh; ++i)
+    for (int64_t j = 0; j < kw; ++j) views.push_back(shifted(x, i, j, oy, ox, stride, dilation));
   const int64_t kk = cg * kh * kw, yx = oy * ox;
-  Tensor cols = t.permute({0, 1, 2, 3, 5, 4, 6}).contiguous().reshape({bs, groups, kk, yx});
   Tensor wm = weight.reshape({groups, og, kk});
   Tensor r;
   if (yx % kWholeLine == 0) {
-    // out (bs, g, og, yx) = w (g, og, kk) @ cols: the output positions are the matmul's
-    // columns, read and written in vectors, and the result is NCHW as it stands (realised
-    // before the reshape splits the positions into rows of ox).
+    // As Caffe lays it out, cols (bs, g, cg*kh*kw, oy*ox), and out (bs, g, og, yx) =
+    // w (g, og, kk) @ cols: the output positions are the matmul's columns, read and written in
+    // vectors, and the result is NCHW as it stands (realised before the reshape splits the
+    // positions into rows of ox).
+    Tensor cols = Tensor::stack(views, 3).contiguous().reshape({bs, groups, kk, yx});
     r = wm.matmul(cols).contiguous();
   } else {
-    // Output positions that fill no whole vectors (14 x 14): the positions are the rows of
-    // cols^T @ w^T (the output channels in vectors), then permuted to NCHW.
-    r = cols.transpose(-1, -2).matmul(wm.transpose(-1, -2).contiguous()).transpose(-1, -2);
+    // Output positions that fill no whole vectors (14 x 14): cols transposed, (bs, g, yx, kk),
+    // and out^T = cols @ w^T, permuted to NCHW. Every matmul of the step then reads an operand
+    // contiguous along its columns or both along k: the forward (k = kk), the weight gradient
+    // dout^T @ cols (columns kk of cols), the column gradient dout @ w (columns kk of w).
+    Tensor cols = Tensor::stack(views, -1).reshape({bs, groups, cg, yx, kh * kw});
+    cols = cols.permute({0, 1, 3, 2, 4}).contiguous().reshape({bs, groups, yx, kk});
+    r = cols.matmul(wm.transpose(-1, -2)).transpose(-1, -2);
   }
   r = r.reshape({bs, cout, oy, ox});
   return bias ? r + bias->reshape({1, cout, 1, 1}) : r;
@@ -147,6 +136,8 @@ Tensor Tensor::max_pool2d(Size2 kernel, std::optional<Size2> stride, Size2 dilat
   Tensor x = pad_spatial(*this, padding, -INFINITY);
   const int64_t oy = out_size(x.size(-2), kernel.h, s.h, dilation.h);
   const int64_t ox = out_size(x.size(-1), kernel.w, s.w, dilation.w);
+  if (s.h == kernel.h && s.w == kernel.w && dilation.h == 1 && dilation.w == 1)
+    return tiles(x, kernel.h, kernel.w, oy, ox).max({-3, -1});
   Tensor r;
   for (int64_t i = 0; i < kernel.h; ++i)
     for (int64_t j = 0; j < kernel.w; ++j) {
@@ -163,6 +154,8 @@ Tensor Tensor::avg_pool2d(Size2 kernel, std::optional<Size2> stride, Size2 paddi
   Tensor x = pad_spatial(*this, padding, 0.0);
   const int64_t oy = out_size(x.size(-2), kernel.h, s.h, 1);
   const int64_t ox = out_size(x.size(-1), kernel.w, s.w, 1);
+  if (s.h == kernel.h && s.w == kernel.w)
+    return detail::to_float(tiles(x, kernel.h, kernel.w, oy, ox)).mean({-3, -1});
   Tensor r;
   for (int64_t i = 0; i < kernel.h; ++i)
     for (int64_t j = 0; j < kernel.w; ++j) {
