@@ -35,7 +35,8 @@ struct Term {
 };
 
 /// The terms of the ADD chain `x` with their constant coefficients; false when a term could
-/// be negative, or its coefficient or the sum's range does not fit (nothing is rewritten).
+/// be negative (a constant may: split_sum then needs the whole sum non-negative), or its
+/// coefficient or the sum's range does not fit (nothing is rewritten).
 bool nonnegative_terms(const UOpRef& x, std::vector<Term>& out) {
   if (x->op() == Op::ADD)
     return nonnegative_terms(x->src(0), out) && nonnegative_terms(x->src(1), out);
@@ -44,7 +45,7 @@ bool nonnegative_terms(const UOpRef& x, std::vector<Term>& out) {
     term = {UOpRef(), x->arg_int()};
   else if (x->op() == Op::MUL && positive_const(*x->src(1)))
     term = {x->src(0), x->src(1)->arg_int()};
-  if (term.k < 0) return false;
+  if (term.k < 0 && term.t) return false;
   if (term.t) {
     auto b = bounds(term.t);
     if (!b || b->lo < 0) return false;
@@ -58,13 +59,21 @@ UOpRef term_value(const UOpRef& t, int64_t k, const UOpRef& like) {
   return !t ? const_like(like, k) : k == 1 ? t : t * k;
 }
 
+/// k // g and k % g rounded down (a negative constant term: -262 = 9 * -30 + 8).
+int64_t floor_div(int64_t k, int64_t g) {
+  return k / g - (k % g < 0);
+}
+int64_t floor_mod(int64_t k, int64_t g) {
+  return k - floor_div(k, g) * g;
+}
+
 /// Σ t * (k / g) over the terms, each coefficient's quotient by g (`whole`: only the terms g
 /// divides, the rest left out entirely).
 UOpRef quotient_sum(const std::vector<Term>& terms, int64_t g, const UOpRef& like, bool whole) {
   UOpRef sum;
   for (const Term& t : terms) {
-    if (t.k / g == 0 || (whole && t.k % g != 0)) continue;
-    UOpRef v = term_value(t.t, t.k / g, like);
+    if (floor_div(t.k, g) == 0 || (whole && t.k % g != 0)) continue;
+    UOpRef v = term_value(t.t, floor_div(t.k, g), like);
     sum = sum ? sum + v : v;
   }
   return sum ? sum : const_like(like, 0);
@@ -77,7 +86,7 @@ UOpRef remainder_sum(const std::vector<Term>& terms, int64_t g, const UOpRef& li
   UOpRef sum;
   range = {0, 0};
   for (const Term& t : terms) {
-    const int64_t k = whole ? (t.k % g == 0 ? 0 : t.k) : t.k % g;
+    const int64_t k = whole ? (t.k % g == 0 ? 0 : t.k) : floor_mod(t.k, g);
     if (k == 0) continue;
     if (!t.t) {
       range.lo += k;
@@ -104,6 +113,10 @@ UOpRef split_sum(const UOpRef& x, int64_t c, bool div) {
   auto bx = bounds(x);
   std::vector<Term> terms;
   if (!bx || !nonnegative_terms(x, terms)) return UOpRef();
+  // A negative constant term splits too (x = 9*y - 262 as 9*(y - 30) + 8) when the sum as a
+  // whole is non-negative: the division then rounds down, as the split assumes.
+  for (const Term& t : terms)
+    if (t.k < 0 && bx->lo < 0) return UOpRef();
   std::vector<int64_t> divisors{c};
   for (const Term& t : terms)
     if (t.t && t.k > 1 && t.k < c && c % t.k == 0) divisors.push_back(t.k);

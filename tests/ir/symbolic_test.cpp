@@ -175,6 +175,15 @@ TEST(Symbolic, DivModWithBounds) {
       {"(a*11+w+2)%10", (a * 11 + w + 2) % 10, (a + w) + 2},
       {"(x*12+w)%10 kept: x*2+w may reach 10", (x() * 12 + w) % 10, (x() * 12 + w) % 10},
   });
+  // A negative constant in a sum that stays non-negative (a padded view's index where its gate
+  // holds) splits rounding down: 9*p - 25 = 9*(p - 3) + 2.
+  const UOpRef p = define_var("p", 3, 40, dtypes::int32);
+  run_cases({
+      {"(p*9-25)//9", (p * 9 + i32(-25)) / 9, p + i32(-3)},
+      {"(p*9-25)%9", (p * 9 + i32(-25)) % 9, i32(2)},
+      {"(p*9+w-25)//18", (p * 9 + w + i32(-25)) / 18, (p + i32(-3)) / 2},
+      {"(x*9-25)//9 kept: may be negative", (x() * 9 + i32(-25)) / 9, (x() * 9 + i32(-25)) / 9},
+  });
   // The digits of a mixed-radix number put back together anywhere in a sum (an index through
   // reshapes that split an axis and merge it again).
   run_cases({
