@@ -55,6 +55,16 @@ std::set<const UOp*> ranges_of(const std::vector<UOpRef>& idx) {
   return deps;
 }
 
+// Whether an index divides a range (x // c): a view that sends c neighbouring positions to one
+// element (a pool's gradient broadcast over its window), which the codegen, placing a value by
+// the ranges it uses, would recompute for each of them.
+bool divides_a_range(const std::vector<UOpRef>& idx) {
+  for (const UOpRef& i : idx)
+    for (const UOp* u : toposort(i))
+      if (u->op() == Op::IDIV && u->src(0)->op() != Op::CONST) return true;
+  return false;
+}
+
 // Whether the reduce body `value` loads from two or more buffers at offsets that move with the
 // reduced `ranges`.
 bool contraction(const UOpRef& value, const std::vector<UOpRef>& ranges) {
@@ -178,6 +188,59 @@ UOpRef KernelBuilder::index(const UOp* node, const std::vector<UOpRef>& idx, con
   return v;
 }
 
+namespace {
+
+// The bounds that the clauses of `gate` (an AND of comparisons) put on a range r, from clauses
+// c < r + k and r + k < c (k 0 or a constant).
+void gate_bounds(const UOp* gate, std::map<const UOp*, std::pair<int64_t, int64_t>>& span) {
+  if (gate->op() == Op::AND) {
+    gate_bounds(gate->src(0).get(), span);
+    gate_bounds(gate->src(1).get(), span);
+    return;
+  }
+  if (gate->op() != Op::CMPLT) return;
+  auto as_range = [](const UOp* e, int64_t& k) -> const UOp* {
+    k = 0;
+    if (e->op() == Op::ADD && e->src(1)->op() == Op::CONST) {
+      k = e->src(1)->arg_int();
+      e = e->src(0).get();
+    }
+    return e->op() == Op::RANGE && e->src(0)->op() == Op::CONST ? e : nullptr;
+  };
+  const UOp *a = gate->src(0).get(), *b = gate->src(1).get();
+  int64_t k = 0;
+  if (a->op() == Op::CONST && std::holds_alternative<int64_t>(a->arg())) {
+    if (const UOp* r = as_range(b, k)) {  // c < r + k: r >= c - k + 1
+      auto [it, fresh] = span.try_emplace(r, 0, r->src(0)->arg_int() - 1);
+      it->second.first = std::max(it->second.first, a->arg_int() - k + 1);
+    }
+  } else if (b->op() == Op::CONST && std::holds_alternative<int64_t>(b->arg())) {
+    if (const UOp* r = as_range(a, k)) {  // r + k < c: r <= c - k - 1
+      auto [it, fresh] = span.try_emplace(r, 0, r->src(0)->arg_int() - 1);
+      it->second.second = std::min(it->second.second, b->arg_int() - k - 1);
+    }
+  }
+}
+
+// `off` simplified where `gate` holds: a padded view's index, negative outside its gate, then
+// folds its divisions and remainders (a convolution's column gradient summed back over the
+// padded input) as it would unpadded.
+UOpRef offset_given(const UOpRef& off, const UOpRef& gate) {
+  std::map<const UOp*, std::pair<int64_t, int64_t>> span;
+  gate_bounds(gate.get(), span);
+  std::unordered_map<const UOp*, UOpRef> narrow, back;
+  for (const auto& [r, b] : span) {
+    if (b.first > b.second || (b.first == 0 && b.second == r->src(0)->arg_int() - 1)) continue;
+    UOpRef v = define_var("pg_gated" + std::to_string(r->arg_int()), b.first, b.second, r->dtype());
+    narrow.emplace(r, v);
+    back.emplace(v.get(), r->ref());
+  }
+  if (narrow.empty()) return off;
+  return substitute(simplify(substitute(off, narrow)), back);
+}
+
+}  // namespace
+
 UOpRef KernelBuilder::load(const UOpRef& buffer, const lazy::Shape& shape,
                            const std::vector<UOpRef>& idx, const UOpRef& gate) {
   if (owner_.ctx().buffer_device(buffer.get()) != device_)
@@ -188,7 +251,9 @@ UOpRef KernelBuilder::load(const UOpRef& buffer, const lazy::Shape& shape,
   UOpRef at = UOp::make(Op::INDEX, ptr->dtype(), {ptr, simplify(flat_offset(shape, idx))});
   DType t = buffer->dtype();
   if (!gate) return UOp::make(Op::LOAD, t, {at});
-  return UOp::make(Op::LOAD, t, {at, lazy::scalar(t, 0), simplify(gate)});
+  const UOpRef g = simplify(gate);
+  at = UOp::make(Op::INDEX, ptr->dtype(), {ptr, offset_given(at->src(1), g)});
+  return UOp::make(Op::LOAD, t, {at, lazy::scalar(t, 0), g});
 }
 
 UOpRef KernelBuilder::load_realized(const UOp* node, const std::vector<UOpRef>& idx,
@@ -291,7 +356,7 @@ UOpRef KernelBuilder::index_uncached(const UOp* node, const std::vector<UOpRef>&
     // A costly value read where the codegen cannot hoist it (a broadcast operand of a matmul,
     // such as the logits' gradient in an MLP's backward pass) would be recomputed in an inner
     // loop for every element of a range it does not depend on: realise it once instead.
-    if (node != root_ && costly(node) && !hoistable(ranges_of(idx)))
+    if (node != root_ && costly(node) && (!hoistable(ranges_of(idx)) || divides_a_range(idx)))
       return load_realized(node, idx, gate);
     std::vector<UOpRef> srcs;
     for (const UOpRef& s : node->srcs()) srcs.push_back(index(s.get(), idx, gate));
@@ -476,7 +541,8 @@ UOpRef KernelBuilder::reduce(const UOp* node, const std::vector<UOpRef>& idx, co
   // A reduce read through two or more views (a max pool's gradient reads its output's gradient
   // through each window offset's pad) would be computed once per view and output element:
   // realised once instead.
-  if (node != root_ && views_[node] >= 2) return load_realized(node, idx, gate);
+  if (node != root_ && (views_[node] >= 2 || divides_a_range(idx)))
+    return load_realized(node, idx, gate);
   const lazy::Shape& in = owner_.shape()(node->src(0));
   std::vector<UOpRef> x = idx;
   std::vector<UOpRef> srcs{UOpRef()};

@@ -158,6 +158,36 @@ TEST_F(ScheduleTest, ReduceReadThroughTwoViewsIsRealised) {
   EXPECT_EQ(kernels(testgraph::ew(Op::MUL, r, r)), 1u);
 }
 
+TEST_F(ScheduleTest, ReduceReadThroughADivisionIsRealised) {
+  // A row sum broadcast over pairs of output positions (a pool's gradient over its window,
+  // r[i // 2]): fused, each pair would sum the row twice. Realised once, then read.
+  UOpRef x = input({8, 5}), z = input({16});
+  UOpRef r = lazy::reshape(lazy::reduce(x, Op::ADD, {1}), {8, 1});
+  UOpRef pairs = lazy::reshape(lazy::expand(r, {8, 2}), {16});
+  schedule::Schedule s = run({testgraph::ew(Op::MUL, pairs, z)});
+  ASSERT_EQ(s.items.size(), 2u);
+  EXPECT_EQ(reduces_in(s, 0), 1);
+  EXPECT_EQ(reduces_in(s, 1), 0);
+}
+
+TEST_F(ScheduleTest, PaddedViewIndexFoldsWhereItsGateHolds) {
+  // A (6, 4) value read as (2, 3, 4) and padded by one row in front (a convolution's column
+  // gradient summed back into its input): the flat index 12*b + 4*(i - 1) + j is negative
+  // only where the pad's gate is false (i = 0), so knowing i >= 1 the row (flat // 4) and
+  // column (flat % 4) fold to 3*b + i - 1 and j: no division or remainder.
+  UOpRef x = input({6, 4}), sq = testgraph::ew(Op::MUL, x, x);  // (a value: indexed, not viewed)
+  UOpRef v = lazy::pad(lazy::reshape(sq, {2, 3, 4}), {{0, 0}, {1, 0}, {0, 0}});
+  schedule::Schedule s = run({testgraph::ew(Op::ADD, v, v)});
+  ASSERT_EQ(s.items.size(), 1u);
+  int divmods = 0, gated = 0;
+  for (const UOp* u : toposort(s.items[0].ast)) {
+    divmods += u->op() == Op::IDIV || u->op() == Op::MOD;
+    gated += u->op() == Op::LOAD && u->nsrcs() == 3;
+  }
+  EXPECT_EQ(gated, 1);  // (x * x loads once)
+  EXPECT_EQ(divmods, 0);
+}
+
 TEST_F(ScheduleTest, ContractionInsideAReduceIsRealised) {
   // (a @ b).sum(1): the matmul inside the row sum would be scalar dot products; it runs as a
   // matmul kernel of its own, then the sum reads it.
