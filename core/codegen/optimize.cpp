@@ -482,6 +482,29 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
     }
   }
 
+  // A reduce over two ranges, the inner one constant (a convolution's weight gradient over
+  // (batch, positions), the batch a launch variable): one slice per value of the outer range,
+  // so each column block's slice of b (positions x V*W) is reused from L1 by every row block
+  // (j' > batch > i' > positions; conv 32 -> 64 channels on 14 x 14, batch 64, on a Sapphire
+  // Rapids host: 7.4 -> 3.1 ms).
+  std::optional<AffineInReduce> two;
+  if (sink->nsrcs() == 1) two = affine_in_reduce(sink->src(0)->src(1));
+  if (plan.i != nullptr && two && two->reduce->nsrcs() == 3 &&
+      static_cast<Op>(two->reduce->arg_int()) == Op::ADD && two->reduce->dtype().is_float() &&
+      two->reduce->src(2)->src(0)->op() == Op::CONST) {
+    const UOp* inner = two->reduce->src(2).get();
+    const int64_t ek = inner->src(0)->arg_int();
+    const int64_t row_bytes = int64_t{plan.vectors} * plan.lanes * elem;
+    const int64_t blocks = ej / (int64_t{plan.vectors} * plan.lanes);
+    const int64_t units = std::max<int64_t>(1, target.caps.compute_units);
+    if (blocks >= 2 * units && ek * row_bytes <= CacheBudget(target).panel()) {
+      plan.k = inner;
+      plan.k_outer = two->reduce->src(1).get();
+      plan.k_tile = static_cast<int>(ek);
+      return plan;
+    }
+  }
+
   // k tiles: the panel of b that one column block streams through is K rows of V*W elements.
   // When it is larger than L1, every row block reads it again from L2, as fast as the FMAs
   // consume it (V loads per R*V FMAs). Then the loops become j' (launch) > k0 > i' > k1: a
@@ -693,17 +716,21 @@ UOpRef apply_upcast(const UOpRef& sink, const UpcastPlan& plan) {
   }
   if (plan.k != nullptr && plan.k_tile > 0) {
     const int64_t ek = plan.k->src(0)->arg_int();
-    const UOpRef k0 = range(const_int(dtypes::index, ek / plan.k_tile), id_k0);
+    // One k range sliced (k -> k0 * KT + k1), or the outer of two as k0 and the inner as k1.
+    const UOpRef k0 = plan.k_outer != nullptr
+                          ? range(plan.k_outer->src(0), id_k0)
+                          : range(const_int(dtypes::index, ek / plan.k_tile), id_k0);
     const UOpRef k1 = range(const_int(dtypes::index, plan.k_tile), plan.k->arg_int());
-    const UOpRef k = k0 * plan.k_tile + k1;
+    const UOpRef k = plan.k_outer != nullptr ? k1 : k0 * plan.k_tile + k1;
     for (UOpRef& st : stores) {
       const UOpRef idx = st->src(0);
       std::optional<AffineInReduce> f = affine_in_reduce(st->src(1));
       if (!f) ir_error("codegen: k tiling lost the a + b * sum form of a store");
       const UOp* red = f->reduce;
       const DType t = red->dtype();
-      UOpRef part =
-          UOp::make(Op::REDUCE, t, {substitute_range(red->src(0), plan.k, k), k1}, red->arg());
+      UOpRef body = substitute_range(red->src(0), plan.k, k);
+      if (plan.k_outer != nullptr) body = substitute_range(body, plan.k_outer, k0);
+      UOpRef part = UOp::make(Op::REDUCE, t, {body, k1}, red->arg());
       // Slice 0 starts from a; later slices from the partial result stored so far.
       UOpRef start = f->a ? f->a : UOp::make(Op::CONST, t, {}, 0.0);
       UOpRef prev = UOp::make(Op::LOAD, t, {idx, start, ne(k0, const_int(dtypes::index, 0))});

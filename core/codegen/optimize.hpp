@@ -36,17 +36,19 @@ namespace polygrad::codegen {
 
 /// An upcast choice for one kernel (see the file comment). `j` null: no upcast.
 struct UpcastPlan {
-  const UOp* i = nullptr;      ///< the row range upcast by `rows`, or null
-  const UOp* j = nullptr;      ///< the vectorised range
-  int rows = 1;                ///< R
-  int vectors = 1;             ///< V
-  int lanes = 1;               ///< W
-  const UOp* k = nullptr;      ///< the reduce range split into k tiles, or null
-  int k_tile = 0;              ///< KT: k -> k0 * KT + k1, partial sums stored per k0; 0 with
-                               ///< k set: a symbolic k, whole (j' > i' reordering only)
-  int col_blocks = 1;          ///< k tiles: column blocks per launch step, looped inside i
-  const UOp* dot_k = nullptr;  ///< dot form: the reduce range vectorised by `lanes`, or null
-  int cols = 1;                ///< dot form: C, the scalar upcast of `j`
+  const UOp* i = nullptr;        ///< the row range upcast by `rows`, or null
+  const UOp* j = nullptr;        ///< the vectorised range
+  int rows = 1;                  ///< R
+  int vectors = 1;               ///< V
+  int lanes = 1;                 ///< W
+  const UOp* k = nullptr;        ///< the reduce range split into k tiles, or null
+  int k_tile = 0;                ///< KT: k -> k0 * KT + k1, partial sums stored per k0; 0 with
+                                 ///< k set: a symbolic k, whole (j' > i' reordering only)
+  int col_blocks = 1;            ///< k tiles: column blocks per launch step, looped inside i
+  const UOp* k_outer = nullptr;  ///< k tiles of a reduce over two ranges (batch, positions):
+                                 ///< the outer one is k0 and k the inner (KT its extent)
+  const UOp* dot_k = nullptr;    ///< dot form: the reduce range vectorised by `lanes`, or null
+  int cols = 1;                  ///< dot form: C, the scalar upcast of `j`
 };
 
 /// The heuristic: which ranges to upcast and by how much, from the target's vector width and

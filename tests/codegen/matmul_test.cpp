@@ -366,3 +366,48 @@ TEST(Matmul, PackedPanelsVectoriseAndMatchPlainCpp) {
 
 }  // namespace
 }  // namespace polygrad_test
+
+namespace polygrad_test {
+namespace {
+
+// A convolution's weight gradient: out[o, c] = sum over (batch, p) of a[batch, o, p] *
+// b[batch, p, c], the batch a launch variable. Sliced one batch element at a time (each column
+// block's slice of b reused by every row block), one program for every batch size.
+TEST(Matmul, TwoReduceRangesSliceByTheOuterOne) {
+  polygrad::codegen::Target t = cpu_target();
+  t.caps.compute_units = 2;
+  const int64_t w =
+      std::min<int64_t>(t.caps.vector_width_bytes / 4, int64_t{t.caps.max_vector_lanes});
+  if (w < 4) GTEST_SKIP() << "the cpu target has no vector lanes";
+  const int64_t m = 20, n = 8 * w, pos = 49;  // 4 column blocks of 2 vectors
+  UOpRef nb = polygrad::define_var("n1", 1, 1 << 20);
+  UOpRef i = range(idx(m), 0), j = range(idx(n), 1), bt = range(nb, 2), p = range(idx(pos), 3);
+  UOpRef o = global(0, dtypes::float32), a = global(1, dtypes::float32);
+  UOpRef b = global(2, dtypes::float32);
+  UOpRef prod = load(a, bt * (m * pos) + i * pos + p) * load(b, bt * (pos * n) + p * n + j);
+  UOpRef ast = sink({store(o, i * n + j, reduce(Op::ADD, prod, {bt, p}))});
+  polygrad::codegen::UpcastPlan plan = polygrad::codegen::choose_upcast(ast, t);
+  ASSERT_EQ(plan.vectors, 2);
+  EXPECT_EQ(plan.k_outer, bt.get());
+  EXPECT_EQ(plan.k, p.get());
+  EXPECT_EQ(plan.k_tile, pos);
+  Compiled c = compile(ast, t);
+  for (int64_t batch : {1, 3, 6}) {
+    std::vector<float> av = exact_ints(batch * m * pos, batch), bv = exact_ints(batch * pos * n, 7);
+    std::vector<float> want(static_cast<size_t>(m * n), 0.0f);
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t col = 0; col < n; ++col) {
+        float s = 0;
+        for (int64_t e = 0; e < batch; ++e)
+          for (int64_t q = 0; q < pos; ++q)
+            s += av[(e * m + r) * pos + q] * bv[(e * pos + q) * n + col];
+        want[r * n + col] = s;
+      }
+    std::vector<HostBuf> bufs{HostBuf::zeros<float>(m * n), HostBuf::of(av), HostBuf::of(bv)};
+    run(c, bufs, {{"n1", batch}});
+    EXPECT_EQ(bufs[0].as<float>(), want) << "batch " << batch;
+  }
+}
+
+}  // namespace
+}  // namespace polygrad_test
