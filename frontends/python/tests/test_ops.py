@@ -319,6 +319,12 @@ def test_conv_pool_attention():
     compare(lambda x: x.avg_pool2d(), [(1, 2, 6, 6)], lambda x: F.avg_pool2d(x, 2))
     compare(lambda x: x.avg_pool2d(3, stride=1, padding=1), [(1, 2, 5, 5)],
             lambda x: F.avg_pool2d(x, 3, 1, 1))
+    # Windows that tile the input (stride = kernel): a reduce over tiles, cropped and padded.
+    compare(lambda x: x.max_pool2d((2, 3)), [(2, 3, 7, 8)], lambda x: F.max_pool2d(x, (2, 3)))
+    compare(lambda x: x.max_pool2d(2, padding=1), [(1, 2, 7, 7)],
+            lambda x: F.max_pool2d(x, 2, padding=1))
+    compare(lambda x: x.avg_pool2d(3, padding=1), [(1, 2, 7, 8)],
+            lambda x: F.avg_pool2d(x, 3, padding=1))
     compare(lambda q, k, v: q.scaled_dot_product_attention(k, v), [(2, 3, 4), (2, 5, 4),
                                                                    (2, 5, 6)],
             _sdpa, atol=1e-4)
