@@ -32,6 +32,10 @@ const RuleSet& reassociation_rules() {
              [](Match& m) {
                return m["x"] * m["c2"] + m["c1"] * m["c2"];
              })  // (x+c1)*c2 -> x*c2+c1*c2
+      | rule((ivar("x") + var("y").where(not_const)) * cvar("c"),
+             [](Match& m) {
+               return m["x"] * m["c"] + m["y"] * m["c"];
+             })  // (x+y)*c -> x*c+y*c: the digits of an index meet their neighbours
       | rule((ivar("x") + cvar("c")) + var("y").where(not_const),
              [](Match& m) { return (m["x"] + m["y"]) + m["c"]; })        // (x+c)+y -> (x+y)+c
       | rule(ivar("x") + var("x"), [](Match& m) { return m["x"] * 2; })  // x+x -> x*2
