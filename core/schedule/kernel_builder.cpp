@@ -300,11 +300,35 @@ UOpRef KernelBuilder::index_uncached(const UOp* node, const std::vector<UOpRef>&
     const lazy::Shape& in = shape(node->src(0));
     const lazy::Shape& out = shape(node);
     if (in == out) return index(node->src(0).get(), idx, gate);
-    UOpRef flat = simplify(flat_offset(out, idx));
-    std::vector<int64_t> st = strides_of(in);
+    // Axis groups whose sizes multiply to the same (a split of one axis, a merge of several)
+    // are flattened and unflattened on their own, so the index math of one group never mixes
+    // in another's: a strided view's (oy * s, ox * s) -> (oy, s, ox, s) divides y by s and x
+    // by s, not a flat y * ox * s + x by s * ox * s.
     std::vector<UOpRef> x;
-    for (size_t j = 0; j < in.size(); ++j)
-      x.push_back(in[j] == 1 ? idx_const(0) : simplify((flat / st[j]) % in[j]));
+    size_t i = 0, j = 0;
+    while (i < in.size() || j < out.size()) {
+      const size_t i0 = i, j0 = j;
+      int64_t pi = 1, pj = 1;
+      do {
+        if (j >= out.size() || (i < in.size() && pi <= pj))
+          pi *= in[i++];
+        else
+          pj *= out[j++];
+      } while (pi != pj && (i < in.size() || j < out.size()));
+      // (trailing size-1 axes join the group before them)
+      while (i < in.size() && in[i] == 1 && (j == out.size() || out[j] != 1)) ++i;
+      while (j < out.size() && out[j] == 1 && (i == in.size() || in[i] != 1)) ++j;
+      const lazy::Shape gout(out.begin() + static_cast<std::ptrdiff_t>(j0),
+                             out.begin() + static_cast<std::ptrdiff_t>(j));
+      const lazy::Shape gin(in.begin() + static_cast<std::ptrdiff_t>(i0),
+                            in.begin() + static_cast<std::ptrdiff_t>(i));
+      const UOpRef flat = simplify(
+          flat_offset(gout, std::vector<UOpRef>(idx.begin() + static_cast<std::ptrdiff_t>(j0),
+                                                idx.begin() + static_cast<std::ptrdiff_t>(j))));
+      const std::vector<int64_t> st = strides_of(gin);
+      for (size_t k = 0; k < gin.size(); ++k)
+        x.push_back(gin[k] == 1 ? idx_const(0) : simplify((flat / st[k]) % gin[k]));
+    }
     return index(node->src(0).get(), x, gate);
   }
   if (node->op() == Op::EXPAND) {
@@ -357,6 +381,12 @@ UOpRef KernelBuilder::index_uncached(const UOp* node, const std::vector<UOpRef>&
     // such as the logits' gradient in an MLP's backward pass) would be recomputed in an inner
     // loop for every element of a range it does not depend on: realise it once instead.
     if (node != root_ && costly(node) && (!hoistable(ranges_of(idx)) || divides_a_range(idx)))
+      return load_realized(node, idx, gate);
+    // A long computation summed by a reduce that other users need too (a convolution's input
+    // gradient, nine padded pieces, feeding a batch norm's two sums and its input gradient)
+    // would be recomputed by every kernel that reads it: realised once instead. (Not an exp
+    // alone: softmax's exp(x - max) stays fused into its sum and its output.)
+    if (node != root_ && reduce_depth_ > 0 && ops(node) > kCostlyOps && owner_.users(node) >= 2)
       return load_realized(node, idx, gate);
     std::vector<UOpRef> srcs;
     for (const UOpRef& s : node->srcs()) srcs.push_back(index(s.get(), idx, gate));

@@ -1,6 +1,8 @@
 // Realising roots: one kernel per realised node, then the write-after-read ordering.
 #include "schedule/scheduler.hpp"
 
+#include <unordered_set>
+
 #include "codegen/lower.hpp"
 #include "codegen/optimize.hpp"
 #include "ir/graph.hpp"
@@ -271,10 +273,18 @@ void Scheduler::order() {
 }
 
 Schedule Scheduler::run(const std::vector<UOpRef>& roots) {
+  std::unordered_set<const UOp*> seen;
   for (const UOpRef& r : roots)
-    for (const UOp* u : toposort(r))
+    for (const UOp* u : toposort(r)) {
+      if (!seen.insert(u).second) continue;
       if (u->op() == Op::ASSIGN && lazy::is_realized(u->src(0).get()))
         assign_targets_.insert(lazy::buffer_id(lazy::realized_buffer(u->src(0).get())));
+      for (size_t i = 0; i < u->nsrcs(); ++i) {
+        bool again = false;  // a source used twice by one node counts once
+        for (size_t j = 0; j < i; ++j) again = again || u->src(j) == u->src(i);
+        if (!again) ++users_[u->src(i).get()];
+      }
+    }
   for (const UOpRef& r : roots) {
     std::optional<size_t> item;
     sched_.outputs.push_back(realize(r.get(), item, true));

@@ -25,6 +25,11 @@ class Scheduler {
   lazy::ShapeOf& shape() { return shape_; }
   /// Whether `node` already has a buffer in this schedule (then reading it beats recomputing).
   bool is_realized(const UOp* node) const { return done_.count(node) != 0; }
+  /// How many nodes of the graphs being scheduled use `node` as a source.
+  int64_t users(const UOp* node) const {
+    auto it = users_.find(node);
+    return it == users_.end() ? 0 : it->second;
+  }
   /// Keeps a node made during scheduling alive until the schedule is done.
   void keep(const UOpRef& node) { keep_.push_back(node); }
   const Context& ctx() const { return ctx_; }
@@ -52,6 +57,7 @@ class Scheduler {
   std::unordered_map<const UOp*, std::pair<UOpRef, std::optional<size_t>>> done_;
   std::vector<UOpRef> keep_;
   std::set<int64_t> assign_targets_;  ///< buffers some ASSIGN of this schedule writes
+  std::unordered_map<const UOp*, int64_t> users_;
 };
 
 }  // namespace polygrad::schedule

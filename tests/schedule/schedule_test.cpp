@@ -188,6 +188,38 @@ TEST_F(ScheduleTest, PaddedViewIndexFoldsWhereItsGateHolds) {
   EXPECT_EQ(divmods, 0);
 }
 
+TEST_F(ScheduleTest, ReshapeIndexesEachAxisGroupOnItsOwn) {
+  // A stride-2 view of a (6, 8) value, x.reshape(3, 2, 4, 2)[:, 0, :, 0], padded by one in
+  // front on both axes (a strided convolution's window, as its gradient reads it). The
+  // reshape splits each axis on its own: rows r - 1 and columns c - 1 are placed as
+  // 2 * (r - 1) and 2 * (c - 1), with no division of one axis by the other's size.
+  UOpRef x = input({6, 8}), sq = testgraph::ew(Op::MUL, x, x);  // (a value: indexed, not viewed)
+  UOpRef st = lazy::shrink(lazy::reshape(sq, {3, 2, 4, 2}), {{0, 3}, {0, 1}, {0, 4}, {0, 1}});
+  UOpRef v = lazy::pad(lazy::reshape(st, {3, 4}), {{1, 0}, {1, 0}});
+  schedule::Schedule s = run({testgraph::ew(Op::ADD, v, v)});
+  ASSERT_EQ(s.items.size(), 1u);
+  int divmods = 0;
+  for (const UOp* u : toposort(s.items[0].ast))
+    divmods += u->op() == Op::IDIV || u->op() == Op::MOD;
+  EXPECT_EQ(divmods, 0);
+}
+
+TEST_F(ScheduleTest, LongValueTwoReducesReadIsRealisedOnce) {
+  // v, nine padded pieces summed (a convolution's input gradient), read by two reduces (a
+  // batch norm's sums): each reduce kernel would recompute all of v. Realised once instead; a
+  // short value (x * x) stays fused into both.
+  UOpRef x = input({8, 9});
+  UOpRef v;
+  for (int64_t k = 0; k < 9; ++k) {
+    UOpRef piece = lazy::pad(lazy::shrink(x, {{0, 8}, {k, k + 1}}), {{0, 0}, {k, 8 - k}});
+    v = v ? testgraph::ew(Op::ADD, v, piece) : piece;
+  }
+  schedule::Schedule s = run({lazy::reduce(v, Op::ADD, {1}), lazy::reduce(v, Op::MAX, {1})});
+  EXPECT_EQ(s.items.size(), 3u);
+  UOpRef sq = testgraph::ew(Op::MUL, x, x);
+  EXPECT_EQ(run({lazy::reduce(sq, Op::ADD, {1}), lazy::reduce(sq, Op::MAX, {1})}).items.size(), 2u);
+}
+
 TEST_F(ScheduleTest, ContractionInsideAReduceIsRealised) {
   // (a @ b).sum(1): the matmul inside the row sum would be scalar dot products; it runs as a
   // matmul kernel of its own, then the sum reads it.
