@@ -290,7 +290,8 @@ UOpRef gated_store(const UOpRef& st, const UOpRef& gate) {
 }
 
 /// The dot form (see optimize.hpp) for a kernel whose only REDUCE is a float sum over a range
-/// its loads are contiguous along, without selects (their bool vectors stay scalar code).
+/// its loads are contiguous along (the innermost, when it reduces over several: a weight
+/// gradient over (batch, positions)), without selects (their bool vectors stay scalar code).
 UpcastPlan choose_dot(const UOpRef& sink, const std::vector<const UOp*>& order,
                       const std::vector<const UOp*>& outputs, const Target& target) {
   const UOp* red = nullptr;
@@ -299,10 +300,10 @@ UpcastPlan choose_dot(const UOpRef& sink, const std::vector<const UOp*>& order,
       if (red != nullptr) return {};
       red = u;
     }
-  if (red == nullptr || red->nsrcs() != 2 || static_cast<Op>(red->arg_int()) != Op::ADD ||
+  if (red == nullptr || red->nsrcs() < 2 || static_cast<Op>(red->arg_int()) != Op::ADD ||
       !red->dtype().is_float() || red->dtype().is_vector())
     return {};
-  const UOp* k = red->src(1).get();
+  const UOp* k = red->src(red->nsrcs() - 1).get();
   if (k->src(0)->op() != Op::CONST || has_selects(red->src(0))) return {};
   const int64_t ek = k->src(0)->arg_int();
   const int64_t w = lanes_dividing(target, red->dtype().scalar_size(), ek);
@@ -394,12 +395,15 @@ UOpRef apply_dot(const UOpRef& sink, const UpcastPlan& plan) {
   const RangeSplit is =
       plan.i != nullptr ? RangeSplit(plan.i, plan.rows, plan.i->arg_int()) : RangeSplit();
   auto vectorize_reduce = [&](const UOpRef& n) -> UOpRef {
-    if (n->op() != Op::REDUCE || n->nsrcs() != 2 || n->src(1).get() != k) return n;
+    if (n->op() != Op::REDUCE || n->nsrcs() < 2 || n->src(n->nsrcs() - 1).get() != k) return n;
     Vectorizer vec(k, kv * plan.lanes, plan.lanes);
     UOpRef v = vec.run(n->src(0));
     const DType vt = n->dtype().vec(plan.lanes);
     if (v->dtype() != vt) v = UOp::make(Op::VECTORIZE, vt, std::vector<UOpRef>(plan.lanes, v));
-    return lane_sum(UOp::make(Op::REDUCE, vt, {v, kv}, n->arg()));
+    std::vector<UOpRef> srcs{v};  // the other reduce ranges stay loops around k
+    for (size_t i = 1; i + 1 < n->nsrcs(); ++i) srcs.push_back(n->src(i));
+    srcs.push_back(kv);
+    return lane_sum(UOp::make(Op::REDUCE, vt, srcs, n->arg()));
   };
   std::vector<UOpRef> stores;
   for (const UOpRef& st : sink->srcs())
