@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <unordered_set>
 
 namespace polygrad::runtime {
 
@@ -90,6 +91,15 @@ schedule::Schedule cached_schedule(const std::vector<UOpRef>& roots, const std::
     };
     std::vector<UOpRef> key_roots(key_graph->srcs().begin(), key_graph->srcs().end());
     entry->schedule = schedule::make_schedule(key_roots, ctx);
+    // Only the buffers the schedule uses are made per run (a second scheduling pass leaves the
+    // first one's behind).
+    std::unordered_set<const UOp*> used;
+    for (const schedule::Item& item : entry->schedule.items)
+      for (const UOpRef& b : item.buffers) used.insert(b.get());
+    for (const UOpRef& b : entry->schedule.intermediates) used.insert(b.get());
+    for (const UOpRef& o : entry->schedule.outputs)
+      for (const UOp* u : toposort(o)) used.insert(u);
+    std::erase_if(entry->created, [&](const auto& kv) { return !used.count(kv.first); });
     std::lock_guard<std::mutex> lock(c.mu);
     c.entries.emplace(std::make_pair(devices, key_graph.get()), entry);
   }

@@ -111,6 +111,7 @@ UOpRef KernelBuilder::build(const UOp* node, const lazy::Shape& shape, const UOp
   nest_ = out_ranges_;
   count_paths(node);
   UOpRef value = index(node, idx, {});
+  owner_.note_inlined(inlined_);
   UOpRef off = simplify(flat_offset(shape, idx));
   UOpRef store = UOp::make(Op::STORE, dtypes::void_,
                            {UOp::make(Op::INDEX, out_ptr->dtype(), {out_ptr, off}), value});
@@ -388,6 +389,11 @@ UOpRef KernelBuilder::index_uncached(const UOp* node, const std::vector<UOpRef>&
     // alone: softmax's exp(x - max) stays fused into its sum and its output.)
     if (node != root_ && reduce_depth_ > 0 && ops(node) > kCostlyOps && owner_.users(node) >= 2)
       return load_realized(node, idx, gate);
+    // ...and one that other kernels of this schedule compute too (a batch norm's input
+    // gradient, built from that convolution gradient, besides its sums' kernels).
+    if (node != root_ && ops(node) > kCostlyOps && owner_.realise_first(node))
+      return load_realized(node, idx, gate);
+    if (node != root_ && ops(node) > kCostlyOps) inlined_.insert(node);
     std::vector<UOpRef> srcs;
     for (const UOpRef& s : node->srcs()) srcs.push_back(index(s.get(), idx, gate));
     return UOp::make(node->op(), node->dtype(), srcs, node->arg());

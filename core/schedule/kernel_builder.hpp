@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace polygrad::schedule {
 
@@ -80,6 +81,8 @@ class KernelBuilder {
   /// then its own ranges.
   std::vector<UOpRef> nest_;
   std::unordered_map<const UOp*, bool> costly_;
+  /// The long values (more than kCostlyOps) this kernel computes inline.
+  std::unordered_set<const UOp*> inlined_;
   std::unordered_map<const UOp*, int64_t> ops_;
   /// For each node of the kernel's inlined graph, how many paths lead to it from the root (how
   /// many times it is evaluated, up to the memo of equal indices), capped.

@@ -293,9 +293,23 @@ Schedule Scheduler::run(const std::vector<UOpRef>& roots) {
   return std::move(sched_);
 }
 
+std::unordered_set<const UOp*> Scheduler::inlined_twice() const {
+  std::unordered_set<const UOp*> out;
+  for (const auto& [node, kernels] : inlined_)
+    if (kernels >= 2) out.insert(node);
+  return out;
+}
+
 Schedule make_schedule(const std::vector<UOpRef>& roots, const Context& ctx) {
-  Scheduler s(ctx);
-  return s.run(roots);
+  // A long value that two kernels compute inline is found only once both are built; then the
+  // schedule is made again with it realised where the first of them meets it. (The first
+  // pass stays alive meanwhile, so no node it made is freed and its address reused.)
+  Scheduler first(ctx);
+  Schedule s = first.run(roots);
+  std::unordered_set<const UOp*> again = first.inlined_twice();
+  if (again.empty()) return s;
+  Scheduler second(ctx, std::move(again));
+  return second.run(roots);
 }
 
 }  // namespace polygrad::schedule

@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace polygrad::schedule {
 
@@ -14,7 +15,10 @@ class KernelBuilder;
 
 class Scheduler {
  public:
-  explicit Scheduler(const Context& ctx) : ctx_(ctx) {}
+  /// `realise`: long values to realise wherever a kernel first meets them (those a first pass
+  /// found computed inline by two or more kernels; see make_schedule).
+  explicit Scheduler(const Context& ctx, std::unordered_set<const UOp*> realise = {})
+      : ctx_(ctx), realise_(std::move(realise)) {}
 
   Schedule run(const std::vector<UOpRef>& roots);
 
@@ -30,6 +34,15 @@ class Scheduler {
     auto it = users_.find(node);
     return it == users_.end() ? 0 : it->second;
   }
+  /// Whether `node` should be realised rather than computed inline by a kernel: a long value
+  /// a first pass saw computed by several kernels.
+  bool realise_first(const UOp* node) const { return realise_.count(node) != 0; }
+  /// Records the long values a kernel just built computed inline.
+  void note_inlined(const std::unordered_set<const UOp*>& nodes) {
+    for (const UOp* n : nodes) ++inlined_[n];
+  }
+  /// The long values two or more kernels of this schedule computed inline.
+  std::unordered_set<const UOp*> inlined_twice() const;
   /// Keeps a node made during scheduling alive until the schedule is done.
   void keep(const UOpRef& node) { keep_.push_back(node); }
   const Context& ctx() const { return ctx_; }
@@ -58,6 +71,8 @@ class Scheduler {
   std::vector<UOpRef> keep_;
   std::set<int64_t> assign_targets_;  ///< buffers some ASSIGN of this schedule writes
   std::unordered_map<const UOp*, int64_t> users_;
+  std::unordered_set<const UOp*> realise_;
+  std::unordered_map<const UOp*, int> inlined_;
 };
 
 }  // namespace polygrad::schedule

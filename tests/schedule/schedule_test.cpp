@@ -218,6 +218,19 @@ TEST_F(ScheduleTest, LongValueTwoReducesReadIsRealisedOnce) {
   EXPECT_EQ(s.items.size(), 3u);
   UOpRef sq = testgraph::ew(Op::MUL, x, x);
   EXPECT_EQ(run({lazy::reduce(sq, Op::ADD, {1}), lazy::reduce(sq, Op::MAX, {1})}).items.size(), 2u);
+  // Two outputs computed from v (no reduce): the first pass builds v into both kernels, the
+  // second realises it once and both read it.
+  UOpRef two = testgraph::scalar_like(v, 2.0, {8, 9});
+  schedule::Schedule e = run({testgraph::ew(Op::MUL, v, two), testgraph::ew(Op::ADD, v, two)});
+  ASSERT_EQ(e.items.size(), 3u);
+  int building = 0;  // kernels that load v's pieces (gated loads)
+  for (const schedule::Item& item : e.items) {
+    bool gated = false;
+    for (const UOp* u : toposort(item.ast))
+      gated = gated || (u->op() == Op::LOAD && u->nsrcs() == 3);
+    building += gated;
+  }
+  EXPECT_EQ(building, 1) << "the outputs read v, they do not rebuild its pieces";
 }
 
 TEST_F(ScheduleTest, ContractionInsideAReduceIsRealised) {
