@@ -18,6 +18,7 @@ _NP_OF = {"bool": np.bool_, "int8": np.int8, "int16": np.int16, "int32": np.int3
           "uint64": np.uint64, "float16": np.float16, "float32": np.float32,
           "float64": np.float64}
 _pending_roots = []
+_pending_state = []  # assigned module state (batch norm statistics) for the next step
 _FLOATS = ("float16", "bfloat16", "float32", "float64")
 
 
@@ -575,9 +576,19 @@ class Tensor:
 
     @staticmethod
     def _take_pending_roots():
-        roots = list(_pending_roots)
+        roots = list(_pending_roots) + list(_pending_state)
         _pending_roots.clear()
+        _pending_state.clear()
         return [r for r in roots if not r.is_realized()]
+
+    @staticmethod
+    def _defer_realize(*tensors):
+        """Realised with the next optimizer step's schedule (or by whoever reads them first):
+        module state assigned during a forward pass, which on its own would compute the
+        forward up to that point once more."""
+        _pending_state.extend(tensors)
+        if len(_pending_state) > 1024:  # forward passes with no step: drop what was realised
+            _pending_state[:] = [t for t in _pending_state if not t.is_realized()]
 
     def gradient(self, *targets, gradient=None):
         """d(self)/d(targets) as new tensors, without touching any grad."""

@@ -109,6 +109,36 @@ def test_batchnorm2d_training_and_eval():
                                atol=1e-5)
 
 
+def test_batchnorm2d_statistics_follow_training_steps():
+    # The running statistics are realised with each optimizer step (not during the forward
+    # pass); three steps of conv -> batch norm -> SGD, then a forward with no step, against torch.
+    conv, bn = nn.Conv2d(2, 3, 3, padding=1), nn.BatchNorm2d(3)
+    tconv, tbn = torch.nn.Conv2d(2, 3, 3, padding=1), torch.nn.BatchNorm2d(3)
+    _copy(conv, tconv)
+    params = [conv.weight, conv.bias, bn.weight, bn.bias]
+    opt = nn.SGD(params, lr=0.1)
+    topt = torch.optim.SGD(list(tconv.parameters()) + list(tbn.parameters()), lr=0.1)
+    Tensor.training = True
+    try:
+        for step in range(4):
+            x = inputs([(4, 2, 5, 5)], seed=10 + step)[0]
+            y, ty = bn(conv(Tensor(x))), tbn(tconv(torch.tensor(x)))
+            if step == 3:
+                break  # a forward with no optimizer step after it
+            opt.zero_grad()
+            topt.zero_grad()
+            (y * y).mean().backward()
+            (ty * ty).mean().backward()
+            opt.step()
+            topt.step()
+        np.testing.assert_allclose(bn.running_mean.numpy(), tbn.running_mean.numpy(), atol=1e-5)
+        np.testing.assert_allclose(bn.running_var.numpy(), tbn.running_var.numpy(), atol=1e-5)
+        assert int(bn.num_batches_tracked.numpy()) == 4
+        np.testing.assert_allclose(conv.weight.numpy(), tconv.weight.detach().numpy(), atol=1e-5)
+    finally:
+        Tensor.training = False
+
+
 def test_state_dict_names_and_load():
     class Net:
         def __init__(self):

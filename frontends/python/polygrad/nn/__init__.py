@@ -141,13 +141,19 @@ class BatchNorm2d:
             if Tensor.training and self.track_running_stats:
                 n = x.numel() / c
                 m = self.momentum
+                state = (self.running_mean, self.running_var, self.num_batches_tracked)
+                if not all(t.is_realized() for t in state):
+                    # the last call's update, which no optimizer step realised: realised now,
+                    # so the statistics never chain across calls
+                    Tensor.realize_all(*state)
                 new_mean = self.running_mean * (1 - m) + mean.detach() * m
                 new_var = self.running_var * (1 - m) + var.detach() * (m * n / max(n - 1, 1))
                 self.running_mean.assign(new_mean)
                 self.running_var.assign(new_var)
                 self.num_batches_tracked.assign(self.num_batches_tracked + 1)
-                Tensor.realize_all(self.running_mean, self.running_var,
-                                   self.num_batches_tracked)
+                # With the optimizer step's schedule, which computes the batch statistics anyway
+                # (realising them here would compute the forward up to this layer once more).
+                Tensor._defer_realize(*state)
         else:
             mean, var = self.running_mean, self.running_var
         y = (x - mean.reshape(*shape)) * (var.reshape(*shape) + self.eps).rsqrt()
