@@ -343,6 +343,30 @@ UpcastPlan choose_dot(const UOpRef& sink, const std::vector<const UOp*>& order,
   }
   // A lone row reduction (the partial sums of a large sum): 8 rows in flight, as memory allows.
   if (plan.i == nullptr && ej % 8 == 0 && (ej >= 16 || ej == 0)) plan.cols = 8;
+  // Over two reduce ranges (a weight gradient over (batch, positions)) with b, the columns'
+  // operand, larger than half an L2: every row block would stream all of b. Sliced by the
+  // outer range instead, column blocks outermost (the launch), then the slice, then the row
+  // blocks: each column block's slice of b stays in L1 across the row blocks, and b is read
+  // once. The weight gradient of a conv 64 -> 64 channels on 16 x 16, batch 32, on a Sapphire
+  // Rapids host: 8.3 -> 5.3 ms. (Blocks of fewer than 4 columns re-read a per slice: left.)
+  if (red->nsrcs() == 3 && plan.i != nullptr && ej > 0 && sink->nsrcs() == 1 &&
+      affine_in_reduce(sink->src(0)->src(1))) {
+    const int64_t elem = red->dtype().scalar_size();
+    const int64_t units = std::max<int64_t>(1, target.caps.compute_units);
+    // (a symbolic outer range, a batch, counts as large)
+    const UOp* outer = red->src(1).get();
+    const int64_t slices = outer->src(0)->op() == Op::CONST ? outer->src(0)->arg_int() : 1 << 20;
+    bool large = false;  // an operand that walks the columns, larger than half an L2
+    for (const UOp* u : order)
+      if (u->op() == Op::INDEX && u->src(0)->op() == Op::DEFINE_GLOBAL &&
+          u->src(0)->arg_int() != 0) {
+        const std::optional<int64_t> cj = coefficient(u->src(1).get(), j);
+        large = large || (cj && *cj > 0 &&
+                          ej * *cj * elem * std::min<int64_t>(slices, 1 << 20) >
+                              CacheBudget(target).whole_b());
+      }
+    if (large && plan.cols >= 4 && ej / plan.cols >= 2 * units) plan.k_outer = red->src(1).get();
+  }
   return plan;
 }
 
@@ -391,9 +415,19 @@ UOpRef apply_dot(const UOpRef& sink, const UpcastPlan& plan) {
   const UOp* k = plan.dot_k;
   const UOpRef kv =
       range(const_int(dtypes::index, k->src(0)->arg_int() / plan.lanes), k->arg_int());
-  const RangeSplit js(plan.j, plan.cols, plan.j->arg_int());
-  const RangeSplit is =
-      plan.i != nullptr ? RangeSplit(plan.i, plan.rows, plan.i->arg_int()) : RangeSplit();
+  // Sliced by an outer reduce range: loops j' (launch) > k0 (that range) > i' > k.
+  int64_t id_j = plan.j->arg_int(), id_i = plan.i != nullptr ? plan.i->arg_int() : 0;
+  UOpRef k0;
+  if (plan.k_outer != nullptr) {
+    int64_t top = 0;
+    for (const UOp* u : toposort(sink))
+      if (u->op() == Op::RANGE) top = std::max(top, u->arg_int());
+    id_j = top + 1;
+    k0 = range(plan.k_outer->src(0), top + 2);
+    id_i = top + 3;
+  }
+  const RangeSplit js(plan.j, plan.cols, id_j);
+  const RangeSplit is = plan.i != nullptr ? RangeSplit(plan.i, plan.rows, id_i) : RangeSplit();
   auto vectorize_reduce = [&](const UOpRef& n) -> UOpRef {
     if (n->op() != Op::REDUCE || n->nsrcs() < 2 || n->src(n->nsrcs() - 1).get() != k) return n;
     Vectorizer vec(k, kv * plan.lanes, plan.lanes);
@@ -401,17 +435,35 @@ UOpRef apply_dot(const UOpRef& sink, const UpcastPlan& plan) {
     const DType vt = n->dtype().vec(plan.lanes);
     if (v->dtype() != vt) v = UOp::make(Op::VECTORIZE, vt, std::vector<UOpRef>(plan.lanes, v));
     std::vector<UOpRef> srcs{v};  // the other reduce ranges stay loops around k
-    for (size_t i = 1; i + 1 < n->nsrcs(); ++i) srcs.push_back(n->src(i));
+    for (size_t i = 1; i + 1 < n->nsrcs(); ++i)
+      if (n->src(i).get() != plan.k_outer) srcs.push_back(n->src(i));
     srcs.push_back(kv);
     return lane_sum(UOp::make(Op::REDUCE, vt, srcs, n->arg()));
+  };
+  // With slices, each store a + b * sum becomes a + b * partial for the first slice, and the
+  // stored value + b * partial for the later ones.
+  auto sliced = [&](const UOpRef& st) -> UOpRef {
+    if (!k0) return rebuild(st, vectorize_reduce);
+    const std::optional<AffineInReduce> f = affine_in_reduce(st->src(1));
+    if (!f) ir_error("codegen: dot-form slicing lost the a + b * sum form of a store");
+    const UOp* red = f->reduce;
+    const DType t = red->dtype();
+    const UOpRef part =
+        rebuild(UOp::make(Op::REDUCE, t,
+                          std::vector<UOpRef>(red->srcs().begin(), red->srcs().end()), red->arg()),
+                vectorize_reduce);
+    const UOpRef start = f->a ? f->a : UOp::make(Op::CONST, t, {}, 0.0);
+    const UOpRef idx = st->src(0);
+    const UOpRef prev = UOp::make(Op::LOAD, t, {idx, start, ne(k0, const_int(dtypes::index, 0))});
+    return UOp::make(Op::STORE, st->dtype(),
+                     {idx, substitute_range(prev + (f->b ? f->b * part : part), plan.k_outer, k0)});
   };
   std::vector<UOpRef> stores;
   for (const UOpRef& st : sink->srcs())
     for (int r = 0; r < plan.rows; ++r) {
       const UOpRef row = is.copy(st, r);
       for (int c = 0; c < plan.cols; ++c)
-        stores.push_back(
-            gated_store(rebuild(js.copy(row, c), vectorize_reduce), both(is.gate(r), js.gate(c))));
+        stores.push_back(gated_store(sliced(js.copy(row, c)), both(is.gate(r), js.gate(c))));
     }
   return UOp::make(Op::SINK, sink->dtype(), stores, sink->arg());
 }

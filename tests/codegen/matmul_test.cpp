@@ -417,34 +417,44 @@ namespace {
 
 // A weight gradient in the dot form: out[o, c] = sum over (batch, p) of a[batch, o, p] *
 // b[batch, c, p], both operands contiguous along the inner reduce range p: p in vectors, the
-// batch (a launch variable) a loop around it.
+// batch (a launch variable) a loop around it. b over every batch is beyond half an L2, so the
+// kernel slices by batch element, each slice adding to the stored partial sums; with an SGD
+// update fused in (w - 0.5 * sum), the first slice stores w - 0.5 * partial.
 TEST(Matmul, DotFormOverTheInnerOfTwoReduceRanges) {
-  const polygrad::codegen::Target t = cpu_target();
+  polygrad::codegen::Target t = cpu_target();
+  t.caps.compute_units = 2;
   const int64_t m = 12, n = 20, pos = 64;
-  UOpRef nb = polygrad::define_var("n1", 1, 1 << 20);
-  UOpRef i = range(idx(m), 0), j = range(idx(n), 1), bt = range(nb, 2), p = range(idx(pos), 3);
-  UOpRef o = global(0, dtypes::float32), a = global(1, dtypes::float32);
-  UOpRef b = global(2, dtypes::float32);
-  UOpRef prod = load(a, bt * (m * pos) + i * pos + p) * load(b, bt * (n * pos) + j * pos + p);
-  UOpRef ast = sink({store(o, i * n + j, reduce(Op::ADD, prod, {bt, p}))});
-  polygrad::codegen::UpcastPlan plan = polygrad::codegen::choose_upcast(ast, t);
-  if (plan.lanes < 2) GTEST_SKIP() << "the cpu target has no vector lanes";
-  EXPECT_EQ(plan.dot_k, p.get());
-  Compiled c = compile(ast, t);
-  for (int64_t batch : {1, 4}) {
-    std::vector<float> av = exact_ints(batch * m * pos, 2), bv = exact_ints(batch * n * pos, 9);
-    std::vector<float> want(static_cast<size_t>(m * n), 0.0f);
-    for (int64_t r = 0; r < m; ++r)
-      for (int64_t col = 0; col < n; ++col) {
-        float s = 0;
-        for (int64_t e = 0; e < batch; ++e)
-          for (int64_t q = 0; q < pos; ++q)
-            s += av[(e * m + r) * pos + q] * bv[(e * n + col) * pos + q];
-        want[r * n + col] = s;
-      }
-    std::vector<HostBuf> bufs{HostBuf::zeros<float>(m * n), HostBuf::of(av), HostBuf::of(bv)};
-    run(c, bufs, {{"n1", batch}});
-    EXPECT_EQ(bufs[0].as<float>(), want) << "batch " << batch;
+  for (bool sgd : {false, true}) {
+    UOpRef nb = polygrad::define_var("n1", 1, 1 << 20);
+    UOpRef i = range(idx(m), 0), j = range(idx(n), 1), bt = range(nb, 2), p = range(idx(pos), 3);
+    UOpRef o = global(0, dtypes::float32), a = global(1, dtypes::float32);
+    UOpRef b = global(2, dtypes::float32);
+    UOpRef prod = load(a, bt * (m * pos) + i * pos + p) * load(b, bt * (n * pos) + j * pos + p);
+    UOpRef sum = reduce(Op::ADD, prod, {bt, p});
+    UOpRef value =
+        sgd ? load(o, i * n + j) - sum * polygrad::const_float(dtypes::float32, 0.5) : sum;
+    UOpRef ast = sink({store(o, i * n + j, value)});
+    polygrad::codegen::UpcastPlan plan = polygrad::codegen::choose_upcast(ast, t);
+    if (plan.lanes < 2) GTEST_SKIP() << "the cpu target has no vector lanes";
+    EXPECT_EQ(plan.dot_k, p.get());
+    EXPECT_EQ(plan.k_outer, bt.get());
+    Compiled c = compile(ast, t);
+    for (int64_t batch : {1, 4}) {
+      std::vector<float> av = exact_ints(batch * m * pos, 2), bv = exact_ints(batch * n * pos, 9);
+      std::vector<float> w = exact_ints(m * n, 4), want(static_cast<size_t>(m * n), 0.0f);
+      for (int64_t r = 0; r < m; ++r)
+        for (int64_t col = 0; col < n; ++col) {
+          float s = 0;
+          for (int64_t e = 0; e < batch; ++e)
+            for (int64_t q = 0; q < pos; ++q)
+              s += av[(e * m + r) * pos + q] * bv[(e * n + col) * pos + q];
+          want[r * n + col] = sgd ? w[r * n + col] - 0.5f * s : s;
+        }
+      std::vector<HostBuf> bufs{sgd ? HostBuf::of(w) : HostBuf::zeros<float>(m * n),
+                                HostBuf::of(av), HostBuf::of(bv)};
+      run(c, bufs, {{"n1", batch}});
+      EXPECT_EQ(bufs[0].as<float>(), want) << "batch " << batch << (sgd ? " (sgd)" : "");
+    }
   }
 }
 
