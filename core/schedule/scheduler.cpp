@@ -11,6 +11,7 @@
 
 #include <polygrad/error.hpp>
 
+#include <algorithm>
 #include <queue>
 
 namespace polygrad::schedule {
@@ -294,9 +295,20 @@ Schedule Scheduler::run(const std::vector<UOpRef>& roots) {
 }
 
 std::unordered_set<const UOp*> Scheduler::inlined_twice() const {
-  std::unordered_set<const UOp*> out;
+  std::unordered_set<const UOp*> twice;
   for (const auto& [node, kernels] : inlined_)
-    if (kernels >= 2) out.insert(node);
+    if (kernels.size() >= 2) twice.insert(node);
+  // A value inside another of them, in no kernel the other is not in, is only reached through
+  // it (the partial sums of a long sum): realising the outer one is enough.
+  std::unordered_set<const UOp*> out = twice;
+  for (const UOp* m : twice) {
+    const std::set<int>& km = inlined_.at(m);
+    for (const UOp* n : toposort(m->ref())) {
+      if (n == m || !twice.count(n)) continue;
+      const std::set<int>& kn = inlined_.at(n);
+      if (std::includes(km.begin(), km.end(), kn.begin(), kn.end())) out.erase(n);
+    }
+  }
   return out;
 }
 

@@ -39,7 +39,8 @@ class Scheduler {
   bool realise_first(const UOp* node) const { return realise_.count(node) != 0; }
   /// Records the long values a kernel just built computed inline.
   void note_inlined(const std::unordered_set<const UOp*>& nodes) {
-    for (const UOp* n : nodes) ++inlined_[n];
+    for (const UOp* n : nodes) inlined_[n].insert(kernels_built_);
+    ++kernels_built_;
   }
   /// The long values two or more kernels of this schedule computed inline.
   std::unordered_set<const UOp*> inlined_twice() const;
@@ -72,7 +73,8 @@ class Scheduler {
   std::set<int64_t> assign_targets_;  ///< buffers some ASSIGN of this schedule writes
   std::unordered_map<const UOp*, int64_t> users_;
   std::unordered_set<const UOp*> realise_;
-  std::unordered_map<const UOp*, int> inlined_;
+  std::unordered_map<const UOp*, std::set<int>> inlined_;  ///< the kernels (serials) per value
+  int kernels_built_ = 0;
 };
 
 }  // namespace polygrad::schedule
