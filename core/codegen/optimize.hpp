@@ -45,8 +45,9 @@ struct UpcastPlan {
   int k_tile = 0;                ///< KT: k -> k0 * KT + k1, partial sums stored per k0; 0 with
                                  ///< k set: a symbolic k, whole (j' > i' reordering only)
   int col_blocks = 1;            ///< k tiles: column blocks per launch step, looped inside i
-  const UOp* k_outer = nullptr;  ///< k tiles of a reduce over two ranges (batch, positions):
-                                 ///< the outer one is k0 and k the inner (KT its extent)
+  const UOp* k_outer = nullptr;  ///< slices of a reduce over two ranges (batch, positions):
+                                 ///< the outer one is k0; the inner is k (KT its extent) in
+                                 ///< the vector form, dot_k in the dot form
   const UOp* dot_k = nullptr;    ///< dot form: the reduce range vectorised by `lanes`, or null
   int cols = 1;                  ///< dot form: C, the scalar upcast of `j`
 };
