@@ -364,11 +364,22 @@ TEST(Matmul, PackedPanelsVectoriseAndMatchPlainCpp) {
   }
 }
 
-}  // namespace
-}  // namespace polygrad_test
-
-namespace polygrad_test {
-namespace {
+/// out[r * n + c] = sum over (e, q) < (batch, pos) of a[(e * m + r) * pos + q] * b[b_at(e, q, c)]
+/// (w[r * n + c] - 0.5 * the sum instead, given `w`: an SGD update), in plain loops.
+template <typename BAt>
+std::vector<float> batched_products(const std::vector<float>& a, const std::vector<float>& b,
+                                    int64_t batch, int64_t m, int64_t n, int64_t pos, BAt b_at,
+                                    const std::vector<float>* w = nullptr) {
+  std::vector<float> out(static_cast<size_t>(m * n), 0.0f);
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t c = 0; c < n; ++c) {
+      float s = 0;
+      for (int64_t e = 0; e < batch; ++e)
+        for (int64_t q = 0; q < pos; ++q) s += a[(e * m + r) * pos + q] * b[b_at(e, q, c)];
+      out[r * n + c] = w != nullptr ? (*w)[r * n + c] - 0.5f * s : s;
+    }
+  return out;
+}
 
 // A convolution's weight gradient: out[o, c] = sum over (batch, p) of a[batch, o, p] *
 // b[batch, p, c], the batch a launch variable. Sliced one batch element at a time (each column
@@ -394,26 +405,14 @@ TEST(Matmul, TwoReduceRangesSliceByTheOuterOne) {
   Compiled c = compile(ast, t);
   for (int64_t batch : {1, 3, 6}) {
     std::vector<float> av = exact_ints(batch * m * pos, batch), bv = exact_ints(batch * pos * n, 7);
-    std::vector<float> want(static_cast<size_t>(m * n), 0.0f);
-    for (int64_t r = 0; r < m; ++r)
-      for (int64_t col = 0; col < n; ++col) {
-        float s = 0;
-        for (int64_t e = 0; e < batch; ++e)
-          for (int64_t q = 0; q < pos; ++q)
-            s += av[(e * m + r) * pos + q] * bv[(e * pos + q) * n + col];
-        want[r * n + col] = s;
-      }
+    const std::vector<float> want =
+        batched_products(av, bv, batch, m, n, pos,
+                         [&](int64_t e, int64_t q, int64_t c) { return (e * pos + q) * n + c; });
     std::vector<HostBuf> bufs{HostBuf::zeros<float>(m * n), HostBuf::of(av), HostBuf::of(bv)};
     run(c, bufs, {{"n1", batch}});
     EXPECT_EQ(bufs[0].as<float>(), want) << "batch " << batch;
   }
 }
-
-}  // namespace
-}  // namespace polygrad_test
-
-namespace polygrad_test {
-namespace {
 
 // A weight gradient in the dot form: out[o, c] = sum over (batch, p) of a[batch, o, p] *
 // b[batch, c, p], both operands contiguous along the inner reduce range p: p in vectors, the
@@ -441,15 +440,11 @@ TEST(Matmul, DotFormOverTheInnerOfTwoReduceRanges) {
     Compiled c = compile(ast, t);
     for (int64_t batch : {1, 4}) {
       std::vector<float> av = exact_ints(batch * m * pos, 2), bv = exact_ints(batch * n * pos, 9);
-      std::vector<float> w = exact_ints(m * n, 4), want(static_cast<size_t>(m * n), 0.0f);
-      for (int64_t r = 0; r < m; ++r)
-        for (int64_t col = 0; col < n; ++col) {
-          float s = 0;
-          for (int64_t e = 0; e < batch; ++e)
-            for (int64_t q = 0; q < pos; ++q)
-              s += av[(e * m + r) * pos + q] * bv[(e * n + col) * pos + q];
-          want[r * n + col] = sgd ? w[r * n + col] - 0.5f * s : s;
-        }
+      const std::vector<float> w = exact_ints(m * n, 4);
+      const std::vector<float> want = batched_products(
+          av, bv, batch, m, n, pos,
+          [&](int64_t e, int64_t q, int64_t c) { return (e * n + c) * pos + q; },
+          sgd ? &w : nullptr);
       std::vector<HostBuf> bufs{sgd ? HostBuf::of(w) : HostBuf::zeros<float>(m * n),
                                 HostBuf::of(av), HostBuf::of(bv)};
       run(c, bufs, {{"n1", batch}});
