@@ -7,7 +7,7 @@ import numbers
 
 import numpy as np
 
-from . import _ffi
+from . import _ffi, _pending
 from ._ffi import (DTYPE_CODES, DTYPE_NAMES, MISSING, RELEASE_FN, Index, Scalar, byref, c_char_p,
                    c_double, c_int, c_int64, c_size_t, c_void_p, check, int64s, lib, raise_error)
 from .device import canonical_device_arg, device_display
@@ -17,8 +17,6 @@ _NP_OF = {"bool": np.bool_, "int8": np.int8, "int16": np.int16, "int32": np.int3
           "int64": np.int64, "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32,
           "uint64": np.uint64, "float16": np.float16, "float32": np.float32,
           "float64": np.float64}
-_pending_roots = []
-_pending_state = []  # assigned module state (batch norm statistics) for the next step
 _FLOATS = ("float16", "bfloat16", "float32", "float64")
 
 
@@ -567,28 +565,12 @@ class Tensor:
         if gradient is not None and not isinstance(gradient, Tensor):
             gradient = Tensor(gradient)
         check(lib.pg_tensor_backward(self._h, None if gradient is None else gradient._h))
-        # The root is realised with the gradients at the next optimizer step, so that reading
-        # it after the step still gives the value the gradients were taken at.
-        _pending_roots.append(self)
-        if len(_pending_roots) > 16:  # no optimizer step is coming: keep the latest only
-            del _pending_roots[:-16]
+        _pending.add_root(self)  # realised with the gradients at the next optimizer step
         return self
 
     @staticmethod
     def _take_pending_roots():
-        roots = list(_pending_roots) + list(_pending_state)
-        _pending_roots.clear()
-        _pending_state.clear()
-        return [r for r in roots if not r.is_realized()]
-
-    @staticmethod
-    def _defer_realize(*tensors):
-        """Realised with the next optimizer step's schedule (or by whoever reads them first):
-        module state assigned during a forward pass, which on its own would compute the
-        forward up to that point once more."""
-        _pending_state.extend(tensors)
-        if len(_pending_state) > 1024:  # forward passes with no step: drop what was realised
-            _pending_state[:] = [t for t in _pending_state if not t.is_realized()]
+        return _pending.take()
 
     def gradient(self, *targets, gradient=None):
         """d(self)/d(targets) as new tensors, without touching any grad."""

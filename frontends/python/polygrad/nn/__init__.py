@@ -3,6 +3,7 @@ a composition of C API ops, as in tinygrad's nn)."""
 import math
 import weakref
 
+from .. import _pending
 from ..tensor import Tensor
 
 # Tensors that hold state but are not trained (BatchNorm running statistics): optimizers skip
@@ -153,7 +154,7 @@ class BatchNorm2d:
                 self.num_batches_tracked.assign(self.num_batches_tracked + 1)
                 # With the optimizer step's schedule, which computes the batch statistics anyway
                 # (realising them here would compute the forward up to this layer once more).
-                Tensor._defer_realize(*state)
+                _pending.defer(*state)
         else:
             mean, var = self.running_mean, self.running_var
         y = (x - mean.reshape(*shape)) * (var.reshape(*shape) + self.eps).rsqrt()
