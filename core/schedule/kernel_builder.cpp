@@ -111,6 +111,10 @@ UOpRef KernelBuilder::build(const UOp* node, const lazy::Shape& shape, const UOp
   nest_ = out_ranges_;
   count_paths(node);
   UOpRef value = index(node, idx, {});
+  // (A reduce root counts as computed here: a long reduce that one kernel realises and another
+  // fuses, a weight gradient summed over an RNN's time steps, covers the values inside it,
+  // which are then not realised on their own.)
+  if (node->op() == Op::REDUCE_AXIS && ops(node) > kCostlyOps) inlined_.insert(node);
   owner_.note_inlined(inlined_);
   UOpRef off = simplify(flat_offset(shape, idx));
   UOpRef store = UOp::make(Op::STORE, dtypes::void_,
@@ -579,6 +583,12 @@ UOpRef KernelBuilder::reduce(const UOp* node, const std::vector<UOpRef>& idx, co
   // realised once instead.
   if (node != root_ && (views_[node] >= 2 || divides_a_range(idx)))
     return load_realized(node, idx, gate);
+  // A long reduce that several kernels fuse (a weight gradient summed over time steps, which
+  // an optimizer's updates all read) is realised, as a long elementwise value is.
+  if (node != root_ && ops(node) > kCostlyOps) {
+    if (owner_.realise_first(node)) return load_realized(node, idx, gate);
+    inlined_.insert(node);
+  }
   const lazy::Shape& in = owner_.shape()(node->src(0));
   std::vector<UOpRef> x = idx;
   std::vector<UOpRef> srcs{UOpRef()};

@@ -233,6 +233,28 @@ TEST_F(ScheduleTest, LongValueTwoReducesReadIsRealisedOnce) {
   EXPECT_EQ(building, 1) << "the outputs read v, they do not rebuild its pieces";
 }
 
+TEST_F(ScheduleTest, LongReduceSeveralKernelsReadIsRealisedNotItsBody) {
+  // g = sum over the batch of ten outer products (an RNN's weight gradient over its time
+  // steps), read by two kernels (an optimizer's two moment updates): g is computed once, and
+  // the (batch, 6, 6) sum inside it is never written out.
+  const int64_t b = 4, h = 6;
+  UOpRef big;
+  for (int k = 0; k < 10; ++k) {
+    UOpRef u = lazy::expand(lazy::reshape(input({b, h}), {b, h, 1}), {b, h, h});
+    UOpRef v = lazy::expand(lazy::reshape(input({b, h}), {b, 1, h}), {b, h, h});
+    UOpRef outer = testgraph::ew(Op::MUL, u, v);
+    big = big ? testgraph::ew(Op::ADD, big, outer) : outer;
+  }
+  UOpRef g = lazy::reshape(lazy::reduce(big, Op::ADD, {0}), {h, h});
+  schedule::Schedule s = run({testgraph::ew(Op::MUL, g, g), testgraph::ew(Op::ADD, g, g)});
+  int body = 0;  // kernels that load the outer products' operands
+  for (const schedule::Item& item : s.items) {
+    EXPECT_NE(lazy::buffer_count(item.buffers[0].get()), b * h * h) << "the batch sum's body";
+    body += item.buffers.size() > 10;
+  }
+  EXPECT_EQ(body, 1);
+}
+
 TEST_F(ScheduleTest, ContractionInsideAReduceIsRealised) {
   // (a @ b).sum(1): the matmul inside the row sum would be scalar dot products; it runs as a
   // matmul kernel of its own, then the sum reads it.
