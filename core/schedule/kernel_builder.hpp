@@ -53,6 +53,9 @@ class KernelBuilder {
   bool can_fuse_reduce(const std::set<const UOp*>& deps) const;
   bool costly(const UOp* node);
   int64_t ops(const UOp* node);
+  int64_t gathers(const UOp* node);
+  /// Padded pieces that make a value worth writing once rather than gathering again.
+  static constexpr int64_t kGathers = 4;
   /// More ops than this make a value costly to recompute (see costly()).
   static constexpr int64_t kCostlyOps = 16;
   bool inlined_leaf(const UOp* node) const;
@@ -84,6 +87,7 @@ class KernelBuilder {
   /// The long values (more than kCostlyOps) this kernel computes inline.
   std::unordered_set<const UOp*> inlined_;
   std::unordered_map<const UOp*, int64_t> ops_;
+  std::unordered_map<const UOp*, int64_t> gathers_;
   /// For each node of the kernel's inlined graph, how many paths lead to it from the root (how
   /// many times it is evaluated, up to the memo of equal indices), capped.
   std::unordered_map<const UOp*, int64_t> paths_;
