@@ -1,6 +1,7 @@
 #include "codegen/check.hpp"
 
 #include <map>
+#include <set>
 
 #include "ir/error.hpp"
 #include "ir/graph.hpp"
@@ -94,6 +95,27 @@ void check_node(const UOp& u) {
 
 }  // namespace
 
+namespace {
+
+/// Errors when a node under `n` uses one of `reduced` (the REDUCE ranges of the kernel) where no
+/// REDUCE around it binds it. `bound`: the ranges the REDUCEs on the way down bind; `done`: the
+/// (node, bound) pairs already walked.
+void check_bound(const UOp* n, const std::set<const UOp*>& reduced, std::set<const UOp*> bound,
+                 std::set<std::pair<const UOp*, std::set<const UOp*>>>& done) {
+  if (!done.insert({n, bound}).second) return;
+  if (n->op() == Op::RANGE && reduced.count(n) && !bound.count(n))
+    ir_error("codegen: " + node_to_string(*n) +
+             " is used outside its loop (a reduce range outside its REDUCE?)");
+  if (n->op() == Op::REDUCE) {
+    for (size_t i = 1; i < n->nsrcs(); ++i) bound.insert(n->src(i).get());
+    check_bound(n->src(0).get(), reduced, bound, done);
+    return;
+  }
+  for (const UOpRef& s : n->srcs()) check_bound(s.get(), reduced, bound, done);
+}
+
+}  // namespace
+
 void check_kernel_ast(const UOpRef& sink) {
   if (!sink || sink->op() != Op::SINK)
     ir_error("codegen: a kernel AST must be rooted at a SINK, got " +
@@ -108,6 +130,13 @@ void check_kernel_ast(const UOpRef& sink) {
       if (!fresh && it->second != u) bad(*u, "two different RANGEs share loop id");
     }
   }
+  // Reduce ranges only inside their REDUCE: checked here, before any pass rewrites REDUCEs.
+  std::set<const UOp*> reduced;
+  for (const UOp* u : order)
+    if (u->op() == Op::REDUCE)
+      for (size_t i = 1; i < u->nsrcs(); ++i) reduced.insert(u->src(i).get());
+  std::set<std::pair<const UOp*, std::set<const UOp*>>> done;
+  if (!reduced.empty()) check_bound(sink.get(), reduced, {}, done);
 }
 
 void check_target_dtypes(const UOpRef& sink, const Target& target) {
