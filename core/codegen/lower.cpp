@@ -131,7 +131,7 @@ std::array<uint32_t, 3> LoweredKernel::launch_global(
 
 LoweredKernel lower(const UOpRef& sink, const Target& target) {
   check_kernel_ast(sink);
-  UOpRef ast = unroll_selectors(simplify_indexing(sink));
+  UOpRef ast = unroll_small_reduces(unroll_selectors(simplify_indexing(sink)));
   // Decomposed when the target requires it, or (exp2/log2) when it has SIMD lanes, for speed.
   if (target.caps.flags & PG_CAP_DECOMPOSE_TRANSCENDENTAL)
     ast = decompose_transcendentals(ast, target);

@@ -127,4 +127,34 @@ UOpRef unroll_selectors(const UOpRef& sink) {
   return out;
 }
 
+UOpRef unroll_small_reduces(const UOpRef& sink) {
+  constexpr int64_t kMaxTerms = 16;
+  return rebuild(sink, [](const UOpRef& n) -> UOpRef {
+    if (n->op() != Op::REDUCE || n->dtype().is_vector()) return n;
+    int64_t terms = 1;
+    for (size_t i = 1; i < n->nsrcs(); ++i) {
+      const UOp* e = n->src(i)->src(0).get();
+      if (!is_const(e)) return n;
+      terms *= e->arg_int();
+      if (terms > kMaxTerms) return n;
+    }
+    const Op op = static_cast<Op>(n->arg_int());
+    UOpRef acc;
+    std::vector<int64_t> at(n->nsrcs() - 1, 0);  // the ranges' values, the last fastest
+    for (int64_t t = 0; t < terms; ++t) {
+      UOpRef v = n->src(0);
+      for (size_t i = 0; i < at.size(); ++i)
+        v = substitute_range(v, n->src(i + 1).get(),
+                             UOp::make(Op::CONST, n->src(i + 1)->dtype(), {}, at[i]));
+      v = simplify_indexing(v);
+      acc = acc ? alu(op, {acc, v}) : v;
+      for (size_t i = at.size(); i-- > 0;) {
+        if (++at[i] < n->src(i + 1)->src(0)->arg_int()) break;
+        at[i] = 0;
+      }
+    }
+    return acc;
+  });
+}
+
 }  // namespace polygrad::codegen

@@ -15,6 +15,11 @@ namespace polygrad::codegen {
 /// otherwise.
 UOpRef unroll_selectors(const UOpRef& sink);
 
+/// `sink` with each REDUCE over ranges of constant extents whose product is at most 16 (a
+/// 2 x 2 pool's window, a 10-class softmax's sum) written out as a chain of its op over the
+/// values, in the loop's order: no loop, no accumulator.
+UOpRef unroll_small_reduces(const UOpRef& sink);
+
 }  // namespace polygrad::codegen
 
 #endif  // POLYGRAD_CODEGEN_UNROLL_HPP

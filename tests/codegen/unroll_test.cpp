@@ -1,6 +1,8 @@
 // A concatenation's selector axis unrolled (codegen/unroll.hpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "codegen/unroll.hpp"
 #include "harness.hpp"
 #include "ir/graph.hpp"
@@ -66,6 +68,39 @@ TEST(Unroll, AnAxisThatSelectsNothingStays) {
   UOpRef in = polygrad::alu(Op::CMPLT, {j, idx(15)});
   UOpRef ast = sink({store(o, r * 16 + j, gated_load(x, r * 16 + j + 1, in))});
   EXPECT_EQ(polygrad::codegen::unroll_selectors(ast), ast);
+}
+
+size_t reduces(const UOpRef& v) {
+  size_t n = 0;
+  for (const UOp* u : polygrad::toposort(v)) n += u->op() == Op::REDUCE;
+  return n;
+}
+
+// A 2 x 2 max pool: out[r, c] = max over (a, b) < (2, 2) of x[(2r + a) * 8 + 2c + b].
+UOpRef pool_ast(int64_t window) {
+  UOpRef r = range(idx(4), 0), c = range(idx(4), 1);
+  UOpRef a = range(idx(window), 2), b = range(idx(2), 3);
+  UOpRef o = global(0, dtypes::float32), x = global(1, dtypes::float32);
+  UOpRef v = load(x, (r * 2 + a) * 8 + c * 2 + b);
+  return sink({store(o, r * 4 + c, reduce(Op::MAX, v, {a, b}))});
+}
+
+TEST(Unroll, SmallReducesBecomeChains) {
+  EXPECT_EQ(reduces(polygrad::codegen::unroll_small_reduces(pool_ast(2))), 0u);
+  // 9 x 2 = 18 terms: over the limit, the loop stays.
+  EXPECT_EQ(reduces(polygrad::codegen::unroll_small_reduces(pool_ast(9))), 1u);
+  std::vector<float> xv(64);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = float((i * 37) % 64) - 20.0f;
+  std::vector<HostBuf> bufs{HostBuf::zeros<float>(16), HostBuf::of(xv)};
+  lower_and_run(pool_ast(2), bufs);
+  const std::vector<float> got = bufs[0].as<float>();
+  for (int64_t r = 0; r < 4; ++r)
+    for (int64_t c = 0; c < 4; ++c) {
+      float want = -1e30f;
+      for (int64_t a = 0; a < 2; ++a)
+        for (int64_t b = 0; b < 2; ++b) want = std::max(want, xv[(2 * r + a) * 8 + 2 * c + b]);
+      ASSERT_EQ(got[r * 4 + c], want) << "row " << r << " column " << c;
+    }
 }
 
 }  // namespace
