@@ -514,40 +514,37 @@ bool KernelBuilder::costly(const UOp* node) {
   return c;
 }
 
-// The arithmetic ops and padding gates of `node`'s value up to realised nodes and buffers, each
-// distinct node once, capped.
-int64_t KernelBuilder::ops(const UOp* node) {
-  if (auto it = ops_.find(node); it != ops_.end()) return it->second;
+// The nodes of `node`'s value up to realised nodes and buffers that `counts` accepts, each
+// distinct node once, counted until `cap`.
+int64_t KernelBuilder::count_in(const UOp* node, bool (*counts)(const UOp*), int64_t cap) {
   std::unordered_set<const UOp*> seen;
   std::vector<const UOp*> stack{node};
   int64_t n = 0;
-  while (!stack.empty() && n <= kCostlyOps) {
+  while (!stack.empty() && n < cap) {
     const UOp* u = stack.back();
     stack.pop_back();
     if (!seen.insert(u).second || inlined_leaf(u)) continue;
-    n += is_alu(u->op()) || u->op() == Op::CAST || u->op() == Op::PAD;
+    n += counts(u);
     for (const UOpRef& s : u->srcs()) stack.push_back(s.get());
   }
-  ops_.emplace(node, n);
   return n;
 }
 
-// The padded views (PAD nodes) in `node`'s value up to realised nodes and buffers, each
-// distinct node once, counted up to kGathers: the pieces of a convolution's input gradient.
+// The arithmetic ops and padding gates of `node`'s value, up to one more than kCostlyOps.
+int64_t KernelBuilder::ops(const UOp* node) {
+  if (auto it = ops_.find(node); it != ops_.end()) return it->second;
+  auto op = [](const UOp* u) {
+    return is_alu(u->op()) || u->op() == Op::CAST || u->op() == Op::PAD;
+  };
+  return ops_.emplace(node, count_in(node, op, kCostlyOps + 1)).first->second;
+}
+
+// The padded views (PAD nodes) in `node`'s value, up to kGathers: the pieces of a
+// convolution's input gradient.
 int64_t KernelBuilder::gathers(const UOp* node) {
   if (auto it = gathers_.find(node); it != gathers_.end()) return it->second;
-  std::unordered_set<const UOp*> seen;
-  std::vector<const UOp*> stack{node};
-  int64_t n = 0;
-  while (!stack.empty() && n < kGathers) {
-    const UOp* u = stack.back();
-    stack.pop_back();
-    if (!seen.insert(u).second || inlined_leaf(u)) continue;
-    n += u->op() == Op::PAD;
-    for (const UOpRef& s : u->srcs()) stack.push_back(s.get());
-  }
-  gathers_.emplace(node, n);
-  return n;
+  auto pad = [](const UOp* u) { return u->op() == Op::PAD; };
+  return gathers_.emplace(node, count_in(node, pad, kGathers)).first->second;
 }
 
 // A reduce of many elements to one value runs on one thread of the launch grid; split it into

@@ -52,6 +52,7 @@ class KernelBuilder {
   bool hoistable(const std::set<const UOp*>& deps) const;
   bool can_fuse_reduce(const std::set<const UOp*>& deps) const;
   bool costly(const UOp* node);
+  int64_t count_in(const UOp* node, bool (*counts)(const UOp*), int64_t cap);
   int64_t ops(const UOp* node);
   int64_t gathers(const UOp* node);
   /// Padded pieces that make a value worth writing once rather than gathering again.
