@@ -361,9 +361,8 @@ UpcastPlan choose_dot(const UOpRef& sink, const std::vector<const UOp*>& order,
       if (u->op() == Op::INDEX && u->src(0)->op() == Op::DEFINE_GLOBAL &&
           u->src(0)->arg_int() != 0) {
         const std::optional<int64_t> cj = coefficient(u->src(1).get(), j);
-        large = large || (cj && *cj > 0 &&
-                          ej * *cj * elem * std::min<int64_t>(slices, 1 << 20) >
-                              CacheBudget(target).whole_b());
+        large =
+            large || (cj && *cj > 0 && ej * *cj * elem * slices > CacheBudget(target).whole_b());
       }
     if (large && plan.cols >= 4 && ej / plan.cols >= 2 * units) plan.k_outer = red->src(1).get();
   }
@@ -410,6 +409,25 @@ UOpRef lane_sum(UOpRef v) {
   return sum;
 }
 
+/// The largest RANGE id in `sink`: new loops take ids above it.
+int64_t top_range_id(const UOpRef& sink) {
+  int64_t top = 0;
+  for (const UOp* u : toposort(sink))
+    if (u->op() == Op::RANGE) top = std::max(top, u->arg_int());
+  return top;
+}
+
+/// A store `st` of a + b * sum (`f`) as one slice of its sum: slice k0 == 0 stores
+/// a + b * part, later slices the value stored so far + b * part.
+UOpRef slice_store(const UOpRef& st, const AffineInReduce& f, const UOpRef& part,
+                   const UOpRef& k0) {
+  const DType t = f.reduce->dtype();
+  const UOpRef start = f.a ? f.a : UOp::make(Op::CONST, t, {}, 0.0);
+  const UOpRef idx = st->src(0);
+  const UOpRef prev = UOp::make(Op::LOAD, t, {idx, start, ne(k0, const_int(dtypes::index, 0))});
+  return UOp::make(Op::STORE, st->dtype(), {idx, prev + (f.b ? f.b * part : part)});
+}
+
 /// `sink` rewritten by a dot-form plan.
 UOpRef apply_dot(const UOpRef& sink, const UpcastPlan& plan) {
   const UOp* k = plan.dot_k;
@@ -419,9 +437,7 @@ UOpRef apply_dot(const UOpRef& sink, const UpcastPlan& plan) {
   int64_t id_j = plan.j->arg_int(), id_i = plan.i != nullptr ? plan.i->arg_int() : 0;
   UOpRef k0;
   if (plan.k_outer != nullptr) {
-    int64_t top = 0;
-    for (const UOp* u : toposort(sink))
-      if (u->op() == Op::RANGE) top = std::max(top, u->arg_int());
+    const int64_t top = top_range_id(sink);
     id_j = top + 1;
     k0 = range(plan.k_outer->src(0), top + 2);
     id_i = top + 3;
@@ -440,23 +456,12 @@ UOpRef apply_dot(const UOpRef& sink, const UpcastPlan& plan) {
     srcs.push_back(kv);
     return lane_sum(UOp::make(Op::REDUCE, vt, srcs, n->arg()));
   };
-  // With slices, each store a + b * sum becomes a + b * partial for the first slice, and the
-  // stored value + b * partial for the later ones.
   auto sliced = [&](const UOpRef& st) -> UOpRef {
     if (!k0) return rebuild(st, vectorize_reduce);
     const std::optional<AffineInReduce> f = affine_in_reduce(st->src(1));
     if (!f) ir_error("codegen: dot-form slicing lost the a + b * sum form of a store");
-    const UOp* red = f->reduce;
-    const DType t = red->dtype();
-    const UOpRef part =
-        rebuild(UOp::make(Op::REDUCE, t,
-                          std::vector<UOpRef>(red->srcs().begin(), red->srcs().end()), red->arg()),
-                vectorize_reduce);
-    const UOpRef start = f->a ? f->a : UOp::make(Op::CONST, t, {}, 0.0);
-    const UOpRef idx = st->src(0);
-    const UOpRef prev = UOp::make(Op::LOAD, t, {idx, start, ne(k0, const_int(dtypes::index, 0))});
-    return UOp::make(Op::STORE, st->dtype(),
-                     {idx, substitute_range(prev + (f->b ? f->b * part : part), plan.k_outer, k0)});
+    const UOpRef part = rebuild(f->reduce->ref(), vectorize_reduce);
+    return slice_store(st, *f, substitute_range(part, plan.k_outer, k0), k0);
   };
   std::vector<UOpRef> stores;
   for (const UOpRef& st : sink->srcs())
@@ -543,19 +548,20 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
   // so each column block's slice of b (positions x V*W) is reused from L1 by every row block
   // (j' > batch > i' > positions; conv 32 -> 64 channels on 14 x 14, batch 64, on a Sapphire
   // Rapids host: 7.4 -> 3.1 ms).
-  std::optional<AffineInReduce> two;
-  if (sink->nsrcs() == 1) two = affine_in_reduce(sink->src(0)->src(1));
-  if (plan.i != nullptr && two && two->reduce->nsrcs() == 3 &&
-      static_cast<Op>(two->reduce->arg_int()) == Op::ADD && two->reduce->dtype().is_float() &&
-      two->reduce->src(2)->src(0)->op() == Op::CONST) {
-    const UOp* inner = two->reduce->src(2).get();
+  // (The stored value may be any a + b * sum, as with k tiles below.)
+  std::optional<AffineInReduce> stored;
+  if (sink->nsrcs() == 1) stored = affine_in_reduce(sink->src(0)->src(1));
+  if (plan.i != nullptr && stored && stored->reduce->nsrcs() == 3 &&
+      static_cast<Op>(stored->reduce->arg_int()) == Op::ADD && stored->reduce->dtype().is_float() &&
+      stored->reduce->src(2)->src(0)->op() == Op::CONST) {
+    const UOp* inner = stored->reduce->src(2).get();
     const int64_t ek = inner->src(0)->arg_int();
     const int64_t row_bytes = int64_t{plan.vectors} * plan.lanes * elem;
     const int64_t blocks = ej / (int64_t{plan.vectors} * plan.lanes);
     const int64_t units = std::max<int64_t>(1, target.caps.compute_units);
     if (blocks >= 2 * units && ek * row_bytes <= CacheBudget(target).panel()) {
       plan.k = inner;
-      plan.k_outer = two->reduce->src(1).get();
+      plan.k_outer = stored->reduce->src(1).get();
       plan.k_tile = static_cast<int>(ek);
       return plan;
     }
@@ -569,8 +575,6 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
   // The stored value may be any a + b * sum with a and b free of k (an SGD update w - lr * sum
   // fused into the weight gradient): the first slice stores a + b * partial, later ones add
   // b * partial.
-  std::optional<AffineInReduce> stored;
-  if (sink->nsrcs() == 1) stored = affine_in_reduce(sink->src(0)->src(1));
   const UOp* rd = stored ? stored->reduce : nullptr;
   if (plan.i != nullptr && rd != nullptr && rd->nsrcs() == 2 &&
       static_cast<Op>(rd->arg_int()) == Op::ADD && rd->dtype().is_float()) {
@@ -747,9 +751,7 @@ UOpRef apply_upcast(const UOpRef& sink, const UpcastPlan& plan) {
   int64_t id_j = plan.j->arg_int(), id_i = plan.i != nullptr ? plan.i->arg_int() : 0, id_k0 = 0;
   int64_t id_jc = 0;
   if (plan.k != nullptr) {
-    int64_t top = 0;
-    for (const UOp* u : toposort(sink))
-      if (u->op() == Op::RANGE) top = std::max(top, u->arg_int());
+    const int64_t top = top_range_id(sink);
     id_j = top + 1;
     id_k0 = top + 2;
     id_i = top + 3;
@@ -779,18 +781,12 @@ UOpRef apply_upcast(const UOpRef& sink, const UpcastPlan& plan) {
     const UOpRef k1 = range(const_int(dtypes::index, plan.k_tile), plan.k->arg_int());
     const UOpRef k = plan.k_outer != nullptr ? k1 : k0 * plan.k_tile + k1;
     for (UOpRef& st : stores) {
-      const UOpRef idx = st->src(0);
       std::optional<AffineInReduce> f = affine_in_reduce(st->src(1));
       if (!f) ir_error("codegen: k tiling lost the a + b * sum form of a store");
       const UOp* red = f->reduce;
-      const DType t = red->dtype();
       UOpRef body = substitute_range(red->src(0), plan.k, k);
       if (plan.k_outer != nullptr) body = substitute_range(body, plan.k_outer, k0);
-      UOpRef part = UOp::make(Op::REDUCE, t, {body, k1}, red->arg());
-      // Slice 0 starts from a; later slices from the partial result stored so far.
-      UOpRef start = f->a ? f->a : UOp::make(Op::CONST, t, {}, 0.0);
-      UOpRef prev = UOp::make(Op::LOAD, t, {idx, start, ne(k0, const_int(dtypes::index, 0))});
-      st = UOp::make(Op::STORE, st->dtype(), {idx, prev + (f->b ? f->b * part : part)});
+      st = slice_store(st, *f, UOp::make(Op::REDUCE, red->dtype(), {body, k1}, red->arg()), k0);
     }
   }
   for (size_t s = 0; s < stores.size(); ++s) stores[s] = gated_store(stores[s], gates[s]);
