@@ -1,8 +1,6 @@
 // Realising roots: one kernel per realised node, then the write-after-read ordering.
 #include "schedule/scheduler.hpp"
 
-#include <unordered_set>
-
 #include "codegen/lower.hpp"
 #include "codegen/optimize.hpp"
 #include "ir/graph.hpp"
@@ -13,6 +11,7 @@
 
 #include <algorithm>
 #include <queue>
+#include <unordered_set>
 
 namespace polygrad::schedule {
 
