@@ -50,6 +50,9 @@ struct UpcastPlan {
                                  ///< the vector form, dot_k in the dot form
   const UOp* dot_k = nullptr;    ///< dot form: the reduce range vectorised by `lanes`, or null
   int cols = 1;                  ///< dot form: C, the scalar upcast of `j`
+  bool tail = false;             ///< vector form: no W of 4 or more lanes divides j's extent;
+                                 ///< the blocks are rounded up, a vector past the last column
+                                 ///< is moved back to end there and stores only its new lanes
 };
 
 /// The heuristic: which ranges to upcast and by how much, from the target's vector width and

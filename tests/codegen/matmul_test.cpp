@@ -156,8 +156,42 @@ TEST(Matmul, PlanTilesDividingSizes) {
     EXPECT_EQ(v.k_tile, 32);
     check_matmul(8, 784, 256);
   }
-  // 33x17: no vector width divides 17, so the kernel stays scalar.
-  EXPECT_EQ(polygrad::codegen::choose_upcast(matmul_ast(33, 17, 5), t).j, nullptr);
+  // 33x17: no vector width divides 17; the last vector is moved back (a tail plan).
+  EXPECT_TRUE(polygrad::codegen::choose_upcast(matmul_ast(33, 17, 5), t).tail);
+}
+
+// Columns no vector width of 4 or more divides (17, 555, 1023), or only a narrower one does
+// and there are 4 full vectors or more (1000 with 16 lanes): full vectors, the last one of
+// each row moved back to end at the last column and storing only the lanes the one before it
+// did not. Values against plain C++, k slices (partial sums read back) included.
+TEST(Matmul, ColumnsNoVectorDividesEndInAMovedBackVector) {
+  polygrad::codegen::Target t = cpu_target();
+  const UOpRef probe = matmul_ast(64, 64, 64);
+  const polygrad::codegen::UpcastPlan full = polygrad::codegen::choose_upcast(probe, t);
+  if (full.j == nullptr || full.lanes < 4) GTEST_SKIP() << "needs 4 or more float lanes";
+  const UOpRef odd = matmul_ast(33, 17, 5);
+  const polygrad::codegen::UpcastPlan p = polygrad::codegen::choose_upcast(odd, t);
+  ASSERT_NE(p.j, nullptr);
+  EXPECT_TRUE(p.tail);
+  EXPECT_EQ(p.lanes, std::min(full.lanes, 16));
+  EXPECT_EQ(p.vectors, 17 >= 2 * p.lanes ? 2 : 1);
+  const UOpRef wide = matmul_ast(20, 4 * full.lanes + full.lanes / 2, 37);
+  EXPECT_TRUE(polygrad::codegen::choose_upcast(wide, t).tail);
+  EXPECT_FALSE(polygrad::codegen::choose_upcast(matmul_ast(20, full.lanes / 2 * 5, 37), t).tail);
+  // (1001 x 1024: the 1024-row panel of b is beyond L1, so k is sliced.)
+  const UOpRef sliced = matmul_ast(16, 1001, 1024);
+  const polygrad::codegen::UpcastPlan q = polygrad::codegen::choose_upcast(sliced, t);
+  EXPECT_TRUE(q.tail);
+  EXPECT_GT(q.k_tile, 0);
+  const std::vector<std::array<int64_t, 3>> sizes = {{33, 17, 5},
+                                                     {5, 6, 3},
+                                                     {9, 555, 40},
+                                                     {7, 1023, 9},
+                                                     {20, 4 * full.lanes + full.lanes / 2, 37},
+                                                     {1, 5, 1},
+                                                     {13, 7, 2},
+                                                     {16, 1001, 1024}};
+  for (auto [m, n, k] : sizes) check_matmul(m, n, k);
 }
 
 // Columns the target's full vector width does not divide (1000 with 16 float lanes) run in

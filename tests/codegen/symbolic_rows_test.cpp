@@ -76,8 +76,8 @@ TEST(SymbolicRows, DotFormRowsAnyCount) {
 // A weight gradient fused with its SGD step, w -= lr * (g.T @ x), over n0 rows of w: k (the
 // batch, 1024) is tiled, so the stores of later slices read back partial sums (gated loads)
 // and must skip the rows past n0 as well.
-TEST(SymbolicRows, KTiledInPlaceUpdateAnyCount) {
-  const int64_t n = 784, kk = 1024;
+void check_in_place_update(int64_t n, bool tail) {
+  const int64_t kk = 1024;
   UOpRef i = range(n0(), 0), j = range(idx(n), 1), k = range(idx(kk), 2);
   UOpRef w = global(0, dtypes::float32), g = global(1, dtypes::float32);
   UOpRef x = global(2, dtypes::float32);
@@ -87,7 +87,8 @@ TEST(SymbolicRows, KTiledInPlaceUpdateAnyCount) {
   polygrad::codegen::UpcastPlan p = polygrad::codegen::choose_upcast(ast, cpu_target());
   if (p.j == nullptr) GTEST_SKIP() << "the cpu target has no vector lanes";
   ASSERT_NE(p.i, nullptr);
-  EXPECT_NE(p.k, nullptr) << "expected k slices for a 1024-row panel of 784 columns";
+  EXPECT_NE(p.k, nullptr) << "expected k slices for a 1024-row panel of " << n << " columns";
+  EXPECT_EQ(p.tail, tail);
   const Compiled c = compile(ast);
   for (int64_t m : kRowCounts) {
     std::vector<float> w0 = exact_ints((m + 1) * n, 3), gv = exact_ints(kk * m, 1),
@@ -101,8 +102,18 @@ TEST(SymbolicRows, KTiledInPlaceUpdateAnyCount) {
       }
     std::vector<HostBuf> bufs{HostBuf::of(w0), HostBuf::of(gv), HostBuf::of(xv)};
     run(c, bufs, {{"n0", m}});
-    EXPECT_EQ(bufs[0].as<float>(), want) << m << " rows";
+    EXPECT_EQ(bufs[0].as<float>(), want) << m << " rows of " << n;
   }
+}
+
+TEST(SymbolicRows, KTiledInPlaceUpdateAnyCount) {
+  check_in_place_update(784, false);
+}
+
+// The same with 1001 columns (no vector width divides them): the moved-back last vector of
+// each row reads lanes the vector before it updates in place, and must not write them.
+TEST(SymbolicRows, KTiledInPlaceUpdateOddColumns) {
+  check_in_place_update(1001, true);
 }
 
 // Row sums over n0 rows (the only output range, contiguous along k): the dot form's columns
