@@ -315,7 +315,11 @@ UpcastPlan choose_dot(const UOpRef& sink, const std::vector<const UOp*>& order,
   const UOp* k = red->src(red->nsrcs() - 1).get();
   if (k->src(0)->op() != Op::CONST || has_selects(red->src(0))) return {};
   const int64_t ek = k->src(0)->arg_int();
-  const int64_t w = lanes_dividing(target, red->dtype().scalar_size(), ek);
+  const int64_t elem = red->dtype().scalar_size();
+  int64_t w = lanes_dividing(target, elem, ek);
+  // A k that the target's full width does not divide (300, 1023) takes full vectors over as
+  // much of it as they divide and a scalar sum over the rest.
+  if (const int64_t full = vector_lanes(target, elem); w < full && ek >= 2 * full) w = full;
   if (w < 2 || ek < 2 * w || !vectorizable(sink, k, w)) return {};
   UpcastPlan plan;
   plan.dot_k = k;
@@ -360,7 +364,6 @@ UpcastPlan choose_dot(const UOpRef& sink, const std::vector<const UOp*>& order,
   // Rapids host: 8.3 -> 5.3 ms. (Blocks of fewer than 4 columns re-read a per slice: left.)
   if (red->nsrcs() == 3 && plan.i != nullptr && ej > 0 && sink->nsrcs() == 1 &&
       affine_in_reduce(sink->src(0)->src(1))) {
-    const int64_t elem = red->dtype().scalar_size();
     const int64_t units = std::max<int64_t>(1, target.caps.compute_units);
     // (a symbolic outer range, a batch, counts as large)
     const UOp* outer = red->src(1).get();
@@ -440,8 +443,10 @@ UOpRef slice_store(const UOpRef& st, const AffineInReduce& f, const UOpRef& part
 /// `sink` rewritten by a dot-form plan.
 UOpRef apply_dot(const UOpRef& sink, const UpcastPlan& plan) {
   const UOp* k = plan.dot_k;
-  const UOpRef kv =
-      range(const_int(dtypes::index, k->src(0)->arg_int() / plan.lanes), k->arg_int());
+  const int64_t ek = k->src(0)->arg_int(), rest = ek % plan.lanes;
+  const UOpRef kv = range(const_int(dtypes::index, ek / plan.lanes), k->arg_int());
+  // The last k % W terms, when W does not divide k: a scalar loop after the vector one.
+  const UOpRef kr = range(const_int(dtypes::index, rest), top_range_id(sink) + 4);
   // Sliced by an outer reduce range: loops j' (launch) > k0 (that range) > i' > k.
   int64_t id_j = plan.j->arg_int(), id_i = plan.i != nullptr ? plan.i->arg_int() : 0;
   UOpRef k0;
@@ -463,7 +468,11 @@ UOpRef apply_dot(const UOpRef& sink, const UpcastPlan& plan) {
     for (size_t i = 1; i + 1 < n->nsrcs(); ++i)
       if (n->src(i).get() != plan.k_outer) srcs.push_back(n->src(i));
     srcs.push_back(kv);
-    return lane_sum(UOp::make(Op::REDUCE, vt, srcs, n->arg()));
+    UOpRef sum = lane_sum(UOp::make(Op::REDUCE, vt, srcs, n->arg()));
+    if (rest == 0) return sum;
+    srcs[0] = substitute_range(n->src(0), k, kr + (ek - rest));
+    srcs.back() = kr;
+    return sum + UOp::make(Op::REDUCE, n->dtype(), srcs, n->arg());
   };
   auto sliced = [&](const UOpRef& st) -> UOpRef {
     if (!k0) return rebuild(st, vectorize_reduce);

@@ -58,7 +58,8 @@ TEST(Matmul, DotFormMatchesPlainCpp) {
   // Rows and columns upcast by 4, 2 or not at all (odd sizes), or by 3 with a gated last block
   // (16 vector registers), k vectorised (or too short).
   const std::vector<std::array<int64_t, 3>> sizes = {{64, 64, 64}, {8, 10, 128}, {33, 17, 48},
-                                                     {1, 3, 32},   {5, 3, 16},   {16, 8, 784}};
+                                                     {1, 3, 32},   {5, 3, 16},   {16, 8, 784},
+                                                     {7, 9, 1023}, {5, 6, 300},  {3, 5, 40}};
   for (auto [m, n, k] : sizes) check_matmul(m, n, k, true);
 }
 
@@ -88,6 +89,14 @@ TEST(Matmul, DotFormPlanVectorisesTheReduceRange) {
   EXPECT_EQ(q.i != nullptr, few_registers);
   // k shorter than two vectors: left scalar.
   EXPECT_EQ(polygrad::codegen::choose_upcast(matmul_nt_ast(8, 8, w), t).j, nullptr);
+  // k that the full width does not divide (2W + 3, 1023): full vectors, then a scalar rest.
+  for (int64_t kk : {2 * int64_t{w} + 3, int64_t{1023}}) {
+    const UOpRef ragged = matmul_nt_ast(8, 8, kk);
+    const polygrad::codegen::UpcastPlan r = polygrad::codegen::choose_upcast(ragged, t);
+    ASSERT_NE(r.dot_k, nullptr) << kk;
+    EXPECT_EQ(r.lanes, w) << kk;
+    check_matmul(8, 8, kk, true);
+  }
   // The k-major b loads become vector loads, one per column and step.
   Compiled c = compile(matmul_nt_ast(64, 8, 8 * w));
   const auto& ins = c.kernel.instructions;
