@@ -238,6 +238,13 @@ int64_t lanes_dividing(const Target& target, int64_t elem, int64_t extent) {
   return 1;
 }
 
+/// True when column blocks can be grouped by `cb`: it divides them, or the plan has a tail
+/// and the last group's blocks past the last column (whose vectors move back and store
+/// nothing) are at most a sixteenth of the work (33 blocks: groups of 2, not 8).
+bool groups_blocks(const UpcastPlan& plan, int64_t blocks, int64_t cb) {
+  return blocks % cb == 0 || (plan.tail && (ceil_div(blocks, cb) * cb - blocks) * 16 <= blocks);
+}
+
 /// A tail plan's lanes for `extent` columns (not a multiple of 4): the target's full width, or
 /// the widest power of two down to kMinTailLanes that is at most the extent.
 int64_t tail_lanes(const Target& target, int64_t elem, int64_t extent) {
@@ -625,7 +632,7 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
       // and with 16 registers as measured on AVX2, the slice of the panel stays in L1.
       bool groups = false;
       for (int64_t cb = 2; cb <= kMaxColBlocks; cb *= 2)
-        groups = groups || (blocks % cb == 0 && blocks / cb >= 2 * units);
+        groups = groups || (groups_blocks(plan, blocks, cb) && blocks / cb >= 2 * units);
       const bool a_slice = registers > 16 && groups;
       auto fits = [&](int64_t kt) {
         const bool cached = a_slice ? plan.rows * kt * elem <= cache.slice() &&
@@ -640,6 +647,17 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
         if (t <= top && fits(t)) kt = t;
       for (int64_t t = top; t >= kMinKTile && kt == 0; --t)
         if (fits(t)) kt = t;
+      // Slices as even as they come with a shorter last one, when no divisor is at least
+      // half as long (1025 = 25 * 41: 9 slices of 114, the last 113; on a Sapphire Rapids
+      // host matmul 1025^3 ... -> ... ms).
+      const int64_t longest = std::min({top, ek / 2,
+                                        a_slice ? std::min(cache.slice() / (plan.rows * elem),
+                                                           cache.col_blocks() / (2 * row_bytes))
+                                                : cache.slice() / row_bytes});
+      if (longest >= kMinKTile) {
+        const int64_t even = ceil_div(ek, ceil_div(ek, longest));
+        if (2 * kt <= even) kt = even;
+      }
       if (kt > 0) {
         plan.k = rd->src(1).get();
         plan.k_tile = static_cast<int>(kt);
@@ -660,7 +678,7 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
     // The launch keeps at least two steps per compute unit.
     if (plan.k != nullptr && plan.k_tile > 0) {
       for (int64_t cb = kMaxColBlocks; cb >= 2; cb /= 2)
-        if (blocks % cb == 0 && blocks / cb >= 2 * units &&
+        if (groups_blocks(plan, blocks, cb) && blocks / cb >= 2 * units &&
             cb * plan.k_tile * row_bytes <= cache.col_blocks()) {
           plan.col_blocks = static_cast<int>(cb);
           break;
@@ -786,7 +804,7 @@ UOpRef apply_upcast(const UOpRef& sink, const UpcastPlan& plan) {
   }
   const int64_t cb = plan.col_blocks;
   const int64_t ej = plan.j->src(0)->arg_int();
-  UOpRef jn = range(const_int(dtypes::index, ceil_div(ej, width) / cb), id_j);
+  UOpRef jn = range(const_int(dtypes::index, ceil_div(ceil_div(ej, width), cb)), id_j);
   if (cb > 1) jn = jn * cb + range(const_int(dtypes::index, cb), id_jc);
   const RangeSplit is = plan.i != nullptr ? RangeSplit(plan.i, plan.rows, id_i) : RangeSplit();
   std::vector<UOpRef> stores, gates;  // gates apply after k tiling rebuilds the stores
@@ -808,10 +826,15 @@ UOpRef apply_upcast(const UOpRef& sink, const UpcastPlan& plan) {
   if (plan.k != nullptr && plan.k_tile > 0) {
     const int64_t ek = plan.k->src(0)->arg_int();
     // One k range sliced (k -> k0 * KT + k1), or the outer of two as k0 and the inner as k1.
-    const UOpRef k0 = plan.k_outer != nullptr
-                          ? range(plan.k_outer->src(0), id_k0)
-                          : range(const_int(dtypes::index, ek / plan.k_tile), id_k0);
-    const UOpRef k1 = range(const_int(dtypes::index, plan.k_tile), plan.k->arg_int());
+    // A last slice shorter than KT (KT does not divide k) runs the k slices' remainder.
+    const int64_t slices = ceil_div(ek, plan.k_tile), last = ek - (slices - 1) * plan.k_tile;
+    const UOpRef k0 = plan.k_outer != nullptr ? range(plan.k_outer->src(0), id_k0)
+                                              : range(const_int(dtypes::index, slices), id_k0);
+    UOpRef k1_end = const_int(dtypes::index, plan.k_tile);
+    if (plan.k_outer == nullptr && last != plan.k_tile)
+      k1_end = where(lt(k0, const_int(dtypes::index, slices - 1)), k1_end,
+                     const_int(dtypes::index, last));
+    const UOpRef k1 = range(k1_end, plan.k->arg_int());
     const UOpRef k = plan.k_outer != nullptr ? k1 : k0 * plan.k_tile + k1;
     for (UOpRef& st : stores) {
       std::optional<AffineInReduce> f = affine_in_reduce(st->src(1));

@@ -172,7 +172,8 @@ TEST(Matmul, PlanTilesDividingSizes) {
 // Columns no vector width of 4 or more divides (17, 555, 1023), or only a narrower one does
 // and there are 4 full vectors or more (1000 with 16 lanes): full vectors, the last one of
 // each row moved back to end at the last column and storing only the lanes the one before it
-// did not. Values against plain C++, k slices (partial sums read back) included.
+// did not. Values against plain C++, k slices (partial sums read back, the last slice
+// shorter) included.
 TEST(Matmul, ColumnsNoVectorDividesEndInAMovedBackVector) {
   polygrad::codegen::Target t = cpu_target();
   const UOpRef probe = matmul_ast(64, 64, 64);
@@ -199,8 +200,18 @@ TEST(Matmul, ColumnsNoVectorDividesEndInAMovedBackVector) {
                                                      {20, 4 * full.lanes + full.lanes / 2, 37},
                                                      {1, 5, 1},
                                                      {13, 7, 2},
-                                                     {16, 1001, 1024}};
+                                                     {16, 1001, 1024},
+                                                     {16, 1025, 1025}};
   for (auto [m, n, k] : sizes) check_matmul(m, n, k);
+  // A k with no divisor half as long as the longest slice that fits (1031, prime): even
+  // slices and a shorter last one, with the columns divided or not.
+  for (int64_t n : {int64_t{1024}, int64_t{1001}}) {
+    const UOpRef prime = matmul_ast(16, n, 1031);
+    const polygrad::codegen::UpcastPlan r = polygrad::codegen::choose_upcast(prime, t);
+    ASSERT_GT(r.k_tile, 0) << n;
+    EXPECT_NE(1031 % r.k_tile, 0) << n;
+    check_matmul(16, n, 1031);
+  }
 }
 
 // Columns the target's full vector width does not divide (1000 with 16 float lanes) run in
