@@ -549,19 +549,31 @@ int64_t KernelBuilder::gathers(const UOp* node) {
 
 // A reduce of many elements to one value runs on one thread of the launch grid; split it into
 // partial reduces over row blocks (a kernel of its own, parallel over the blocks) and a small
-// final reduce. Only when a block count divides the element count evenly (no identity padding).
+// final reduce. The most blocks up to 256 that divide the element count, each of at least 1024
+// elements; when none divides it (4095 * 4097), 256 or fewer blocks of n / blocks elements and
+// the rest (fewer elements than blocks) reduced beside the partial results in the final kernel.
 UOpRef KernelBuilder::split_reduce(const UOp* node) {
+  constexpr int64_t kMaxBlocks = 256, kMinBlock = 1024;
   const lazy::Shape& in = owner_.shape()(node->src(0));
   const int64_t n = lazy::numel(in);
   if (lazy::numel(owner_.shape()(node)) != 1 || n < (int64_t{1} << 15)) return {};
   int64_t blocks = 0;
-  for (int64_t p = 256; p >= 2 && !blocks; p /= 2)
-    if (n % p == 0 && n / p >= 1024) blocks = p;
-  if (!blocks) return {};
-  Op op = lazy::reduce_op(node);
-  UOpRef rows = lazy::reshape(node->src(0), {blocks, n / blocks});
+  for (int64_t p = kMaxBlocks; p >= 2 && !blocks; p /= 2)
+    if (n % p == 0 && n / p >= kMinBlock) blocks = p;
+  const bool ragged = blocks == 0;
+  if (ragged) {
+    blocks = kMaxBlocks;
+    while (n / blocks < kMinBlock) blocks /= 2;
+  }
+  const Op op = lazy::reduce_op(node);
+  const int64_t main = n - n % blocks;
+  UOpRef flat = lazy::reshape(node->src(0), {n});
+  UOpRef rows =
+      lazy::reshape(ragged ? lazy::shrink(flat, {{0, main}}) : flat, {blocks, main / blocks});
   UOpRef partial = lazy::contiguous(lazy::reduce(rows, op, {1}));
   UOpRef total = lazy::reduce(partial, op, {0});
+  if (ragged)
+    total = lazy::elementwise(op, {total, lazy::reduce(lazy::shrink(flat, {{main, n}}), op, {0})});
   return lazy::reshape(total, owner_.shape()(node));
 }
 

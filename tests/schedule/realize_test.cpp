@@ -259,6 +259,26 @@ TEST_F(RealizeTest, LargeReductionsToOneValueAreSplitAndExact) {
   expect_near(values(lazy::reduce(xi, Op::MAX, {0})), {mx}, 0);
 }
 
+// No block count divides 33 * 1031 elements: 32 blocks of 1063 and a rest of 7 reduced in the
+// final kernel beside the partials. The largest element sits in the rest for one max and in a
+// block for the other.
+TEST_F(RealizeTest, LargeReductionsNoBlockCountDividesAreSplitWithARest) {
+  const int64_t n = 33 * 1031;
+  std::vector<float> x(static_cast<size_t>(n));
+  // (integers whose sums stay below 2^24: exact in float)
+  for (int64_t i = 0; i < n; ++i) x[static_cast<size_t>(i)] = static_cast<float>((i * 7919) % 100);
+  for (int64_t top : {n - 3, int64_t{5}}) {
+    std::vector<float> y = x;
+    y[static_cast<size_t>(top)] = 5000;
+    UOpRef yi = input(y, {33, 1031});
+    EXPECT_EQ(runtime::cached_schedule({lazy::reduce(yi, Op::ADD, {0, 1})}, dev_).items.size(), 2u);
+    double want = 0;
+    for (float v : y) want += v;
+    expect_near(values(lazy::reduce(yi, Op::ADD, {0, 1})), {want}, 0);
+    expect_near(values(lazy::reduce(yi, Op::MAX, {0, 1})), {5000}, 0);
+  }
+}
+
 TEST_F(RealizeTest, IntermediatesWithDisjointLifetimesShareMemory) {
   std::vector<float> x(64);
   for (int i = 0; i < 64; ++i) x[i] = static_cast<float>(i);
