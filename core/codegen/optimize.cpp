@@ -305,32 +305,46 @@ UOpRef gated_store(const UOpRef& st, const UOpRef& gate) {
   return UOp::make(Op::STORE, st->dtype(), {st->src(0), st->src(1), gate});
 }
 
-/// The dot form (see optimize.hpp) for a kernel whose only REDUCE is a float sum over a range
-/// its loads are contiguous along (the innermost, when it reduces over several: a weight
-/// gradient over (batch, positions)), without selects (their bool vectors stay scalar code).
-UpcastPlan choose_dot(const UOpRef& sink, const std::vector<const UOp*>& order,
-                      const std::vector<const UOp*>& outputs, const Target& target) {
-  const UOp* red = nullptr;
-  for (const UOp* u : order)
-    if (u->op() == Op::REDUCE) {
-      if (red != nullptr) return {};
-      red = u;
-    }
-  if (red == nullptr || red->nsrcs() < 2 || static_cast<Op>(red->arg_int()) != Op::ADD ||
-      !red->dtype().is_float() || red->dtype().is_vector())
-    return {};
+/// The dot form's lanes for a float sum `red` over a last range k its loads are contiguous
+/// along, without selects (their bool vectors stay scalar code); 0 when it does not qualify.
+/// A k that the target's full width does not divide (300, 1023) takes full vectors over as
+/// much of it as they divide and a scalar sum over the rest.
+int64_t dot_lanes(const UOpRef& sink, const UOp* red, const Target& target) {
+  if (red->nsrcs() < 2 || static_cast<Op>(red->arg_int()) != Op::ADD || !red->dtype().is_float() ||
+      red->dtype().is_vector())
+    return 0;
   const UOp* k = red->src(red->nsrcs() - 1).get();
-  if (k->src(0)->op() != Op::CONST || has_selects(red->src(0))) return {};
+  if (k->src(0)->op() != Op::CONST || has_selects(red->src(0))) return 0;
   const int64_t ek = k->src(0)->arg_int();
   const int64_t elem = red->dtype().scalar_size();
   int64_t w = lanes_dividing(target, elem, ek);
-  // A k that the target's full width does not divide (300, 1023) takes full vectors over as
-  // much of it as they divide and a scalar sum over the rest.
   if (const int64_t full = vector_lanes(target, elem); w < full && ek >= 2 * full) w = full;
-  if (w < 2 || ek < 2 * w || !vectorizable(sink, k, w)) return {};
+  if (w < 2 || ek < 2 * w || !vectorizable(sink, k, w)) return 0;
+  return w;
+}
+
+/// The dot form (see optimize.hpp) for a kernel whose REDUCEs are float sums over ranges their
+/// loads are contiguous along (the innermost, when one reduces over several: a weight gradient
+/// over (batch, positions)). Several REDUCEs over distinct ranges (an RNN step's
+/// x @ wi.T + h @ wh.T) each take their own vector loop.
+UpcastPlan choose_dot(const UOpRef& sink, const std::vector<const UOp*>& order,
+                      const std::vector<const UOp*>& outputs, const Target& target) {
+  std::vector<const UOp*> reds;
+  for (const UOp* u : order)
+    if (u->op() == Op::REDUCE) reds.push_back(u);
+  if (reds.empty()) return {};
   UpcastPlan plan;
-  plan.dot_k = k;
-  plan.lanes = static_cast<int>(w);
+  for (const UOp* r : reds) {
+    const int64_t w = dot_lanes(sink, r, target);
+    if (w == 0) return {};
+    const UOp* k = r->src(r->nsrcs() - 1).get();
+    for (const auto& [other, lanes] : plan.dot_ks)
+      if (other == k) return {};  // (two REDUCEs over one range: not planned)
+    plan.dot_ks.emplace_back(k, static_cast<int>(w));
+  }
+  const UOp* red = reds.front();
+  plan.dot_k = plan.dot_ks.front().first;
+  plan.lanes = plan.dot_ks.front().second;
   // A symbolic extent (0 here: the launch variable) takes any factor (see RangeSplit).
   auto extent = [](const UOp* r) {
     return r->src(0)->op() == Op::CONST ? r->src(0)->arg_int() : int64_t{0};
@@ -369,8 +383,9 @@ UpcastPlan choose_dot(const UOpRef& sink, const std::vector<const UOp*>& order,
   // blocks: each column block's slice of b stays in L1 across the row blocks, and b is read
   // once. The weight gradient of a conv 64 -> 64 channels on 16 x 16, batch 32, on a Sapphire
   // Rapids host: 8.3 -> 5.3 ms. (Blocks of fewer than 4 columns re-read a per slice: left.)
-  if (red->nsrcs() == 3 && plan.i != nullptr && ej > 0 && sink->nsrcs() == 1 &&
+  if (reds.size() == 1 && red->nsrcs() == 3 && plan.i != nullptr && ej > 0 && sink->nsrcs() == 1 &&
       affine_in_reduce(sink->src(0)->src(1))) {
+    const int64_t elem = red->dtype().scalar_size();
     const int64_t units = std::max<int64_t>(1, target.caps.compute_units);
     // (a symbolic outer range, a batch, counts as large)
     const UOp* outer = red->src(1).get();
@@ -449,34 +464,39 @@ UOpRef slice_store(const UOpRef& st, const AffineInReduce& f, const UOpRef& part
 
 /// `sink` rewritten by a dot-form plan.
 UOpRef apply_dot(const UOpRef& sink, const UpcastPlan& plan) {
-  const UOp* k = plan.dot_k;
-  const int64_t ek = k->src(0)->arg_int(), rest = ek % plan.lanes;
-  const UOpRef kv = range(const_int(dtypes::index, ek / plan.lanes), k->arg_int());
-  // The last k % W terms, when W does not divide k: a scalar loop after the vector one.
-  const UOpRef kr = range(const_int(dtypes::index, rest), top_range_id(sink) + 4);
+  const int64_t top = top_range_id(sink);
   // Sliced by an outer reduce range: loops j' (launch) > k0 (that range) > i' > k.
   int64_t id_j = plan.j->arg_int(), id_i = plan.i != nullptr ? plan.i->arg_int() : 0;
   UOpRef k0;
   if (plan.k_outer != nullptr) {
-    const int64_t top = top_range_id(sink);
     id_j = top + 1;
     k0 = range(plan.k_outer->src(0), top + 2);
     id_i = top + 3;
   }
   const RangeSplit js(plan.j, plan.cols, id_j);
   const RangeSplit is = plan.i != nullptr ? RangeSplit(plan.i, plan.rows, id_i) : RangeSplit();
+  // Each REDUCE over one of the plan's ranges k: k -> k' * W + lane, and when W does not
+  // divide k, a scalar loop over the last k % W terms after the vector one.
   auto vectorize_reduce = [&](const UOpRef& n) -> UOpRef {
-    if (n->op() != Op::REDUCE || n->nsrcs() < 2 || n->src(n->nsrcs() - 1).get() != k) return n;
-    Vectorizer vec(k, kv * plan.lanes, plan.lanes);
+    if (n->op() != Op::REDUCE || n->nsrcs() < 2) return n;
+    const UOp* k = n->src(n->nsrcs() - 1).get();
+    size_t at = 0;
+    while (at < plan.dot_ks.size() && plan.dot_ks[at].first != k) ++at;
+    if (at == plan.dot_ks.size()) return n;
+    const int lanes = plan.dot_ks[at].second;
+    const int64_t ek = k->src(0)->arg_int(), rest = ek % lanes;
+    const UOpRef kv = range(const_int(dtypes::index, ek / lanes), k->arg_int());
+    Vectorizer vec(k, kv * lanes, lanes);
     UOpRef v = vec.run(n->src(0));
-    const DType vt = n->dtype().vec(plan.lanes);
-    if (v->dtype() != vt) v = UOp::make(Op::VECTORIZE, vt, std::vector<UOpRef>(plan.lanes, v));
+    const DType vt = n->dtype().vec(lanes);
+    if (v->dtype() != vt) v = UOp::make(Op::VECTORIZE, vt, std::vector<UOpRef>(lanes, v));
     std::vector<UOpRef> srcs{v};  // the other reduce ranges stay loops around k
     for (size_t i = 1; i + 1 < n->nsrcs(); ++i)
       if (n->src(i).get() != plan.k_outer) srcs.push_back(n->src(i));
     srcs.push_back(kv);
     UOpRef sum = lane_sum(UOp::make(Op::REDUCE, vt, srcs, n->arg()));
     if (rest == 0) return sum;
+    const UOpRef kr = range(const_int(dtypes::index, rest), top + 4 + static_cast<int64_t>(at));
     srcs[0] = substitute_range(n->src(0), k, kr + (ek - rest));
     srcs.back() = kr;
     return sum + UOp::make(Op::REDUCE, n->dtype(), srcs, n->arg());
@@ -740,7 +760,8 @@ std::optional<PanelPacking> rows_in_panels(const UOpRef& sink, const Target& tar
                                            const UpcastPlan& plan) {
   const UOp* k = plan.dot_k;
   const int64_t ej = plan.j->src(0)->op() == Op::CONST ? plan.j->src(0)->arg_int() : 0;
-  if (plan.i == nullptr || ej == 0 || ej % plan.lanes != 0) return std::nullopt;
+  if (plan.i == nullptr || ej == 0 || ej % plan.lanes != 0 || plan.dot_ks.size() != 1)
+    return std::nullopt;
   const int64_t panel = column_vectors(ej, plan.lanes) * plan.lanes;
   for (const Operand& o : operands(toposort(sink), plan.j, k)) {
     if (o.ck != 1 || !o.cj || *o.cj <= 0) continue;

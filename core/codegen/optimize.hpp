@@ -31,6 +31,8 @@
 #include "codegen/lower.hpp"
 
 #include <optional>
+#include <utility>
+#include <vector>
 
 namespace polygrad::codegen {
 
@@ -49,10 +51,12 @@ struct UpcastPlan {
                                  ///< the outer one is k0; the inner is k (KT its extent) in
                                  ///< the vector form, dot_k in the dot form
   const UOp* dot_k = nullptr;    ///< dot form: the reduce range vectorised by `lanes`, or null
-  int cols = 1;                  ///< dot form: C, the scalar upcast of `j`
-  bool tail = false;             ///< vector form: no W of 4 or more lanes divides j's extent;
-                                 ///< the blocks are rounded up, a vector past the last column
-                                 ///< is moved back to end there and stores only its new lanes
+  std::vector<std::pair<const UOp*, int>> dot_ks;  ///< dot form: every REDUCE's range and its
+                                                   ///< lanes (dot_k and `lanes` first)
+  int cols = 1;                                    ///< dot form: C, the scalar upcast of `j`
+  bool tail = false;  ///< vector form: no W of 4 or more lanes divides j's extent;
+                      ///< the blocks are rounded up, a vector past the last column
+                      ///< is moved back to end there and stores only its new lanes
 };
 
 /// The heuristic: which ranges to upcast and by how much, from the target's vector width and

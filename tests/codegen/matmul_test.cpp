@@ -109,6 +109,40 @@ TEST(Matmul, DotFormPlanVectorisesTheReduceRange) {
   EXPECT_EQ(vector_loads, p.rows + p.cols) << c.source;
 }
 
+// Two matmuls summed in one kernel, x @ wi.T + h @ wh.T (an RNN step), each over its own k:
+// the dot form vectorises both reduce loops (one with a scalar rest). Values against plain C++.
+TEST(Matmul, DotFormOverTwoReducesOfTheirOwnRanges) {
+  const int64_t m = 9, n = 12, kx = 64, kh = 37;
+  UOpRef i = range(idx(m), 0), j = range(idx(n), 1), k = range(idx(kx), 2), q = range(idx(kh), 3);
+  UOpRef o = global(0, dtypes::float32), x = global(1, dtypes::float32);
+  UOpRef wi = global(2, dtypes::float32), h = global(3, dtypes::float32);
+  UOpRef wh = global(4, dtypes::float32);
+  const UOpRef ast =
+      sink({store(o, i * n + j,
+                  reduce(Op::ADD, load(x, i * kx + k) * load(wi, j * kx + k), {k}) +
+                      reduce(Op::ADD, load(h, i * kh + q) * load(wh, j * kh + q), {q}))});
+  const UOpRef probe = matmul_ast(64, 64, 64);
+  if (polygrad::codegen::choose_upcast(probe, cpu_target()).j == nullptr)
+    GTEST_SKIP() << "the cpu target has no vector lanes";
+  const polygrad::codegen::UpcastPlan p = polygrad::codegen::choose_upcast(ast, cpu_target());
+  ASSERT_EQ(p.dot_ks.size(), 2u);
+  EXPECT_EQ(p.dot_ks[0].first->arg_int() + p.dot_ks[1].first->arg_int(), 5);
+  std::vector<float> xv = exact_ints(m * kx, 1), wiv = exact_ints(n * kx, 2),
+                     hv = exact_ints(m * kh, 3), whv = exact_ints(n * kh, 4);
+  std::vector<float> want(static_cast<size_t>(m * n), 0.0f);
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t c = 0; c < n; ++c) {
+      float a = 0, b = 0;
+      for (int64_t t = 0; t < kx; ++t) a += xv[r * kx + t] * wiv[c * kx + t];
+      for (int64_t t = 0; t < kh; ++t) b += hv[r * kh + t] * whv[c * kh + t];
+      want[r * n + c] = a + b;
+    }
+  std::vector<HostBuf> bufs{HostBuf::zeros<float>(m * n), HostBuf::of(xv), HostBuf::of(wiv),
+                            HostBuf::of(hv), HostBuf::of(whv)};
+  run(compile(ast), bufs);
+  EXPECT_EQ(bufs[0].as<float>(), want);
+}
+
 TEST(Matmul, MatchesPlainCpp) {
   // Sizes that divide the tile, sizes that do not, and k tiled with partial sums in the output
   // (16x1056x1024 with 8 or 16 lanes, 8x784x256 with 16).
