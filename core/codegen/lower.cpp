@@ -7,6 +7,7 @@
 
 #include "codegen/check.hpp"
 #include "codegen/linearize.hpp"
+#include "codegen/loop_order.hpp"
 #include "codegen/optimize.hpp"
 #include "codegen/rebuild.hpp"
 #include "codegen/transcendental.hpp"
@@ -132,6 +133,8 @@ std::array<uint32_t, 3> LoweredKernel::launch_global(
 LoweredKernel lower(const UOpRef& sink, const Target& target) {
   check_kernel_ast(sink);
   UOpRef ast = unroll_small_reduces(unroll_selectors(simplify_indexing(sink)));
+  // (A kernel the upcast vectorises keeps its loops: the vectors need its innermost range.)
+  if (choose_upcast(ast, target).j == nullptr) ast = order_loops(ast);
   // Decomposed when the target requires it, or (exp2/log2) when it has SIMD lanes, for speed.
   if (target.caps.flags & PG_CAP_DECOMPOSE_TRANSCENDENTAL)
     ast = decompose_transcendentals(ast, target);

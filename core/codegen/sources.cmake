@@ -3,6 +3,7 @@ target_sources(polygrad_compiler PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/affine.cpp
   ${CMAKE_CURRENT_LIST_DIR}/check.cpp
   ${CMAKE_CURRENT_LIST_DIR}/linearize.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/loop_order.cpp
   ${CMAKE_CURRENT_LIST_DIR}/lower.cpp
   ${CMAKE_CURRENT_LIST_DIR}/optimize.cpp
   ${CMAKE_CURRENT_LIST_DIR}/rebuild.cpp

@@ -1,0 +1,72 @@
+// The innermost loop of an elementwise kernel moves to the range its accesses are most
+// contiguous along (codegen/loop_order.hpp); values against plain C++ loops either way.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "codegen/loop_order.hpp"
+#include "harness.hpp"
+#include "ir/graph.hpp"
+
+namespace polygrad_test {
+namespace {
+
+using polygrad::range;
+
+/// The RANGE with the largest id in `sink` (the innermost loop).
+const polygrad::UOp* innermost(const UOpRef& sink) {
+  const polygrad::UOp* best = nullptr;
+  for (const polygrad::UOp* u : polygrad::toposort(sink))
+    if (u->op() == Op::RANGE && (best == nullptr || u->arg_int() > best->arg_int())) best = u;
+  return best;
+}
+
+constexpr int64_t kB = 3, kC = 8, kX = 18, kT = 3;
+
+// A convolution's input gradient in miniature: out[b, c, x] = sum over t of
+// in[b, x, c * T + t], three loads 3 floats apart along c and a row of C * T apart along x.
+UOpRef gather_ast() {
+  UOpRef b = range(idx(kB), 0), c = range(idx(kC), 1), x = range(idx(kX), 2);
+  UOpRef o = global(0, dtypes::float32), in = global(1, dtypes::float32);
+  UOpRef v = load(in, (b * kX + x) * (kC * kT) + c * kT);
+  for (int64_t t = 1; t < kT; ++t) v = v + load(in, (b * kX + x) * (kC * kT) + c * kT + t);
+  return sink({store(o, (b * kC + c) * kX + x, v)});
+}
+
+TEST(LoopOrder, TheMostContiguousRangeGoesInnermost) {
+  const UOpRef ast = gather_ast();
+  const UOpRef reordered = polygrad::codegen::order_loops(ast);
+  ASSERT_NE(reordered.get(), ast.get());
+  EXPECT_EQ(innermost(reordered)->src(0)->arg_int(), kC);
+  std::vector<float> in = exact_ints(kB * kX * kC * kT, 3);
+  std::vector<float> want(static_cast<size_t>(kB * kC * kX));
+  for (int64_t b = 0; b < kB; ++b)
+    for (int64_t c = 0; c < kC; ++c)
+      for (int64_t x = 0; x < kX; ++x) {
+        float s = 0;
+        for (int64_t t = 0; t < kT; ++t) s += in[((b * kX + x) * kC + c) * kT + t];
+        want[(b * kC + c) * kX + x] = s;
+      }
+  for (const UOpRef& a : {ast, reordered}) {
+    std::vector<HostBuf> bufs{HostBuf::zeros<float>(kB * kC * kX), HostBuf::of(in)};
+    run(compile(a), bufs);
+    EXPECT_EQ(bufs[0].as<float>(), want);
+  }
+}
+
+// A transpose stores contiguously along one range and loads along the other: a tie, so the
+// loops stay; a kernel with a REDUCE is left alone.
+TEST(LoopOrder, TiesAndReducesKeepTheirOrder) {
+  UOpRef b = range(idx(2), 0), i = range(idx(16), 1), j = range(idx(16), 2);
+  UOpRef o = global(0, dtypes::float32), in = global(1, dtypes::float32);
+  const UOpRef transpose = sink({store(o, (b * 16 + i) * 16 + j, load(in, (b * 16 + j) * 16 + i))});
+  EXPECT_EQ(polygrad::codegen::order_loops(transpose).get(), transpose.get());
+  UOpRef k = range(idx(4), 3);
+  const UOpRef summed = sink({store(
+      o, (b * 16 + i) * 16 + j, reduce(Op::ADD, load(in, ((b * 16 + j) * 16 + i) * 4 + k), {k}))});
+  EXPECT_EQ(polygrad::codegen::order_loops(summed).get(), summed.get());
+}
+
+}  // namespace
+}  // namespace polygrad_test
