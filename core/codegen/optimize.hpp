@@ -50,6 +50,8 @@ struct UpcastPlan {
   const UOp* k_outer = nullptr;  ///< slices of a reduce over two ranges (batch, positions):
                                  ///< the outer one is k0; the inner is k (KT its extent) in
                                  ///< the vector form, dot_k in the dot form
+  int k_group = 1;               ///< dot form, sliced by k_outer: values of it per slice (the
+                                 ///< last slice takes what is left)
   const UOp* dot_k = nullptr;    ///< dot form: the reduce range vectorised by `lanes`, or null
   std::vector<std::pair<const UOp*, int>> dot_ks;  ///< dot form: every REDUCE's range and its
                                                    ///< lanes (dot_k and `lanes` first)

@@ -505,12 +505,12 @@ TEST(Matmul, TwoReduceRangesSliceByTheOuterOne) {
 // A weight gradient in the dot form: out[o, c] = sum over (batch, p) of a[batch, o, p] *
 // b[batch, c, p], both operands contiguous along the inner reduce range p: p in vectors, the
 // batch (a launch variable) a loop around it. b over every batch is beyond half an L2, so the
-// kernel slices by batch element, each slice adding to the stored partial sums; with an SGD
-// update fused in (w - 0.5 * sum), the first slice stores w - 0.5 * partial.
+// kernel slices by groups of batch elements, each slice adding to the stored partial sums;
+// with an SGD update fused in (w - 0.5 * sum), the first slice stores w - 0.5 * partial.
 TEST(Matmul, DotFormOverTheInnerOfTwoReduceRanges) {
   polygrad::codegen::Target t = cpu_target();
   t.caps.compute_units = 2;
-  const int64_t m = 12, n = 20, pos = 64;
+  const int64_t m = 12, n = 32, pos = 64;
   for (bool sgd : {false, true}) {
     UOpRef nb = polygrad::define_var("n1", 1, 1 << 20);
     UOpRef i = range(idx(m), 0), j = range(idx(n), 1), bt = range(nb, 2), p = range(idx(pos), 3);
@@ -525,8 +525,12 @@ TEST(Matmul, DotFormOverTheInnerOfTwoReduceRanges) {
     if (plan.lanes < 2) GTEST_SKIP() << "the cpu target has no vector lanes";
     EXPECT_EQ(plan.dot_k, p.get());
     EXPECT_EQ(plan.k_outer, bt.get());
+    // Several batch elements per slice (the last slice takes the rest: 11 and 17 leave one
+    // or more), column blocks in groups.
+    EXPECT_GT(plan.k_group, 1);
+    EXPECT_GT(plan.col_blocks, 1);
     Compiled c = compile(ast, t);
-    for (int64_t batch : {1, 4}) {
+    for (int64_t batch : {1, 4, 11, 17}) {
       std::vector<float> av = exact_ints(batch * m * pos, 2), bv = exact_ints(batch * n * pos, 9);
       const std::vector<float> w = exact_ints(m * n, 4);
       const std::vector<float> want = batched_products(
