@@ -119,7 +119,11 @@ Tensor Tensor::var(int64_t axis, bool keepdim, double correction) const {
   return var(std::vector<int64_t>{axis}, keepdim, correction);
 }
 Tensor Tensor::std(const std::vector<int64_t>& axes, bool keepdim, double correction) const {
-  return var(axes, keepdim, correction).sqrt();
+  // Where the variance is 0, torch's gradient is 0 (a square root's would be 0 * inf = NaN):
+  // the root is taken of 1 there and masked, so its value and its gradient are both 0.
+  Tensor v = var(axes, keepdim, correction);
+  Tensor flat = v == 0.0;
+  return flat.where(0.0, flat.where(1.0, v).sqrt());
 }
 Tensor Tensor::std(int64_t axis, bool keepdim, double correction) const {
   return std(std::vector<int64_t>{axis}, keepdim, correction);

@@ -135,6 +135,9 @@ def test_var_std():
     compare(lambda x: x.std(-1, keepdim=True), s, lambda x: x.std(-1, keepdim=True))
     compare(lambda x: x.std(axis=(0, 1), correction=0), s, lambda x: x.std((0, 1),
                                                                               unbiased=False))
+    # A row of equal values: std 0, and torch's gradient there is 0, not NaN.
+    xs = [np.array([[1.5, 1.5, 1.5], [0.0, 1.0, 3.0]], dtype=np.float32)]
+    compare(lambda x: x.std(1), None, lambda x: x.std(1), xs=xs)
 
 
 def test_prod_logsumexp_cumsum_argmax():
