@@ -9,13 +9,19 @@ Tensor Tensor::relu() const {
   return (*this > 0).where(*this, 0);
 }
 Tensor Tensor::relu6() const {
-  return relu() - (*this - 6).relu();
+  return hardtanh(0.0, 6.0);
 }
 Tensor Tensor::leaky_relu(double neg_slope) const {
   return (*this > 0).where(*this, *this * neg_slope);
 }
 Tensor Tensor::sigmoid() const {
-  return 1.0 / (1.0 + (-detail::to_float(*this)).exp());
+  // 1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) below: e, e^-x or e^x, is at most 1, so
+  // neither form overflows, nor does its gradient (with e^-x alone, x = -100 made
+  // 0 * inf = NaN). (Not e^-|x|: |x|'s gradient at 0 is 0, sigmoid's 1/4.)
+  Tensor x = detail::to_float(*this);
+  Tensor up = x >= 0.0;
+  Tensor e = up.where(-x, x).exp();
+  return up.where(1.0, e) / (1.0 + e);
 }
 Tensor Tensor::tanh() const {
   return 2.0 * (detail::to_float(*this) * 2.0).sigmoid() - 1.0;
@@ -37,13 +43,16 @@ Tensor Tensor::elu(double alpha) const {
 Tensor Tensor::softplus(double beta) const {
   // log(1 + e^(bx)) / b, written so large |bx| neither overflows nor loses the linear part.
   Tensor bx = detail::to_float(*this) * beta;
-  return (bx.relu() + (1.0 + (-bx.abs()).exp()).log()) * (1.0 / beta);
+  // (max(bx, 0), not relu: at 0 its gradient is 1/2 and torch's softplus' is sigmoid(0) = 1/2.)
+  return (bx.maximum(0.0) + (1.0 + (-bx.abs()).exp()).log()) * (1.0 / beta);
 }
 Tensor Tensor::mish() const {
   return *this * softplus().tanh();
 }
 Tensor Tensor::hardtanh(double min_val, double max_val) const {
-  return clamp(min_val, max_val);
+  // clamp's values; torch's gradient is 0 on the bounds (clamp's is 1 there).
+  if (!detail::dt(*this).is_float()) return clamp(min_val, max_val);
+  return (*this <= min_val).where(min_val, (*this >= max_val).where(max_val, *this));
 }
 Tensor Tensor::hardswish() const {
   return *this * (*this + 3.0).relu6() * (1.0 / 6.0);

@@ -11,6 +11,8 @@ using detail::scalar_like;
 
 namespace {
 
+constexpr double kMaxProductPower = 8;
+
 // True division: ints and bools divide as float32.
 Tensor true_div(const Tensor& a, const Tensor& b) {
   DType t = detail::promote_for("div", dt(a), dt(b));
@@ -69,7 +71,11 @@ Tensor Tensor::pow(const Tensor& o) const {
   Tensor x = detail::broadcast_to("pow", cast(t.scalar()), s);
   Tensor y = detail::broadcast_to("pow", o.cast(t.scalar()), s);
   // |x|^y = 2^(y log2|x|); a negative base needs a whole y: odd y flips the sign, others NaN.
-  Tensor mag = (y * x.abs().log2()).exp2();
+  // At x = 0 the logarithm is taken of 1 and the result masked (0, or inf for y < 0): its
+  // gradient is then 0 there, not 0 * inf = NaN.
+  Tensor zero = x == 0.0;
+  Tensor mag = (y * zero.where(1.0, x.abs()).log2()).exp2();
+  mag = zero.where((y < 0.0).where(INFINITY, 0.0), mag);
   Tensor whole = y.trunc() == y;
   Tensor odd = whole & ((y * 0.5).trunc() * 2.0 != y);
   Tensor nan = detail::constant(NAN, t, s, device());
@@ -78,8 +84,18 @@ Tensor Tensor::pow(const Tensor& o) const {
   return (y == 0.0).where(1.0, r);  // x^0 = 1 even for x = 0 or NaN
 }
 Tensor Tensor::pow(Scalar o) const {
-  if (o.is_int && o.value == 2) return square();
   if (!o.is_int && o.value == 0.5 && dt(*this).is_float()) return sqrt();
+  // A whole exponent of at most 8 in magnitude, on floats: products (x**2.0, x**3), exact,
+  // with torch's gradient at x = 0 (n x^(n-1), not NaN), a reciprocal for a negative one.
+  const double n = std::fabs(o.value);
+  if (dt(*this).is_float() && n >= 1 && n <= kMaxProductPower && std::trunc(n) == n) {
+    Tensor r, base = *this;
+    for (auto k = static_cast<int64_t>(n); k > 0; k >>= 1) {
+      if (k & 1) r = r.defined() ? r * base : base;
+      if (k > 1) base = base * base;
+    }
+    return o.value < 0 ? r.reciprocal() : r;
+  }
   return pow(scalar_like(*this, o));
 }
 Tensor Tensor::pow(Scalar base, const Tensor& x) {

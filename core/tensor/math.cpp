@@ -145,8 +145,20 @@ Tensor Tensor::minimum(Scalar o) const {
 Tensor Tensor::clamp(std::optional<double> min, std::optional<double> max) const {
   detail::state(*this, "clamp");
   Tensor r = *this;
-  if (min) r = r.maximum(*min);
-  if (max) r = r.minimum(*max);
+  if (!dt(r).is_float()) {
+    // A whole bound keeps an integer tensor's dtype (torch's clamp(0, 4) of ints is ints).
+    auto bound = [](double v) {
+      return std::trunc(v) == v && std::fabs(v) < 0x1p62 ? Scalar(static_cast<long long>(v))
+                                                         : Scalar(v);
+    };
+    if (min) r = r.maximum(bound(*min));
+    if (max) r = r.minimum(bound(*max));
+    return r;
+  }
+  // Selects, not maximum/minimum: torch's gradient is 1 on the bounds too (a tie of maximum
+  // would give 1/2), 0 outside.
+  if (min) r = (r < *min).where(*min, r);
+  if (max) r = (r > *max).where(*max, r);
   return r;
 }
 

@@ -340,3 +340,36 @@ def test_composite_graph_gradients():
     compare(lambda a, b: ((a @ b).relu().softmax() * 3).sum(1).sqrt(), [(3, 4), (4, 5)],
             lambda a, b: ((a @ b).relu().softmax(-1) * 3).sum(1).sqrt(), low=0.1, high=1.0)
     compare(lambda x: (x * x).sum(), [(3,)])
+
+
+def test_gradients_at_zeros_bounds_and_saturation():
+    # Values and gradients where a naive composition gives NaN (0 * inf) or a tie's 1/2:
+    # torch's on zeros of powers, saturated sigmoids, softplus at 0 and the bounds of clamp,
+    # hardtanh and relu6.
+    edge = [np.array([[0.0, -1.0, 2.0, 0.5, -100.0, 100.0, 6.0, 1.0]], dtype=np.float32)]
+    compare(lambda x: x ** 2.0, None, lambda x: x ** 2.0, xs=edge)
+    compare(lambda x: x ** 3, None, lambda x: x ** 3, xs=edge)
+    compare(lambda x: x ** -2, None, lambda x: x ** -2, xs=[edge[0][:, 1:4]])
+    compare(lambda x: x.sigmoid(), None, lambda x: x.sigmoid(), xs=edge)
+    compare(lambda x: x.tanh(), None, lambda x: x.tanh(), xs=edge)
+    compare(lambda x: x.silu(), None, F.silu, xs=edge)
+    compare(lambda x: x.softplus(), None, F.softplus, xs=[edge[0][:, :4]])
+    compare(lambda x: x.clamp(0.0, 1.0), None, lambda x: x.clamp(0.0, 1.0), xs=edge)
+    compare(lambda x: x.hardtanh(-1.0, 1.0), None, F.hardtanh, xs=edge)
+    compare(lambda x: x.relu6(), None, F.relu6, xs=edge)
+    # A tensor exponent at a zero base: 0, not NaN.
+    base = np.array([[0.0, 1.5, 2.0]], dtype=np.float32)
+    p = Tensor(base, requires_grad=True)
+    (p ** Tensor(np.array([[2.5, 2.5, 2.5]], dtype=np.float32))).sum().backward()
+    t = torch.tensor(base, requires_grad=True)
+    (t ** torch.tensor([[2.5, 2.5, 2.5]])).sum().backward()
+    np.testing.assert_allclose(p.grad.numpy(), t.grad.numpy(), rtol=1e-5)
+
+
+def test_clamp_keeps_integer_dtypes_for_whole_bounds():
+    x = np.array([1, 5, -3], dtype=np.int32)
+    got = Tensor(x).clamp(0, 4).numpy()
+    want = torch.tensor(x).clamp(0, 4).numpy()
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(Tensor(x).relu6().numpy(), F.relu6(torch.tensor(x)).numpy())
