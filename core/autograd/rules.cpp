@@ -58,6 +58,20 @@ std::string device_of(const UOp* node) {
   return "";
 }
 
+/// True when `node`'s unrealised graph holds a REDUCE_AXIS.
+bool holds_reduce(const UOp* node) {
+  std::vector<const UOp*> stack{node};
+  std::unordered_set<const UOp*> seen;
+  while (!stack.empty()) {
+    const UOp* u = stack.back();
+    stack.pop_back();
+    if (!seen.insert(u).second || u->op() == Op::BUFFER) continue;
+    if (u->op() == Op::REDUCE_AXIS) return true;
+    for (size_t i = 0; i < tensor_src_count(u); ++i) stack.push_back(u->src(i).get());
+  }
+  return false;
+}
+
 // ---- rules ----------------------------------------------------------------------------------
 // Each takes (node, g = gradient of the node's output, shapes) and returns one gradient per
 // tensor source. `x`, `y`, `z` are the node's sources, `out` the node itself.
@@ -171,8 +185,16 @@ SourceGrads reduce(const UOp* u, const UOpRef& g, ShapeOf& s) {
     case Op::ADD:
       return {gx};
     case Op::MAX: {
-      // Split among the positions equal to the max.
-      UOpRef hit = lazy::cast(equals(x, out), x->dtype());
+      // Split among the positions equal to the max. A value holding a reduce (a max of sums)
+      // is realised first and the max taken again of that: the forward's kernel and this
+      // one could sum in different orders, and then no position would equal the max.
+      UOpRef hit;
+      if (holds_reduce(x.get())) {
+        UOpRef xr = lazy::contiguous(x);
+        hit = lazy::cast(equals(xr, lazy::expand(lazy::reduce(xr, Op::MAX, axes), in)), x->dtype());
+      } else {
+        hit = lazy::cast(equals(x, out), x->dtype());
+      }
       UOpRef count = lazy::expand(lazy::reduce(hit, Op::ADD, axes), in);
       return {mul(gx, div(hit, count))};
     }

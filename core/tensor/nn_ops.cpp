@@ -53,8 +53,10 @@ Tensor Tensor::linear(const Tensor& weight, const std::optional<Tensor>& bias) c
 }
 
 Tensor Tensor::softmax(int64_t axis) const {
+  // The max only keeps exp in range: softmax does not depend on it, so its gradient (0 in
+  // exact arithmetic, a mask of the max's positions otherwise) is not taken.
   Tensor x = detail::to_float(*this);
-  Tensor e = (x - x.max(axis, true)).exp();
+  Tensor e = (x - x.max(axis, true).detach()).exp();
   // One reciprocal per row and a multiply per element (as torch's kernel does), not a division
   // per element.
   return e * e.sum(axis, true).reciprocal();
@@ -62,7 +64,7 @@ Tensor Tensor::softmax(int64_t axis) const {
 
 Tensor Tensor::log_softmax(int64_t axis) const {
   Tensor x = detail::to_float(*this);
-  Tensor s = x - x.max(axis, true);
+  Tensor s = x - x.max(axis, true).detach();  // (as in softmax)
   return s - s.exp().sum(axis, true).log();
 }
 
