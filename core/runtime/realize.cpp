@@ -79,6 +79,11 @@ void plan_memory(const schedule::Schedule& s) {
   std::set<const UOp*> planned;
   for (const UOpRef& b : s.intermediates)
     if (!buffer_allocated(b.get())) planned.insert(b.get());
+  // A buffer an output reads is the output's memory, even when the schedule made it as an
+  // intermediate first (a root that other kernels of the schedule also read): never shared.
+  for (const UOpRef& o : s.outputs)
+    for (const UOp* u : toposort(o))
+      if (u->op() == Op::BUFFER) planned.erase(u);
   if (planned.empty()) return;
   std::map<const UOp*, std::pair<size_t, size_t>> life;
   for (size_t i = 0; i < s.items.size(); ++i)

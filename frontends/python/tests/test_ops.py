@@ -383,3 +383,21 @@ def test_max_of_a_reduce_sends_its_gradient_to_the_max():
     compare(lambda x: x.var(0).max(), None, lambda x: x.var(0).max(), xs=[a])
     compare(lambda x: (x @ x.T).min(1), None, lambda x: (x @ x.T).min(1).values, xs=[a[:8]],
             atol=1e-4)
+
+
+def test_realize_all_keeps_a_root_that_other_kernels_read():
+    # v4 is a root and also read by the gradient kernels of the same schedule: the memory
+    # planner must not hand its buffer to a later intermediate.
+    rng = np.random.default_rng(0)
+    a0 = rng.uniform(-2, 2, (2, 3)).astype(np.float32)
+    a1 = rng.uniform(-2, 2, (1,)).astype(np.float32)
+    u4 = rng.uniform(0.5, 1.5, (2, 3)).astype(np.float32)
+    v0, v1 = Tensor(a0, requires_grad=True), Tensor(a1, requires_grad=True)
+    v2 = v1.expand(3)
+    v4 = (v2 > v0 + 0.0137).where(v2, v0 * 0.5).contiguous()
+    v5 = v4.sum()
+    (v5 * 1.3 + (v4 * Tensor(u4)).sum()).backward()
+    Tensor.realize_all(v5, v4, v0.grad, v1.grad)
+    want = np.where(a1 > a0 + 0.0137, np.broadcast_to(a1, (2, 3)), a0 * 0.5)
+    np.testing.assert_allclose(v4.numpy(), want, rtol=1e-6)
+    np.testing.assert_allclose(v5.numpy(), want.sum(), rtol=1e-5)
