@@ -34,7 +34,8 @@ void settle_assigns(const std::vector<UOpRef>& roots) {
   // One walk over all roots: their graphs overlap (every update of an optimizer step reads
   // the same backward graph), and a walk per root cost a tenth of an RNN's training step.
   std::unordered_set<const UOp*> ran;
-  for (const UOp* u : toposort(UOp::make(Op::SINK, dtypes::void_, std::span<const UOpRef>(roots))))
+  const UOpRef all = UOp::make(Op::SINK, dtypes::void_, std::span<const UOpRef>(roots));
+  for (const UOp* u : toposort(all))
     if (u->op() == Op::ASSIGN) ran.insert(u);
   size_t keep = 0;
   for (auto& w : g_pending_assigns) {
