@@ -9,9 +9,11 @@
 
 #include <polygrad/error.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <list>
 #include <map>
 #include <mutex>
 #include <set>
@@ -29,13 +31,29 @@ int debug_level() {
   return level;
 }
 
+/// Compiled kernels by (device, AST), the least recently used dropped beyond the limit
+/// (kMaxPrograms unless set): a
+/// loaded program holds memory mappings of its own, and a process that compiled a new kernel
+/// per step (a constant that changes every step) ran out of them after about 32000 kernels
+/// (vm.max_map_count) and aborted inside LLVM. A dropped kernel lives on while a launch or a
+/// capture holds it; used again, it is compiled again (from the plugin's disk cache).
 class ProgramCache {
  public:
+  static constexpr size_t kMaxPrograms = 4096;
+
+  void set_limit(size_t limit) {
+    std::lock_guard<std::mutex> lock(mu_);
+    limit_ = std::max<size_t>(limit, 1);
+  }
+
   std::shared_ptr<CompiledKernel> get(const std::string& device, const UOpRef& ast) {
     std::lock_guard<std::mutex> lock(mu_);
     auto key = std::make_pair(device, ast.get());
     auto it = programs_.find(key);
-    if (it != programs_.end()) return it->second;
+    if (it != programs_.end()) {
+      order_.splice(order_.begin(), order_, it->second.second);
+      return it->second.first;
+    }
     Device dev = device_handle(device);
     codegen::Target target;
     target.caps = dev.properties().caps;
@@ -48,9 +66,19 @@ class ProgramCache {
       std::fprintf(stderr, "polygrad: kernel %s on %s:\n%s\n", k->lowered.name.c_str(),
                    device.c_str(), art.text().c_str());
     k->program = dev.load(art, k->lowered.name);
-    programs_.emplace(key, k);
+    order_.push_front(key);
+    programs_.emplace(key, std::make_pair(k, order_.begin()));
     ++compiled_;
+    while (programs_.size() > limit_) {
+      programs_.erase(order_.back());
+      order_.pop_back();
+    }
     return k;
+  }
+
+  size_t size() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return programs_.size();
   }
 
   size_t compiled() {
@@ -60,7 +88,10 @@ class ProgramCache {
 
  private:
   std::mutex mu_;
-  std::map<std::pair<std::string, const UOp*>, std::shared_ptr<CompiledKernel>> programs_;
+  size_t limit_ = kMaxPrograms;
+  using Key = std::pair<std::string, const UOp*>;
+  std::list<Key> order_;  // most recently used first
+  std::map<Key, std::pair<std::shared_ptr<CompiledKernel>, std::list<Key>::iterator>> programs_;
   size_t compiled_ = 0;
 };
 
@@ -73,6 +104,14 @@ ProgramCache& program_cache() {
 
 size_t compiled_kernel_count() {
   return program_cache().compiled();
+}
+
+size_t loaded_kernel_count() {
+  return program_cache().size();
+}
+
+void set_loaded_kernel_limit(size_t limit) {
+  program_cache().set_limit(limit);
 }
 
 void plan_memory(const schedule::Schedule& s) {

@@ -69,8 +69,16 @@ namespace polygrad::runtime {
 /// them) do not overlap share one allocation (same device, large enough). realize runs it.
 void plan_memory(const schedule::Schedule& s);
 
-/// Number of kernels lowered and compiled so far (each distinct kernel AST once per device).
+/// Number of kernels lowered and compiled so far (each distinct kernel AST once per device, and
+/// again after the cache dropped it).
 size_t compiled_kernel_count();
+
+/// Number of compiled kernels the cache holds now: at most the limit (4096 unless set), the
+/// least recently used dropped beyond it.
+size_t loaded_kernel_count();
+
+/// Sets that limit (tests use a small one); dropping down to it at the next compile.
+void set_loaded_kernel_limit(size_t limit);
 
 /// Copy a realised tensor (from realize or from_host) into `dst`: numel * itemsize bytes.
 void to_host(const UOpRef& realized, void* dst);

@@ -302,6 +302,27 @@ TEST_F(RealizeTest, IntermediatesWithDisjointLifetimesShareMemory) {
             runtime::buffer_memory(m1).get());
 }
 
+// The compiled-kernel cache keeps at most its limit, dropping the least recently used: a
+// kernel per new constant (x * c for ten c) leaves four loaded; the first one, used again, is
+// compiled again and still right.
+TEST_F(RealizeTest, CompiledKernelsBeyondTheLimitAreDropped) {
+  runtime::set_loaded_kernel_limit(4);
+  std::vector<float> x = {1, 2, 3, 4};
+  auto times = [&](double c) {
+    return values(testgraph::ew(Op::MUL, input(x, {4}), lazy::full(dtypes::float32, c, {4})));
+  };
+  for (int i = 0; i < 10; ++i) {
+    const double c = 1.5 + 0.25 * i;
+    std::vector<float> got = times(c);
+    for (size_t e = 0; e < x.size(); ++e) ASSERT_EQ(got[e], static_cast<float>(x[e] * c));
+    EXPECT_LE(runtime::loaded_kernel_count(), 4u);
+  }
+  const size_t compiled = runtime::compiled_kernel_count();
+  EXPECT_EQ(times(1.5)[3], 6.0f);
+  EXPECT_EQ(runtime::compiled_kernel_count(), compiled + 1);
+  runtime::set_loaded_kernel_limit(4096);
+}
+
 TEST_F(RealizeTest, FiveBatchSizesRunThroughOneCompiledKernel) {
   size_t before = 0;
   for (int64_t batch : {2, 3, 8, 19, 300}) {
