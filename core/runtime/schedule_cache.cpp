@@ -8,7 +8,9 @@
 
 #include <polygrad/error.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -28,10 +30,18 @@ struct Entry {
   std::map<const UOp*, std::string> created;
 };
 
+/// Entries by (devices, graph), the least recently used dropped beyond the limit (kMaxEntries
+/// unless set): a program
+/// that builds a new graph per step (a constant that changes every step) would otherwise grow
+/// the cache by a graph and its schedule each step.
 struct Cache {
+  static constexpr size_t kMaxEntries = 2048;
+  using Key = std::pair<std::vector<std::string>, const UOp*>;
   std::mutex mu;
-  std::map<std::pair<std::vector<std::string>, const UOp*>, std::shared_ptr<Entry>> entries;
+  std::list<Key> order;  // most recently used first
+  std::map<Key, std::pair<std::shared_ptr<Entry>, std::list<Key>::iterator>> entries;
   size_t hits = 0;
+  size_t limit = kMaxEntries;
 };
 
 Cache& cache() {
@@ -61,7 +71,8 @@ schedule::Schedule cached_schedule(const std::vector<UOpRef>& roots, const std::
     std::lock_guard<std::mutex> lock(c.mu);
     auto it = c.entries.find({devices, key_graph.get()});
     if (it != c.entries.end()) {
-      entry = it->second;
+      entry = it->second.first;
+      c.order.splice(c.order.begin(), c.order, it->second.second);
       ++c.hits;
     }
   }
@@ -101,7 +112,15 @@ schedule::Schedule cached_schedule(const std::vector<UOpRef>& roots, const std::
       for (const UOp* u : toposort(o)) used.insert(u);
     std::erase_if(entry->created, [&](const auto& kv) { return !used.count(kv.first); });
     std::lock_guard<std::mutex> lock(c.mu);
-    c.entries.emplace(std::make_pair(devices, key_graph.get()), entry);
+    Cache::Key key{devices, key_graph.get()};
+    if (!c.entries.count(key)) {  // (another thread may have scheduled the same graph)
+      c.order.push_front(key);
+      c.entries.emplace(key, std::make_pair(entry, c.order.begin()));
+      while (c.entries.size() > c.limit) {
+        c.entries.erase(c.order.back());
+        c.order.pop_back();
+      }
+    }
   }
   // Instantiate: placeholders -> real inputs and fresh buffers.
   std::unordered_map<const UOp*, UOpRef> real;
@@ -122,6 +141,12 @@ ScheduleCacheStats schedule_cache_stats() {
   Cache& c = cache();
   std::lock_guard<std::mutex> lock(c.mu);
   return {c.entries.size(), c.hits};
+}
+
+void set_schedule_cache_limit(size_t limit) {
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  c.limit = std::max<size_t>(limit, 1);
 }
 
 }  // namespace polygrad::runtime

@@ -22,6 +22,10 @@ struct ScheduleCacheStats {
 };
 ScheduleCacheStats schedule_cache_stats();
 
+/// The most schedules the cache keeps (2048 unless set; tests set a small one): the least
+/// recently used are dropped beyond it.
+void set_schedule_cache_limit(size_t limit);
+
 }  // namespace polygrad::runtime
 
 #endif  // POLYGRAD_RUNTIME_SCHEDULE_CACHE_HPP

@@ -323,6 +323,22 @@ TEST_F(RealizeTest, CompiledKernelsBeyondTheLimitAreDropped) {
   runtime::set_loaded_kernel_limit(4096);
 }
 
+// The schedule cache likewise keeps at most its limit: ten graphs leave three entries, and a
+// dropped graph, scheduled again, gives the right values.
+TEST_F(RealizeTest, SchedulesBeyondTheCacheLimitAreDropped) {
+  runtime::set_schedule_cache_limit(3);
+  std::vector<float> x = {1, 2, 3, 4};
+  auto plus = [&](double c) {
+    return values(testgraph::ew(Op::ADD, input(x, {4}), lazy::full(dtypes::float32, c, {4})));
+  };
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(plus(0.5 * i)[1], static_cast<float>(2 + 0.5 * i));
+    EXPECT_LE(runtime::schedule_cache_stats().entries, 3u);
+  }
+  EXPECT_EQ(plus(0.0)[3], 4.0f);
+  runtime::set_schedule_cache_limit(2048);
+}
+
 TEST_F(RealizeTest, FiveBatchSizesRunThroughOneCompiledKernel) {
   size_t before = 0;
   for (int64_t batch : {2, 3, 8, 19, 300}) {
