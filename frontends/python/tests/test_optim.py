@@ -13,13 +13,17 @@ X = RNG.normal(size=(6, 4)).astype(np.float32)
 Y = np.array([0, 2, 1, 1, 0, 2])
 
 
-def _run(make_ours, make_theirs, steps=5):
+def _run(make_ours, make_theirs, steps=5, schedule=None):
     ps = [Tensor(a.copy(), requires_grad=True) for a in (W1, B1, W2, B2)]
     ts = [torch.tensor(a.copy(), requires_grad=True) for a in (W1, B1, W2, B2)]
     opt, topt = make_ours(ps), make_theirs(ts)
     x, y = Tensor(X), Tensor(Y, dtype="int32")
     xt, yt = torch.tensor(X), torch.tensor(Y)
-    for _ in range(steps):
+    for step in range(steps):
+        if schedule is not None:
+            opt.lr = schedule(step)
+            for group in topt.param_groups:
+                group["lr"] = schedule(step)
         opt.zero_grad()
         loss = x.linear(ps[0], ps[1]).relu().linear(ps[2], ps[3]).cross_entropy(y)
         loss.backward()
@@ -96,3 +100,17 @@ def test_new_batch_sizes_compile_nothing(name):
         if batch == 32:
             compiled = polygrad.compiled_kernel_count()
     assert polygrad.compiled_kernel_count() == compiled
+
+
+@pytest.mark.parametrize("name", ["SGD", "AdamW"])
+def test_learning_rate_schedule(name):
+    # opt.lr set before every step, as a schedule does (kept in a buffer the update reads).
+    def schedule(step):
+        return 0.1 / (1 + step)
+    kw = {"momentum": 0.9} if name == "SGD" else {}
+    _run(lambda p: getattr(nn, name)(p, lr=1.0, **kw),
+         lambda p: getattr(torch.optim, name)(p, lr=1.0, **kw), steps=6, schedule=schedule)
+    opt = nn.SGD([Tensor(W1.copy(), requires_grad=True)], lr=0.25)
+    assert opt.lr == 0.25
+    opt.lr = 0.5
+    assert opt.lr == 0.5

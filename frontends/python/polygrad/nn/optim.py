@@ -18,6 +18,24 @@ class Optimizer:
         self.params = ps
         self.lr = lr
 
+    @property
+    def lr(self):
+        return self._lr
+
+    @lr.setter
+    def lr(self, value):
+        # The learning rate lives in a one-element buffer that the updates read, so a schedule
+        # that changes it every step reruns the same kernels (as a float it would be a new
+        # constant in a new graph each step: a new schedule and new kernels).
+        self._lr = float(value)
+        if getattr(self, "_lr_t", None) is None:
+            self._lr_t = Tensor([self._lr]).realize()
+        else:
+            self._lr_t.assign(Tensor([self._lr])).realize()
+
+    def _lr_as(self, t):
+        return self._lr_t.cast(t.dtype)
+
     def zero_grad(self):
         for p in self.params:
             p.grad = None
@@ -61,7 +79,7 @@ class SGD(Optimizer):
         if self.momentum:
             b = self.b[i].assign(self.b[i] * self.momentum + g)
             g = g + b * self.momentum if self.nesterov else b
-        return p.detach() - g * self.lr
+        return p.detach() - g * self._lr_as(g)
 
 
 class _AdamBase(Optimizer):
@@ -95,8 +113,8 @@ class _AdamBase(Optimizer):
         v_hat = v / (1.0 - self.b2_t)
         upd = m_hat / (v_hat.sqrt() + self.eps)
         if self.weight_decay and self.decoupled:
-            p = p * (1.0 - self.lr * self.weight_decay)
-        return p - upd * self.lr
+            p = p * (1.0 - self._lr_as(p) * self.weight_decay)
+        return p - upd * self._lr_as(upd)
 
 
 class Adam(_AdamBase):
