@@ -482,10 +482,10 @@ TEST_F(RealizeTest, MatmulReadsALargeOperandFromAPackedCopy) {
     std::vector<double> want = plain_matmul(av, bv, m, k, n);
     for (int64_t i = 0; i < m * n; ++i) ASSERT_NEAR(got[i], want[i], 1e-4) << n << ": " << i;
   }
-  // a @ b.T with b (n, k) larger than half an L2: b is read from panels of rows, values as
-  // plain C++ computes them.
-  {
-    const int64_t m = 96, n = 4 * 2 * w, k = int64_t(caps.l2_cache_bytes / 2 / (4 * n)) + 64;
+  // a @ b.T with b (n, k) larger than half an L2: b is read from panels of rows (or, with n
+  // no multiple of the width, from b transposed whole), values as plain C++ computes them.
+  for (const int64_t n : {4 * 2 * w, 4 * 2 * w + 3}) {
+    const int64_t m = 96, k = int64_t(caps.l2_cache_bytes / 2 / (4 * n)) + 64;
     std::vector<float> av = random_floats(m * k, 13, -1, 1), bv = random_floats(n * k, 14, -1, 1);
     UOpRef bt = lazy::permute(input(bv, {n, k}), {1, 0});
     UOpRef mm = testgraph::matmul(input(av, {m, k}), bt, m, k, n);
@@ -497,7 +497,8 @@ TEST_F(RealizeTest, MatmulReadsALargeOperandFromAPackedCopy) {
       for (int64_t j = 0; j < n; ++j) bkn[x * n + j] = bv[j * k + x];
     std::vector<float> got = values(mm);
     std::vector<double> want = plain_matmul(av, bkn, m, k, n);
-    for (int64_t i = 0; i < m * n; ++i) ASSERT_NEAR(got[i], want[i], 1e-4) << "a @ b.T: " << i;
+    for (int64_t i = 0; i < m * n; ++i)
+      ASSERT_NEAR(got[i], want[i], 1e-4) << "a @ b.T, n " << n << ": " << i;
   }
   // Few rows of a: no copy.
   UOpRef few =
