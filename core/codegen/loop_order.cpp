@@ -68,4 +68,105 @@ UOpRef order_loops(const UOpRef& sink) {
   return substitute(sink, renumber);
 }
 
+namespace {
+
+/// A range split for tiling: r -> r0 * T + r1, r0 over ceil(extent / T) tiles. When T does not
+/// divide the extent (or it is symbolic), `value` clamps r to the last index, so loads stay in
+/// bounds, and `gate` says whether the element is a real one.
+struct TileSplit {
+  TileSplit(const UOp* r, int64_t tile, int64_t outer_id, int64_t inner_id) {
+    const UOpRef& end = r->src(0);
+    const bool fixed = end->op() == Op::CONST;
+    exact = fixed && end->arg_int() % tile == 0;
+    outer = range(fixed ? const_int(dtypes::index, (end->arg_int() + tile - 1) / tile)
+                        : (end + (tile - 1)) / tile,
+                  outer_id);
+    inner = range(const_int(dtypes::index, tile), inner_id);
+    const UOpRef at = outer * tile + inner;
+    value = exact ? at : where(lt(at, end), at, end - 1);
+    if (!exact) gate = lt(at, end);
+  }
+  bool exact = true;
+  UOpRef outer, inner, value, gate;
+};
+
+}  // namespace
+
+UOpRef tile_transposes(const UOpRef& sink) {
+  constexpr int64_t kTile = 16, kLineBytes = 64;
+  const std::vector<const UOp*> order = toposort(sink);
+  std::vector<const UOp*> ranges, loads;
+  int64_t top = 0;
+  for (const UOp* u : order) {
+    if (u->op() == Op::REDUCE) return sink;
+    if (u->op() == Op::RANGE) {
+      ranges.push_back(u);
+      top = std::max(top, u->arg_int());
+    }
+    if (u->op() == Op::LOAD && u->src(0)->op() == Op::INDEX &&
+        u->src(0)->src(0)->op() == Op::DEFINE_GLOBAL)
+      loads.push_back(u->src(0).get());
+  }
+  if (ranges.size() < 2) return sink;
+  std::sort(ranges.begin(), ranges.end(),
+            [](const UOp* a, const UOp* b) { return a->arg_int() < b->arg_int(); });
+  const UOp* b = ranges.back();
+  auto long_enough = [&](const UOp* r) {
+    return r->src(0)->op() != Op::CONST || r->src(0)->arg_int() > kTile;
+  };
+  if (!long_enough(b)) return sink;
+  for (const UOpRef& st : sink->srcs()) {  // every store contiguous along b
+    const std::optional<int64_t> c = coefficient(st->src(0)->src(1).get(), b);
+    if (!c || *c != 1) return sink;
+  }
+  // a: the range some load is contiguous along while striding a line or more along b.
+  const UOp* a = nullptr;
+  for (size_t i = 0; i + 1 < ranges.size() && a == nullptr; ++i) {
+    if (!long_enough(ranges[i])) continue;
+    for (const UOp* ld : loads) {
+      const std::optional<int64_t> ca = coefficient(ld->src(1).get(), ranges[i]);
+      const std::optional<int64_t> cb = coefficient(ld->src(1).get(), b);
+      const int64_t elem = ld->src(0)->dtype().base().scalar_size();
+      if (ca && *ca == 1 && cb && std::llabs(*cb) * elem >= kLineBytes) {
+        a = ranges[i];
+        break;
+      }
+    }
+  }
+  if (a == nullptr) return sink;
+  // Loops: the ranges before a, a0, those between, b0, a1, b1 (new ids in that order).
+  int64_t next = top + 1;
+  std::unordered_map<const UOp*, UOpRef> subs;
+  int64_t a0_id = 0, b0_id = 0;
+  for (const UOp* r : ranges) {
+    if (r == a) {
+      a0_id = next++;
+    } else if (r == b) {
+      b0_id = next++;
+    } else {
+      subs.emplace(r, range(r->src(0), next++));
+    }
+  }
+  // 16, or 8 where that divides the extent and 16 does not (1000: no partial tile to gate).
+  auto tile = [&](const UOp* r) {
+    const UOpRef& end = r->src(0);
+    const bool half =
+        end->op() == Op::CONST && end->arg_int() % kTile != 0 && end->arg_int() % (kTile / 2) == 0;
+    return half ? kTile / 2 : kTile;
+  };
+  const TileSplit ta(a, tile(a), a0_id, next), tb(b, tile(b), b0_id, next + 1);
+  subs.emplace(a, ta.value);
+  subs.emplace(b, tb.value);
+  std::vector<UOpRef> stores;
+  for (const UOpRef& st : sink->srcs()) {
+    UOpRef moved = substitute(st, subs);
+    UOpRef gate = ta.gate && tb.gate ? UOpRef(alu(Op::AND, {ta.gate, tb.gate}))
+                                     : (ta.gate ? ta.gate : tb.gate);
+    if (gate && moved->nsrcs() == 3) gate = alu(Op::AND, {moved->src(2), gate});
+    stores.push_back(
+        gate ? UOp::make(Op::STORE, moved->dtype(), {moved->src(0), moved->src(1), gate}) : moved);
+  }
+  return UOp::make(Op::SINK, sink->dtype(), stores, sink->arg());
+}
+
 }  // namespace polygrad::codegen

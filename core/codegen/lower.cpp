@@ -134,7 +134,7 @@ LoweredKernel lower(const UOpRef& sink, const Target& target) {
   check_kernel_ast(sink);
   UOpRef ast = unroll_small_reduces(unroll_selectors(simplify_indexing(sink)));
   // (A kernel the upcast vectorises keeps its loops: the vectors need its innermost range.)
-  if (choose_upcast(ast, target).j == nullptr) ast = order_loops(ast);
+  if (choose_upcast(ast, target).j == nullptr) ast = tile_transposes(order_loops(ast));
   // Decomposed when the target requires it, or (exp2/log2) when it has SIMD lanes, for speed.
   if (target.caps.flags & PG_CAP_DECOMPOSE_TRANSCENDENTAL)
     ast = decompose_transcendentals(ast, target);

@@ -68,5 +68,28 @@ TEST(LoopOrder, TiesAndReducesKeepTheirOrder) {
   EXPECT_EQ(polygrad::codegen::order_loops(summed).get(), summed.get());
 }
 
+// A transpose out[i, j] = in[j, i] in tiles of 16 x 16: four loops, the last tiles partial
+// (37 x 45 and 16 x 3: the short range is not tiled, nothing is), values as plain C++.
+TEST(LoopOrder, TransposesRunInTiles) {
+  for (auto [m, n] : {std::pair<int64_t, int64_t>{37, 45}, {64, 32}, {16, 3}}) {
+    UOpRef i = range(idx(m), 0), j = range(idx(n), 1);
+    UOpRef o = global(0, dtypes::float32), in = global(1, dtypes::float32);
+    const UOpRef ast = sink({store(o, i * n + j, load(in, j * m + i))});
+    const UOpRef tiled = polygrad::codegen::tile_transposes(ast);
+    int ranges = 0;
+    for (const polygrad::UOp* u : polygrad::toposort(tiled)) ranges += u->op() == Op::RANGE;
+    EXPECT_EQ(ranges, n >= 16 ? 4 : 2) << m << "x" << n;
+    std::vector<float> src = exact_ints(m * n, 7), want(static_cast<size_t>(m * n));
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t c = 0; c < n; ++c) want[r * n + c] = src[c * m + r];
+    // One spare element past the end: the gated stores of partial tiles leave it alone.
+    std::vector<HostBuf> bufs{HostBuf::of(std::vector<float>(static_cast<size_t>(m * n + 1), 5)),
+                              HostBuf::of(src)};
+    run(compile(tiled), bufs);
+    want.push_back(5);
+    EXPECT_EQ(bufs[0].as<float>(), want) << m << "x" << n;
+  }
+}
+
 }  // namespace
 }  // namespace polygrad_test
