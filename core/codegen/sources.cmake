@@ -2,10 +2,13 @@
 target_sources(polygrad_compiler PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/affine.cpp
   ${CMAKE_CURRENT_LIST_DIR}/check.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/dot_form.cpp
   ${CMAKE_CURRENT_LIST_DIR}/linearize.cpp
   ${CMAKE_CURRENT_LIST_DIR}/loop_order.cpp
   ${CMAKE_CURRENT_LIST_DIR}/lower.cpp
   ${CMAKE_CURRENT_LIST_DIR}/optimize.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/panels.cpp
   ${CMAKE_CURRENT_LIST_DIR}/rebuild.cpp
   ${CMAKE_CURRENT_LIST_DIR}/transcendental.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/unroll.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/unroll.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/upcast_parts.cpp)

@@ -1,0 +1,116 @@
+// Reading a matmul operand from a copy in panels (see optimize.hpp: panel_packing).
+#include <optional>
+#include <vector>
+
+#include "codegen/upcast_parts.hpp"
+
+namespace polygrad::codegen {
+
+using upcast::CacheBudget;
+using upcast::column_vectors;
+using upcast::kMaxTransposeBytes;
+
+UOpRef panel_offset(const UOpRef& off, int64_t rows, const PanelPacking& p) {
+  const UOpRef r = off / p.row, c = off % p.row;
+  if (p.by_rows) return simplify(r / p.panel * (p.row * p.panel) + c * p.panel + r % p.panel);
+  return simplify(c / p.panel * (rows * p.panel) + r * p.panel + c % p.panel);
+}
+
+UOpRef read_from_panels(const UOpRef& sink, int64_t rows, const PanelPacking& p) {
+  std::unordered_map<const UOp*, UOpRef> subs;
+  for (const UOp* u : toposort(sink))
+    if (u->op() == Op::INDEX && u->src(0)->op() == Op::DEFINE_GLOBAL &&
+        u->src(0)->arg_int() == p.slot) {
+      std::vector<UOpRef> srcs(u->srcs().begin(), u->srcs().end());
+      srcs[1] = panel_offset(srcs[1], rows, p);
+      subs.emplace(u, UOp::make(Op::INDEX, u->dtype(), srcs));
+    }
+  return substitute(sink, subs);
+}
+
+namespace {
+
+/// An input buffer's load of a matmul-shaped kernel: its slot, element size, and the strides
+/// of its offset along the output columns j and the reduce range k (nullopt: not affine).
+struct Operand {
+  int64_t slot = 0, elem = 0;
+  std::optional<int64_t> cj, ck;
+};
+
+/// The operands of the kernel whose nodes are `order`: every ungated INDEX of an input slot.
+std::vector<Operand> operands(const std::vector<const UOp*>& order, const UOp* j, const UOp* k) {
+  std::vector<Operand> out;
+  for (const UOp* u : order) {
+    if (u->op() != Op::INDEX || u->nsrcs() != 2 || u->src(0)->op() != Op::DEFINE_GLOBAL ||
+        u->src(0)->arg_int() == 0)
+      continue;
+    const int64_t elem = u->src(0)->dtype().base().scalar_size();
+    if (elem <= 0) continue;
+    out.push_back({u->src(0)->arg_int(), elem, coefficient(u->src(1).get(), j),
+                   coefficient(u->src(1).get(), k)});
+  }
+  return out;
+}
+
+/// The vector form's panels for a kernel in the dot form whose b is read k-major (a @ b.T):
+/// panels of P rows of b, each stored k-major, turn b's loads into P consecutive columns per
+/// k step, and the kernel into the vector form with its k slices and column blocks (the dot
+/// form has no cache blocking: 1024^3 ran at 130 GFLOP/s). Checked by planning the packed
+/// kernel: it must take the vector form with column blocks of P.
+std::optional<PanelPacking> rows_in_panels(const UOpRef& sink, const Target& target,
+                                           const UpcastPlan& plan) {
+  const UOp* k = plan.dot_k;
+  const int64_t ej = plan.j->src(0)->op() == Op::CONST ? plan.j->src(0)->arg_int() : 0;
+  if (plan.i == nullptr || ej == 0 || plan.dot_ks.size() != 1) return std::nullopt;
+  // Columns the width does not divide (1023): one panel of all of b's rows, b transposed, which
+  // the vector form takes in a tail plan (a moved-back vector stays within its row). On a
+  // Sapphire Rapids host (1023, 1023) @ (1023, 1023).T: 36 -> 13 ms, the copy 1.2 of them.
+  const bool whole = ej % plan.lanes != 0;
+  const int64_t panel = whole ? ej : column_vectors(ej, plan.lanes) * plan.lanes;
+  for (const Operand& o : operands(toposort(sink), plan.j, k)) {
+    if (o.ck != 1 || !o.cj || *o.cj <= 0) continue;
+    if (ej * *o.cj * o.elem <= CacheBudget(target).whole_b()) continue;
+    // (A whole transpose is a plain copy kernel, which reads b a row apart per element: beyond
+    // 16 MiB it cost more than it saved, (256, 768) @ (10001, 768).T: 20 -> 70 ms.)
+    if (whole && ej * *o.cj * o.elem > kMaxTransposeBytes) continue;
+    const PanelPacking p{o.slot, *o.cj, panel, true};
+    // (Panels of rows need no row count. The scheduler checks that the buffer holds whole
+    // panels; P divides the columns, so a batch's rows never share a panel with another's.)
+    const UpcastPlan q = choose_upcast(read_from_panels(sink, 0, p), target);
+    if (q.j != plan.j || q.dot_k != nullptr ||
+        (whole ? !q.tail : int64_t{q.vectors} * q.lanes != panel))
+      return std::nullopt;
+    return p;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<PanelPacking> panel_packing(const UOpRef& sink, const Target& target, int64_t rows) {
+  constexpr int64_t kMinRows = 64, kSetConflictBytes = 512, kShortBlockBytes = 128;
+  if (target.caps.max_threads_per_group > 1 || rows < kMinRows) return std::nullopt;
+  const UpcastPlan plan = choose_upcast(sink, target);
+  if (plan.j == nullptr) return std::nullopt;
+  if (plan.dot_k != nullptr) return rows_in_panels(sink, target, plan);
+  const std::vector<const UOp*> order = toposort(sink);
+  const UOp* k = nullptr;
+  for (const UOp* u : order)
+    if (u->op() == Op::REDUCE) {
+      if (u->nsrcs() != 2 || k != nullptr) return std::nullopt;
+      k = u->src(1).get();
+    }
+  if (k == nullptr || k->src(0)->op() != Op::CONST) return std::nullopt;
+  const int64_t ek = k->src(0)->arg_int();
+  const int64_t panel = int64_t{plan.vectors} * plan.lanes;
+  for (const Operand& o : operands(order, plan.j, k)) {
+    if (o.cj != 1 || !o.ck || *o.ck <= 0 || *o.ck % panel != 0) continue;
+    if (ek * *o.ck * o.elem <= CacheBudget(target).whole_b()) continue;
+    const bool conflicts = *o.ck * o.elem % kSetConflictBytes == 0;
+    if (!conflicts && panel * o.elem > kShortBlockBytes) continue;
+    return PanelPacking{o.slot, *o.ck, panel, false};
+  }
+  return std::nullopt;
+}
+
+}  // namespace polygrad::codegen
