@@ -5,8 +5,23 @@
 
 namespace polygrad {
 
+namespace {
+
+/// `f(x)` for a float16 or bfloat16 `x` computed in float32 and rounded once at the end, as
+/// torch's kernels do: in bfloat16, 2 * sigmoid(2x) - 1 gave tanh(-0.01) = -0.0117 and
+/// softplus(-6) = 0. Other dtypes as they are.
+template <class F>
+Tensor widened(const Tensor& x, F f) {
+  const pg_dtype t = detail::dt(x).scalar();
+  if (t != PG_DTYPE_FLOAT16 && t != PG_DTYPE_BFLOAT16) return f(x);
+  return f(x.cast(PG_DTYPE_FLOAT32)).cast(t);
+}
+
+}  // namespace
+
 Tensor Tensor::relu() const {
-  return (*this > 0).where(*this, 0);
+  // (x <= 0 selects 0, so NaN stays NaN as torch's relu keeps it, and the gradient at 0 is 0.)
+  return (*this <= 0).where(0, *this);
 }
 Tensor Tensor::relu6() const {
   return hardtanh(0.0, 6.0);
@@ -18,18 +33,21 @@ Tensor Tensor::sigmoid() const {
   // 1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) below: e, e^-x or e^x, is at most 1, so
   // neither form overflows, nor does its gradient (with e^-x alone, x = -100 made
   // 0 * inf = NaN). (Not e^-|x|: |x|'s gradient at 0 is 0, sigmoid's 1/4.)
-  Tensor x = detail::to_float(*this);
-  Tensor up = x >= 0.0;
-  Tensor e = up.where(-x, x).exp();
-  return up.where(1.0, e) / (1.0 + e);
+  return widened(detail::to_float(*this), [](const Tensor& x) {
+    Tensor up = x >= 0.0;
+    Tensor e = up.where(-x, x).exp();
+    return up.where(1.0, e) / (1.0 + e);
+  });
 }
 Tensor Tensor::tanh() const {
-  return 2.0 * (detail::to_float(*this) * 2.0).sigmoid() - 1.0;
+  return widened(detail::to_float(*this),
+                 [](const Tensor& x) { return 2.0 * (x * 2.0).sigmoid() - 1.0; });
 }
 Tensor Tensor::gelu() const {
   const double k = std::sqrt(2.0 / M_PI);
-  Tensor x = detail::to_float(*this);
-  return 0.5 * x * (1.0 + (k * (x + 0.044715 * x * x * x)).tanh());
+  return widened(detail::to_float(*this), [k](const Tensor& x) {
+    return 0.5 * x * (1.0 + (k * (x + 0.044715 * x * x * x)).tanh());
+  });
 }
 Tensor Tensor::quick_gelu() const {
   return *this * (*this * 1.702).sigmoid();
@@ -42,12 +60,14 @@ Tensor Tensor::elu(double alpha) const {
 }
 Tensor Tensor::softplus(double beta) const {
   // log(1 + e^(bx)) / b, written so large |bx| neither overflows nor loses the linear part.
-  Tensor bx = detail::to_float(*this) * beta;
   // (max(bx, 0), not relu: at 0 its gradient is 1/2 and torch's softplus' is sigmoid(0) = 1/2.)
-  return (bx.maximum(0.0) + (1.0 + (-bx.abs()).exp()).log()) * (1.0 / beta);
+  return widened(detail::to_float(*this), [beta](const Tensor& x) {
+    Tensor bx = x * beta;
+    return (bx.maximum(0.0) + (1.0 + (-bx.abs()).exp()).log()) * (1.0 / beta);
+  });
 }
 Tensor Tensor::mish() const {
-  return *this * softplus().tanh();
+  return widened(detail::to_float(*this), [](const Tensor& x) { return x * x.softplus().tanh(); });
 }
 Tensor Tensor::hardtanh(double min_val, double max_val) const {
   // clamp's values; torch's gradient is 0 on the bounds (clamp's is 1 there).

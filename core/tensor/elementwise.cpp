@@ -63,7 +63,8 @@ Tensor Tensor::neg() const {
 Tensor Tensor::pow(const Tensor& o) const {
   DType t = detail::promote_for("pow", dt(*this), dt(o));
   if (!t.is_float()) {
-    // Integer powers: float computation rounded back (exact for results below 2^53).
+    // Integer powers: float computation rounded back (exact for results below 2^53; a whole
+    // scalar exponent up to 8 is a product instead, exact and wrapping as torch's).
     Tensor r = double_().pow(o.double_());
     return r.round().cast(t.scalar());
   }
@@ -75,7 +76,11 @@ Tensor Tensor::pow(const Tensor& o) const {
   // gradient is then 0 there, not 0 * inf = NaN.
   Tensor zero = x == 0.0;
   Tensor mag = (y * zero.where(1.0, x.abs()).log2()).exp2();
-  mag = zero.where((y < 0.0).where(INFINITY, 0.0), mag);
+  // (Constants of the result's dtype: where(Scalar, Scalar) would make float32 ones and
+  // promote a float16 power to float32.)
+  Tensor inf = detail::constant(INFINITY, t, s, device()),
+         nil = detail::constant(0, t, s, device());
+  mag = zero.where((y < 0.0).where(inf, nil), mag);
   Tensor whole = y.trunc() == y;
   Tensor odd = whole & ((y * 0.5).trunc() * 2.0 != y);
   Tensor nan = detail::constant(NAN, t, s, device());
@@ -85,10 +90,13 @@ Tensor Tensor::pow(const Tensor& o) const {
 }
 Tensor Tensor::pow(Scalar o) const {
   if (!o.is_int && o.value == 0.5 && dt(*this).is_float()) return sqrt();
-  // A whole exponent of at most 8 in magnitude, on floats: products (x**2.0, x**3), exact,
-  // with torch's gradient at x = 0 (n x^(n-1), not NaN), a reciprocal for a negative one.
+  // A whole exponent of at most 8 in magnitude: products by squaring (x**2.0, x**3), exact,
+  // with torch's gradient at x = 0 (n x^(n-1), not NaN), a reciprocal for a negative one. An
+  // integer tensor's positive integer exponent up to 64 too: exact, wrapping as torch's does.
   const double n = std::fabs(o.value);
-  if (dt(*this).is_float() && n >= 1 && n <= kMaxProductPower && std::trunc(n) == n) {
+  const bool ints = !dt(*this).is_float() && !dt(*this).is_bool() && o.is_int && o.value > 0;
+  const bool product = dt(*this).is_float() ? n <= kMaxProductPower : ints && n <= 64;
+  if (product && n >= 1 && std::trunc(n) == n) {
     Tensor r, base = *this;
     for (auto k = static_cast<int64_t>(n); k > 0; k >>= 1) {
       if (k & 1) r = r.defined() ? r * base : base;

@@ -2,6 +2,7 @@
 // MAX, comparisons, WHERE).
 #include "tensor/tensor_impl.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace polygrad {
@@ -146,10 +147,18 @@ Tensor Tensor::clamp(std::optional<double> min, std::optional<double> max) const
   detail::state(*this, "clamp");
   Tensor r = *this;
   if (!dt(r).is_float()) {
-    // A whole bound keeps an integer tensor's dtype (torch's clamp(0, 4) of ints is ints).
-    auto bound = [](double v) {
-      return std::trunc(v) == v && std::fabs(v) < 0x1p62 ? Scalar(static_cast<long long>(v))
-                                                         : Scalar(v);
+    // A whole bound keeps an integer tensor's dtype (torch's clamp(0, 4) of ints is ints),
+    // first brought into the dtype's range (uint8's clamp(-1, 300) changes nothing; as a
+    // uint8 constant -1 wrapped to 255 and 300 to 44).
+    const DType t = dt(r);
+    const double bits = 8.0 * t.itemsize();
+    const double lo = t.is_bool() ? 0 : t.is_unsigned() ? 0 : -std::ldexp(1.0, int(bits) - 1);
+    const double hi = t.is_bool()       ? 1
+                      : t.is_unsigned() ? std::ldexp(1.0, int(bits)) - 1
+                                        : std::ldexp(1.0, int(bits) - 1) - 1;
+    auto bound = [&](double v) {
+      if (std::trunc(v) != v) return Scalar(v);
+      return Scalar(static_cast<long long>(std::clamp(v, lo, std::min(hi, 0x1p62))));
     };
     if (min) r = r.maximum(bound(*min));
     if (max) r = r.minimum(bound(*max));

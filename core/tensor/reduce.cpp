@@ -143,7 +143,10 @@ Tensor arg_extreme(const char* op, const Tensor& t, std::optional<int64_t> axis,
   const int64_t a = detail::norm_axis(op, *axis, t.ndim(), t.shape());
   const int64_t n = t.shape()[static_cast<size_t>(a)];
   Tensor ext = is_max ? t.max(a, true) : t.min(a, true);
+  // A NaN is the extreme (max and min propagate it), as torch's argmax says, though it equals
+  // nothing: without this no position was hit and the index came out as n.
   Tensor hit = t == ext;
+  if (detail::dt(t).is_float()) hit = hit | t.isnan();
   lazy::Shape idx_shape(t.shape().size(), 1);
   idx_shape[static_cast<size_t>(a)] = n;
   Tensor rev =

@@ -108,6 +108,11 @@ def _binary(name, compare=False):
             st = fs(self._h, Scalar(other, 1), byref(out))
         elif isinstance(other, Tensor):
             st = ft(self._h, other._h, byref(out))
+        elif isinstance(other, (bool, np.bool_)):
+            # (The C API's scalars are ints or floats: a bool one goes as a 0-d tensor of the
+            # dtype it keeps, so bool + True stays bool as in torch.)
+            other = self._scalar_like(other)
+            st = ft(self._h, other._h, byref(out))
         elif _is_scalar(other):
             st = fs(self._h, _scalar(other), byref(out))
         else:
@@ -306,11 +311,15 @@ class Tensor:
     randn_like = _unary("randn_like")
 
     def _scalar_like(self, v):
-        """A 0-d tensor for scalar `v` in the dtype `self op v` promotes to (an int or bool
-        keeps self's dtype, a float turns an int tensor into float32)."""
+        """A 0-d tensor for scalar `v` in the dtype `self op v` promotes to (a bool keeps self's
+        dtype, an int too except with a bool tensor, where it gives int32, and a float turns an
+        int or bool tensor into float32)."""
         name = self.dtype
-        if not isinstance(v, (numbers.Integral, np.bool_)) and name not in _FLOATS:
+        is_bool = isinstance(v, (bool, np.bool_))
+        if not is_bool and not isinstance(v, numbers.Integral) and name not in _FLOATS:
             name = "float32"
+        elif not is_bool and name == "bool":
+            name = "int32"
         return _call(lib.pg_tensor_scalar, float(v), DTYPE_CODES[name], self._device_bytes())
 
     # ---- lifetime ---------------------------------------------------------------------------
@@ -643,7 +652,16 @@ class Tensor:
     __and__, __or__, __xor__ = bitwise_and, bitwise_or, bitwise_xor
     __rand__, __ror__, __rxor__ = bitwise_and, bitwise_or, bitwise_xor
     logical_not = _unary("logical_not")
-    __invert__ = logical_not
+
+    def __invert__(self):
+        """~x: logical not of a bool tensor, bitwise not of an integer one (torch's)."""
+        name = self.dtype
+        if name == "bool":
+            return self.logical_not()
+        if name in _FLOATS:
+            raise TypeError(f"~ needs an integer or bool tensor, not {name}")
+        ones = (1 << (8 * np.dtype(_NP_OF[name]).itemsize)) - 1 if name.startswith("uint") else -1
+        return self.bitwise_xor(self.full_like(ones))
     del _bitwise
 
     # ---- element-wise math and activations -----------------------------------------------
@@ -740,6 +758,14 @@ def _from_numpy(data, dtype, dev):
     device, for memory 64-byte aligned like its own buffers) there is no copy: as with
     torch.from_numpy, the tensor then sees later writes to the array, and assign() writes into
     it. Anything else is copied."""
+    if dtype is not None and _dt.name_of(dtype) == "bfloat16":  # (numpy has no bfloat16)
+        h, _ = _from_numpy(data, "float32", dev)
+        out = c_void_p()
+        try:
+            check(lib.pg_tensor_cast(h, DTYPE_CODES["bfloat16"], byref(out)))
+        finally:
+            lib.pg_tensor_free(h)
+        return out, None
     if isinstance(data, np.ndarray):
         arr = data
         if dtype is not None:
