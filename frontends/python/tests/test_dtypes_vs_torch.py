@@ -406,3 +406,14 @@ def test_half_activations_round_once(act):
     for dt in ("float16", "bfloat16"):
         run(name, lambda t: getattr(t, name)(), dref.half_act_ref(tf),
             [In(round_to(dref.HALF_ACT_VALUES, dt), dt)], tol_dt=dt + "-ulp")
+
+
+@pytest.mark.parametrize("to", ["uint8", "uint32"])
+@pytest.mark.parametrize("frm", ["float16", "float32", "float64"])
+def test_negative_float_to_unsigned_wraps_through_int64(frm, to):
+    # C leaves it undefined; torch and numpy truncate to int64 and wrap: -3.7 -> -3 -> 2^n - 3.
+    x = np.array([-3.7, 3.7, 300.2], dtype=frm)
+    want = x.astype(np.int64).astype(to)
+    got = Tensor(x).cast(to).numpy()
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)

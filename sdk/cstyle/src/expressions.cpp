@@ -108,6 +108,11 @@ std::string Expressions::cast(pg_dtype from, pg_dtype to, const std::string& x) 
     if (from == PG_DTYPE_FLOAT32 || is_half(from)) return round_half(to, x);
     return cast_half(to, "(double)" + p(x));
   }
+  // A float to a narrower unsigned int goes through int64, as torch's and numpy's casts do:
+  // -3.7 -> -3 -> 4294967293 as uint32 (C leaves a negative float to unsigned undefined;
+  // clang gave 4294967295).
+  const bool unsigned_to = to == PG_DTYPE_UINT8 || to == PG_DTYPE_UINT16 || to == PG_DTYPE_UINT32;
+  if (unsigned_to && dtype_kind(from) == 'f') return "(" + reg_type(to) + ")(long long)" + p(x);
   return "(" + reg_type(to) + ")" + p(x);
 }
 
