@@ -15,18 +15,38 @@ namespace {
 
 constexpr double kLineBytes = 64;
 
-/// How contiguous the kernel's accesses (INDEX nodes `accesses`) are along the range `r`.
-double contiguity(const std::vector<const UOp*>& accesses, const UOp* r) {
+/// The number of elements the access `u` walks over `ranges`: the product of the extents of
+/// those its offset depends on (a symbolic extent, a batch, counted as kSymbolicExtent).
+double footprint(const UOp* u, const std::vector<const UOp*>& ranges) {
+  constexpr double kSymbolicExtent = 64;
+  double n = 1;
+  for (const UOp* r : ranges) {
+    const std::optional<int64_t> c = coefficient(u->src(1).get(), r);
+    if (c && *c == 0) continue;
+    n *= r->src(0)->op() == Op::CONST ? static_cast<double>(r->src(0)->arg_int()) : kSymbolicExtent;
+  }
+  return n;
+}
+
+/// How contiguous the kernel's accesses (INDEX nodes `accesses`) are along the range `r`, each
+/// weighted by its footprint over the largest one's: a batch norm's per-channel parameters,
+/// contiguous along the channels, weigh nothing beside the activations they scale, contiguous
+/// along the positions (weighted alike, they moved the channels innermost: 0.2 -> 0.8 ms).
+double contiguity(const std::vector<const UOp*>& accesses, const std::vector<const UOp*>& ranges,
+                  const UOp* r) {
+  double largest = 0;
+  for (const UOp* u : accesses) largest = std::max(largest, footprint(u, ranges));
   double score = 0;
   for (const UOp* u : accesses) {
     const std::optional<int64_t> c = coefficient(u->src(1).get(), r);
     if (!c || *c == 0) continue;
+    const double weight = footprint(u, ranges) / largest;
     const double bytes =
         static_cast<double>(std::llabs(*c) * u->src(0)->dtype().base().scalar_size());
     if (std::llabs(*c) == 1)
-      score += 1;
+      score += weight;
     else if (bytes < kLineBytes)
-      score += 1 - bytes / kLineBytes;
+      score += weight * (1 - bytes / kLineBytes);
   }
   return score;
 }
@@ -46,10 +66,10 @@ UOpRef order_loops(const UOpRef& sink) {
             [](const UOp* a, const UOp* b) { return a->arg_int() < b->arg_int(); });
   const UOp* inner = ranges.back();
   const UOp* best = inner;
-  double best_score = contiguity(accesses, inner);
+  double best_score = contiguity(accesses, ranges, inner);
   const double inner_score = best_score;
   for (size_t i = 1; i + 1 < ranges.size(); ++i)
-    if (const double s = contiguity(accesses, ranges[i]); s > best_score) {
+    if (const double s = contiguity(accesses, ranges, ranges[i]); s > best_score) {
       best = ranges[i];
       best_score = s;
     }

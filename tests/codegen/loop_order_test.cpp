@@ -55,6 +55,19 @@ TEST(LoopOrder, TheMostContiguousRangeGoesInnermost) {
   }
 }
 
+// A batch norm's scale and shift: the activations and the output run along the positions,
+// three per-channel parameters along the channels. The parameters are small (weighted by
+// their footprint), so the positions stay innermost.
+TEST(LoopOrder, SmallOperandsDoNotMoveTheLoops) {
+  UOpRef b = range(idx(4), 0), c = range(idx(64), 1), p = range(idx(256), 2);
+  UOpRef o = global(0, dtypes::float32), x = global(1, dtypes::float32);
+  UOpRef g = global(2, dtypes::float32), h = global(3, dtypes::float32);
+  UOpRef m = global(4, dtypes::float32);
+  UOpRef at = (b * 64 + c) * 256 + p;
+  const UOpRef ast = sink({store(o, at, (load(x, at) - load(m, c)) * load(g, c) + load(h, c))});
+  EXPECT_EQ(polygrad::codegen::order_loops(ast).get(), ast.get());
+}
+
 // A transpose stores contiguously along one range and loads along the other: a tie, so the
 // loops stay; a kernel with a REDUCE is left alone.
 TEST(LoopOrder, TiesAndReducesKeepTheirOrder) {
