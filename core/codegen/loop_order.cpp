@@ -31,7 +31,8 @@ double footprint(const UOp* u, const std::vector<const UOp*>& ranges) {
 /// How contiguous the kernel's accesses (INDEX nodes `accesses`) are along the range `r`, each
 /// weighted by its footprint over the largest one's: a batch norm's per-channel parameters,
 /// contiguous along the channels, weigh nothing beside the activations they scale, contiguous
-/// along the positions (weighted alike, they moved the channels innermost: 0.2 -> 0.8 ms).
+/// along the positions (weighted alike, they moved the channels innermost: 0.2 -> 0.8 ms per
+/// kernel).
 double contiguity(const std::vector<const UOp*>& accesses, const std::vector<const UOp*>& ranges,
                   const UOp* r) {
   double largest = 0;

@@ -11,10 +11,11 @@ namespace polygrad::codegen {
 /// REDUCE) of three output ranges or more, `sink` with its ranges renumbered so that the
 /// innermost loop is the range other than the outermost along which its loads and stores are
 /// most contiguous: each access scores 1 for a stride of one element along the range and
-/// 1 - stride / 64 bytes for a shorter stride than a cache line. The innermost range moves only
-/// when another scores more by at least one access (a convolution's input gradient gathers
-/// nine column-gradient elements nine floats apart along the channels, a row of 576 apart along
-/// x: channels innermost). Unchanged otherwise.
+/// 1 - stride / 64 bytes for a shorter stride than a cache line, times the number of elements
+/// it walks over the largest access's (small operands, per-channel parameters, count little). The
+/// innermost range moves only when another scores more by at least one access (a convolution's
+/// input gradient gathers nine column-gradient elements nine floats apart along the channels, a row
+/// of 576 apart along x: channels innermost). Unchanged otherwise.
 UOpRef order_loops(const UOpRef& sink);
 
 /// A transpose: an elementwise kernel whose stores are contiguous along its innermost range b
