@@ -143,6 +143,17 @@ TEST(Matmul, DotFormOverTwoReducesOfTheirOwnRanges) {
   EXPECT_EQ(bufs[0].as<float>(), want);
 }
 
+// Two REDUCEs free of the output column (a layernorm's row mean and mean square): no dot form.
+TEST(Matmul, RowStatisticsAreNotADotForm) {
+  const int64_t m = 8, n = 769;
+  UOpRef i = range(idx(m), 0), j = range(idx(n), 1), k = range(idx(n), 2), q = range(idx(n), 3);
+  UOpRef o = global(0, dtypes::float32), x = global(1, dtypes::float32);
+  UOpRef mean = reduce(Op::ADD, load(x, i * n + k), {k});
+  UOpRef sq = reduce(Op::ADD, load(x, i * n + q) * load(x, i * n + q), {q});
+  const UOpRef ast = sink({store(o, i * n + j, (load(x, i * n + j) - mean) * sq)});
+  EXPECT_TRUE(polygrad::codegen::choose_upcast(ast, cpu_target()).dot_ks.empty());
+}
+
 TEST(Matmul, MatchesPlainCpp) {
   // Sizes that divide the tile, sizes that do not, and k tiled with partial sums in the output
   // (16x1056x1024 with 8 or 16 lanes, 8x784x256 with 16).
