@@ -26,7 +26,7 @@ def test_from_list_scalar_numpy():
 
 def test_ndarray_is_used_in_place_on_cpu():
     import gc
-    from polygrad import tensor as _t
+    from polygrad import _host_data as _t
     raw = np.empty(8 * 8 + 64, np.uint8)  # the cpu takes memory aligned like its own buffers
     off = -raw.ctypes.data % 64
     a = raw[off:off + 64].view(np.float64).reshape(2, 4)
