@@ -133,14 +133,22 @@ std::array<uint32_t, 3> LoweredKernel::launch_global(
 LoweredKernel lower(const UOpRef& sink, const Target& target) {
   check_kernel_ast(sink);
   UOpRef ast = unroll_small_reduces(unroll_selectors(simplify_indexing(sink)));
-  // (A kernel the upcast vectorises keeps its loops: the vectors need its innermost range.)
-  if (choose_upcast(ast, target).j == nullptr) ast = tile_transposes(order_loops(ast));
   // Decomposed when the target requires it, or (exp2/log2) when it has SIMD lanes, for speed.
   if (target.caps.flags & PG_CAP_DECOMPOSE_TRANSCENDENTAL)
     ast = decompose_transcendentals(ast, target);
   else
     ast = decompose_for_vectors(ast, target);
-  ast = simplify_indexing(apply_upcast(ast, choose_upcast(ast, target)));
+  // A kernel the upcast vectorises keeps its loops (the vectors need its innermost range);
+  // one it does not may have them reordered or tiled, and is planned again if they were.
+  UpcastPlan plan = choose_upcast(ast, target);
+  if (plan.j == nullptr) {
+    const UOpRef moved = tile_transposes(order_loops(ast));
+    if (moved != ast) {
+      ast = moved;
+      plan = choose_upcast(ast, target);
+    }
+  }
+  ast = simplify_indexing(apply_upcast(ast, plan));
   check_target_dtypes(ast, target);
   Linearized l = linearize(ast, target);
 
