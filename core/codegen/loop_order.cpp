@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "codegen/affine.hpp"
+#include "codegen/upcast_parts.hpp"
 #include "ir/graph.hpp"
 
 namespace polygrad::codegen {
@@ -89,30 +90,6 @@ UOpRef order_loops(const UOpRef& sink) {
   return substitute(sink, renumber);
 }
 
-namespace {
-
-/// A range split for tiling: r -> r0 * T + r1, r0 over ceil(extent / T) tiles. When T does not
-/// divide the extent (or it is symbolic), `value` clamps r to the last index, so loads stay in
-/// bounds, and `gate` says whether the element is a real one.
-struct TileSplit {
-  TileSplit(const UOp* r, int64_t tile, int64_t outer_id, int64_t inner_id) {
-    const UOpRef& end = r->src(0);
-    const bool fixed = end->op() == Op::CONST;
-    exact = fixed && end->arg_int() % tile == 0;
-    outer = range(fixed ? const_int(dtypes::index, (end->arg_int() + tile - 1) / tile)
-                        : (end + (tile - 1)) / tile,
-                  outer_id);
-    inner = range(const_int(dtypes::index, tile), inner_id);
-    const UOpRef at = outer * tile + inner;
-    value = exact ? at : where(lt(at, end), at, end - 1);
-    if (!exact) gate = lt(at, end);
-  }
-  bool exact = true;
-  UOpRef outer, inner, value, gate;
-};
-
-}  // namespace
-
 UOpRef tile_transposes(const UOpRef& sink) {
   constexpr int64_t kTile = 16, kLineBytes = 64;
   const std::vector<const UOp*> order = toposort(sink);
@@ -175,17 +152,21 @@ UOpRef tile_transposes(const UOpRef& sink) {
         end->op() == Op::CONST && end->arg_int() % kTile != 0 && end->arg_int() % (kTile / 2) == 0;
     return half ? kTile / 2 : kTile;
   };
-  const TileSplit ta(a, tile(a), a0_id, next), tb(b, tile(b), b0_id, next + 1);
-  subs.emplace(a, ta.value);
-  subs.emplace(b, tb.value);
+  // r -> r0 * T + r1: the blocks of a RangeSplit, looped over by an inner range instead of
+  // copied (a last partial tile clamped, its stores gated).
+  const upcast::RangeSplit sa(a, tile(a), a0_id), sb(b, tile(b), b0_id);
+  const UOpRef a1 = range(const_int(dtypes::index, tile(a)), next);
+  const UOpRef b1 = range(const_int(dtypes::index, tile(b)), next + 1);
+  subs.emplace(a, sa.at(a1));
+  subs.emplace(b, sb.at(b1));
+  const UOpRef gate = upcast::both(sa.gate_at(a1), sb.gate_at(b1));
   std::vector<UOpRef> stores;
   for (const UOpRef& st : sink->srcs()) {
     UOpRef moved = substitute(st, subs);
-    UOpRef gate = ta.gate && tb.gate ? UOpRef(alu(Op::AND, {ta.gate, tb.gate}))
-                                     : (ta.gate ? ta.gate : tb.gate);
-    if (gate && moved->nsrcs() == 3) gate = alu(Op::AND, {moved->src(2), gate});
-    stores.push_back(
-        gate ? UOp::make(Op::STORE, moved->dtype(), {moved->src(0), moved->src(1), gate}) : moved);
+    if (gate)
+      moved = upcast::gated_store(
+          moved, upcast::both(moved->nsrcs() == 3 ? moved->src(2) : UOpRef(), gate));
+    stores.push_back(moved);
   }
   return UOp::make(Op::SINK, sink->dtype(), stores, sink->arg());
 }

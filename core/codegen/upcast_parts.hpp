@@ -181,7 +181,8 @@ class Vectorizer {
 /// rn covers ceil(extent / f) blocks, each copy's r is clamped to extent - 1, so every load
 /// stays in bounds, and its store is gated by r < extent (the clamped copies compute a
 /// duplicate of the last row that is never written). Default-constructed (no range to split),
-/// it leaves stores as they are.
+/// it leaves stores as they are. tile_transposes loops over a block with an inner range instead
+/// of copying it (at, gate_at).
 class RangeSplit {
  public:
   RangeSplit() = default;
@@ -202,15 +203,21 @@ class RangeSplit {
         fixed ? const_int(dtypes::index, (end->arg_int() + f_ - 1) / f_) : (end + (f_ - 1)) / f_,
         id);
   }
+  /// r at position `c` of its block (a constant copy, or an inner loop of f steps when the
+  /// split tiles the range), clamped to extent - 1 unless the split is exact.
+  UOpRef at(const UOpRef& c) const {
+    UOpRef x = rn_ * f_ + c;
+    return exact_ ? x : where(lt(x, r_->src(0)), x, r_->src(0) - 1);
+  }
+  /// Whether position `c` of its block is inside the extent: null when the split is exact.
+  UOpRef gate_at(const UOpRef& c) const { return exact_ ? UOpRef() : lt(rn_ * f_ + c, r_->src(0)); }
   /// `st` (a store) with r replaced by its value in copy c.
   UOpRef copy(const UOpRef& st, int64_t c) const {
     if (r_ == nullptr) return st;
-    UOpRef x = rn_ * f_ + c;
-    if (!exact_) x = where(lt(x, r_->src(0)), x, r_->src(0) - 1);
-    return substitute_range(st, r_, x);
+    return substitute_range(st, r_, at(const_int(dtypes::index, c)));
   }
   /// The store gate of copy c: null when the split is exact.
-  UOpRef gate(int64_t c) const { return exact_ ? UOpRef() : lt(rn_ * f_ + c, r_->src(0)); }
+  UOpRef gate(int64_t c) const { return gate_at(const_int(dtypes::index, c)); }
 
  private:
   const UOp* r_ = nullptr;
