@@ -156,11 +156,9 @@ UOpRef apply_dot(const UOpRef& sink, const UpcastPlan& plan) {
       k0 = range(n, top + 2);
       outer_value = k0;
     } else {
-      const UOpRef slices = simplify((n + (G - 1)) / G);
-      k0 = range(slices, top + 2);
-      const UOpRef last = simplify(n - (slices - 1) * G);
-      g = range(simplify(where(lt(k0, slices - 1), const_int(dtypes::index, G), last)),
-                top + 4 + static_cast<int64_t>(plan.dot_ks.size()));
+      const Slices sl(n, G, top + 2);
+      k0 = sl.slice;
+      g = range(sl.length, top + 4 + static_cast<int64_t>(plan.dot_ks.size()));
       outer_value = k0 * G + g;
     }
   }

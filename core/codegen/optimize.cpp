@@ -265,14 +265,11 @@ UOpRef apply_upcast(const UOpRef& sink, const UpcastPlan& plan) {
     const int64_t ek = plan.k->src(0)->arg_int();
     // One k range sliced (k -> k0 * KT + k1), or the outer of two as k0 and the inner as k1.
     // A last slice shorter than KT (KT does not divide k) runs the k slices' remainder.
-    const int64_t slices = ceil_div(ek, plan.k_tile), last = ek - (slices - 1) * plan.k_tile;
-    const UOpRef k0 = plan.k_outer != nullptr ? range(plan.k_outer->src(0), id_k0)
-                                              : range(const_int(dtypes::index, slices), id_k0);
-    UOpRef k1_end = const_int(dtypes::index, plan.k_tile);
-    if (plan.k_outer == nullptr && last != plan.k_tile)
-      k1_end = where(lt(k0, const_int(dtypes::index, slices - 1)), k1_end,
-                     const_int(dtypes::index, last));
-    const UOpRef k1 = range(k1_end, plan.k->arg_int());
+    const Slices sl(const_int(dtypes::index, ek), plan.k_tile, id_k0);
+    const UOpRef k0 = plan.k_outer != nullptr ? range(plan.k_outer->src(0), id_k0) : sl.slice;
+    const UOpRef k1 =
+        range(plan.k_outer != nullptr ? const_int(dtypes::index, plan.k_tile) : sl.length,
+              plan.k->arg_int());
     const UOpRef k = plan.k_outer != nullptr ? k1 : k0 * plan.k_tile + k1;
     for (UOpRef& st : stores) {
       std::optional<AffineInReduce> f = affine_in_reduce(st->src(1));

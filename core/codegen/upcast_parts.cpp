@@ -180,4 +180,14 @@ UOpRef slice_store(const UOpRef& st, const AffineInReduce& f, const UOpRef& part
   return UOp::make(Op::STORE, st->dtype(), {idx, prev + (f.b ? f.b * part : part)});
 }
 
+Slices::Slices(const UOpRef& n, int64_t size, int64_t id) {
+  const UOpRef count = simplify((n + (size - 1)) / size);
+  slice = range(count, id);
+  const UOpRef last = simplify(n - (count - 1) * size);
+  const UOpRef whole = const_int(dtypes::index, size);
+  length = last->op() == Op::CONST && last->arg_int() == size
+               ? whole
+               : simplify(where(lt(slice, count - 1), whole, last));
+}
+
 }  // namespace polygrad::codegen::upcast

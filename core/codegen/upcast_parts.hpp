@@ -226,6 +226,14 @@ class RangeSplit {
   UOpRef rn_;
 };
 
+/// A range of extent `n` cut into slices of `size`: `slice` loops over ceil(n / size) of them
+/// (a RANGE of loop id `id`) and `length` is the current slice's length, `size`, or what is
+/// left in the last slice when size does not divide n (then an expression of `slice`).
+struct Slices {
+  Slices(const UOpRef& n, int64_t size, int64_t id);
+  UOpRef slice, length;
+};
+
 /// The dot form (see optimize.hpp) for a kernel whose REDUCEs all qualify; no plan otherwise.
 UpcastPlan choose_dot(const UOpRef& sink, const std::vector<const UOp*>& order,
                       const std::vector<const UOp*>& outputs, const Target& target);
