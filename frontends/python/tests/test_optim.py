@@ -114,3 +114,22 @@ def test_learning_rate_schedule(name):
     assert opt.lr == 0.25
     opt.lr = 0.5
     assert opt.lr == 0.5
+
+
+def test_changing_the_learning_rate_compiles_nothing():
+    from polygrad import compiled_kernel_count
+    w = Tensor(W1.copy(), requires_grad=True)
+    x = Tensor(X)
+    opt = nn.SGD([w], lr=0.1, momentum=0.9)
+
+    def step(lr):
+        opt.lr = lr
+        opt.zero_grad()
+        (x.linear(w) ** 2).mean().backward()
+        opt.step()
+    step(0.1)
+    step(0.05)
+    before = compiled_kernel_count()
+    for lr in (0.03, 0.02, 0.01):
+        step(lr)
+    assert compiled_kernel_count() == before
