@@ -49,21 +49,11 @@ def _check(prog):
     assert not fails, describe(prog) + "\n" + "\n".join(fails)
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("seed", SEEDS + FOUND_SEEDS)
 def test_random_graph(seed):
     _check(gen_program(seed))
 
 
-@pytest.mark.parametrize("seed", BATCH_SEEDS)
+@pytest.mark.parametrize("seed", BATCH_SEEDS + FOUND_BATCH_SEEDS)
 def test_random_graph_batch_sizes(seed):
-    _check(gen_program(seed, batch=True))
-
-
-@pytest.mark.parametrize("seed", FOUND_SEEDS)
-def test_random_graph_that_found_a_bug(seed):
-    _check(gen_program(seed))
-
-
-@pytest.mark.parametrize("seed", FOUND_BATCH_SEEDS)
-def test_random_graph_batch_sizes_that_found_a_bug(seed):
     _check(gen_program(seed, batch=True))
