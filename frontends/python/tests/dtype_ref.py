@@ -392,6 +392,14 @@ SCALAR_OPS = [
     ("t^True", lambda t: t ^ True, True, "any"),
 ]
 
+# where with one python scalar branch: name, pg fn, torch fn of (bool c, tensor t), the scalar
+WHERE_SCALAR = [
+    ("where(c,t,2)", lambda c, t: c.where(t, 2), lambda c, t: torch.where(c, t, 2), 2),
+    ("where(c,2,t)", lambda c, t: c.where(2, t), lambda c, t: torch.where(c, 2, t), 2),
+    ("where(c,1.5,t)", lambda c, t: c.where(1.5, t),
+     lambda c, t: torch.where(c, torch.tensor(1.5), t), 1.5),
+]
+
 
 # ---- casts and reductions -----------------------------------------------------------------
 

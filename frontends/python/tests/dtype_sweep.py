@@ -19,9 +19,9 @@ import dtype_ref as ref
 from polygrad import Tensor
 from dtype_ref import (BIN, BITWISE, CLAMP_WIDE, CMP, DTYPES, FLOATS, HALF_ACT_VALUES, HALF_ACTS,
                        In, INT_POW_SCALAR, INTS, MIXED, NP, SCALAR_OPS, SECTION, RESULTS, TD,
-                       UNARY, UNSIGNED, bin_udt, cast_src_values, check, clamp_ref, gen,
-                       guarded, half_act_ref, mk_pg, promote, record, red_args, ref_cast,
-                       round_to, scalar_result, tie, to_float_dtype)
+                       UNARY, UNSIGNED, WHERE_SCALAR, bin_udt, cast_src_values, check,
+                       clamp_ref, gen, guarded, half_act_ref, mk_pg, promote, record, red_args,
+                       ref_cast, round_to, scalar_result, tie, to_float_dtype)
 
 # ---- sections ----------------------------------------------------------------------------
 
@@ -122,11 +122,7 @@ def sec_scalar():
         # where with scalar branches
         c = gen((3, 5), "bool")
         v = gen((3, 5), dt, "any")
-        for name, pf, tf, s in [
-                ("where(c,t,2)", lambda c, t: c.where(t, 2), lambda c, t: torch.where(c, t, 2), 2),
-                ("where(c,2,t)", lambda c, t: c.where(2, t), lambda c, t: torch.where(c, 2, t), 2),
-                ("where(c,1.5,t)", lambda c, t: c.where(1.5, t),
-                 lambda c, t: torch.where(c, torch.tensor(1.5), t), 1.5)]:
+        for name, pf, tf, s in WHERE_SCALAR:
             sr = scalar_result(dt, s)
             doc = "int32" if dt == "bool" and sr == "int64" else None
             check(name, pf, tf, [In(c, "bool"), In(v, dt)], udt=sr, doc_dtype=doc)

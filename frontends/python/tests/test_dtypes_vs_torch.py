@@ -16,7 +16,8 @@ import torch
 import dtype_ref as dref
 from polygrad import Tensor
 from dtype_ref import (BIN, BITWISE, CMP, DTYPES, FLOATS, INTS, In, UNARY, UNSIGNED,
-                       bin_udt, gen, promote, round_to, scalar_result, to_float_dtype)
+                       WHERE_SCALAR, bin_udt, gen, promote, round_to, scalar_result,
+                       to_float_dtype)
 
 OK = ("pass", "doc", "both-reject", "skip-torch")
 
@@ -125,11 +126,7 @@ def test_python_scalars(dt):
         run(name, pf, tf, [In(gen((3, 5), dt, dom), dt)], exp_dtype="float32" if cmp else None,
             udt="float32" if cmp else sr, doc_dtype=doc)
     c, v = gen((3, 5), "bool"), gen((3, 5), dt, "any")
-    for name, pf, tf, s in [
-            ("where(c,t,2)", lambda c, t: c.where(t, 2), lambda c, t: torch.where(c, t, 2), 2),
-            ("where(c,2,t)", lambda c, t: c.where(2, t), lambda c, t: torch.where(c, 2, t), 2),
-            ("where(c,1.5,t)", lambda c, t: c.where(1.5, t),
-             lambda c, t: torch.where(c, torch.tensor(1.5), t), 1.5)]:
+    for name, pf, tf, s in WHERE_SCALAR:
         sr = scalar_result(dt, s)
         run(name, pf, tf, [In(c, "bool"), In(v, dt)], udt=sr,
             doc_dtype="int32" if dt == "bool" and sr == "int64" else None)
