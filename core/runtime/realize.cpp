@@ -5,6 +5,7 @@
 #include "runtime/capture.hpp"
 #include "runtime/runtime.hpp"
 #include "runtime/schedule_cache.hpp"
+#include "runtime/size_templates.hpp"
 #include "schedule/schedule.hpp"
 
 #include <polygrad/error.hpp>
@@ -16,6 +17,7 @@
 #include <list>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -37,43 +39,56 @@ int debug_level() {
 /// per step (a constant that changes every step) ran out of them after about 32000 kernels
 /// (vm.max_map_count) and aborted inside LLVM. A dropped kernel lives on while a launch or a
 /// capture holds it; used again, it is compiled again (from the plugin's disk cache).
+/// A small kernel that differs from an earlier one only in a size runs a kernel generalised
+/// over that size (size_templates.hpp); its entry holds the general kernel and the size.
 class ProgramCache {
  public:
   static constexpr size_t kMaxPrograms = 4096;
+  /// Up to this many loop iterations a general kernel is always worth it: even 5x slower it
+  /// would have to run about a thousand times at one size to cost a compile.
+  static constexpr int64_t kAlwaysGeneral = int64_t{1} << 15;
+
+  struct Cached {
+    std::shared_ptr<CompiledKernel> kernel;
+    std::vector<std::pair<std::string, int64_t>>
+        sizes;  // the general kernel's size variable, bound for this AST
+  };
 
   void set_limit(size_t limit) {
     std::lock_guard<std::mutex> lock(mu_);
     limit_ = std::max<size_t>(limit, 1);
   }
 
-  std::shared_ptr<CompiledKernel> get(const std::string& device, const UOpRef& ast) {
+  /// The program for `ast`: its own, or a general kernel's with the size bound. A capture
+  /// (`specialize`: replayed many times) compiles every kernel for its sizes.
+  Cached get(const std::string& device, const UOpRef& ast,
+             const std::vector<std::pair<std::string, int64_t>>& vars, bool specialize) {
     std::lock_guard<std::mutex> lock(mu_);
-    auto key = std::make_pair(device, ast.get());
-    auto it = programs_.find(key);
-    if (it != programs_.end()) {
-      order_.splice(order_.begin(), order_, it->second.second);
-      return it->second.first;
+    Entry* e = find(device, ast);
+    if (e && (e->program.sizes.empty() || !specialize)) return e->program;
+    const int64_t iterations = e || specialize ? 0 : loop_iterations(ast, vars);
+    if (!e && !specialize && iterations <= SizeTemplates::kMaxIterations) {
+      std::optional<codegen::LoweredKernel> lowered;
+      auto worthwhile = [&](const UOpRef& sample, const UOpRef& general) {
+        lowered = codegen::lower(general, target_of(device));
+        if (iterations <= kAlwaysGeneral) return true;
+        Entry* s = find(device, sample);
+        return keeps_plan(*lowered, s && s->program.sizes.empty()
+                                        ? s->program.kernel->lowered
+                                        : codegen::lower(sample, target_of(device)));
+      };
+      if (std::optional<SizeMatch> m = templates_.lookup(ast, worthwhile)) {
+        Entry* g = find(device, m->general);
+        Cached p{
+            g ? g->program.kernel
+              : insert(device, m->general, {compile(device, m->general, std::move(lowered)), {}}),
+            {{m->var, m->value}}};
+        insert(device, ast, p);
+        return p;
+      }
     }
-    Device dev = device_handle(device);
-    codegen::Target target;
-    target.caps = dev.properties().caps;
-    auto k = std::make_shared<CompiledKernel>();
-    k->ast = ast;
-    k->lowered = codegen::lower(ast, target);
-    pg_kernel_program prog = k->lowered.program();
-    Artifact art = dev.render(prog);
-    if (debug_level() >= 3)
-      std::fprintf(stderr, "polygrad: kernel %s on %s:\n%s\n", k->lowered.name.c_str(),
-                   device.c_str(), art.text().c_str());
-    k->program = dev.load(art, k->lowered.name);
-    order_.push_front(key);
-    programs_.emplace(key, std::make_pair(k, order_.begin()));
-    ++compiled_;
-    while (programs_.size() > limit_) {
-      programs_.erase(order_.back());
-      order_.pop_back();
-    }
-    return k;
+    if (e) return e->program = Cached{compile(device, ast), {}};
+    return {insert(device, ast, Cached{compile(device, ast), {}}), {}};
   }
 
   size_t size() {
@@ -87,11 +102,77 @@ class ProgramCache {
   }
 
  private:
+  using Key = std::pair<std::string, const UOp*>;
+  struct Entry {
+    Cached program;
+    UOpRef ast;  // keeps the key alive
+    std::list<Key>::iterator order;
+  };
+
+  Entry* find(const std::string& device, const UOpRef& ast) {
+    auto it = programs_.find(std::make_pair(device, ast.get()));
+    if (it == programs_.end()) return nullptr;
+    order_.splice(order_.begin(), order_, it->second.order);
+    return &it->second;
+  }
+
+  /// Adds an entry, dropping the least recently used beyond the limit; returns its kernel.
+  std::shared_ptr<CompiledKernel> insert(const std::string& device, const UOpRef& ast,
+                                         const Cached& p) {
+    Key key(device, ast.get());
+    order_.push_front(key);
+    programs_.emplace(key, Entry{p, ast, order_.begin()});
+    while (programs_.size() > limit_) {
+      programs_.erase(order_.back());
+      order_.pop_back();
+    }
+    return p.kernel;
+  }
+
+  static codegen::Target target_of(const std::string& device) {
+    codegen::Target target;
+    target.caps = device_handle(device).properties().caps;
+    return target;
+  }
+
+  /// Whether a general kernel keeps what the codegen made of the kernel it was learnt from:
+  /// at least its loops (a transpose's tiles) and half its vector lanes (a small matmul's
+  /// columns would run scalar).
+  static bool keeps_plan(const codegen::LoweredKernel& general,
+                         const codegen::LoweredKernel& sample) {
+    auto count = [](const codegen::LoweredKernel& k, uint64_t& loops, uint64_t& lanes) {
+      for (const pg_instruction& i : k.instructions) {
+        if (i.op == PG_OP_RANGE) ++loops;
+        if (i.vcount > 1) lanes += i.vcount;
+      }
+    };
+    uint64_t gl = 0, gv = 0, sl = 0, sv = 0;
+    count(general, gl, gv);
+    count(sample, sl, sv);
+    return gl >= sl && 2 * gv >= sv;
+  }
+
+  std::shared_ptr<CompiledKernel> compile(const std::string& device, const UOpRef& ast,
+                                          std::optional<codegen::LoweredKernel> lowered = {}) {
+    Device dev = device_handle(device);
+    auto k = std::make_shared<CompiledKernel>();
+    k->ast = ast;
+    k->lowered = lowered ? std::move(*lowered) : codegen::lower(ast, target_of(device));
+    pg_kernel_program prog = k->lowered.program();
+    Artifact art = dev.render(prog);
+    if (debug_level() >= 3)
+      std::fprintf(stderr, "polygrad: kernel %s on %s:\n%s\n", k->lowered.name.c_str(),
+                   device.c_str(), art.text().c_str());
+    k->program = dev.load(art, k->lowered.name);
+    ++compiled_;
+    return k;
+  }
+
   std::mutex mu_;
   size_t limit_ = kMaxPrograms;
-  using Key = std::pair<std::string, const UOp*>;
   std::list<Key> order_;  // most recently used first
-  std::map<Key, std::pair<std::shared_ptr<CompiledKernel>, std::list<Key>::iterator>> programs_;
+  std::map<Key, Entry> programs_;
+  SizeTemplates templates_;
   size_t compiled_ = 0;
 };
 
@@ -169,8 +250,10 @@ Launch prepare_launch(const schedule::Item& item) {
     l.nbytes = static_cast<uint64_t>(item.nbytes);
     return l;
   }
-  l.kernel = program_cache().get(item.device, item.ast);
+  ProgramCache::Cached p = program_cache().get(item.device, item.ast, item.vars, capturing());
+  l.kernel = p.kernel;
   std::unordered_map<std::string, int64_t> vals(item.vars.begin(), item.vars.end());
+  vals.insert(p.sizes.begin(), p.sizes.end());
   for (const Var& v : l.kernel->lowered.vars) {
     auto it = vals.find(v.name);
     if (it == vals.end())

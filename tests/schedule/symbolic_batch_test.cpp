@@ -175,6 +175,45 @@ TEST(SymbolicBatch, SequenceLengthsShareRowWiseKernels) {
   EXPECT_EQ(runtime::compiled_kernel_count(), compiled) << "a new sequence length compiled";
 }
 
+// Attention's seq x seq kernels keep the sequence length as a stride and an inner extent,
+// which no launch variable of the scheduler's covers: the first two lengths compile them, and
+// every later length runs the general kernels learnt from those two (runtime/size_templates).
+// Causal attention over seven lengths, values against double.
+TEST(SymbolicBatch, SequenceLengthsShareAttentionKernels) {
+  constexpr int64_t b = 2, h = 3, d = 8;
+  size_t compiled = 0;
+  for (int64_t t : {6, 7, 9, 12, 10, 17, 3}) {
+    const size_t n = static_cast<size_t>(b * h * t * d);
+    const std::vector<float> qv = uniform(n, unsigned(t)), kv = uniform(n, unsigned(t + 100)),
+                             vv = uniform(n, unsigned(t + 200));
+    const Tensor q(qv, {b, h, t, d}), k(kv, {b, h, t, d}), v(vv, {b, h, t, d});
+    const std::vector<float> got =
+        q.scaled_dot_product_attention(k, v, std::nullopt, true).to_vector<float>();
+    ASSERT_EQ(got.size(), n);
+    for (int64_t r = 0; r < b * h; ++r)
+      for (int64_t i = 0; i < t; ++i) {
+        std::vector<double> w(static_cast<size_t>(i + 1));
+        double mx = -1e300, den = 0;
+        for (int64_t j = 0; j <= i; ++j) {
+          double s = 0;
+          for (int64_t c = 0; c < d; ++c)
+            s += double(qv[(r * t + i) * d + c]) * kv[(r * t + j) * d + c];
+          w[j] = s / std::sqrt(double(d));
+          mx = std::max(mx, w[j]);
+        }
+        for (double& x : w) den += (x = std::exp(x - mx));
+        for (int64_t c = 0; c < d; ++c) {
+          double want = 0;
+          for (int64_t j = 0; j <= i; ++j) want += w[j] / den * vv[(r * t + j) * d + c];
+          ASSERT_NEAR(got[(r * t + i) * d + c], want, 2e-6)
+              << "seq " << t << " row " << r << " position " << i << " column " << c;
+        }
+      }
+    if (t == 7) compiled = runtime::compiled_kernel_count();
+  }
+  EXPECT_EQ(runtime::compiled_kernel_count(), compiled) << "a new sequence length compiled";
+}
+
 std::string dev() {
   return runtime::canonical_device("cpu");
 }
