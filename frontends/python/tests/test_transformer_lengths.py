@@ -63,3 +63,29 @@ def test_sequence_lengths_share_the_attention_kernels():
         if t == LENGTHS[2]:
             compiled = polygrad.compiled_kernel_count()
     assert polygrad.compiled_kernel_count() == compiled, "a new sequence length compiled"
+
+
+def test_decoding_with_a_kv_cache_compiles_nothing_per_step():
+    """One new token per step attends to a cache grown by cat: the cache length is an extent
+    and an offset, learnt as a * t + b from three steps; values against numpy."""
+    h, dh = 3, 20
+    rng = np.random.default_rng(5)
+    ks = [rng.standard_normal((1, h, 1, dh)).astype(np.float32)]
+    vs = [rng.standard_normal((1, h, 1, dh)).astype(np.float32)]
+    kc, vc = Tensor(ks[0]).realize(), Tensor(vs[0]).realize()
+    compiled = None
+    for step in range(2, 16):
+        q = rng.standard_normal((1, h, 1, dh)).astype(np.float32)
+        ks.append(rng.standard_normal((1, h, 1, dh)).astype(np.float32))
+        vs.append(rng.standard_normal((1, h, 1, dh)).astype(np.float32))
+        kc = kc.cat(Tensor(ks[-1]), dim=2).realize()
+        vc = vc.cat(Tensor(vs[-1]), dim=2).realize()
+        got = Tensor(q).scaled_dot_product_attention(kc, vc).numpy()
+        k, v = np.concatenate(ks, 2).astype(np.float64), np.concatenate(vs, 2).astype(np.float64)
+        s = q.astype(np.float64) @ k.transpose(0, 1, 3, 2) / np.sqrt(dh)
+        w = np.exp(s - s.max(-1, keepdims=True))
+        np.testing.assert_allclose(got, (w / w.sum(-1, keepdims=True)) @ v, atol=1e-5,
+                                   err_msg=f"step {step}")
+        if step == 5:
+            compiled = polygrad.compiled_kernel_count()
+    assert polygrad.compiled_kernel_count() == compiled, "a decoding step compiled"
