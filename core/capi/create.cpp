@@ -64,6 +64,15 @@ pg_api_status pg_tensor_full(const int64_t* dims, size_t ndim, double value, pg_
   });
 }
 
+pg_api_status pg_tensor_full_int(const int64_t* dims, size_t ndim, int64_t value, pg_dtype dtype,
+                                 const char* device, pg_tensor_t* out) {
+  return guard("pg_tensor_full_int", [&] {
+    capi::check_out(out, "out");
+    capi::put(out, Tensor::full(capi::ints(dims, ndim, "dims"), static_cast<long long>(value),
+                                dtype, capi::device_arg(device)));
+  });
+}
+
 pg_api_status pg_tensor_randint(int64_t low, int64_t high, const int64_t* dims, size_t ndim,
                                 pg_dtype dtype, const char* device, pg_tensor_t* out) {
   return guard("pg_tensor_randint", [&] {
@@ -80,6 +89,14 @@ pg_api_status pg_tensor_arange(double start, double stop, double step, pg_dtype 
     std::optional<pg_dtype> t;
     if (dtype != PG_DTYPE_VOID) t = dtype;
     capi::put(out, Tensor::arange(start, stop, step, t, capi::device_arg(device)));
+  });
+}
+
+pg_api_status pg_tensor_arange_int(int64_t start, int64_t stop, int64_t step, pg_dtype dtype,
+                                   const char* device, pg_tensor_t* out) {
+  return guard("pg_tensor_arange_int", [&] {
+    capi::check_out(out, "out");
+    capi::put(out, Tensor::arange_int(start, stop, step, dtype, capi::device_arg(device)));
   });
 }
 
@@ -134,6 +151,7 @@ PG_GETTER(element_size, int64_t, x.element_size())
 PG_GETTER(is_realized, int, x.is_realized() ? 1 : 0)
 PG_GETTER(requires_grad, int, x.requires_grad() ? 1 : 0)
 PG_GETTER(item, double, x.item<double>())
+PG_GETTER(item_int64, int64_t, x.item<int64_t>())
 #undef PG_GETTER
 
 pg_api_status pg_tensor_size(pg_tensor_t t, int64_t dim, int64_t* out) {

@@ -74,8 +74,10 @@ std::string device_arg(const char* device) {
 }
 
 Scalar scalar_arg(pg_scalar s) {
-  if (s.is_int) return Scalar(static_cast<long long>(s.value));
-  return Scalar(s.value);
+  if (!s.is_int) return Scalar(s.value);
+  if (static_cast<double>(s.int_value) == s.value)
+    return Scalar(static_cast<long long>(s.int_value));
+  return Scalar(static_cast<long long>(s.value));
 }
 
 std::vector<Tensor> tensors_arg(const pg_tensor_t* p, size_t n, const char* name) {

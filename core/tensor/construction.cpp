@@ -134,7 +134,7 @@ Tensor Tensor::from_host_memory(void* data, pg_dtype dtype, const Shape& shape,
   return make(node, shape, d);
 }
 
-Tensor Tensor::full(const Shape& shape, double value, pg_dtype dtype, const std::string& device) {
+Tensor Tensor::full(const Shape& shape, Scalar value, pg_dtype dtype, const std::string& device) {
   check_shape("full", shape);
   return detail::constant(value, DType(dtype), shape, runtime::canonical_device(device));
 }
@@ -156,7 +156,7 @@ Tensor Tensor::zeros_like(const Tensor& like) {
 Tensor Tensor::ones_like(const Tensor& like) {
   return full(like.shape(), 1.0, like.dtype(), like.device());
 }
-Tensor Tensor::full_like(const Tensor& like, double value) {
+Tensor Tensor::full_like(const Tensor& like, Scalar value) {
   return full(like.shape(), value, like.dtype(), like.device());
 }
 
@@ -233,6 +233,19 @@ Tensor Tensor::arange(double start, double stop, double step, std::optional<pg_d
   std::vector<double> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = start + static_cast<double>(i) * step;
   return from_doubles(v, dt, {n}, device);
+}
+
+Tensor Tensor::arange_int(int64_t start, int64_t stop, int64_t step, pg_dtype dtype,
+                          const std::string& device) {
+  if (step == 0) user_error("arange: step must not be zero");
+  if (!DType(dtype).is_int())
+    user_error("arange_int: dtype " + DType(dtype).name() + " is not an integer type");
+  std::vector<int64_t> v;
+  for (__int128 x = start; step > 0 ? x < stop : x > stop; x += step)
+    v.push_back(static_cast<int64_t>(x));
+  const auto n = static_cast<int64_t>(v.size());
+  Tensor t = host_tensor(v.data(), PG_DTYPE_INT64, {n}, runtime::canonical_device(device));
+  return dtype == PG_DTYPE_INT64 ? t : t.cast(dtype);
 }
 
 Tensor Tensor::linspace(double start, double stop, int64_t steps, pg_dtype dtype,

@@ -135,6 +135,12 @@ UOpRef full(DType dtype, double v, const Shape& shape) {
   return expand(reshape(c, Shape(shape.size(), 1)), shape);
 }
 
+UOpRef full_int(DType dtype, int64_t v, const Shape& shape) {
+  UOpRef c = const_int(dtype, v);
+  if (shape.empty()) return c;
+  return expand(reshape(c, Shape(shape.size(), 1)), shape);
+}
+
 UOpRef reshape(const UOpRef& x, const Shape& shape) {
   return UOp::make(Op::RESHAPE, x->dtype(), with_dims(x, shape));
 }

@@ -120,8 +120,7 @@ Tensor Tensor::where(Scalar a, const Tensor& b) const {
 }
 Tensor Tensor::where(Scalar a, Scalar b) const {
   DType t = a.is_int && b.is_int ? dtypes::int32 : dtypes::float32;
-  return where(detail::constant(a.value, t, {}, device()),
-               detail::constant(b.value, t, {}, device()));
+  return where(detail::constant(a, t, {}, device()), detail::constant(b, t, {}, device()));
 }
 
 Tensor Tensor::maximum(const Tensor& o) const {

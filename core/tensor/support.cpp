@@ -93,13 +93,14 @@ DType scalar_dtype(DType t, Scalar s) {
   return t.is_float() ? t : dtypes::float32;
 }
 
-Tensor constant(double v, DType dt, const lazy::Shape& shape, const std::string& device) {
-  return make(lazy::full(dt, v, shape), shape, device);
+Tensor constant(Scalar v, DType dt, const lazy::Shape& shape, const std::string& device) {
+  if (v.is_int && dt.is_int()) return make(lazy::full_int(dt, v.int_value, shape), shape, device);
+  return make(lazy::full(dt, v.value, shape), shape, device);
 }
 
 Tensor scalar_like(const Tensor& t, Scalar s) {
   const TensorImpl& p = detail::state(t, "scalar");
-  return constant(s.value, scalar_dtype(p.uop->dtype(), s), p.shape, p.device);
+  return constant(s, scalar_dtype(p.uop->dtype(), s), p.shape, p.device);
 }
 
 DType promote_for(const char* op, DType a, DType b) {

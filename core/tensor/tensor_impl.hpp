@@ -59,7 +59,7 @@ void check_same_device(const char* op, const Tensor& a, const Tensor& b);
 /// The dtype a scalar operand takes next to a tensor of dtype `t` (python-scalar rule).
 DType scalar_dtype(DType t, Scalar s);
 /// A tensor of `shape` on `device` filled with `v` (lazy CONST, no buffer).
-Tensor constant(double v, DType dtype, const lazy::Shape& shape, const std::string& device);
+Tensor constant(Scalar v, DType dtype, const lazy::Shape& shape, const std::string& device);
 /// `s` as a tensor next to `t`: the scalar-rule dtype, t's shape and device.
 Tensor scalar_like(const Tensor& t, Scalar s);
 

@@ -129,8 +129,31 @@ int main(void) {
   CHECK_OK(pg_tensor_is_realized(lazy, &realized));
   CHECK(realized == 1);
 
-  pg_tensor_t all[] = {a, b,  c,      sum, mm,   rows, mean,      ints,      twice, half,
-                       r, tr, picked, u,   relu, ex,   pieces[0], pieces[1], lazy};
+  /* int64 beyond 2^53 (no double holds 2^60 + 1): full_int, a scalar operand, item_int64,
+     arange_int; a scalar written as {value, is_int} without int_value still counts as value */
+  const int64_t big = ((int64_t)1 << 60) + 1;
+  pg_tensor_t fi = NULL, fi2 = NULL, fi3 = NULL, ar = NULL, ar_sum = NULL;
+  int64_t total = 0;
+  CHECK_OK(pg_tensor_full_int(s2, 1, big, PG_DTYPE_INT64, "cpu", &fi));
+  CHECK_OK(pg_tensor_add_scalar(fi, pg_scalar_int(big), &fi2));
+  int64_t got2[2] = {0, 0};
+  CHECK_OK(pg_tensor_to_host(fi2, got2, sizeof got2));
+  CHECK(got2[0] == 2 * big && got2[1] == 2 * big);
+  pg_scalar three; /* as a client built before int_value filled it: zero */
+  three.value = 3.0;
+  three.is_int = 1;
+  three.int_value = 0;
+  CHECK_OK(pg_tensor_sub_scalar(fi, three, &fi3));
+  CHECK_OK(pg_tensor_to_host(fi3, got2, sizeof got2));
+  CHECK(got2[0] == big - 3);
+  CHECK_OK(pg_tensor_arange_int(big, big + 3, 1, PG_DTYPE_INT64, "cpu", &ar));
+  CHECK_OK(pg_tensor_sum(ar, NULL, 0, 0, &ar_sum));
+  CHECK_OK(pg_tensor_item_int64(ar_sum, &total));
+  CHECK(total == 3 * big + 3);
+
+  pg_tensor_t all[] = {a,         b,         c,    sum, mm,     rows, mean, ints,
+                       twice,     half,      r,    tr,  picked, u,    relu, ex,
+                       pieces[0], pieces[1], lazy, fi,  fi2,    fi3,  ar,   ar_sum};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) pg_tensor_free(all[i]);
   return check_report("capi.ops");
 }

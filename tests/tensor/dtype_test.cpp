@@ -103,4 +103,25 @@ TEST(Dtype, Casts) {
   expect_values(h.float_(), {3}, {1.7, -1.7, 300}, 1e-3, 1e-3);
 }
 
+// int64 values beyond 2^53 (a nanosecond timestamp) have no double: scalars, full, arange and
+// item keep them exact. Hand-derived values.
+TEST(Dtype, Int64BeyondDoublesStaysExact) {
+  constexpr int64_t big = (int64_t{1} << 60) + 1;  // as a double: 2^60
+  const Tensor x(std::vector<int64_t>{1, 2, -3});
+  EXPECT_EQ((x + big).to_vector<int64_t>(), (std::vector<int64_t>{big + 1, big + 2, big - 3}));
+  EXPECT_EQ((x * ((int64_t{1} << 40) + 3)).to_vector<int64_t>()[2], -3 * ((int64_t{1} << 40) + 3));
+  EXPECT_EQ(x.maximum(big).to_vector<int64_t>(), (std::vector<int64_t>{big, big, big}));
+  EXPECT_EQ((x + big == big + 2).to_vector<uint8_t>(), (std::vector<uint8_t>{0, 1, 0}));
+  const Tensor f = Tensor::full({2}, big, PG_DTYPE_INT64);
+  EXPECT_EQ(f.sum().item<int64_t>(), 2 * big);
+  EXPECT_EQ(Tensor::full_like(x, big).to_vector<int64_t>(), (std::vector<int64_t>{big, big, big}));
+  EXPECT_EQ(Tensor::arange_int(big, big + 6, 2).to_vector<int64_t>(),
+            (std::vector<int64_t>{big, big + 2, big + 4}));
+  EXPECT_EQ(Tensor::arange_int(3, 0, -1, PG_DTYPE_INT32).to_vector<int32_t>(),
+            (std::vector<int32_t>{3, 2, 1}));
+  EXPECT_EQ(Tensor::full({1}, ~uint64_t{0}, PG_DTYPE_UINT64).to_vector<uint64_t>()[0],
+            ~uint64_t{0});
+  EXPECT_THROW(Tensor::arange_int(0, 3, 1, PG_DTYPE_FLOAT32), polygrad::Error);
+}
+
 }  // namespace

@@ -38,22 +38,27 @@ typedef enum pg_api_status {
 typedef struct pg_tensor* pg_tensor_t;
 
 /** A scalar operand. `is_int` follows Python: an int scalar keeps an int tensor's dtype, a
- *  float scalar with an int tensor gives float32. Build one with pg_scalar_int/pg_scalar_float. */
+ *  float scalar with an int tensor gives float32. Build one with pg_scalar_int/pg_scalar_float.
+ *  An int scalar's exact value is `int_value` (an int64 beyond 2^53 has no double) when it
+ *  rounds to `value`; otherwise `value` is used (a scalar written as {3.0, 1}). */
 typedef struct pg_scalar {
   double value;
   int is_int;
+  int64_t int_value;
 } pg_scalar;
 
 static inline pg_scalar pg_scalar_float(double v) {
   pg_scalar s;
   s.value = v;
   s.is_int = 0;
+  s.int_value = 0;
   return s;
 }
 static inline pg_scalar pg_scalar_int(int64_t v) {
   pg_scalar s;
   s.value = (double)v;
   s.is_int = 1;
+  s.int_value = v;
   return s;
 }
 
@@ -123,6 +128,9 @@ PG_TENSOR_FILL_OPS(PG_X)
 
 POLYGRAD_API pg_api_status pg_tensor_full(const int64_t* dims, size_t ndim, double value,
                                           pg_dtype dtype, const char* device, pg_tensor_t* out);
+/** pg_tensor_full with an exact integer (an int64 beyond 2^53); ndim 0 makes a 0-d tensor. */
+POLYGRAD_API pg_api_status pg_tensor_full_int(const int64_t* dims, size_t ndim, int64_t value,
+                                              pg_dtype dtype, const char* device, pg_tensor_t* out);
 /** Uniform integers in [low, high). */
 POLYGRAD_API pg_api_status pg_tensor_randint(int64_t low, int64_t high, const int64_t* dims,
                                              size_t ndim, pg_dtype dtype, const char* device,
@@ -131,6 +139,10 @@ POLYGRAD_API pg_api_status pg_tensor_randint(int64_t low, int64_t high, const in
  *  float32 otherwise. */
 POLYGRAD_API pg_api_status pg_tensor_arange(double start, double stop, double step, pg_dtype dtype,
                                             const char* device, pg_tensor_t* out);
+/** arange over exact integers (beyond 2^53 too) in an int `dtype`. */
+POLYGRAD_API pg_api_status pg_tensor_arange_int(int64_t start, int64_t stop, int64_t step,
+                                                pg_dtype dtype, const char* device,
+                                                pg_tensor_t* out);
 /** `steps` values from start to stop inclusive. */
 POLYGRAD_API pg_api_status pg_tensor_linspace(double start, double stop, int64_t steps,
                                               pg_dtype dtype, const char* device, pg_tensor_t* out);
@@ -167,6 +179,9 @@ POLYGRAD_API pg_api_status pg_tensor_realize_all(pg_tensor_t* tensors, size_t n)
 POLYGRAD_API pg_api_status pg_tensor_to_host(pg_tensor_t t, void* dst, size_t bytes);
 /** The single value of a one-element tensor, as a double. */
 POLYGRAD_API pg_api_status pg_tensor_item(pg_tensor_t t, double* out);
+/** The single value of a one-element tensor, as an int64: exact for int dtypes (uint64 values
+ *  above INT64_MAX as their bits), floats truncated as a C cast. */
+POLYGRAD_API pg_api_status pg_tensor_item_int64(pg_tensor_t t, int64_t* out);
 /** A copy on `device`. */
 POLYGRAD_API pg_api_status pg_tensor_to(pg_tensor_t t, const char* device, pg_tensor_t* out);
 /** Writes `value` (broadcast and cast) into t's buffer, lazily; every handle of t sees it. */

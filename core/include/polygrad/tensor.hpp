@@ -70,18 +70,23 @@ POLYGRAD_API std::string dtype_name(pg_dtype dtype);
 POLYGRAD_API size_t compiled_kernel_count();
 
 /// A scalar operand: remembers whether it was written as an integer (Python's int/float rule).
+/// An integer keeps its exact value in `int_value` too (an int64 beyond 2^53 has no double);
+/// an unsigned one above INT64_MAX as its two's-complement bits, as a uint64 holds it.
 struct Scalar {
-  Scalar(int v) : value(v), is_int(true) {}
-  Scalar(long v) : value(static_cast<double>(v)), is_int(true) {}
-  Scalar(long long v) : value(static_cast<double>(v)), is_int(true) {}
-  Scalar(unsigned v) : value(v), is_int(true) {}
-  Scalar(unsigned long v) : value(static_cast<double>(v)), is_int(true) {}
-  Scalar(unsigned long long v) : value(static_cast<double>(v)), is_int(true) {}
+  Scalar(int v) : value(v), is_int(true), int_value(v) {}
+  Scalar(long v) : value(static_cast<double>(v)), is_int(true), int_value(v) {}
+  Scalar(long long v) : value(static_cast<double>(v)), is_int(true), int_value(v) {}
+  Scalar(unsigned v) : value(v), is_int(true), int_value(v) {}
+  Scalar(unsigned long v)
+      : value(static_cast<double>(v)), is_int(true), int_value(static_cast<int64_t>(v)) {}
+  Scalar(unsigned long long v)
+      : value(static_cast<double>(v)), is_int(true), int_value(static_cast<int64_t>(v)) {}
   Scalar(float v) : value(v), is_int(false) {}
   Scalar(double v) : value(v), is_int(false) {}
-  Scalar(bool v) : value(v ? 1 : 0), is_int(true) {}
+  Scalar(bool v) : value(v ? 1 : 0), is_int(true), int_value(v ? 1 : 0) {}
   double value;
   bool is_int;
+  int64_t int_value = 0;
 };
 
 /// A 2-d size (kernel, stride, dilation, padding of conv/pool ops); one int means both.
@@ -163,7 +168,8 @@ class POLYGRAD_API Tensor {
                       const std::string& device = "");
   static Tensor ones(const Shape& shape, pg_dtype dtype = PG_DTYPE_FLOAT32,
                      const std::string& device = "");
-  static Tensor full(const Shape& shape, double value, pg_dtype dtype = PG_DTYPE_FLOAT32,
+  /// An int `value` fills an int dtype exactly (an int64 beyond 2^53 too).
+  static Tensor full(const Shape& shape, Scalar value, pg_dtype dtype = PG_DTYPE_FLOAT32,
                      const std::string& device = "");
   /// A tensor whose contents are unspecified (a fresh buffer).
   static Tensor empty(const Shape& shape, pg_dtype dtype = PG_DTYPE_FLOAT32,
@@ -171,7 +177,7 @@ class POLYGRAD_API Tensor {
   /// Same shape, dtype and device as `like`.
   static Tensor zeros_like(const Tensor& like);
   static Tensor ones_like(const Tensor& like);
-  static Tensor full_like(const Tensor& like, double value);
+  static Tensor full_like(const Tensor& like, Scalar value);
 
   /// Seeds the random generator of rand/randn/randint. Random values are generated on the host
   /// by a counter-based generator (SplitMix64 over (seed, counter)) and copied to the device,
@@ -196,6 +202,9 @@ class POLYGRAD_API Tensor {
   static Tensor arange(double start, double stop, double step = 1.0,
                        std::optional<pg_dtype> dtype = std::nullopt,
                        const std::string& device = "");
+  /// arange over exact integers (an int64 beyond 2^53 has no double), in `dtype` (an int).
+  static Tensor arange_int(int64_t start, int64_t stop, int64_t step = 1,
+                           pg_dtype dtype = PG_DTYPE_INT64, const std::string& device = "");
   /// `steps` values from start to stop inclusive.
   static Tensor linspace(double start, double stop, int64_t steps,
                          pg_dtype dtype = PG_DTYPE_FLOAT32, const std::string& device = "");

@@ -79,8 +79,8 @@ ST = c_int  # pg_api_status
 
 
 class Scalar(Structure):
-    """pg_scalar: a value and whether Python saw an int."""
-    _fields_ = [("value", c_double), ("is_int", c_int)]
+    """pg_scalar: a value, whether Python saw an int, and the int exactly."""
+    _fields_ = [("value", c_double), ("is_int", c_int), ("int_value", c_int64)]
 
 
 class Index(Structure):
@@ -119,8 +119,10 @@ _SIGNATURES = {
     "pg_tensor_from_data": [c_void_p, c_int, I64P, c_size_t, c_char_p, PT],
     "pg_tensor_scalar": [c_double, c_int, c_char_p, PT],
     "pg_tensor_full": [I64P, c_size_t, c_double, c_int, c_char_p, PT],
+    "pg_tensor_full_int": [I64P, c_size_t, c_int64, c_int, c_char_p, PT],
     "pg_tensor_randint": [c_int64, c_int64, I64P, c_size_t, c_int, c_char_p, PT],
     "pg_tensor_arange": [c_double, c_double, c_double, c_int, c_char_p, PT],
+    "pg_tensor_arange_int": [c_int64, c_int64, c_int64, c_int, c_char_p, PT],
     "pg_tensor_linspace": [c_double, c_double, c_int64, c_int, c_char_p, PT],
     "pg_tensor_eye": [c_int64, c_int64, c_int, c_char_p, PT],
     "pg_tensor_full_like": [T, c_double, PT],
@@ -136,6 +138,7 @@ _SIGNATURES = {
     "pg_tensor_realize_all": [PT, c_size_t],
     "pg_tensor_to_host": [T, c_void_p, c_size_t],
     "pg_tensor_item": [T, DP],
+    "pg_tensor_item_int64": [T, I64P],
     "pg_tensor_to": [T, c_char_p, PT],
     "pg_tensor_assign": [T, T],
     "pg_tensor_cast": [T, c_int, PT],

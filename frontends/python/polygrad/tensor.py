@@ -35,10 +35,11 @@ def _call(f, *args):
 
 def _scalar(v):
     if isinstance(v, (bool, np.bool_)):
-        return Scalar(1.0 if v else 0.0, 1)
+        return Scalar(1.0 if v else 0.0, 1, 1 if v else 0)
     if isinstance(v, numbers.Integral):
-        return Scalar(float(v), 1)
-    return Scalar(float(v), 0)
+        # int_value exactly (as int64 bits: a uint64 above 2**63 wraps to its bit pattern)
+        return Scalar(float(v), 1, (int(v) + 2**63) % 2**64 - 2**63)
+    return Scalar(float(v), 0, 0)
 
 
 def _is_scalar(v):
@@ -102,7 +103,7 @@ def _binary(name, compare=False):
         elif tp is float:
             st = fs(self._h, Scalar(other, 0), byref(out))
         elif tp is int:
-            st = fs(self._h, Scalar(other, 1), byref(out))
+            st = fs(self._h, _scalar(other), byref(out))
         elif isinstance(other, Tensor):
             st = ft(self._h, other._h, byref(out))
         elif isinstance(other, (bool, np.bool_)):
@@ -196,7 +197,13 @@ class Tensor:
                 dtype = ("bool" if isinstance(data, (bool, np.bool_)) else
                          "int32" if isinstance(data, numbers.Integral) else "float32")
             out = c_void_p()
-            check(lib.pg_tensor_scalar(float(data), _dtype_code(dtype), dev, byref(out)))
+            if (isinstance(data, numbers.Integral) and abs(int(data)) > 2**53
+                    and _dt.name_of(dtype) not in _FLOATS + ("bool",)):
+                # exactly: an int64 beyond 2**53 has no double
+                v = (int(data) + 2**63) % 2**64 - 2**63
+                check(lib.pg_tensor_full_int(None, 0, v, _dtype_code(dtype), dev, byref(out)))
+            else:
+                check(lib.pg_tensor_scalar(float(data), _dtype_code(dtype), dev, byref(out)))
             self._h = out
         else:
             if isinstance(data, (list, tuple)) and data and all(isinstance(x, Tensor)
@@ -244,8 +251,14 @@ class Tensor:
             dtype = ("bool" if isinstance(fill_value, bool) else
                      "int32" if isinstance(fill_value, numbers.Integral) else "float32")
         dims, n = int64s(shape)
-        t = _call(lib.pg_tensor_full, dims, n, float(fill_value), _dtype_code(dtype),
-                  _dev(device))
+        if (isinstance(fill_value, numbers.Integral) and not isinstance(fill_value, bool)
+                and _dt.name_of(dtype) not in _FLOATS + ("bool",)):
+            # exactly: an int64 beyond 2**53 has no double
+            v = (int(fill_value) + 2**63) % 2**64 - 2**63
+            t = _call(lib.pg_tensor_full_int, dims, n, v, _dtype_code(dtype), _dev(device))
+        else:
+            t = _call(lib.pg_tensor_full, dims, n, float(fill_value), _dtype_code(dtype),
+                      _dev(device))
         if requires_grad:
             t.requires_grad = True
         return t
@@ -280,6 +293,12 @@ class Tensor:
         else:
             lo, hi = start, stop
         code = _dtype_code(dtype, "void") if dtype is not None else 0
+        ints = all(isinstance(v, numbers.Integral) for v in (lo, hi, step))
+        if ints and any(abs(int(v)) > 2**53 for v in (lo, hi, step)) and (
+                dtype is None or _dt.name_of(dtype) not in _FLOATS + ("bool",)):
+            # exactly: an int64 beyond 2**53 has no double
+            code = code or DTYPE_CODES["int32"]
+            return _call(lib.pg_tensor_arange_int, int(lo), int(hi), int(step), code, _dev(device))
         if dtype is None and not all(float(v).is_integer() for v in (lo, hi, step)):
             code = DTYPE_CODES["float32"]
         return _call(lib.pg_tensor_arange, float(lo), float(hi), float(step), code,
@@ -300,6 +319,8 @@ class Tensor:
         check(lib.pg_manual_seed(int(seed)))
 
     def full_like(self, fill_value):
+        if isinstance(fill_value, numbers.Integral) and abs(int(fill_value)) > 2**53:
+            return Tensor.full(self.shape, fill_value, dtype=self.dtype, device=self.device)
         return _call(lib.pg_tensor_full_like, self._h, float(fill_value))
 
     zeros_like = _unary("zeros_like")
@@ -317,6 +338,10 @@ class Tensor:
             name = "float32"
         elif not is_bool and name == "bool":
             name = "int32"
+        if name not in _FLOATS and not is_bool and abs(int(v)) > 2**53:
+            v = (int(v) + 2**63) % 2**64 - 2**63  # exactly: beyond 2**53 a double is not
+            return _call(lib.pg_tensor_full_int, None, 0, v, DTYPE_CODES[name],
+                         self._device_bytes())
         return _call(lib.pg_tensor_scalar, float(v), DTYPE_CODES[name], self._device_bytes())
 
     # ---- lifetime ---------------------------------------------------------------------------
@@ -498,14 +523,16 @@ class Tensor:
         return host
 
     def item(self):
-        out = c_double()
         t = self._readable()  # kept alive across the call
-        check(lib.pg_tensor_item(t._h, byref(out)))
         name = self.dtype
+        if name not in _FLOATS and name != "bool":
+            iout = c_int64()
+            check(lib.pg_tensor_item_int64(t._h, byref(iout)))
+            return iout.value % 2**64 if name == "uint64" else iout.value
+        out = c_double()
+        check(lib.pg_tensor_item(t._h, byref(out)))
         if name == "bool":
             return bool(out.value)
-        if name not in _FLOATS:
-            return int(out.value)
         return out.value
 
     def tolist(self):

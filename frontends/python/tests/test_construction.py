@@ -140,3 +140,20 @@ def test_reading_values_keeps_the_graph_for_autograd():
     assert loss.item() == 8.0
     y.realize()  # an explicit realize does replace the graph with a buffer
     assert y.is_realized()
+
+
+def test_int64_beyond_doubles_stays_exact():
+    """2**60 + 1 has no double: scalars, full, full_like, arange and item keep it, as numpy."""
+    big = 2**60 + 1
+    a = np.array([1, 2, -3], dtype=np.int64)
+    x = Tensor(a)
+    np.testing.assert_array_equal((x + big).numpy(), a + big)
+    np.testing.assert_array_equal((big - x).numpy(), big - a)
+    np.testing.assert_array_equal(x.maximum(big).numpy(), np.maximum(a, big))
+    np.testing.assert_array_equal(Tensor.full((2,), big, dtype="int64").numpy(), [big, big])
+    np.testing.assert_array_equal(x.full_like(big).numpy(), np.full(3, big))
+    np.testing.assert_array_equal(Tensor.arange(big, big + 5, 2, dtype="int64").numpy(),
+                                  np.arange(big, big + 5, 2, dtype=np.int64))
+    assert Tensor(big, dtype="int64").item() == big
+    assert Tensor.full((2,), big, dtype="int64").sum().item() == 2 * big
+    assert Tensor(2**64 - 2, dtype="uint64").item() == 2**64 - 2
