@@ -77,6 +77,9 @@ struct PanelPacking {
   int64_t panel = 0;     ///< P: the kernel's column block (V * W output columns)
   bool by_rows = false;  ///< false: b is (k, n), panels of P columns; true: b is (n, k) (a kernel
                          ///< computing a @ b.T), panels of P rows, each stored k-major
+  /// a is (k, m) (a kernel computing a.T @ b): one panel of all its rows (the scheduler sets
+  /// P to the row count), a transpose, read with the output rows' extent compiled in
+  bool transpose_rows = false;
 };
 
 /// The offset of element `off` of a buffer of `rows` rows of `p.row` elements in its copy in
@@ -104,6 +107,11 @@ UOpRef read_from_panels(const UOpRef& sink, int64_t rows, const PanelPacking& p)
 /// A kernel in the dot form whose b is read k-major (a @ b.T: every Linear layer) with b larger
 /// than half an L2 and 64 or more rows reads b from panels of rows instead, which makes it a
 /// vector-form kernel with k slices and column blocks (checked by planning it).
+/// A vector-form kernel whose row operand a is read k-major (a.T @ b: a Linear layer's weight
+/// gradient x.T @ dy) with a larger than an L2 (and at most kMaxTransposeBytes) reads a from a
+/// transposed copy: per k step each row block reads R elements of a, a row of a apart, and at
+/// 4 KiB apart those fall into a few L1 sets. 1024^3 on Sapphire Rapids: 11.6 -> 6.9 ms
+/// (torch 7.8); 1023^3 13.7 -> 9.0.
 /// nullopt otherwise.
 std::optional<PanelPacking> panel_packing(const UOpRef& sink, const Target& target, int64_t rows);
 

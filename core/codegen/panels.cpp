@@ -103,6 +103,20 @@ std::optional<PanelPacking> panel_packing(const UOpRef& sink, const Target& targ
   if (k == nullptr || k->src(0)->op() != Op::CONST) return std::nullopt;
   const int64_t ek = k->src(0)->arg_int();
   const int64_t panel = int64_t{plan.vectors} * plan.lanes;
+  if (plan.i != nullptr && plan.rows > 1)
+    for (const UOp* u : order) {
+      if (u->op() != Op::INDEX || u->nsrcs() != 2 || u->src(0)->op() != Op::DEFINE_GLOBAL ||
+          u->src(0)->arg_int() == 0)
+        continue;
+      const int64_t elem = u->src(0)->dtype().base().scalar_size();
+      const std::optional<int64_t> ci = coefficient(u->src(1).get(), plan.i),
+                                   cj = coefficient(u->src(1).get(), plan.j),
+                                   ck = coefficient(u->src(1).get(), k);
+      if (ci != 1 || cj != 0 || !ck || *ck < rows || elem <= 0) continue;
+      const int64_t bytes = ek * *ck * elem;
+      if (bytes <= 2 * CacheBudget(target).whole_b() || bytes > kMaxTransposeBytes) continue;
+      return PanelPacking{u->src(0)->arg_int(), *ck, 0, true, true};
+    }
   for (const Operand& o : operands(order, plan.j, k)) {
     if (o.cj != 1 || !o.ck || *o.ck <= 0 || *o.ck % panel != 0) continue;
     if (ek * *o.ck * o.elem <= CacheBudget(target).whole_b()) continue;

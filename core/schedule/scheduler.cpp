@@ -129,32 +129,47 @@ int64_t split_flat_range(UOpRef& ast, const UOp* var, int64_t extent) {
 // (codegen::panel_packing). The copy is a kernel of this schedule that realises a permuted
 // view of the operand, whose contiguous layout is the panels'; the operand's loads move to the
 // same layout.
-void Scheduler::pack_panels(UOpRef& ast, std::vector<UOpRef>& buffers, std::set<size_t>& deps,
-                            const std::string& device, int64_t rows) {
-  if (!ctx_.target) return;
-  std::optional<codegen::PanelPacking> p = codegen::panel_packing(ast, ctx_.target(device), rows);
-  if (!p) return;
-  const UOpRef buf = buffers[static_cast<size_t>(p->slot)];
-  const int64_t count = lazy::buffer_count(buf.get());
-  if (count % p->row != 0 || buffers[0] == buf) return;
-  const int64_t nrows = count / p->row, P = p->panel;
-  // Panels of columns: (rows, row / P, P) -> (row / P, rows, P); of rows: (rows / P, P, row)
-  // -> (rows / P, row, P).
-  if (p->by_rows ? nrows % P != 0 : p->row % P != 0) return;
-  const UOpRef view = p->by_rows
-                          ? lazy::permute(lazy::reshape(buf, {nrows / P, P, p->row}), {0, 2, 1})
-                          : lazy::permute(lazy::reshape(buf, {nrows, p->row / P, P}), {1, 0, 2});
-  keep_.push_back(view);
-  UOpRef packed = ctx_.new_buffer(device, buf->dtype(), count);
-  sched_.intermediates.push_back(packed);
-  KernelBuilder kb(*this, device);
-  UOpRef copy = kb.build(view.get(), shape_(view.get()), packed);
-  POLYGRAD_VERIFY(copy);
-  sched_.items.push_back({Item::Kind::kernel, device, copy, kb.buffers(), 0, {}});
-  meta_.push_back({kb.deps(), kb.old_reads(), std::nullopt});
-  deps.insert(sched_.items.size() - 1);
-  buffers[static_cast<size_t>(p->slot)] = packed;
-  ast = codegen::read_from_panels(ast, nrows, *p);
+bool Scheduler::pack_panels(UOpRef& ast, std::vector<UOpRef>& buffers, std::set<size_t>& deps,
+                            const std::string& device, int64_t rows, const UOp* outer_var,
+                            int64_t outer_extent) {
+  if (!ctx_.target) return false;
+  bool bound = false;
+  // Twice: a transposed a (a.T @ b) leaves b to pack in column panels.
+  for (int pass = 0; pass < 2; ++pass) {
+    std::optional<codegen::PanelPacking> p = codegen::panel_packing(ast, ctx_.target(device), rows);
+    if (!p) break;
+    const UOpRef buf = buffers[static_cast<size_t>(p->slot)];
+    const int64_t count = lazy::buffer_count(buf.get());
+    if (count % p->row != 0 || buffers[0] == buf) break;
+    const int64_t nrows = count / p->row;
+    // A transposed a: one panel of all rows, read with the row count compiled in (its offsets
+    // then split into row and column without a division; a's stride pins the rows anyway).
+    if (p->transpose_rows) p->panel = nrows;
+    const int64_t P = p->panel;
+    // Panels of columns: (rows, row / P, P) -> (row / P, rows, P); of rows: (rows / P, P, row)
+    // -> (rows / P, row, P).
+    if (p->by_rows ? nrows % P != 0 : p->row % P != 0) break;
+    const UOpRef view = p->by_rows
+                            ? lazy::permute(lazy::reshape(buf, {nrows / P, P, p->row}), {0, 2, 1})
+                            : lazy::permute(lazy::reshape(buf, {nrows, p->row / P, P}), {1, 0, 2});
+    keep_.push_back(view);
+    UOpRef packed = ctx_.new_buffer(device, buf->dtype(), count);
+    sched_.intermediates.push_back(packed);
+    KernelBuilder kb(*this, device);
+    UOpRef copy = kb.build(view.get(), shape_(view.get()), packed);
+    POLYGRAD_VERIFY(copy);
+    sched_.items.push_back({Item::Kind::kernel, device, copy, kb.buffers(), 0, {}});
+    meta_.push_back({kb.deps(), kb.old_reads(), std::nullopt});
+    deps.insert(sched_.items.size() - 1);
+    buffers[static_cast<size_t>(p->slot)] = packed;
+    if (p->transpose_rows && outer_var != nullptr) {
+      ast = substitute(ast, {{outer_var, const_int(dtypes::index, outer_extent)}});
+      outer_var = nullptr;
+      bound = true;
+    }
+    ast = codegen::read_from_panels(ast, nrows, *p);
+  }
+  return bound;
 }
 
 size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const UOpRef& out,
@@ -169,14 +184,15 @@ size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const U
   UOpRef ast = kb.build(value, shape, out);
   std::vector<UOpRef> buffers = kb.buffers();
   std::set<size_t> deps = kb.deps();
+  bool bound = false;  // the outer variable compiled in by the packing
   if (!assign_target) {
     int64_t rows = 1;  // the other output extents (the outer one as built)
     for (size_t i = 0; i + 1 < shape.size(); ++i) rows *= shape[i];
-    pack_panels(ast, buffers, deps, device, rows);
+    bound = pack_panels(ast, buffers, deps, device, rows, kb.outer_var(), kb.outer_extent());
   }
   std::vector<std::pair<std::string, int64_t>> vars;
   bool blocks = false;  // the variable counts blocks of a split flat range, not a size
-  if (const UOp* var = kb.outer_var()) {
+  if (const UOp* var = bound ? nullptr : kb.outer_var()) {
     bool has_reduce = false;
     for (const UOp* u : toposort(ast)) has_reduce = has_reduce || u->op() == Op::REDUCE;
     if (!has_reduce) {

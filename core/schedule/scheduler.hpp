@@ -60,8 +60,10 @@ class Scheduler {
   size_t add_copy(const UOpRef& dst, const UOpRef& src, int64_t nbytes, const std::string& device,
                   std::set<size_t> deps, std::set<int64_t> old_reads);
   std::string device_of(const UOp* node);
-  void pack_panels(UOpRef& ast, std::vector<UOpRef>& buffers, std::set<size_t>& deps,
-                   const std::string& device, int64_t rows);
+  /// True when it compiled the outer variable `outer_var` in (as `outer_extent`).
+  bool pack_panels(UOpRef& ast, std::vector<UOpRef>& buffers, std::set<size_t>& deps,
+                   const std::string& device, int64_t rows, const UOp* outer_var,
+                   int64_t outer_extent);
   void order();
 
   const Context& ctx_;

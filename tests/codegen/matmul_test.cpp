@@ -35,6 +35,15 @@ UOpRef matmul_nt_ast(int64_t m, int64_t n, int64_t kk) {
   return sink({store(o, i * n + j, reduce(Op::ADD, prod, {k}))});
 }
 
+/// out[i*N+j] = sum_k a[k*M+i] * b[k*N+j] (a.T @ b: a read k-major, a row of a per k step).
+UOpRef matmul_tn_ast(int64_t m, int64_t n, int64_t kk) {
+  UOpRef i = range(idx(m), 0), j = range(idx(n), 1), k = range(idx(kk), 2);
+  UOpRef o = global(0, dtypes::float32), a = global(1, dtypes::float32);
+  UOpRef b = global(2, dtypes::float32);
+  UOpRef prod = load(a, k * m + i) * load(b, k * n + j);
+  return sink({store(o, i * n + j, reduce(Op::ADD, prod, {k}))});
+}
+
 /// The kernel against plain loops; `b_k_major`: b is (n, k) and the kernel computes a @ b.T.
 /// Lowered for `target` (the cpu's when null).
 void check_matmul(int64_t m, int64_t n, int64_t kk, bool b_k_major = false,
@@ -409,6 +418,22 @@ TEST(Matmul, PanelPackingForLargeBsWithConflictingRowsOrShortBlocks) {
   // 7 vectors per column block (rows of 7 * 2W * 4 bytes: no multiple of 512): wide blocks
   // stream well as they are.
   EXPECT_FALSE(panel_packing(matmul_ast(256, 7 * w, 4096), cpu, 256));
+  // a.T @ b with a (k, m) larger than the 512 KiB L2: a transposed whole (up to 16 MiB); a
+  // smaller a stays, and b may take column panels instead.
+  for (auto [m, n, kk] : std::vector<std::array<int64_t, 3>>{{1024, 1024, 1024}, {256, 64, 784}}) {
+    std::optional<polygrad::codegen::PanelPacking> p =
+        panel_packing(matmul_tn_ast(m, n, kk), cpu, m);
+    ASSERT_TRUE(p.has_value()) << m << " " << n << " " << kk;
+    EXPECT_TRUE(p->transpose_rows && p->by_rows);
+    EXPECT_EQ(p->slot, 1);
+    EXPECT_EQ(p->row, m);
+  }
+  std::optional<polygrad::codegen::PanelPacking> small =
+      panel_packing(matmul_tn_ast(256, 256, 256), cpu, 256);
+  EXPECT_TRUE(!small || !small->transpose_rows);
+  std::optional<polygrad::codegen::PanelPacking> huge =
+      panel_packing(matmul_tn_ast(2048, 64, 4096), cpu, 2048);  // a 32 MiB
+  EXPECT_TRUE(!huge || !huge->transpose_rows);
   polygrad::codegen::Target gpu = cpu;
   gpu.caps.max_threads_per_group = 1024;
   EXPECT_FALSE(panel_packing(matmul_ast(1024, 1024, 1024), gpu, 1024));

@@ -500,6 +500,23 @@ TEST_F(RealizeTest, MatmulReadsALargeOperandFromAPackedCopy) {
     for (int64_t i = 0; i < m * n; ++i)
       ASSERT_NEAR(got[i], want[i], 1e-4) << "a @ b.T, n " << n << ": " << i;
   }
+  // a.T @ b with a (k, m) larger than an L2: a is read from a transposed copy (per k step a
+  // row block reads a row of a apart), b maybe from column panels; values as plain C++.
+  {
+    const int64_t m = 256, n = 4 * 2 * w + 5, k = int64_t(caps.l2_cache_bytes / (4 * m)) + 64;
+    std::vector<float> av = random_floats(k * m, 15, -1, 1), bv = random_floats(k * n, 16, -1, 1);
+    UOpRef at = lazy::permute(input(av, {k, m}), {1, 0});
+    UOpRef mm = testgraph::matmul(at, input(bv, {k, n}), m, k, n);
+    schedule::Schedule s = runtime::cached_schedule({mm}, dev_);
+    ASSERT_GE(s.items.size(), 2u);
+    EXPECT_EQ(s.items.back().buffers[1], s.items[0].buffers[0]);  // the transposed copy
+    std::vector<float> amk(static_cast<size_t>(m * k));
+    for (int64_t x = 0; x < k; ++x)
+      for (int64_t i = 0; i < m; ++i) amk[i * k + x] = av[x * m + i];
+    std::vector<float> got = values(mm);
+    std::vector<double> want = plain_matmul(amk, bv, m, k, n);
+    for (int64_t i = 0; i < m * n; ++i) ASSERT_NEAR(got[i], want[i], 1e-4) << "a.T @ b: " << i;
+  }
   // Few rows of a: no copy.
   UOpRef few =
       testgraph::matmul(input(random_floats(32 * 1024, 1), {32, 1024}),
