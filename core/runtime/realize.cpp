@@ -77,14 +77,22 @@ class ProgramCache {
                                         ? s->program.kernel->lowered
                                         : codegen::lower(sample, target_of(device)));
       };
-      if (std::optional<SizeMatch> m = templates_.lookup(ast, worthwhile)) {
-        Entry* g = find(device, m->general);
-        Cached p{
-            g ? g->program.kernel
-              : insert(device, m->general, {compile(device, m->general, std::move(lowered)), {}}),
-            {{m->var, m->value}}};
-        insert(device, ast, p);
-        return p;
+      // A general kernel the codegen or the device cannot take is given up on: the kernel is
+      // compiled for its sizes, as it would be without templates.
+      std::optional<SizeMatch> m;
+      try {
+        m = templates_.lookup(ast, worthwhile);
+        if (m) {
+          Entry* g = find(device, m->general);
+          Cached p{
+              g ? g->program.kernel
+                : insert(device, m->general, {compile(device, m->general, std::move(lowered)), {}}),
+              {{m->var, m->value}}};
+          insert(device, ast, p);
+          return p;
+        }
+      } catch (const std::exception&) {
+        if (m) templates_.forget(m->general);
       }
     }
     if (e) return e->program = Cached{compile(device, ast), {}};

@@ -253,6 +253,12 @@ std::optional<SizeMatch> SizeTemplates::lookup(
   return std::nullopt;
 }
 
+void SizeTemplates::forget(const UOpRef& general) {
+  for (auto& [key, tpls] : templates_)
+    for (Template& tpl : tpls)
+      if (tpl.general == general) tpl.general = {};
+}
+
 int64_t loop_iterations(const UOpRef& ast,
                         const std::vector<std::pair<std::string, int64_t>>& vars) {
   int64_t n = 1;

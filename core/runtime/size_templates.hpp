@@ -66,6 +66,10 @@ class SizeTemplates {
       const UOpRef& ast,
       const std::function<bool(const UOpRef& sample, const UOpRef& general)>& worthwhile);
 
+  /// Gives up on the general kernel `general` (it failed to compile): the kernels it would
+  /// serve are compiled for their sizes.
+  void forget(const UOpRef& general);
+
  private:
   static constexpr size_t kMaxSamplesPerKernel = 4, kMaxTemplatesPerKernel = 4;
   static constexpr size_t kMaxSamples = 4096;

@@ -118,6 +118,15 @@ TEST(SizeTemplates, AnOffsetOfTheSizeTakesAThirdKernel) {
   for (int64_t i = 0; i < 20; ++i) ASSERT_EQ(got[i], in[i + 19]) << i;
 }
 
+TEST(SizeTemplates, AForgottenGeneralKernelServesNothing) {
+  SizeTemplates templates;
+  EXPECT_FALSE(templates.lookup(scores(6), always));
+  std::optional<SizeMatch> m = templates.lookup(scores(7), always);
+  ASSERT_TRUE(m);
+  templates.forget(m->general);  // as when it failed to compile
+  EXPECT_FALSE(templates.lookup(scores(9), always));
+}
+
 TEST(SizeTemplates, LoopIterationsCountEveryRange) {
   EXPECT_EQ(polygrad::runtime::loop_iterations(scores(6), {}), kBatch * 6 * 6 * kDim);
 }
