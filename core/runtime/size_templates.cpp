@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <exception>
 #include <variant>
 
 namespace polygrad::runtime {
@@ -235,7 +236,12 @@ std::optional<SizeMatch> SizeTemplates::lookup(
         if (r.b != 0) e = e + r.b;
         return prev.dtypes[i] == var->dtype() ? e : cast(e, prev.dtypes[i]);
       });
-      if (!worthwhile(prev.ast, tpl.general)) tpl.general = {};
+      bool keep = false;  // (a general kernel the codegen rejects is not worthwhile)
+      try {
+        keep = worthwhile(prev.ast, tpl.general);
+      } catch (const std::exception&) {
+      }
+      if (!keep) tpl.general = {};
       if (templates_.size() > kMaxSamples) templates_.clear();
       std::vector<Template>& tpls = templates_[s->key];
       if (tpls.size() >= kMaxTemplatesPerKernel) tpls.erase(tpls.begin());
