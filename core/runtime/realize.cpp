@@ -11,6 +11,7 @@
 #include <polygrad/error.hpp>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -69,13 +70,17 @@ class ProgramCache {
     const int64_t iterations = e || specialize ? 0 : loop_iterations(ast, vars);
     if (!e && !specialize && iterations <= SizeTemplates::kMaxIterations) {
       std::optional<codegen::LoweredKernel> lowered;
-      auto worthwhile = [&](const UOpRef& sample, const UOpRef& general) {
+      auto worthwhile = [&](const UOpRef& sample, const UOpRef& general, int64_t size) {
         lowered = codegen::lower(general, target_of(device));
         if (iterations <= kAlwaysGeneral) return true;
         Entry* s = find(device, sample);
-        return keeps_plan(*lowered, s && s->program.sizes.empty()
-                                        ? s->program.kernel->lowered
-                                        : codegen::lower(sample, target_of(device)));
+        const codegen::LoweredKernel sk = s && s->program.sizes.empty()
+                                              ? s->program.kernel->lowered
+                                              : codegen::lower(sample, target_of(device));
+        std::unordered_map<std::string, int64_t> vals(vars.begin(), vars.end());
+        const std::array<uint32_t, 3> sample_grid = sk.launch_global(vals);
+        vals.emplace(SizeTemplates::kVar, size);
+        return keeps_plan(*lowered, lowered->launch_global(vals), sk, sample_grid);
       };
       // A general kernel the codegen or the device cannot take is given up on: the kernel is
       // compiled for its sizes, as it would be without templates.
@@ -84,10 +89,20 @@ class ProgramCache {
         m = templates_.lookup(ast, worthwhile);
         if (m) {
           Entry* g = find(device, m->general);
-          Cached p{
+          std::shared_ptr<CompiledKernel> k =
               g ? g->program.kernel
-                : insert(device, m->general, {compile(device, m->general, std::move(lowered)), {}}),
-              {{m->var, m->value}}};
+                : insert(device, m->general, {compile(device, m->general, std::move(lowered)), {}});
+          if (iterations > kAlwaysGeneral) {
+            // Checked against this kernel's own plan too: the template may come from sizes
+            // where the two plans agreed (or from small kernels, never checked).
+            codegen::LoweredKernel own = codegen::lower(ast, target_of(device));
+            std::unordered_map<std::string, int64_t> vals(vars.begin(), vars.end());
+            const std::array<uint32_t, 3> own_grid = own.launch_global(vals);
+            vals.emplace(m->var, m->value);
+            if (!keeps_plan(k->lowered, k->lowered.launch_global(vals), own, own_grid))
+              return {insert(device, ast, Cached{compile(device, ast, std::move(own)), {}}), {}};
+          }
+          Cached p{k, {{m->var, m->value}}};
           insert(device, ast, p);
           return p;
         }
@@ -144,10 +159,13 @@ class ProgramCache {
   }
 
   /// Whether a general kernel keeps what the codegen made of the kernel it was learnt from:
-  /// at least its loops (a transpose's tiles) and half its vector lanes (a small matmul's
-  /// columns would run scalar).
+  /// at least its loops (a transpose's tiles), half its vector lanes (a small matmul's
+  /// columns would run scalar) and its launch steps at the sample's sizes, up to 64 (rows
+  /// tiled along the batch instead of a now variable length ran serially).
   static bool keeps_plan(const codegen::LoweredKernel& general,
-                         const codegen::LoweredKernel& sample) {
+                         const std::array<uint32_t, 3>& general_grid,
+                         const codegen::LoweredKernel& sample,
+                         const std::array<uint32_t, 3>& sample_grid) {
     auto count = [](const codegen::LoweredKernel& k, uint64_t& loops, uint64_t& lanes) {
       for (const pg_instruction& i : k.instructions) {
         if (i.op == PG_OP_RANGE) ++loops;
@@ -157,7 +175,10 @@ class ProgramCache {
     uint64_t gl = 0, gv = 0, sl = 0, sv = 0;
     count(general, gl, gv);
     count(sample, sl, sv);
-    return gl >= sl && 2 * gv >= sv;
+    auto threads = [](const std::array<uint32_t, 3>& g) {
+      return std::min<uint64_t>(uint64_t{g[0]} * g[1] * g[2], 64);
+    };
+    return gl >= sl && 2 * gv >= sv && threads(general_grid) >= threads(sample_grid);
   }
 
   std::shared_ptr<CompiledKernel> compile(const std::string& device, const UOpRef& ast,

@@ -176,7 +176,8 @@ SizeTemplates::~SizeTemplates() = default;
 
 std::optional<SizeMatch> SizeTemplates::lookup(
     const UOpRef& ast,
-    const std::function<bool(const UOpRef& sample, const UOpRef& general)>& worthwhile) {
+    const std::function<bool(const UOpRef& sample, const UOpRef& general, int64_t size)>&
+        worthwhile) {
   auto s = std::make_shared<Sample>(ast);
   if (s->slots() == 0) return std::nullopt;
   if (auto found = templates_.find(s->key); found != templates_.end())
@@ -238,7 +239,7 @@ std::optional<SizeMatch> SizeTemplates::lookup(
       });
       bool keep = false;  // (a general kernel the codegen rejects is not worthwhile)
       try {
-        keep = worthwhile(prev.ast, tpl.general);
+        keep = worthwhile(prev.ast, tpl.general, t1);
       } catch (const std::exception&) {
       }
       if (!keep) tpl.general = {};

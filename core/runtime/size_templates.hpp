@@ -60,11 +60,13 @@ class SizeTemplates {
   /// before, or one learnt now from `ast` and an earlier kernel of its structure. Nothing when
   /// `ast` is the first of its structure or its constants are no function of one size; `ast` is
   /// then kept to pair with a later kernel.
-  /// `worthwhile(sample, general)` decides whether a newly learnt general kernel replaces
-  /// the sample's sizes (false: kernels of this structure keep being compiled for their sizes).
+  /// `worthwhile(sample, general, size)` decides whether a newly learnt general kernel (at the
+  /// sample's size) replaces the sample's sizes (false: kernels of this structure keep being
+  /// compiled for their sizes).
   std::optional<SizeMatch> lookup(
       const UOpRef& ast,
-      const std::function<bool(const UOpRef& sample, const UOpRef& general)>& worthwhile);
+      const std::function<bool(const UOpRef& sample, const UOpRef& general, int64_t size)>&
+          worthwhile);
 
   /// Gives up on the general kernel `general` (it failed to compile): the kernels it would
   /// serve are compiled for their sizes.

@@ -29,7 +29,7 @@ UOpRef scores(int64_t t, int64_t dim = kDim) {
   return sink({store(out, b * idx(t * t) + i * idx(t) + j, reduce(Op::ADD, qv * kv, {d}))});
 }
 
-bool always(const UOpRef&, const UOpRef&) {
+bool always(const UOpRef&, const UOpRef&, int64_t) {
   return true;
 }
 
@@ -82,7 +82,7 @@ TEST(SizeTemplates, AKernelOffTheTemplateIsCompiledIn) {
 TEST(SizeTemplates, AGeneralKernelThatIsNotWorthwhileIsNeverUsed) {
   SizeTemplates templates;
   int asked = 0;
-  auto never = [&](const UOpRef&, const UOpRef&) {
+  auto never = [&](const UOpRef&, const UOpRef&, int64_t) {
     ++asked;
     return false;
   };
