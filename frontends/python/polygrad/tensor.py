@@ -33,12 +33,17 @@ def _call(f, *args):
     return _wrap(out)
 
 
+def _int64_bits(v):
+    """An int as int64 bits, exactly (a uint64 above 2**63 wraps to its bit pattern): int64
+    values beyond 2**53 have no double, so they travel as these."""
+    return (int(v) + 2**63) % 2**64 - 2**63
+
+
 def _scalar(v):
     if isinstance(v, (bool, np.bool_)):
         return Scalar(1.0 if v else 0.0, 1, 1 if v else 0)
     if isinstance(v, numbers.Integral):
-        # int_value exactly (as int64 bits: a uint64 above 2**63 wraps to its bit pattern)
-        return Scalar(float(v), 1, (int(v) + 2**63) % 2**64 - 2**63)
+        return Scalar(float(v), 1, _int64_bits(v))
     return Scalar(float(v), 0, 0)
 
 
@@ -199,9 +204,8 @@ class Tensor:
             out = c_void_p()
             if (isinstance(data, numbers.Integral) and abs(int(data)) > 2**53
                     and _dt.name_of(dtype) not in _FLOATS + ("bool",)):
-                # exactly: an int64 beyond 2**53 has no double
-                v = (int(data) + 2**63) % 2**64 - 2**63
-                check(lib.pg_tensor_full_int(None, 0, v, _dtype_code(dtype), dev, byref(out)))
+                check(lib.pg_tensor_full_int(None, 0, _int64_bits(data), _dtype_code(dtype), dev,
+                                             byref(out)))
             else:
                 check(lib.pg_tensor_scalar(float(data), _dtype_code(dtype), dev, byref(out)))
             self._h = out
@@ -253,9 +257,8 @@ class Tensor:
         dims, n = int64s(shape)
         if (isinstance(fill_value, numbers.Integral) and not isinstance(fill_value, bool)
                 and _dt.name_of(dtype) not in _FLOATS + ("bool",)):
-            # exactly: an int64 beyond 2**53 has no double
-            v = (int(fill_value) + 2**63) % 2**64 - 2**63
-            t = _call(lib.pg_tensor_full_int, dims, n, v, _dtype_code(dtype), _dev(device))
+            t = _call(lib.pg_tensor_full_int, dims, n, _int64_bits(fill_value), _dtype_code(dtype),
+                      _dev(device))
         else:
             t = _call(lib.pg_tensor_full, dims, n, float(fill_value), _dtype_code(dtype),
                       _dev(device))
@@ -296,8 +299,7 @@ class Tensor:
         ints = all(isinstance(v, numbers.Integral) for v in (lo, hi, step))
         if ints and any(abs(int(v)) > 2**53 for v in (lo, hi, step)) and (
                 dtype is None or _dt.name_of(dtype) not in _FLOATS + ("bool",)):
-            # exactly: an int64 beyond 2**53 has no double
-            code = code or DTYPE_CODES["int32"]
+            code = code or DTYPE_CODES["int32"]  # (exactly: beyond 2**53 a double is not)
             return _call(lib.pg_tensor_arange_int, int(lo), int(hi), int(step), code, _dev(device))
         if dtype is None and not all(float(v).is_integer() for v in (lo, hi, step)):
             code = DTYPE_CODES["float32"]
@@ -339,8 +341,7 @@ class Tensor:
         elif not is_bool and name == "bool":
             name = "int32"
         if name not in _FLOATS and not is_bool and abs(int(v)) > 2**53:
-            v = (int(v) + 2**63) % 2**64 - 2**63  # exactly: beyond 2**53 a double is not
-            return _call(lib.pg_tensor_full_int, None, 0, v, DTYPE_CODES[name],
+            return _call(lib.pg_tensor_full_int, None, 0, _int64_bits(v), DTYPE_CODES[name],
                          self._device_bytes())
         return _call(lib.pg_tensor_scalar, float(v), DTYPE_CODES[name], self._device_bytes())
 
