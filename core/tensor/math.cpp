@@ -119,7 +119,9 @@ Tensor Tensor::where(Scalar a, const Tensor& b) const {
   return where(detail::scalar_like(b, a), b);
 }
 Tensor Tensor::where(Scalar a, Scalar b) const {
-  DType t = a.is_int && b.is_int ? dtypes::int32 : dtypes::float32;
+  DType t = !a.is_int || !b.is_int                         ? dtypes::float32
+            : detail::int_scalar_dtype(a) == dtypes::int64 ? dtypes::int64
+                                                           : detail::int_scalar_dtype(b);
   return where(detail::constant(a, t, {}, device()), detail::constant(b, t, {}, device()));
 }
 

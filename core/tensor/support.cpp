@@ -4,6 +4,7 @@
 #include "tensor/tensor_impl.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 
 namespace polygrad::detail {
@@ -88,8 +89,12 @@ void check_same_device(const char* op, const Tensor& a, const Tensor& b) {
                b.device() + ")");
 }
 
+DType int_scalar_dtype(Scalar s) {
+  return s.int_value >= INT32_MIN && s.int_value <= INT32_MAX ? dtypes::int32 : dtypes::int64;
+}
+
 DType scalar_dtype(DType t, Scalar s) {
-  if (s.is_int) return t.is_bool() ? dtypes::int32 : t;
+  if (s.is_int) return t.is_bool() ? int_scalar_dtype(s) : t;
   return t.is_float() ? t : dtypes::float32;
 }
 

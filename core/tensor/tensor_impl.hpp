@@ -60,6 +60,9 @@ void check_same_device(const char* op, const Tensor& a, const Tensor& b);
 DType scalar_dtype(DType t, Scalar s);
 /// A tensor of `shape` on `device` filled with `v` (lazy CONST, no buffer).
 Tensor constant(Scalar v, DType dtype, const lazy::Shape& shape, const std::string& device);
+/// The dtype of an int scalar alone: int32, the default int, or int64 when int32 cannot hold
+/// it (as torch and numpy give, rather than wrap).
+DType int_scalar_dtype(Scalar s);
 /// `s` as a tensor next to `t`: the scalar-rule dtype, t's shape and device.
 Tensor scalar_like(const Tensor& t, Scalar s);
 

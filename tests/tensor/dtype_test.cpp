@@ -122,6 +122,15 @@ TEST(Dtype, Int64BeyondDoublesStaysExact) {
   EXPECT_EQ(Tensor::full({1}, ~uint64_t{0}, PG_DTYPE_UINT64).to_vector<uint64_t>()[0],
             ~uint64_t{0});
   EXPECT_THROW(Tensor::arange_int(0, 3, 1, PG_DTYPE_FLOAT32), polygrad::Error);
+  // An int scalar with no int tensor to follow is int32 unless int32 cannot hold it.
+  const Tensor b(std::vector<bool>{true, false});
+  EXPECT_EQ((b + big).dtype(), PG_DTYPE_INT64);
+  EXPECT_EQ((b + big).to_vector<int64_t>(), (std::vector<int64_t>{big + 1, big}));
+  EXPECT_EQ((b + 2).dtype(), PG_DTYPE_INT32);
+  const Tensor w = b.where(big, 1);
+  EXPECT_EQ(w.dtype(), PG_DTYPE_INT64);
+  EXPECT_EQ(w.to_vector<int64_t>(), (std::vector<int64_t>{big, 1}));
+  EXPECT_EQ(b.where(2, 1).dtype(), PG_DTYPE_INT32);
 }
 
 }  // namespace

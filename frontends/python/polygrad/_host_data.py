@@ -30,6 +30,14 @@ _RELEASE = RELEASE_FN(_release)
 ctypes.pythonapi.Py_IncRef(ctypes.py_object(_RELEASE))
 
 
+def fits_int32(v):
+    """Whether Python ints (an int, or an int64 array of them) fit int32, the default int: the
+    ones that do not give int64, as numpy and torch do, rather than wrap."""
+    if isinstance(v, np.ndarray):
+        return v.size == 0 or (int(v.min()) >= -2**31 and int(v.max()) < 2**31)
+    return -2**31 <= int(v) < 2**31
+
+
 def _from_numpy(data, dtype, dev):
     """A new handle for `data` (list, tuple or ndarray). A C-contiguous, aligned, writeable array
     of a core dtype is offered to the device in place; where the device takes it (the cpu
@@ -54,8 +62,8 @@ def _from_numpy(data, dtype, dev):
             arr = arr.astype(_NP_OF[_dt.name_of(dtype)], copy=False)
         elif arr.dtype == np.float64 or arr.size == 0:
             arr = arr.astype(np.float32)
-        elif arr.dtype == np.int64:
-            arr = arr.astype(np.int32)
+        elif arr.dtype == np.int64 and fits_int32(arr):
+            arr = arr.astype(np.int32)  # (ints int32 cannot hold stay int64, as numpy's)
     name = arr.dtype.name
     if name not in _NP_OF:
         arr, name = arr.astype(np.float32), "float32"

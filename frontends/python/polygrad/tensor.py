@@ -12,7 +12,7 @@ from ._ffi import (DTYPE_CODES, DTYPE_NAMES, MISSING, RELEASE_FN, Index, Scalar,
                    c_double, c_int, c_int64, c_size_t, c_void_p, check, int64s, lib, raise_error)
 from .device import canonical_device_arg, device_display
 from . import dtypes as _dt
-from ._host_data import _NP_OF, _aligned_empty, _from_numpy
+from ._host_data import _NP_OF, _aligned_empty, _from_numpy, fits_int32
 
 _FLOATS = ("float16", "bfloat16", "float32", "float64")
 
@@ -31,6 +31,11 @@ def _call(f, *args):
     if st:
         raise_error(st)
     return _wrap(out)
+
+
+def _int_dtype(v):
+    """The dtype of a Python int: int32, the default int, or int64 when int32 cannot hold it."""
+    return "int32" if fits_int32(v) else "int64"
 
 
 def _int64_bits(v):
@@ -200,7 +205,7 @@ class Tensor:
         elif _is_scalar(data) and not isinstance(data, np.ndarray):
             if dtype is None:
                 dtype = ("bool" if isinstance(data, (bool, np.bool_)) else
-                         "int32" if isinstance(data, numbers.Integral) else "float32")
+                         _int_dtype(data) if isinstance(data, numbers.Integral) else "float32")
             out = c_void_p()
             if (isinstance(data, numbers.Integral) and abs(int(data)) > 2**53
                     and _dt.name_of(dtype) not in _FLOATS + ("bool",)):
@@ -253,7 +258,8 @@ class Tensor:
             shape = (shape,)
         if dtype is None:
             dtype = ("bool" if isinstance(fill_value, bool) else
-                     "int32" if isinstance(fill_value, numbers.Integral) else "float32")
+                     _int_dtype(fill_value) if isinstance(fill_value, numbers.Integral)
+                     else "float32")
         dims, n = int64s(shape)
         if (isinstance(fill_value, numbers.Integral) and not isinstance(fill_value, bool)
                 and _dt.name_of(dtype) not in _FLOATS + ("bool",)):
@@ -297,9 +303,11 @@ class Tensor:
             lo, hi = start, stop
         code = _dtype_code(dtype, "void") if dtype is not None else 0
         ints = all(isinstance(v, numbers.Integral) for v in (lo, hi, step))
+        if ints and dtype is None and not all(fits_int32(v) for v in (lo, hi, step)):
+            code = DTYPE_CODES["int64"]
         if ints and any(abs(int(v)) > 2**53 for v in (lo, hi, step)) and (
                 dtype is None or _dt.name_of(dtype) not in _FLOATS + ("bool",)):
-            code = code or DTYPE_CODES["int32"]  # (exactly: beyond 2**53 a double is not)
+            code = code or DTYPE_CODES["int64"]  # (exactly: beyond 2**53 a double is not)
             return _call(lib.pg_tensor_arange_int, int(lo), int(hi), int(step), code, _dev(device))
         if dtype is None and not all(float(v).is_integer() for v in (lo, hi, step)):
             code = DTYPE_CODES["float32"]
@@ -339,7 +347,7 @@ class Tensor:
         if not is_bool and not isinstance(v, numbers.Integral) and name not in _FLOATS:
             name = "float32"
         elif not is_bool and name == "bool":
-            name = "int32"
+            name = _int_dtype(v)
         if name not in _FLOATS and not is_bool and abs(int(v)) > 2**53:
             return _call(lib.pg_tensor_full_int, None, 0, _int64_bits(v), DTYPE_CODES[name],
                          self._device_bytes())

@@ -157,3 +157,18 @@ def test_int64_beyond_doubles_stays_exact():
     assert Tensor(big, dtype="int64").item() == big
     assert Tensor.full((2,), big, dtype="int64").sum().item() == 2 * big
     assert Tensor(2**64 - 2, dtype="uint64").item() == 2**64 - 2
+
+
+def test_ints_int32_cannot_hold_give_int64():
+    """The default int is int32, but an int it cannot hold gives int64 (as numpy and torch),
+    where it used to wrap: [1, 2**40] came out [1, 0]."""
+    big = 2**40
+    for t, want in [(Tensor([1, big]), [1, big]), (Tensor(big), big),
+                    (Tensor.full((2,), big), [big, big]),
+                    (Tensor.arange(big, big + 2), [big, big + 1]),
+                    (Tensor([True, False]).where(big, 1), [big, 1]),
+                    (Tensor([True]) + big, [big + 1])]:
+        assert t.dtype == "int64", t.dtype
+        np.testing.assert_array_equal(t.numpy(), want)
+    assert Tensor([1, 2]).dtype == "int32" and Tensor.full((1,), -2**31).dtype == "int32"
+    assert Tensor(2**31).dtype == "int64" and Tensor([-2**31 - 1]).dtype == "int64"
