@@ -8,10 +8,6 @@ namespace polygrad {
 
 namespace {
 
-size_t mix(size_t h, size_t v) {
-  return h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2));
-}
-
 struct ArgHash {
   size_t operator()(std::monostate) const { return 0; }
   size_t operator()(int64_t v) const { return std::hash<int64_t>{}(v); }
@@ -20,12 +16,12 @@ struct ArgHash {
   size_t operator()(const std::string& v) const { return std::hash<std::string>{}(v); }
   size_t operator()(const std::vector<int64_t>& v) const {
     size_t h = v.size();
-    for (int64_t x : v) h = mix(h, static_cast<size_t>(x));
+    for (int64_t x : v) h = hash_mix(h, static_cast<size_t>(x));
     return h;
   }
   size_t operator()(const Var& v) const {
-    return mix(mix(std::hash<std::string>{}(v.name), static_cast<size_t>(v.vmin)),
-               static_cast<size_t>(v.vmax));
+    return hash_mix(hash_mix(std::hash<std::string>{}(v.name), static_cast<size_t>(v.vmin)),
+                    static_cast<size_t>(v.vmax));
   }
 };
 
@@ -59,7 +55,7 @@ bool arg_equal(const Arg& a, const Arg& b) {
 }
 
 size_t arg_hash(const Arg& a) {
-  return mix(a.index(), std::visit(ArgHash{}, a));
+  return hash_mix(a.index(), std::visit(ArgHash{}, a));
 }
 
 std::string arg_to_string(const Arg& a) {

@@ -28,6 +28,11 @@ using Arg =
 bool arg_equal(const Arg& a, const Arg& b);
 /// Hash consistent with arg_equal.
 size_t arg_hash(const Arg& a);
+
+/// Mixes `v` into the running hash `h` (boost's hash_combine).
+inline size_t hash_mix(size_t h, size_t v) {
+  return h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2));
+}
 /// Readable form: "", "3", "1.5", "true", "\"cpu\"", "[0, 2]", "n[1..8]".
 std::string arg_to_string(const Arg& a);
 

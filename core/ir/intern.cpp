@@ -14,9 +14,6 @@
 namespace polygrad {
 
 namespace {
-size_t mix(size_t h, size_t v) {
-  return h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2));
-}
 std::atomic<BufferReleaseHook> buffer_release_hook{nullptr};
 
 }  // namespace
@@ -32,9 +29,9 @@ class InternTable {
   }
 
   UOpRef make(Op op, DType dtype, std::span<const UOpRef> srcs, Arg&& arg) {
-    size_t h = mix(static_cast<size_t>(op), dtype.key());
-    for (const UOpRef& s : srcs) h = mix(h, reinterpret_cast<size_t>(s.get()));
-    h = mix(h, arg_hash(arg));
+    size_t h = hash_mix(static_cast<size_t>(op), dtype.key());
+    for (const UOpRef& s : srcs) h = hash_mix(h, reinterpret_cast<size_t>(s.get()));
+    h = hash_mix(h, arg_hash(arg));
     Shard& shard = shards_[h % kShards];
     std::lock_guard<std::mutex> lock(shard.mu);
     if (!shard.buckets.empty()) {

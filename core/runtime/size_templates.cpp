@@ -20,10 +20,6 @@ bool is_size_const(const UOp* u) {
          std::holds_alternative<int64_t>(u->arg());
 }
 
-size_t mix(size_t h, size_t v) {
-  return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
-}
-
 /// A constant as a function of the size t: a * t + b (p 1), a * t * t (p 2), or b (p 0).
 struct Rule {
   int64_t a = 0, b = 0;
@@ -81,20 +77,21 @@ struct SizeTemplates::Sample {
       pos.emplace(u, i);
       order.push_back(u);
       srcs.emplace_back();
-      size_t h = mix(mix(static_cast<size_t>(u->op()), u->dtype().key()), arg_hash(u->arg()));
+      size_t h =
+          hash_mix(hash_mix(static_cast<size_t>(u->op()), u->dtype().key()), arg_hash(u->arg()));
       for (const UOpRef& src : u->srcs()) {
         if (is_size_const(src.get())) {
           srcs[i].push_back(kSlot);
           values.push_back(src->arg_int());
           dtypes.push_back(src->dtype());
           extent.push_back(u->op() == Op::RANGE);
-          h = mix(h, src->dtype().key());
+          h = hash_mix(h, src->dtype().key());
         } else {
           srcs[i].push_back(pos.at(src.get()));
         }
-        h = mix(h, srcs[i].back());
+        h = hash_mix(h, srcs[i].back());
       }
-      key = mix(key, h);
+      key = hash_mix(key, h);
     }
   }
 
