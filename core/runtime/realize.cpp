@@ -74,13 +74,9 @@ class ProgramCache {
         lowered = codegen::lower(general, target_of(device));
         if (iterations <= kAlwaysGeneral) return true;
         Entry* s = find(device, sample);
-        const codegen::LoweredKernel sk = s && s->program.sizes.empty()
-                                              ? s->program.kernel->lowered
-                                              : codegen::lower(sample, target_of(device));
-        std::unordered_map<std::string, int64_t> vals(vars.begin(), vars.end());
-        const std::array<uint32_t, 3> sample_grid = sk.launch_global(vals);
-        vals.emplace(SizeTemplates::kVar, size);
-        return keeps_plan(*lowered, lowered->launch_global(vals), sk, sample_grid);
+        if (s && s->program.sizes.empty())
+          return keeps_plan(*lowered, s->program.kernel->lowered, vars, size);
+        return keeps_plan(*lowered, codegen::lower(sample, target_of(device)), vars, size);
       };
       // A general kernel the codegen or the device cannot take is given up on: the kernel is
       // compiled for its sizes, as it would be without templates.
@@ -96,10 +92,7 @@ class ProgramCache {
             // Checked against this kernel's own plan too: the template may come from sizes
             // where the two plans agreed (or from small kernels, never checked).
             codegen::LoweredKernel own = codegen::lower(ast, target_of(device));
-            std::unordered_map<std::string, int64_t> vals(vars.begin(), vars.end());
-            const std::array<uint32_t, 3> own_grid = own.launch_global(vals);
-            vals.emplace(m->var, m->value);
-            if (!keeps_plan(k->lowered, k->lowered.launch_global(vals), own, own_grid))
+            if (!keeps_plan(k->lowered, own, vars, m->value))
               return {insert(device, ast, Cached{compile(device, ast, std::move(own)), {}}), {}};
           }
           Cached p{k, {{m->var, m->value}}};
@@ -158,14 +151,12 @@ class ProgramCache {
     return target;
   }
 
-  /// Whether a general kernel keeps what the codegen made of the kernel it was learnt from:
-  /// at least its loops (a transpose's tiles), half its vector lanes (a small matmul's
-  /// columns would run scalar) and its launch steps at the sample's sizes, up to 64 (rows
+  /// Whether a general kernel keeps what the codegen made of a kernel it serves (launched with
+  /// `vars` and the size `size`): at least its loops (a transpose's tiles), half its vector
+  /// lanes (a small matmul's columns would run scalar) and its launch steps, up to 64 (rows
   /// tiled along the batch instead of a now variable length ran serially).
-  static bool keeps_plan(const codegen::LoweredKernel& general,
-                         const std::array<uint32_t, 3>& general_grid,
-                         const codegen::LoweredKernel& sample,
-                         const std::array<uint32_t, 3>& sample_grid) {
+  static bool keeps_plan(const codegen::LoweredKernel& general, const codegen::LoweredKernel& sized,
+                         const std::vector<std::pair<std::string, int64_t>>& vars, int64_t size) {
     auto count = [](const codegen::LoweredKernel& k, uint64_t& loops, uint64_t& lanes) {
       for (const pg_instruction& i : k.instructions) {
         if (i.op == PG_OP_RANGE) ++loops;
@@ -174,11 +165,15 @@ class ProgramCache {
     };
     uint64_t gl = 0, gv = 0, sl = 0, sv = 0;
     count(general, gl, gv);
-    count(sample, sl, sv);
-    auto threads = [](const std::array<uint32_t, 3>& g) {
+    count(sized, sl, sv);
+    std::unordered_map<std::string, int64_t> vals(vars.begin(), vars.end());
+    auto threads = [&](const codegen::LoweredKernel& k) {
+      const std::array<uint32_t, 3> g = k.launch_global(vals);
       return std::min<uint64_t>(uint64_t{g[0]} * g[1] * g[2], 64);
     };
-    return gl >= sl && 2 * gv >= sv && threads(general_grid) >= threads(sample_grid);
+    const uint64_t sized_threads = threads(sized);
+    vals.emplace(SizeTemplates::kVar, size);
+    return gl >= sl && 2 * gv >= sv && threads(general) >= sized_threads;
   }
 
   std::shared_ptr<CompiledKernel> compile(const std::string& device, const UOpRef& ast,
