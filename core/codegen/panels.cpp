@@ -31,14 +31,16 @@ UOpRef read_from_panels(const UOpRef& sink, int64_t rows, const PanelPacking& p)
 namespace {
 
 /// An input buffer's load of a matmul-shaped kernel: its slot, element size, and the strides
-/// of its offset along the output columns j and the reduce range k (nullopt: not affine).
+/// of its offset along the output columns j, the reduce range k and the output rows i
+/// (nullopt: not affine, or no i).
 struct Operand {
   int64_t slot = 0, elem = 0;
-  std::optional<int64_t> cj, ck;
+  std::optional<int64_t> cj, ck, ci;
 };
 
 /// The operands of the kernel whose nodes are `order`: every ungated INDEX of an input slot.
-std::vector<Operand> operands(const std::vector<const UOp*>& order, const UOp* j, const UOp* k) {
+std::vector<Operand> operands(const std::vector<const UOp*>& order, const UOp* j, const UOp* k,
+                              const UOp* i = nullptr) {
   std::vector<Operand> out;
   for (const UOp* u : order) {
     if (u->op() != Op::INDEX || u->nsrcs() != 2 || u->src(0)->op() != Op::DEFINE_GLOBAL ||
@@ -47,7 +49,8 @@ std::vector<Operand> operands(const std::vector<const UOp*>& order, const UOp* j
     const int64_t elem = u->src(0)->dtype().base().scalar_size();
     if (elem <= 0) continue;
     out.push_back({u->src(0)->arg_int(), elem, coefficient(u->src(1).get(), j),
-                   coefficient(u->src(1).get(), k)});
+                   coefficient(u->src(1).get(), k),
+                   i ? coefficient(u->src(1).get(), i) : std::nullopt});
   }
   return out;
 }
@@ -104,18 +107,11 @@ std::optional<PanelPacking> panel_packing(const UOpRef& sink, const Target& targ
   const int64_t ek = k->src(0)->arg_int();
   const int64_t panel = int64_t{plan.vectors} * plan.lanes;
   if (plan.i != nullptr && plan.rows > 1)
-    for (const UOp* u : order) {
-      if (u->op() != Op::INDEX || u->nsrcs() != 2 || u->src(0)->op() != Op::DEFINE_GLOBAL ||
-          u->src(0)->arg_int() == 0)
-        continue;
-      const int64_t elem = u->src(0)->dtype().base().scalar_size();
-      const std::optional<int64_t> ci = coefficient(u->src(1).get(), plan.i),
-                                   cj = coefficient(u->src(1).get(), plan.j),
-                                   ck = coefficient(u->src(1).get(), k);
-      if (ci != 1 || cj != 0 || !ck || *ck < rows || elem <= 0) continue;
-      const int64_t bytes = ek * *ck * elem;
+    for (const Operand& o : operands(order, plan.j, k, plan.i)) {
+      if (o.ci != 1 || o.cj != 0 || !o.ck || *o.ck < rows) continue;
+      const int64_t bytes = ek * *o.ck * o.elem;
       if (bytes <= 2 * CacheBudget(target).whole_b() || bytes > kMaxTransposeBytes) continue;
-      return PanelPacking{u->src(0)->arg_int(), *ck, 0, true, true};
+      return PanelPacking{o.slot, *o.ck, 0, true, true};
     }
   for (const Operand& o : operands(order, plan.j, k)) {
     if (o.cj != 1 || !o.ck || *o.ck <= 0 || *o.ck % panel != 0) continue;
