@@ -129,16 +129,22 @@ UOpRef scalar(DType dtype, double v) {
   return const_int(dtype, static_cast<int64_t>(v));
 }
 
-UOpRef full(DType dtype, double v, const Shape& shape) {
-  UOpRef c = scalar(dtype, v);
+namespace {
+
+/// The constant `c` broadcast to `shape`.
+UOpRef broadcast_const(const UOpRef& c, const Shape& shape) {
   if (shape.empty()) return c;
   return expand(reshape(c, Shape(shape.size(), 1)), shape);
 }
 
+}  // namespace
+
+UOpRef full(DType dtype, double v, const Shape& shape) {
+  return broadcast_const(scalar(dtype, v), shape);
+}
+
 UOpRef full_int(DType dtype, int64_t v, const Shape& shape) {
-  UOpRef c = const_int(dtype, v);
-  if (shape.empty()) return c;
-  return expand(reshape(c, Shape(shape.size(), 1)), shape);
+  return broadcast_const(const_int(dtype, v), shape);
 }
 
 UOpRef reshape(const UOpRef& x, const Shape& shape) {

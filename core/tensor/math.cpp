@@ -119,9 +119,9 @@ Tensor Tensor::where(Scalar a, const Tensor& b) const {
   return where(detail::scalar_like(b, a), b);
 }
 Tensor Tensor::where(Scalar a, Scalar b) const {
-  DType t = !a.is_int || !b.is_int                         ? dtypes::float32
-            : detail::int_scalar_dtype(a) == dtypes::int64 ? dtypes::int64
-                                                           : detail::int_scalar_dtype(b);
+  DType t = a.is_int && b.is_int ? detail::promote_for("where", detail::int_scalar_dtype(a),
+                                                       detail::int_scalar_dtype(b))
+                                 : dtypes::float32;
   return where(detail::constant(a, t, {}, device()), detail::constant(b, t, {}, device()));
 }
 
