@@ -44,6 +44,18 @@ def _int64_bits(v):
     return (int(v) + 2**63) % 2**64 - 2**63
 
 
+def _scalar_handle(v, code, dev):
+    """A new handle for a 0-d tensor of dtype `code` holding the Python number `v`; an int
+    beyond 2**53 (no double holds it) goes in exactly as int64 bits."""
+    out = c_void_p()
+    if (isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
+            and abs(int(v)) > 2**53 and DTYPE_NAMES[code] not in _FLOATS + ("bool",)):
+        check(lib.pg_tensor_full_int(None, 0, _int64_bits(v), code, dev, byref(out)))
+    else:
+        check(lib.pg_tensor_scalar(float(v), code, dev, byref(out)))
+    return out
+
+
 def _scalar(v):
     if isinstance(v, (bool, np.bool_)):
         return Scalar(1.0 if v else 0.0, 1, 1 if v else 0)
@@ -206,14 +218,7 @@ class Tensor:
             if dtype is None:
                 dtype = ("bool" if isinstance(data, (bool, np.bool_)) else
                          _int_dtype(data) if isinstance(data, numbers.Integral) else "float32")
-            out = c_void_p()
-            if (isinstance(data, numbers.Integral) and abs(int(data)) > 2**53
-                    and _dt.name_of(dtype) not in _FLOATS + ("bool",)):
-                check(lib.pg_tensor_full_int(None, 0, _int64_bits(data), _dtype_code(dtype), dev,
-                                             byref(out)))
-            else:
-                check(lib.pg_tensor_scalar(float(data), _dtype_code(dtype), dev, byref(out)))
-            self._h = out
+            self._h = _scalar_handle(data, _dtype_code(dtype), dev)
         else:
             if isinstance(data, (list, tuple)) and data and all(isinstance(x, Tensor)
                                                                  for x in data):
@@ -348,10 +353,7 @@ class Tensor:
             name = "float32"
         elif not is_bool and name == "bool":
             name = _int_dtype(v)
-        if name not in _FLOATS and not is_bool and abs(int(v)) > 2**53:
-            return _call(lib.pg_tensor_full_int, None, 0, _int64_bits(v), DTYPE_CODES[name],
-                         self._device_bytes())
-        return _call(lib.pg_tensor_scalar, float(v), DTYPE_CODES[name], self._device_bytes())
+        return _wrap(_scalar_handle(v, DTYPE_CODES[name], self._device_bytes()))
 
     # ---- lifetime ---------------------------------------------------------------------------
 
