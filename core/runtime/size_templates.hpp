@@ -12,9 +12,9 @@
 // constants would, since its constants are the template's at s0 = t.
 //
 // The first size of a structure is compiled in (constant extents vectorise and tile better), and
-// so is any kernel over more than kMaxIterations loop iterations, where a compile pays for itself,
-// and every kernel of a structure whose general kernel works on fewer than half the vector lanes
-// of the kernel it was learnt from (a small matmul's columns: it would run scalar).
+// so is any kernel over more than kMaxIterations loop iterations, where a compile pays for itself.
+// The caller's `worthwhile` can refuse a general kernel for a whole structure (the program cache
+// refuses one that loses loops, vector lanes or launch steps of the kernel it was learnt from).
 #ifndef POLYGRAD_RUNTIME_SIZE_TEMPLATES_HPP
 #define POLYGRAD_RUNTIME_SIZE_TEMPLATES_HPP
 
