@@ -141,10 +141,43 @@ pg_api_status pg_tensor_layernorm(pg_tensor_t x, const int64_t* axes, size_t nax
                [&] { put(out, arg(x, "x").layernorm(capi::ints(axes, naxes, "axes"), eps)); });
 }
 
+namespace {
+Reduction reduction_arg(pg_reduction r) {
+  switch (r) {
+    case PG_REDUCTION_MEAN:
+      return Reduction::mean;
+    case PG_REDUCTION_SUM:
+      return Reduction::sum;
+    case PG_REDUCTION_NONE:
+      return Reduction::none;
+  }
+  user_error("argument 'reduction' is " + std::to_string(static_cast<int>(r)) +
+             ", not a pg_reduction (PG_REDUCTION_MEAN, _SUM or _NONE)");
+}
+}  // namespace
+
 pg_api_status pg_tensor_cross_entropy(pg_tensor_t x, pg_tensor_t target, int64_t axis,
-                                      double label_smoothing, pg_tensor_t* out) {
+                                      double label_smoothing, int64_t ignore_index,
+                                      pg_reduction reduction, pg_tensor_t* out) {
   return guard("pg_tensor_cross_entropy", [&] {
-    put(out, arg(x, "x").cross_entropy(arg(target, "target"), axis, label_smoothing));
+    put(out, arg(x, "x").cross_entropy(arg(target, "target"), axis, label_smoothing,
+                                       reduction_arg(reduction), ignore_index));
+  });
+}
+
+pg_api_status pg_tensor_binary_crossentropy(pg_tensor_t x, pg_tensor_t target,
+                                            pg_reduction reduction, pg_tensor_t* out) {
+  return guard("pg_tensor_binary_crossentropy", [&] {
+    put(out, arg(x, "x").binary_crossentropy(arg(target, "target"), reduction_arg(reduction)));
+  });
+}
+
+pg_api_status pg_tensor_binary_crossentropy_logits(pg_tensor_t x, pg_tensor_t target,
+                                                   pg_tensor_t pos_weight, pg_reduction reduction,
+                                                   pg_tensor_t* out) {
+  return guard("pg_tensor_binary_crossentropy_logits", [&] {
+    put(out, arg(x, "x").binary_crossentropy_logits(arg(target, "target"), reduction_arg(reduction),
+                                                    capi::opt_arg(pos_weight)));
   });
 }
 
@@ -182,21 +215,23 @@ pg_api_status pg_tensor_conv2d(pg_tensor_t x, pg_tensor_t weight, pg_tensor_t bi
 
 pg_api_status pg_tensor_max_pool2d(pg_tensor_t x, const int64_t kernel[2], const int64_t* stride,
                                    const int64_t dilation[2], const int64_t padding[2],
-                                   pg_tensor_t* out) {
+                                   int ceil_mode, pg_tensor_t* out) {
   return guard("pg_tensor_max_pool2d", [&] {
     std::optional<Size2> s;
     if (stride) s = Size2(stride[0], stride[1]);
     put(out, arg(x, "x").max_pool2d(size2(kernel, "kernel"), s, size2(dilation, "dilation"),
-                                    size2(padding, "padding")));
+                                    size2(padding, "padding"), ceil_mode != 0));
   });
 }
 
 pg_api_status pg_tensor_avg_pool2d(pg_tensor_t x, const int64_t kernel[2], const int64_t* stride,
-                                   const int64_t padding[2], pg_tensor_t* out) {
+                                   const int64_t padding[2], int ceil_mode, int count_include_pad,
+                                   pg_tensor_t* out) {
   return guard("pg_tensor_avg_pool2d", [&] {
     std::optional<Size2> s;
     if (stride) s = Size2(stride[0], stride[1]);
-    put(out, arg(x, "x").avg_pool2d(size2(kernel, "kernel"), s, size2(padding, "padding")));
+    put(out, arg(x, "x").avg_pool2d(size2(kernel, "kernel"), s, size2(padding, "padding"),
+                                    ceil_mode != 0, count_include_pad != 0));
   });
 }
 

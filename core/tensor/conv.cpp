@@ -128,14 +128,55 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   return bias ? r + bias->reshape({1, cout, 1, 1}) : r;
 }
 
-Tensor Tensor::max_pool2d(Size2 kernel, std::optional<Size2> stride, Size2 dilation,
-                          Size2 padding) const {
+namespace {
+
+// Output size along one axis of a pool over n padded inputs; ceil_mode keeps a last, partial
+// window that starts inside the input or its left padding (torch's rule).
+int64_t pool_out(int64_t n, int64_t pad, int64_t k, int64_t s, int64_t d, bool ceil_mode) {
+  const int64_t span = n + 2 * pad - d * (k - 1) - 1;
+  if (!ceil_mode) return span / s + 1;
+  int64_t o = (span + s - 1) / s + 1;
+  if ((o - 1) * s >= n + pad) --o;
+  return o;
+}
+
+// x padded by `padding` on both sides with `value`, and on the right past that with `tail`
+// (the part of ceil_mode's last windows beyond the padding) so oy x ox windows fit.
+Tensor pad_for_windows(const Tensor& x, Size2 padding, int64_t oy, int64_t ox, Size2 k, Size2 s,
+                       Size2 d, double value, double tail) {
+  Tensor r = pad_spatial(x, padding, value);
+  const int64_t ey = std::max<int64_t>(0, (oy - 1) * s.h + d.h * (k.h - 1) + 1 - r.size(-2));
+  const int64_t ex = std::max<int64_t>(0, (ox - 1) * s.w + d.w * (k.w - 1) + 1 - r.size(-1));
+  if (ey == 0 && ex == 0) return r;
+  std::vector<std::pair<int64_t, int64_t>> pads(r.shape().size(), {0, 0});
+  pads[pads.size() - 2] = {0, ey};
+  pads[pads.size() - 1] = {0, ex};
+  return r.pad(pads, tail);
+}
+
+// The sum over each window of the kernel offsets' views (or a reduce over tiles when the
+// windows tile the input).
+Tensor window_sum(const Tensor& x, Size2 k, Size2 s, int64_t oy, int64_t ox) {
+  if (s.h == k.h && s.w == k.w) return tiles(x, k.h, k.w, oy, ox).sum({-3, -1});
+  Tensor r;
+  for (int64_t i = 0; i < k.h; ++i)
+    for (int64_t j = 0; j < k.w; ++j) {
+      Tensor v = shifted(x, i, j, oy, ox, s, 1);
+      r = r.defined() ? r + v : v;
+    }
+  return r;
+}
+
+}  // namespace
+
+Tensor Tensor::max_pool2d(Size2 kernel, std::optional<Size2> stride, Size2 dilation, Size2 padding,
+                          bool ceil_mode) const {
   detail::state(*this, "max_pool2d");
   Size2 s = stride ? *stride : kernel;
   check_spatial("max_pool2d", *this, kernel.h, kernel.w, s, dilation, padding);
-  Tensor x = pad_spatial(*this, padding, -INFINITY);
-  const int64_t oy = out_size(x.size(-2), kernel.h, s.h, dilation.h);
-  const int64_t ox = out_size(x.size(-1), kernel.w, s.w, dilation.w);
+  const int64_t oy = pool_out(size(-2), padding.h, kernel.h, s.h, dilation.h, ceil_mode);
+  const int64_t ox = pool_out(size(-1), padding.w, kernel.w, s.w, dilation.w, ceil_mode);
+  Tensor x = pad_for_windows(*this, padding, oy, ox, kernel, s, dilation, -INFINITY, -INFINITY);
   if (s.h == kernel.h && s.w == kernel.w && dilation.h == 1 && dilation.w == 1)
     return tiles(x, kernel.h, kernel.w, oy, ox).max({-3, -1});
   Tensor r;
@@ -147,22 +188,28 @@ Tensor Tensor::max_pool2d(Size2 kernel, std::optional<Size2> stride, Size2 dilat
   return r;
 }
 
-Tensor Tensor::avg_pool2d(Size2 kernel, std::optional<Size2> stride, Size2 padding) const {
+Tensor Tensor::avg_pool2d(Size2 kernel, std::optional<Size2> stride, Size2 padding, bool ceil_mode,
+                          bool count_include_pad) const {
   detail::state(*this, "avg_pool2d");
   Size2 s = stride ? *stride : kernel;
   check_spatial("avg_pool2d", *this, kernel.h, kernel.w, s, 1, padding);
-  Tensor x = pad_spatial(*this, padding, 0.0);
-  const int64_t oy = out_size(x.size(-2), kernel.h, s.h, 1);
-  const int64_t ox = out_size(x.size(-1), kernel.w, s.w, 1);
-  if (s.h == kernel.h && s.w == kernel.w)
-    return detail::to_float(tiles(x, kernel.h, kernel.w, oy, ox)).mean({-3, -1});
-  Tensor r;
-  for (int64_t i = 0; i < kernel.h; ++i)
-    for (int64_t j = 0; j < kernel.w; ++j) {
-      Tensor v = detail::to_float(shifted(x, i, j, oy, ox, s, 1));
-      r = r.defined() ? r + v : v;
-    }
-  return r * (1.0 / static_cast<double>(kernel.h * kernel.w));
+  const int64_t oy = pool_out(size(-2), padding.h, kernel.h, s.h, 1, ceil_mode);
+  const int64_t ox = pool_out(size(-1), padding.w, kernel.w, s.w, 1, ceil_mode);
+  Tensor x = pad_for_windows(detail::to_float(*this), padding, oy, ox, kernel, s, 1, 0.0, 0.0);
+  Tensor sum = window_sum(x, kernel, s, oy, ox);
+  const bool partial =
+      x.size(-2) > size(-2) + 2 * padding.h || x.size(-1) > size(-1) + 2 * padding.w;
+  const bool pads = padding.h > 0 || padding.w > 0;
+  if (!partial && (!pads || count_include_pad))
+    return sum * (1.0 / static_cast<double>(kernel.h * kernel.w));
+  // Windows of different sizes: each divides by the pooled count of the positions it counts,
+  // a (oy, ox) tensor from a mask of ones over the input (and its padding when counted).
+  Tensor mask = Tensor::ones({size(-2), size(-1)}, x.dtype(), device());
+  if (count_include_pad)
+    mask = pad_for_windows(pad_spatial(mask, padding, 1.0), 0, oy, ox, kernel, s, 1, 0.0, 0.0);
+  else
+    mask = pad_for_windows(mask, padding, oy, ox, kernel, s, 1, 0.0, 0.0);
+  return sum / window_sum(mask, kernel, s, oy, ox);
 }
 
 }  // namespace polygrad

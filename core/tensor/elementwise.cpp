@@ -110,6 +110,88 @@ Tensor Tensor::pow(Scalar base, const Tensor& x) {
   return scalar_like(x, base).pow(x);
 }
 
+namespace {
+
+struct DivMod {
+  Tensor q, r;
+};
+
+// Python's floor division a // b and remainder a % b (the divisor's sign), as torch's.
+DivMod floor_divmod(const char* name, const Tensor& a0, const Tensor& b0) {
+  detail::check_same_device(name, a0, b0);
+  DType t = detail::promote_for(name, dt(a0), dt(b0));
+  if (t.is_bool()) user_error(std::string(name) + ": bool tensors have no floor division");
+  lazy::Shape s = detail::broadcast_shape(name, a0.shape(), b0.shape());
+  Tensor a = detail::broadcast_to(name, a0.cast(t.scalar()), s);
+  Tensor b = detail::broadcast_to(name, b0.cast(t.scalar()), s);
+  if (t.is_float()) {
+    // In float64, where the remainder a - b q is computed exactly: b q = p + e by Dekker's
+    // product (Veltkamp's split of each factor into 26-bit halves; the renderers keep every op
+    // a statement of its own, so nothing fuses it away). q = floor(a / b) may be one too large
+    // where the quotient rounds up to an integer (1.0 // 0.1): the remainder's sign then
+    // differs from b's and one step down corrects both, as torch's fmod-based kernels do.
+    Tensor x = a.double_(), y = b.double_();
+    auto split = [](const Tensor& v) {
+      Tensor c = v * 134217729.0;  // 2^27 + 1
+      Tensor hi = c - (c - v);
+      return std::pair{hi, v - hi};
+    };
+    auto [yh, yl] = split(y);
+    // v - y floor(v / y), exact, and that quotient. (Where it is 0: v itself, also for an
+    // infinite y, whose product with 0 would be NaN.)
+    auto reduce = [&](const Tensor& v) {
+      Tensor q = (v / y).floor();
+      auto [qh, ql] = split(q);
+      Tensor p = y * q;
+      Tensor e = (((yh * qh - p) + yh * ql) + yl * qh) + yl * ql;
+      return std::pair{q, (q == 0.0).where(v, (v - p) - e)};
+    };
+    auto [q, r] = reduce(x);
+    // A quotient beyond 2^53 is itself rounded, so its remainder can exceed b: a second step
+    // brings it below (for quotients up to 2^106). (Not where it equals b: -1e-300 % 7 is 7.0,
+    // a remainder rounded up, as in torch's.)
+    auto [q2, r2] = reduce(r);
+    Tensor again = r.abs() > y.abs();
+    q = again.where(q + q2, q);
+    r = again.where(r2, r);
+    Tensor wrong = (r != 0.0) & ((r < 0.0) ^ (y < 0.0));
+    q = wrong.where(q - 1.0, q);
+    r = wrong.where(r + y, r);
+    return {q.cast(t.scalar()), r.cast(t.scalar())};
+  }
+  // C's IDIV and MOD truncate toward zero: one step toward -inf where the remainder's sign
+  // differs from the divisor's. A zero divisor would trap, and so would INT_MIN / -1: the
+  // division runs by 1 there, and the result is 0 (numpy's) or -a.
+  const bool sign = t.is_signed_int();
+  Tensor zero = b == 0, minus_one = sign ? b == -1 : zero;
+  Tensor safe = (sign ? zero | minus_one : zero).where(scalar_like(b, 1), b);
+  Tensor q = detail::elementwise(Op::IDIV, {a, safe});
+  Tensor r = detail::elementwise(Op::MOD, {a, safe});
+  if (sign) {
+    Tensor wrong = (r != 0) & ((r < 0) ^ (safe < 0));
+    q = wrong.where(q - 1, q);
+    r = wrong.where(r + safe, r);
+    q = minus_one.where(-a, q);
+  }
+  Tensor nil = scalar_like(a, 0);
+  return {zero.where(nil, q), zero.where(nil, r)};
+}
+
+}  // namespace
+
+Tensor Tensor::floordiv(const Tensor& o) const {
+  return floor_divmod("floordiv", *this, o).q;
+}
+Tensor Tensor::floordiv(Scalar o) const {
+  return floordiv(scalar_like(*this, o));
+}
+Tensor Tensor::mod(const Tensor& o) const {
+  return floor_divmod("mod", *this, o).r;
+}
+Tensor Tensor::mod(Scalar o) const {
+  return mod(scalar_like(*this, o));
+}
+
 #define POLYGRAD_COMPARE(name, expr_tt)        \
   Tensor Tensor::name(const Tensor& o) const { \
     const Tensor& a = *this;                   \
@@ -187,6 +269,15 @@ Tensor operator/(const Tensor& a, Scalar b) {
 }
 Tensor operator/(Scalar a, const Tensor& b) {
   return scalar_like(b, a).div(b);
+}
+Tensor operator%(const Tensor& a, const Tensor& b) {
+  return a.mod(b);
+}
+Tensor operator%(const Tensor& a, Scalar b) {
+  return a.mod(b);
+}
+Tensor operator%(Scalar a, const Tensor& b) {
+  return scalar_like(b, a).mod(b);
 }
 Tensor operator-(const Tensor& a) {
   return a.neg();

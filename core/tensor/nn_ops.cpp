@@ -81,12 +81,29 @@ Tensor Tensor::layernorm(const std::vector<int64_t>& axes, double eps) const {
   return d * ((d * d).mean(axes, true) + eps).rsqrt();
 }
 
-Tensor Tensor::cross_entropy(const Tensor& target, int64_t axis, double label_smoothing) const {
+namespace {
+
+Tensor reduce_loss(const Tensor& loss, Reduction reduction) {
+  switch (reduction) {
+    case Reduction::mean:
+      return loss.mean();
+    case Reduction::sum:
+      return loss.sum();
+    case Reduction::none:
+      return loss;
+  }
+  user_error("loss: unknown reduction " + std::to_string(static_cast<int>(reduction)));
+}
+
+}  // namespace
+
+Tensor Tensor::cross_entropy(const Tensor& target, int64_t axis, double label_smoothing,
+                             Reduction reduction, int64_t ignore_index) const {
   const detail::TensorImpl& p = detail::state(*this, "cross_entropy");
   const detail::TensorImpl& tp = detail::state(target, "cross_entropy");
   const int64_t a = detail::norm_axis("cross_entropy", axis, ndim(), p.shape);
   const int64_t classes = p.shape[static_cast<size_t>(a)];
-  Tensor probs;
+  Tensor probs, kept;  // kept: the positions whose class is not ignore_index
   if (DType(target.dtype()).is_float()) {
     if (tp.shape != p.shape)
       user_error("cross_entropy: probability target shape " + lazy::shape_str(tp.shape) +
@@ -103,22 +120,32 @@ Tensor Tensor::cross_entropy(const Tensor& target, int64_t axis, double label_sm
     cls[static_cast<size_t>(a)] = classes;
     Tensor range = Tensor::arange(classes, p.device).reshape(cls);
     probs = (target.unsqueeze(a) == range).cast(detail::to_float(*this).dtype());
+    kept = target != Scalar(ignore_index);
   }
   if (label_smoothing != 0.0)
     probs = probs * (1.0 - label_smoothing) + label_smoothing / static_cast<double>(classes);
-  return -(log_softmax(a) * probs).sum(a).mean();
+  if (kept.defined()) probs = probs * kept.unsqueeze(a).cast(probs.dtype());
+  Tensor loss = -(log_softmax(a) * probs).sum(a);
+  if (reduction == Reduction::mean && kept.defined())
+    return loss.sum() / kept.cast(loss.dtype()).sum();
+  return reduce_loss(loss, reduction);
 }
 
-Tensor Tensor::binary_crossentropy(const Tensor& target) const {
+Tensor Tensor::binary_crossentropy(const Tensor& target, Reduction reduction) const {
   // torch clamps each log at -100 so p = 0 or 1 stays finite.
   Tensor lp = log().maximum(-100.0), lq = (1.0 - *this).log().maximum(-100.0);
-  return -(target * lp + (1.0 - target) * lq).mean();
+  return reduce_loss(-(target * lp + (1.0 - target) * lq), reduction);
 }
 
-Tensor Tensor::binary_crossentropy_logits(const Tensor& target) const {
-  // max(x, 0) - x*y + log(1 + e^-|x|)
+Tensor Tensor::binary_crossentropy_logits(const Tensor& target, Reduction reduction,
+                                          const std::optional<Tensor>& pos_weight) const {
+  // -log(sigmoid(x)) = softplus(-x) and -log(1 - sigmoid(x)) = softplus(x), with softplus(x) =
+  // max(x, 0) + log(1 + e^-|x|); unweighted, their mix is max(x, 0) - x*y + log(1 + e^-|x|).
   Tensor x = detail::to_float(*this);
-  return (x.relu() - x * target + (1.0 + (-x.abs()).exp()).log()).mean();
+  Tensor tail = (1.0 + (-x.abs()).exp()).log();
+  if (!pos_weight) return reduce_loss(x.relu() - x * target + tail, reduction);
+  Tensor sp_pos = x.relu() + tail, sp_neg = (-x).relu() + tail;
+  return reduce_loss(*pos_weight * target * sp_neg + (1.0 - target) * sp_pos, reduction);
 }
 
 Tensor Tensor::scaled_dot_product_attention(const Tensor& key, const Tensor& value,

@@ -74,6 +74,10 @@ const tensor_test::OpTable& table() {
       {"hardsigmoid", [](const Case& c) { return A(c).hardsigmoid(); }},
       {"cast_float_int", [](const Case& c) { return A(c).int_(); }},
       {"cast_int_float", [](const Case& c) { return A(c).float_(); }},
+      {"floordiv_int", [](const Case& c) { return A(c).floordiv(B(c)); }},
+      {"mod_int", [](const Case& c) { return A(c) % B(c); }},
+      {"floordiv_float", [](const Case& c) { return A(c).floordiv(B(c)); }},
+      {"mod_float", [](const Case& c) { return A(c).mod(B(c)); }},
   };
   return t;
 }

@@ -4,6 +4,7 @@
 
 namespace {
 
+using polygrad::Reduction;
 using polygrad::Tensor;
 using tensor_test::A;
 using tensor_test::B;
@@ -31,6 +32,18 @@ const tensor_test::OpTable& nn_table() {
       {"binary_crossentropy", [](const Case& c) { return A(c).binary_crossentropy(B(c)); }},
       {"binary_crossentropy_logits",
        [](const Case& c) { return A(c).binary_crossentropy_logits(B(c)); }},
+      {"cross_entropy_ignore", [](const Case& c) { return A(c).cross_entropy(B(c)); }},
+      {"cross_entropy_ignore_smooth_sum",
+       [](const Case& c) { return A(c).cross_entropy(B(c), -1, 0.2, Reduction::sum); }},
+      {"cross_entropy_ignore0_none",
+       [](const Case& c) { return A(c).cross_entropy(B(c), -1, 0.2, Reduction::none, 0); }},
+      {"cross_entropy_axis1_ignore", [](const Case& c) { return A(c).cross_entropy(B(c), 1); }},
+      {"binary_crossentropy_sum",
+       [](const Case& c) { return A(c).binary_crossentropy(B(c), Reduction::sum); }},
+      {"binary_crossentropy_logits_none",
+       [](const Case& c) { return A(c).binary_crossentropy_logits(B(c), Reduction::none); }},
+      {"binary_crossentropy_logits_pos_weight",
+       [](const Case& c) { return A(c).binary_crossentropy_logits(B(c), Reduction::mean, C(c)); }},
       {"einsum_matmul",
        [](const Case& c) {
          return Tensor::einsum("ij,jk->ik", {A(c), B(c)});
@@ -89,6 +102,17 @@ const tensor_test::OpTable& conv_table() {
       {"max_pool2d_dilation", [](const Case& c) { return A(c).max_pool2d(2, 1, 2); }},
       {"avg_pool2d_k2", [](const Case& c) { return A(c).avg_pool2d(2); }},
       {"avg_pool2d_k3_s1_p1", [](const Case& c) { return A(c).avg_pool2d(3, 1, 1); }},
+      {"max_pool2d_ceil", [](const Case& c) { return A(c).max_pool2d(3, 2, 1, 1, true); }},
+      {"max_pool2d_k2_ceil", [](const Case& c) { return A(c).max_pool2d(2, 2, 1, 0, true); }},
+      {"avg_pool2d_ceil", [](const Case& c) { return A(c).avg_pool2d(3, 2, 0, true); }},
+      {"avg_pool2d_p1_exclude_pad",
+       [](const Case& c) { return A(c).avg_pool2d(3, 2, 1, false, false); }},
+      {"avg_pool2d_ceil_p1_exclude_pad",
+       [](const Case& c) { return A(c).avg_pool2d(3, 2, 1, true, false); }},
+      {"avg_pool2d_ceil_p1",
+       [](const Case& c) {
+         return A(c).avg_pool2d({3, 2}, polygrad::Size2{2, 3}, 1, true);
+       }},
   };
   return t;
 }

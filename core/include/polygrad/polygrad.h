@@ -222,9 +222,7 @@ PG_TENSOR_PARAM_OPS(PG_X)
 /* clang-format off */
 #define PG_TENSOR_BINARY_OPS(X)                                                               \
   X(add) X(sub) X(mul) X(div) X(pow) X(lt) X(le) X(gt) X(ge) X(eq) X(ne) X(maximum)           \
-  X(minimum) X(bitwise_and) X(bitwise_or) X(bitwise_xor) X(matmul) X(dot)                     \
-  X(binary_crossentropy)                                                                      \
-  X(binary_crossentropy_logits)
+  X(minimum) X(floordiv) X(mod) X(bitwise_and) X(bitwise_or) X(bitwise_xor) X(matmul) X(dot)
 /* clang-format on */
 #define PG_X(name) \
   POLYGRAD_API pg_api_status pg_tensor_##name(pg_tensor_t a, pg_tensor_t b, pg_tensor_t* out);
@@ -234,7 +232,8 @@ PG_TENSOR_BINARY_OPS(PG_X)
 /* X(name): pg_tensor_<name>_scalar(a, s, out): the method with a scalar operand. */
 /* clang-format off */
 #define PG_TENSOR_SCALAR_OPS(X)                                                               \
-  X(add) X(sub) X(mul) X(div) X(pow) X(lt) X(le) X(gt) X(ge) X(eq) X(ne) X(maximum) X(minimum)
+  X(add) X(sub) X(mul) X(div) X(pow) X(lt) X(le) X(gt) X(ge) X(eq) X(ne) X(maximum) X(minimum) \
+  X(floordiv) X(mod)
 /* clang-format on */
 #define PG_X(name)                                                                 \
   POLYGRAD_API pg_api_status pg_tensor_##name##_scalar(pg_tensor_t a, pg_scalar s, \
@@ -343,9 +342,24 @@ POLYGRAD_API pg_api_status pg_tensor_linear(pg_tensor_t x, pg_tensor_t weight, p
 /** Normalises over `axes` (no affine parameters). */
 POLYGRAD_API pg_api_status pg_tensor_layernorm(pg_tensor_t x, const int64_t* axes, size_t naxes,
                                                double eps, pg_tensor_t* out);
-/** Mean cross-entropy of logits x against class indices (int) or probabilities (float). */
+/** How a loss reduces its per-element values (torch's reduction=). */
+typedef enum pg_reduction {
+  PG_REDUCTION_MEAN = 0,
+  PG_REDUCTION_SUM = 1,
+  PG_REDUCTION_NONE = 2
+} pg_reduction;
+/** Cross-entropy of logits x against class indices (int) or probabilities (float); class
+ *  positions equal to ignore_index add 0 and are left out of the mean (torch uses -100). */
 POLYGRAD_API pg_api_status pg_tensor_cross_entropy(pg_tensor_t x, pg_tensor_t target, int64_t axis,
-                                                   double label_smoothing, pg_tensor_t* out);
+                                                   double label_smoothing, int64_t ignore_index,
+                                                   pg_reduction reduction, pg_tensor_t* out);
+/** Binary cross-entropy of probabilities x, and of logits x (pos_weight may be NULL). */
+POLYGRAD_API pg_api_status pg_tensor_binary_crossentropy(pg_tensor_t x, pg_tensor_t target,
+                                                         pg_reduction reduction, pg_tensor_t* out);
+POLYGRAD_API pg_api_status pg_tensor_binary_crossentropy_logits(pg_tensor_t x, pg_tensor_t target,
+                                                                pg_tensor_t pos_weight,
+                                                                pg_reduction reduction,
+                                                                pg_tensor_t* out);
 /** "ij,jk->ik" over n operands. */
 POLYGRAD_API pg_api_status pg_tensor_einsum(const char* formula, const pg_tensor_t* operands,
                                             size_t n, pg_tensor_t* out);
@@ -358,12 +372,14 @@ POLYGRAD_API pg_api_status pg_tensor_conv2d(pg_tensor_t x, pg_tensor_t weight, p
                                             int64_t groups, const int64_t stride[2],
                                             const int64_t dilation[2], const int64_t padding[2],
                                             pg_tensor_t* out);
-/** stride NULL: the kernel size. */
+/** stride NULL: the kernel size; ceil_mode and count_include_pad as torch's. */
 POLYGRAD_API pg_api_status pg_tensor_max_pool2d(pg_tensor_t x, const int64_t kernel[2],
                                                 const int64_t* stride, const int64_t dilation[2],
-                                                const int64_t padding[2], pg_tensor_t* out);
+                                                const int64_t padding[2], int ceil_mode,
+                                                pg_tensor_t* out);
 POLYGRAD_API pg_api_status pg_tensor_avg_pool2d(pg_tensor_t x, const int64_t kernel[2],
                                                 const int64_t* stride, const int64_t padding[2],
+                                                int ceil_mode, int count_include_pad,
                                                 pg_tensor_t* out);
 /** softmax(q k^T / sqrt(d) + mask) v; mask may be NULL. */
 POLYGRAD_API pg_api_status pg_tensor_scaled_dot_product_attention(pg_tensor_t q, pg_tensor_t k,

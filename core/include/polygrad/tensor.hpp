@@ -97,6 +97,9 @@ struct Size2 {
   int64_t w;
 };
 
+/// How a loss reduces its per-element values: their mean, their sum, or none (torch's).
+enum class Reduction { mean, sum, none };
+
 /// One entry of Tensor::getitem: an integer, a slice, None (new axis) or Ellipsis.
 struct Index {
   enum class Kind { integer, slice, none, ellipsis };
@@ -308,6 +311,12 @@ class POLYGRAD_API Tensor {
   Tensor pow(Scalar o) const;
   /// base ** x.
   static Tensor pow(Scalar base, const Tensor& x);
+  /// Floor division and its remainder (the divisor's sign), as Python's and torch's // and %.
+  /// Int division by zero gives 0 (numpy's answer), never a trap.
+  Tensor floordiv(const Tensor& o) const;
+  Tensor floordiv(Scalar o) const;
+  Tensor mod(const Tensor& o) const;
+  Tensor mod(Scalar o) const;
 
   // ---- comparisons (bool result) -----------------------------------------------------------
   Tensor lt(const Tensor& o) const;
@@ -453,14 +462,18 @@ class POLYGRAD_API Tensor {
   Tensor logsumexp(int64_t axis = -1, bool keepdim = false) const;
   /// Normalises over the trailing axes in `axes` (no affine parameters).
   Tensor layernorm(const std::vector<int64_t>& axes = {-1}, double eps = 1e-5) const;
-  /// Mean cross-entropy of logits (this) against class indices (int tensor, shape without
-  /// `axis`) or class probabilities (float tensor, this tensor's shape).
-  Tensor cross_entropy(const Tensor& target, int64_t axis = -1, double label_smoothing = 0.0) const;
-  /// Mean binary cross-entropy of probabilities (this) against targets.
-  Tensor binary_crossentropy(const Tensor& target) const;
-  Tensor binary_crossentropy_logits(const Tensor& target) const;
-  /// Einstein summation: "ij,jk->ik"; "..." is not supported; no "->" sums repeated indices
-  /// and orders the output alphabetically.
+  /// Cross-entropy of logits (this) against class indices (int tensor, shape without `axis`)
+  /// or class probabilities (float tensor, this tensor's shape), as torch's: positions whose
+  /// class is `ignore_index` add 0 and the mean is over the others.
+  Tensor cross_entropy(const Tensor& target, int64_t axis = -1, double label_smoothing = 0.0,
+                       Reduction reduction = Reduction::mean, int64_t ignore_index = -100) const;
+  /// Binary cross-entropy of probabilities (this) against targets.
+  Tensor binary_crossentropy(const Tensor& target, Reduction reduction = Reduction::mean) const;
+  /// Of logits (this); `pos_weight` scales the positive targets' term (torch's).
+  Tensor binary_crossentropy_logits(const Tensor& target, Reduction reduction = Reduction::mean,
+                                    const std::optional<Tensor>& pos_weight = std::nullopt) const;
+  /// Einstein summation: "ij,jk->ik"; "..." stands for the axes it covers; no "->" sums
+  /// repeated indices and orders the output alphabetically (after "...").
   static Tensor einsum(const std::string& formula, const std::vector<Tensor>& operands);
   /// einops-style rearrange: "b (h w) c -> b h w c" with sizes for split groups in `sizes`.
   Tensor rearrange(const std::string& formula,
@@ -468,12 +481,14 @@ class POLYGRAD_API Tensor {
   /// NCHW input, weight (out, in / groups, kh, kw); padding applies to both sides.
   Tensor conv2d(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
                 int64_t groups = 1, Size2 stride = 1, Size2 dilation = 1, Size2 padding = 0) const;
-  /// Stride defaults to the kernel size; padding pads with -inf.
+  /// Stride defaults to the kernel size; padding pads with -inf. `ceil_mode` adds a last,
+  /// partial window where one starts inside the (left-padded) input, as torch's.
   Tensor max_pool2d(Size2 kernel = 2, std::optional<Size2> stride = std::nullopt,
-                    Size2 dilation = 1, Size2 padding = 0) const;
-  /// Stride defaults to the kernel size; padded zeros count in the mean (count_include_pad).
-  Tensor avg_pool2d(Size2 kernel = 2, std::optional<Size2> stride = std::nullopt,
-                    Size2 padding = 0) const;
+                    Size2 dilation = 1, Size2 padding = 0, bool ceil_mode = false) const;
+  /// Stride defaults to the kernel size. The mean counts the padding's zeros when
+  /// `count_include_pad`, never the part of a ceil_mode window past the padding (torch's).
+  Tensor avg_pool2d(Size2 kernel = 2, std::optional<Size2> stride = std::nullopt, Size2 padding = 0,
+                    bool ceil_mode = false, bool count_include_pad = true) const;
   /// softmax(q k^T / sqrt(d) + mask) v; `attn_mask` bool (true keeps) or float (added).
   Tensor scaled_dot_product_attention(const Tensor& key, const Tensor& value,
                                       const std::optional<Tensor>& attn_mask = std::nullopt,
@@ -501,6 +516,9 @@ POLYGRAD_API Tensor operator*(Scalar a, const Tensor& b);
 POLYGRAD_API Tensor operator/(const Tensor& a, const Tensor& b);
 POLYGRAD_API Tensor operator/(const Tensor& a, Scalar b);
 POLYGRAD_API Tensor operator/(Scalar a, const Tensor& b);
+POLYGRAD_API Tensor operator%(const Tensor& a, const Tensor& b);
+POLYGRAD_API Tensor operator%(const Tensor& a, Scalar b);
+POLYGRAD_API Tensor operator%(Scalar a, const Tensor& b);
 POLYGRAD_API Tensor operator-(const Tensor& a);
 POLYGRAD_API Tensor operator<(const Tensor& a, const Tensor& b);
 POLYGRAD_API Tensor operator<(const Tensor& a, Scalar b);

@@ -100,9 +100,9 @@ UNARY_OPS = ("neg logical_not exp log exp2 log2 sqrt rsqrt square abs sign recip
              "silu mish swish hardswish hardsigmoid T detach clone contiguous").split()
 LIKE_OPS = "zeros_like ones_like rand_like randn_like".split()
 PARAM_OPS = "leaky_relu elu softplus".split()
-BINARY_OPS = ("add sub mul div pow lt le gt ge eq ne maximum minimum bitwise_and bitwise_or "
-              "bitwise_xor matmul dot binary_crossentropy binary_crossentropy_logits").split()
-SCALAR_OPS = "add sub mul div pow lt le gt ge eq ne maximum minimum".split()
+BINARY_OPS = ("add sub mul div pow lt le gt ge eq ne maximum minimum floordiv mod bitwise_and "
+              "bitwise_or bitwise_xor matmul dot").split()
+SCALAR_OPS = "add sub mul div pow lt le gt ge eq ne maximum minimum floordiv mod".split()
 FILL_OPS = "zeros ones empty rand randn".split()
 REDUCE_OPS = "sum max min prod mean".split()
 AXIS_OPS = "softmax log_softmax cumsum unsqueeze".split()
@@ -167,12 +167,14 @@ _SIGNATURES = {
     "pg_tensor_chunk": [T, c_int64, c_int64, PT, c_size_t, POINTER(c_size_t)],
     "pg_tensor_linear": [T, T, T, PT],
     "pg_tensor_layernorm": [T, I64P, c_size_t, c_double, PT],
-    "pg_tensor_cross_entropy": [T, T, c_int64, c_double, PT],
+    "pg_tensor_cross_entropy": [T, T, c_int64, c_double, c_int64, c_int, PT],
+    "pg_tensor_binary_crossentropy": [T, T, c_int, PT],
+    "pg_tensor_binary_crossentropy_logits": [T, T, T, c_int, PT],
     "pg_tensor_einsum": [c_char_p, PT, c_size_t, PT],
     "pg_tensor_rearrange": [T, c_char_p, POINTER(c_char_p), I64P, c_size_t, PT],
     "pg_tensor_conv2d": [T, T, T, c_int64, I64P, I64P, I64P, PT],
-    "pg_tensor_max_pool2d": [T, I64P, I64P, I64P, I64P, PT],
-    "pg_tensor_avg_pool2d": [T, I64P, I64P, I64P, PT],
+    "pg_tensor_max_pool2d": [T, I64P, I64P, I64P, I64P, c_int, PT],
+    "pg_tensor_avg_pool2d": [T, I64P, I64P, I64P, c_int, c_int, PT],
     "pg_tensor_scaled_dot_product_attention": [T, T, T, T, c_int, PT],
     "pg_tensor_set_requires_grad": [T, c_int],
     "pg_tensor_requires_grad": [T, POINTER(c_int)],

@@ -197,26 +197,40 @@ def layernorm(self, axis=-1, eps=1e-5):
     return _call(lib.pg_tensor_layernorm, self._h, arr, n, float(eps))
 
 
-def cross_entropy(self, target, axis=-1, label_smoothing=0.0):
-    if not isinstance(target, Tensor):
-        target = Tensor(target)
+_REDUCTIONS = {"mean": 0, "sum": 1, "none": 2}
+
+
+def _reduction(name):
+    if name not in _REDUCTIONS:
+        raise ValueError(f"reduction must be 'mean', 'sum' or 'none', not {name!r}")
+    return _REDUCTIONS[name]
+
+
+def cross_entropy(self, target, axis=-1, label_smoothing=0.0, reduction="mean",
+                  ignore_index=-100):
+    """Cross-entropy of logits against class indices or probabilities (torch's, and its
+    ignore_index)."""
+    target = _as(target)
     return _call(lib.pg_tensor_cross_entropy, self._h, target._h, int(axis),
-                 float(label_smoothing))
+                 float(label_smoothing), int(ignore_index), _reduction(reduction))
 
 
-def sparse_categorical_crossentropy(self, Y, label_smoothing=0.0):
-    """Mean cross-entropy of logits against class indices (pg_tensor_cross_entropy)."""
-    return cross_entropy(self, Y, -1, label_smoothing)
+def sparse_categorical_crossentropy(self, Y, ignore_index=-1, label_smoothing=0.0,
+                                    reduction="mean"):
+    """tinygrad's: cross-entropy against class indices, ignoring class -1 by default."""
+    return cross_entropy(self, Y, -1, label_smoothing, reduction, ignore_index)
 
 
-def binary_crossentropy(self, target):
+def binary_crossentropy(self, target, reduction="mean"):
     target = _as(target)
-    return _call(lib.pg_tensor_binary_crossentropy, self._h, target._h)
+    return _call(lib.pg_tensor_binary_crossentropy, self._h, target._h, _reduction(reduction))
 
 
-def binary_crossentropy_logits(self, target):
+def binary_crossentropy_logits(self, target, reduction="mean", pos_weight=None):
     target = _as(target)
-    return _call(lib.pg_tensor_binary_crossentropy_logits, self._h, target._h)
+    pw = None if pos_weight is None else _as(pos_weight)
+    return _call(lib.pg_tensor_binary_crossentropy_logits, self._h, target._h,
+                 None if pw is None else pw._h, _reduction(reduction))
 
 
 def einsum(formula, *operands):
@@ -238,17 +252,19 @@ def conv2d(self, weight, bias=None, groups=1, stride=1, dilation=1, padding=0):
                  int(groups), s, d, p)
 
 
-def max_pool2d(self, kernel_size=(2, 2), stride=None, dilation=1, padding=0):
+def max_pool2d(self, kernel_size=(2, 2), stride=None, dilation=1, padding=0, ceil_mode=False):
     k = int64s(_pair(kernel_size))[0]
     s = None if stride is None else int64s(_pair(stride))[0]
     return _call(lib.pg_tensor_max_pool2d, self._h, k, s, int64s(_pair(dilation))[0],
-                 int64s(_pair(padding))[0])
+                 int64s(_pair(padding))[0], int(bool(ceil_mode)))
 
 
-def avg_pool2d(self, kernel_size=(2, 2), stride=None, padding=0):
+def avg_pool2d(self, kernel_size=(2, 2), stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True):
     k = int64s(_pair(kernel_size))[0]
     s = None if stride is None else int64s(_pair(stride))[0]
-    return _call(lib.pg_tensor_avg_pool2d, self._h, k, s, int64s(_pair(padding))[0])
+    return _call(lib.pg_tensor_avg_pool2d, self._h, k, s, int64s(_pair(padding))[0],
+                 int(bool(ceil_mode)), int(bool(count_include_pad)))
 
 
 def scaled_dot_product_attention(self, key, value, attn_mask=None, is_causal=False):

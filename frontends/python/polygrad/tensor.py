@@ -634,6 +634,10 @@ class Tensor:
     pow = _binary("pow")
     maximum = _binary("maximum")
     minimum = _binary("minimum")
+    floordiv = floor_divide = __floordiv__ = _binary("floordiv")
+    mod = remainder = __mod__ = _binary("mod")
+    __rfloordiv__ = _reflected("floordiv")
+    __rmod__ = _reflected("mod")
     __add__ = add
     __sub__ = sub
     __mul__ = mul
