@@ -59,6 +59,38 @@ pg_api_status pg_tensor_where_scalar(pg_tensor_t cond, pg_scalar a, pg_scalar b,
   });
 }
 
+pg_api_status pg_tensor_tril(pg_tensor_t x, int64_t diagonal, pg_tensor_t* out) {
+  return guard("pg_tensor_tril", [&] { put(out, arg(x, "x").tril(diagonal)); });
+}
+
+pg_api_status pg_tensor_triu(pg_tensor_t x, int64_t diagonal, pg_tensor_t* out) {
+  return guard("pg_tensor_triu", [&] { put(out, arg(x, "x").triu(diagonal)); });
+}
+
+pg_api_status pg_tensor_masked_fill(pg_tensor_t x, pg_tensor_t mask, pg_scalar value,
+                                    pg_tensor_t* out) {
+  return guard("pg_tensor_masked_fill", [&] {
+    put(out, arg(x, "x").masked_fill(arg(mask, "mask"), capi::scalar_arg(value)));
+  });
+}
+
+pg_api_status pg_tensor_one_hot(pg_tensor_t x, int64_t num_classes, pg_tensor_t* out) {
+  return guard("pg_tensor_one_hot", [&] { put(out, arg(x, "x").one_hot(num_classes)); });
+}
+
+pg_api_status pg_tensor_lerp(pg_tensor_t x, pg_tensor_t end, pg_tensor_t weight, pg_tensor_t* out) {
+  return guard("pg_tensor_lerp",
+               [&] { put(out, arg(x, "x").lerp(arg(end, "end"), arg(weight, "weight"))); });
+}
+
+pg_api_status pg_tensor_roll(pg_tensor_t x, const int64_t* shifts, size_t nshifts,
+                             const int64_t* dims, size_t ndims, pg_tensor_t* out) {
+  return guard("pg_tensor_roll", [&] {
+    put(out,
+        arg(x, "x").roll(capi::ints(shifts, nshifts, "shifts"), capi::ints(dims, ndims, "dims")));
+  });
+}
+
 pg_api_status pg_tensor_clamp(pg_tensor_t x, const double* min, const double* max,
                               pg_tensor_t* out) {
   return guard("pg_tensor_clamp", [&] {

@@ -142,7 +142,7 @@ pg_api_status pg_tensor_layernorm(pg_tensor_t x, const int64_t* axes, size_t nax
 }
 
 namespace {
-Reduction reduction_arg(pg_reduction r) {
+Reduction reduction_arg(int r) {
   switch (r) {
     case PG_REDUCTION_MEAN:
       return Reduction::mean;
@@ -151,29 +151,29 @@ Reduction reduction_arg(pg_reduction r) {
     case PG_REDUCTION_NONE:
       return Reduction::none;
   }
-  user_error("argument 'reduction' is " + std::to_string(static_cast<int>(r)) +
+  user_error("argument 'reduction' is " + std::to_string(r) +
              ", not a pg_reduction (PG_REDUCTION_MEAN, _SUM or _NONE)");
 }
 }  // namespace
 
 pg_api_status pg_tensor_cross_entropy(pg_tensor_t x, pg_tensor_t target, int64_t axis,
-                                      double label_smoothing, int64_t ignore_index,
-                                      pg_reduction reduction, pg_tensor_t* out) {
+                                      double label_smoothing, int64_t ignore_index, int reduction,
+                                      pg_tensor_t* out) {
   return guard("pg_tensor_cross_entropy", [&] {
     put(out, arg(x, "x").cross_entropy(arg(target, "target"), axis, label_smoothing,
                                        reduction_arg(reduction), ignore_index));
   });
 }
 
-pg_api_status pg_tensor_binary_crossentropy(pg_tensor_t x, pg_tensor_t target,
-                                            pg_reduction reduction, pg_tensor_t* out) {
+pg_api_status pg_tensor_binary_crossentropy(pg_tensor_t x, pg_tensor_t target, int reduction,
+                                            pg_tensor_t* out) {
   return guard("pg_tensor_binary_crossentropy", [&] {
     put(out, arg(x, "x").binary_crossentropy(arg(target, "target"), reduction_arg(reduction)));
   });
 }
 
 pg_api_status pg_tensor_binary_crossentropy_logits(pg_tensor_t x, pg_tensor_t target,
-                                                   pg_tensor_t pos_weight, pg_reduction reduction,
+                                                   pg_tensor_t pos_weight, int reduction,
                                                    pg_tensor_t* out) {
   return guard("pg_tensor_binary_crossentropy_logits", [&] {
     put(out, arg(x, "x").binary_crossentropy_logits(arg(target, "target"), reduction_arg(reduction),

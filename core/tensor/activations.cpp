@@ -5,19 +5,7 @@
 
 namespace polygrad {
 
-namespace {
-
-/// `f(x)` for a float16 or bfloat16 `x` computed in float32 and rounded once at the end, as
-/// torch's kernels do: in bfloat16, 2 * sigmoid(2x) - 1 gave tanh(-0.01) = -0.0117 and
-/// softplus(-6) = 0. Other dtypes as they are.
-template <class F>
-Tensor widened(const Tensor& x, F f) {
-  const pg_dtype t = detail::dt(x).scalar();
-  if (t != PG_DTYPE_FLOAT16 && t != PG_DTYPE_BFLOAT16) return f(x);
-  return f(x.cast(PG_DTYPE_FLOAT32)).cast(t);
-}
-
-}  // namespace
+using detail::widened;
 
 Tensor Tensor::relu() const {
   // (x <= 0 selects 0, so NaN stays NaN as torch's relu keeps it, and the gradient at 0 is 0.)
@@ -63,7 +51,7 @@ Tensor Tensor::softplus(double beta) const {
   // (max(bx, 0), not relu: at 0 its gradient is 1/2 and torch's softplus' is sigmoid(0) = 1/2.)
   return widened(detail::to_float(*this), [beta](const Tensor& x) {
     Tensor bx = x * beta;
-    return (bx.maximum(0.0) + (1.0 + (-bx.abs()).exp()).log()) * (1.0 / beta);
+    return (bx.maximum(0.0) + (-bx.abs()).exp().log1p()) * (1.0 / beta);
   });
 }
 Tensor Tensor::mish() const {

@@ -7,6 +7,8 @@ target_sources(polygrad_compiler PRIVATE
   tensor/construction.cpp
   tensor/elementwise.cpp
   tensor/math.cpp
+  tensor/special.cpp
+  tensor/masks.cpp
   tensor/activations.cpp
   tensor/reduce.cpp
   tensor/movement.cpp

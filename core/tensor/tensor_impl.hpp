@@ -75,6 +75,16 @@ Tensor binary(const char* name, Op op, const Tensor& a, const Tensor& b);
 /// `t` as float (float32 unless already float): inputs of transcendental ops.
 Tensor to_float(const Tensor& t);
 
+/// `f(x)` for a float16 or bfloat16 `x` computed in float32 and rounded once at the end, as
+/// torch's kernels do: in bfloat16, 2 * sigmoid(2x) - 1 gave tanh(-0.01) = -0.0117 and
+/// softplus(-6) = 0. Other dtypes as they are.
+template <class F>
+Tensor widened(const Tensor& x, F f) {
+  const pg_dtype t = dt(x).scalar();
+  if (t != PG_DTYPE_FLOAT16 && t != PG_DTYPE_BFLOAT16) return f(x);
+  return f(x.cast(PG_DTYPE_FLOAT32)).cast(t);
+}
+
 /// Host data of `count` elements of `dtype` converted from doubles.
 std::vector<unsigned char> pack(const std::vector<double>& values, DType dtype);
 

@@ -72,8 +72,8 @@ int main(void) {
   CHECK(count == 3 && piece == kUntouched);
 
   /* a reduction that is no pg_reduction; floor division of bool tensors */
-  EXPECT_ERROR(pg_tensor_binary_crossentropy(x, x, (pg_reduction)7, &out),
-               PG_API_ERR_INVALID_ARGUMENT, "pg_tensor_binary_crossentropy", "'reduction' is 7");
+  EXPECT_ERROR(pg_tensor_binary_crossentropy(x, x, 7, &out), PG_API_ERR_INVALID_ARGUMENT,
+               "pg_tensor_binary_crossentropy", "'reduction' is 7");
   CHECK(out == kUntouched);
   pg_tensor_t flags = NULL;
   CHECK_OK(pg_tensor_gt_scalar(x, pg_scalar_float(2.0), &flags));

@@ -198,7 +198,9 @@ POLYGRAD_API pg_api_status pg_tensor_cast(pg_tensor_t t, pg_dtype dtype, pg_tens
   X(neg) X(logical_not) X(exp) X(log) X(exp2) X(log2) X(sqrt) X(rsqrt) X(square) X(abs)      \
   X(sign) X(reciprocal) X(sin) X(cos) X(tan) X(ceil) X(floor) X(round) X(trunc) X(isnan)      \
   X(isinf) X(relu) X(relu6) X(sigmoid) X(tanh) X(gelu) X(quick_gelu) X(silu) X(mish)          \
-  X(swish) X(hardswish) X(hardsigmoid) X(T) X(detach) X(clone) X(contiguous)
+  X(swish) X(hardswish) X(hardsigmoid) X(T) X(detach) X(clone) X(contiguous) X(isfinite)      \
+  X(log1p) X(expm1) X(log10) X(sinh) X(cosh) X(asinh) X(acosh) X(atanh) X(atan) X(asin)      \
+  X(acos) X(logsigmoid) X(softsign) X(selu)
 /* clang-format on */
 /* X(name): pg_tensor_<name>(like, out): a new tensor with like's shape, dtype and device. */
 /* clang-format off */
@@ -211,7 +213,7 @@ PG_TENSOR_LIKE_OPS(PG_X)
 
 /* X(name): pg_tensor_<name>(x, param, out) for the method's one double parameter. */
 /* clang-format off */
-#define PG_TENSOR_PARAM_OPS(X) X(leaky_relu) X(elu) X(softplus)
+#define PG_TENSOR_PARAM_OPS(X) X(leaky_relu) X(elu) X(softplus) X(celu)
 /* clang-format on */
 #define PG_X(name) \
   POLYGRAD_API pg_api_status pg_tensor_##name(pg_tensor_t x, double param, pg_tensor_t* out);
@@ -222,7 +224,8 @@ PG_TENSOR_PARAM_OPS(PG_X)
 /* clang-format off */
 #define PG_TENSOR_BINARY_OPS(X)                                                               \
   X(add) X(sub) X(mul) X(div) X(pow) X(lt) X(le) X(gt) X(ge) X(eq) X(ne) X(maximum)           \
-  X(minimum) X(floordiv) X(mod) X(bitwise_and) X(bitwise_or) X(bitwise_xor) X(matmul) X(dot)
+  X(minimum) X(floordiv) X(mod) X(bitwise_and) X(bitwise_or) X(bitwise_xor) X(matmul) X(dot)  \
+  X(logical_and) X(logical_or) X(outer)
 /* clang-format on */
 #define PG_X(name) \
   POLYGRAD_API pg_api_status pg_tensor_##name(pg_tensor_t a, pg_tensor_t b, pg_tensor_t* out);
@@ -248,6 +251,20 @@ POLYGRAD_API pg_api_status pg_tensor_where(pg_tensor_t cond, pg_tensor_t a, pg_t
                                            pg_tensor_t* out);
 POLYGRAD_API pg_api_status pg_tensor_where_scalar(pg_tensor_t cond, pg_scalar a, pg_scalar b,
                                                   pg_tensor_t* out);
+/** The lower / upper triangle of the last two axes (column - row <= / >= diagonal). */
+POLYGRAD_API pg_api_status pg_tensor_tril(pg_tensor_t x, int64_t diagonal, pg_tensor_t* out);
+POLYGRAD_API pg_api_status pg_tensor_triu(pg_tensor_t x, int64_t diagonal, pg_tensor_t* out);
+/** value (in x's dtype) where mask is true. */
+POLYGRAD_API pg_api_status pg_tensor_masked_fill(pg_tensor_t x, pg_tensor_t mask, pg_scalar value,
+                                                 pg_tensor_t* out);
+/** int32 indicators along a new last axis; num_classes -1: max + 1 (reads the data). */
+POLYGRAD_API pg_api_status pg_tensor_one_hot(pg_tensor_t x, int64_t num_classes, pg_tensor_t* out);
+/** x + weight * (end - x), torch's form. */
+POLYGRAD_API pg_api_status pg_tensor_lerp(pg_tensor_t x, pg_tensor_t end, pg_tensor_t weight,
+                                          pg_tensor_t* out);
+/** Shifts along dims (ndims 0: the flattened tensor, one shift), wrapping around. */
+POLYGRAD_API pg_api_status pg_tensor_roll(pg_tensor_t x, const int64_t* shifts, size_t nshifts,
+                                          const int64_t* dims, size_t ndims, pg_tensor_t* out);
 /** Bounds are optional: NULL means unbounded. */
 POLYGRAD_API pg_api_status pg_tensor_clamp(pg_tensor_t x, const double* min, const double* max,
                                            pg_tensor_t* out);
@@ -258,7 +275,7 @@ POLYGRAD_API pg_api_status pg_tensor_hardtanh(pg_tensor_t x, double min_val, dou
 
 /* X(name): pg_tensor_<name>(x, axes, naxes, keepdim, out); naxes 0 reduces every axis. */
 /* clang-format off */
-#define PG_TENSOR_REDUCE_OPS(X) X(sum) X(max) X(min) X(prod) X(mean)
+#define PG_TENSOR_REDUCE_OPS(X) X(sum) X(max) X(min) X(prod) X(mean) X(any) X(all)
 /* clang-format on */
 #define PG_X(name)                                                                              \
   POLYGRAD_API pg_api_status pg_tensor_##name(pg_tensor_t x, const int64_t* axes, size_t naxes, \
@@ -342,7 +359,8 @@ POLYGRAD_API pg_api_status pg_tensor_linear(pg_tensor_t x, pg_tensor_t weight, p
 /** Normalises over `axes` (no affine parameters). */
 POLYGRAD_API pg_api_status pg_tensor_layernorm(pg_tensor_t x, const int64_t* axes, size_t naxes,
                                                double eps, pg_tensor_t* out);
-/** How a loss reduces its per-element values (torch's reduction=). */
+/** How a loss reduces its per-element values (torch's reduction=); passed as an int, so a
+ *  value outside the enum is an error, not undefined behaviour. */
 typedef enum pg_reduction {
   PG_REDUCTION_MEAN = 0,
   PG_REDUCTION_SUM = 1,
@@ -352,14 +370,13 @@ typedef enum pg_reduction {
  *  positions equal to ignore_index add 0 and are left out of the mean (torch uses -100). */
 POLYGRAD_API pg_api_status pg_tensor_cross_entropy(pg_tensor_t x, pg_tensor_t target, int64_t axis,
                                                    double label_smoothing, int64_t ignore_index,
-                                                   pg_reduction reduction, pg_tensor_t* out);
+                                                   int reduction, pg_tensor_t* out);
 /** Binary cross-entropy of probabilities x, and of logits x (pos_weight may be NULL). */
 POLYGRAD_API pg_api_status pg_tensor_binary_crossentropy(pg_tensor_t x, pg_tensor_t target,
-                                                         pg_reduction reduction, pg_tensor_t* out);
+                                                         int reduction, pg_tensor_t* out);
 POLYGRAD_API pg_api_status pg_tensor_binary_crossentropy_logits(pg_tensor_t x, pg_tensor_t target,
                                                                 pg_tensor_t pos_weight,
-                                                                pg_reduction reduction,
-                                                                pg_tensor_t* out);
+                                                                int reduction, pg_tensor_t* out);
 /** "ij,jk->ik" over n operands. */
 POLYGRAD_API pg_api_status pg_tensor_einsum(const char* formula, const pg_tensor_t* operands,
                                             size_t n, pg_tensor_t* out);

@@ -333,6 +333,9 @@ class POLYGRAD_API Tensor {
   Tensor ne(Scalar o) const;
   /// Logical not of a bool tensor (of x != 0 otherwise).
   Tensor logical_not() const;
+  /// Logical and / or of the tensors as bool.
+  Tensor logical_and(const Tensor& o) const;
+  Tensor logical_or(const Tensor& o) const;
   /// Bitwise ops (bool and int tensors).
   Tensor bitwise_and(const Tensor& o) const;
   Tensor bitwise_or(const Tensor& o) const;
@@ -359,6 +362,20 @@ class POLYGRAD_API Tensor {
   Tensor trunc() const;
   Tensor isnan() const;
   Tensor isinf() const;
+  /// Neither NaN nor infinite (every int is).
+  Tensor isfinite() const;
+  /// log(1 + x) and e^x - 1, exact near 0.
+  Tensor log1p() const;
+  Tensor expm1() const;
+  Tensor log10() const;
+  Tensor sinh() const;
+  Tensor cosh() const;
+  Tensor asinh() const;
+  Tensor acosh() const;
+  Tensor atanh() const;
+  Tensor atan() const;
+  Tensor asin() const;
+  Tensor acos() const;
   /// this ? a : b (this is cast to bool).
   Tensor where(const Tensor& a, const Tensor& b) const;
   Tensor where(const Tensor& a, Scalar b) const;
@@ -388,6 +405,12 @@ class POLYGRAD_API Tensor {
   Tensor hardtanh(double min_val = -1.0, double max_val = 1.0) const;
   Tensor hardswish() const;
   Tensor hardsigmoid() const;
+  /// log(sigmoid(x)), without overflow.
+  Tensor logsigmoid() const;
+  /// x / (1 + |x|).
+  Tensor softsign() const;
+  Tensor selu() const;
+  Tensor celu(double alpha = 1.0) const;
 
   // ---- reductions (axes: empty means all; negative counts from the end) --------------------
   /// Bool and small ints sum as int32; others in their own dtype.
@@ -413,6 +436,25 @@ class POLYGRAD_API Tensor {
   Tensor argmin(std::optional<int64_t> axis = std::nullopt, bool keepdim = false) const;
   /// Inclusive prefix sum along `axis`.
   Tensor cumsum(int64_t axis = 0) const;
+  /// Whether any / every element along `axes` is nonzero (bool).
+  Tensor any(const std::vector<int64_t>& axes = {}, bool keepdim = false) const;
+  Tensor all(const std::vector<int64_t>& axes = {}, bool keepdim = false) const;
+
+  // ---- masks and selections ------------------------------------------------------------------
+  /// The lower (upper) triangle of the last two axes: column - row <= (>=) diagonal; 0 else.
+  Tensor tril(int64_t diagonal = 0) const;
+  Tensor triu(int64_t diagonal = 0) const;
+  /// `value` (in this tensor's dtype) where `mask` is true.
+  Tensor masked_fill(const Tensor& mask, Scalar value) const;
+  /// int32 indicators along a new last axis; -1 classes: max + 1 (reads the data).
+  Tensor one_hot(int64_t num_classes = -1) const;
+  /// this + weight * (end - this) (torch's form, exact at weight 0 and 1).
+  Tensor lerp(const Tensor& end, const Tensor& weight) const;
+  Tensor lerp(const Tensor& end, double weight) const;
+  /// Outer product of two 1-d tensors.
+  Tensor outer(const Tensor& o) const;
+  /// Shifts elements along `dims` (wrapping around); no dims: the flattened tensor.
+  Tensor roll(const std::vector<int64_t>& shifts, const std::vector<int64_t>& dims = {}) const;
 
   // ---- movement ---------------------------------------------------------------------------
   /// One size may be -1 (inferred).

@@ -97,14 +97,15 @@ DTYPE_CODES = {n: i for i, n in enumerate(DTYPE_NAMES)}
 # The op lists of polygrad.h's X-macros.
 UNARY_OPS = ("neg logical_not exp log exp2 log2 sqrt rsqrt square abs sign reciprocal sin cos "
              "tan ceil floor round trunc isnan isinf relu relu6 sigmoid tanh gelu quick_gelu "
-             "silu mish swish hardswish hardsigmoid T detach clone contiguous").split()
+             "silu mish swish hardswish hardsigmoid T detach clone contiguous isfinite log1p expm1 "
+             "log10 sinh cosh asinh acosh atanh atan asin acos logsigmoid softsign selu").split()
 LIKE_OPS = "zeros_like ones_like rand_like randn_like".split()
-PARAM_OPS = "leaky_relu elu softplus".split()
+PARAM_OPS = "leaky_relu elu softplus celu".split()
 BINARY_OPS = ("add sub mul div pow lt le gt ge eq ne maximum minimum floordiv mod bitwise_and "
-              "bitwise_or bitwise_xor matmul dot").split()
+              "bitwise_or bitwise_xor matmul dot logical_and logical_or outer").split()
 SCALAR_OPS = "add sub mul div pow lt le gt ge eq ne maximum minimum floordiv mod".split()
 FILL_OPS = "zeros ones empty rand randn".split()
-REDUCE_OPS = "sum max min prod mean".split()
+REDUCE_OPS = "sum max min prod mean any all".split()
 AXIS_OPS = "softmax log_softmax cumsum unsqueeze".split()
 LIST_OPS = "reshape view expand permute flip repeat".split()
 
@@ -145,6 +146,12 @@ _SIGNATURES = {
     "pg_tensor_pow_base": [Scalar, T, PT],
     "pg_tensor_where": [T, T, T, PT],
     "pg_tensor_where_scalar": [T, Scalar, Scalar, PT],
+    "pg_tensor_tril": [T, c_int64, PT],
+    "pg_tensor_triu": [T, c_int64, PT],
+    "pg_tensor_masked_fill": [T, T, Scalar, PT],
+    "pg_tensor_one_hot": [T, c_int64, PT],
+    "pg_tensor_lerp": [T, T, T, PT],
+    "pg_tensor_roll": [T, I64P, c_size_t, I64P, c_size_t, PT],
     "pg_tensor_clamp": [T, DP, DP, PT],
     "pg_tensor_hardtanh": [T, c_double, c_double, PT],
     "pg_tensor_var": [T, I64P, c_size_t, c_int, c_double, PT],

@@ -4,7 +4,7 @@ import numbers
 
 from . import _ffi
 from ._ffi import Index, byref, c_size_t, c_void_p, check, int64s, lib
-from .tensor import Tensor, _call, _pair, _shape_args, _wrap
+from .tensor import Tensor, _call, _pair, _scalar, _shape_args, _wrap
 
 
 def _list_op(name):
@@ -290,6 +290,58 @@ def sequential(self, layers):
 
 def _as(x):
     return x if isinstance(x, Tensor) else Tensor(x)
+
+
+def tril(self, diagonal=0):
+    return _call(lib.pg_tensor_tril, self._h, int(diagonal))
+
+
+def triu(self, diagonal=0):
+    return _call(lib.pg_tensor_triu, self._h, int(diagonal))
+
+
+def masked_fill(self, mask, value):
+    mask = _as(mask)
+    return _call(lib.pg_tensor_masked_fill, self._h, mask._h, _scalar(value))
+
+
+def one_hot(self, num_classes=-1):
+    return _call(lib.pg_tensor_one_hot, self._h, int(num_classes))
+
+
+def lerp(self, end, weight):
+    """self + weight * (end - self); a scalar weight becomes a tensor of self's dtype."""
+    end = _as(end)
+    weight = weight if isinstance(weight, Tensor) else self._scalar_like(float(weight))
+    return _call(lib.pg_tensor_lerp, self._h, end._h, weight._h)
+
+
+def roll(self, shifts, dims=None):
+    s = (shifts,) if isinstance(shifts, numbers.Integral) else tuple(shifts)
+    d = () if dims is None else (dims,) if isinstance(dims, numbers.Integral) else tuple(dims)
+    sa, sn = int64s(s)
+    da, dn = int64s(d)
+    return _call(lib.pg_tensor_roll, self._h, sa, sn, da, dn)
+
+
+def celu(self, alpha=1.0):
+    return _call(lib.pg_tensor_celu, self._h, float(alpha))
+
+
+def _binary_as(name):
+    f = getattr(lib, "pg_tensor_" + name)
+
+    def method(self, other):
+        other = _as(other)
+        return _call(f, self._h, other._h)
+    method.__name__ = name
+    return method
+
+
+for _f in (tril, triu, masked_fill, one_hot, lerp, roll, celu):
+    setattr(Tensor, _f.__name__, _f)
+for _n in ("logical_and", "logical_or", "outer"):
+    setattr(Tensor, _n, _binary_as(_n))
 
 
 for _f in (matmul, linear, layernorm, cross_entropy, sparse_categorical_crossentropy,

@@ -706,8 +706,9 @@ class Tensor:
     # ---- element-wise math and activations -----------------------------------------------
 
     for _n in ("exp log exp2 log2 sqrt rsqrt square abs sign reciprocal sin cos tan ceil floor "
-               "round trunc isnan isinf relu relu6 sigmoid tanh gelu quick_gelu silu mish swish "
-               "hardswish hardsigmoid").split():
+               "round trunc isnan isinf isfinite log1p expm1 log10 sinh cosh asinh acosh atanh "
+               "atan asin acos relu relu6 sigmoid tanh gelu quick_gelu silu mish swish hardswish "
+               "hardsigmoid logsigmoid softsign selu").split():
         locals()[_n] = _unary(_n)
     del _n
     leaky_relu = _leaky_relu
@@ -745,6 +746,8 @@ class Tensor:
     min = _reduce("min")
     prod = _reduce("prod")
     mean = _reduce("mean")
+    any = _reduce("any")
+    all = _reduce("all")
 
     def var(self, axis=None, keepdim=False, correction=1):
         arr, n = _axes(axis)

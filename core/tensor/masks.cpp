@@ -1,0 +1,117 @@
+// Masks and selections composed from comparisons and where: tril/triu, masked_fill, one_hot,
+// any/all, logical and/or, lerp, outer and roll.
+#include "tensor/tensor_impl.hpp"
+
+namespace polygrad {
+
+using detail::dt;
+
+namespace {
+
+// The elements of the last two axes with column - row <= k (lower) or >= k (upper), others 0.
+Tensor triangle(const char* op, const Tensor& x, int64_t k, bool lower) {
+  detail::state(x, op);
+  if (x.ndim() < 2)
+    user_error(std::string(op) + ": shape " + lazy::shape_str(x.shape()) +
+               " needs at least 2 dimensions");
+  const int64_t rows = x.size(-2), cols = x.size(-1);
+  Tensor i = Tensor::arange(rows, x.device()).reshape({rows, 1});
+  Tensor j = Tensor::arange(cols, x.device()).reshape({1, cols});
+  Tensor keep = lower ? j - i <= Scalar(k) : j - i >= Scalar(k);
+  return keep.where(x, detail::scalar_like(x, 0));
+}
+
+}  // namespace
+
+Tensor Tensor::tril(int64_t diagonal) const {
+  return triangle("tril", *this, diagonal, true);
+}
+Tensor Tensor::triu(int64_t diagonal) const {
+  return triangle("triu", *this, diagonal, false);
+}
+
+Tensor Tensor::masked_fill(const Tensor& mask, Scalar value) const {
+  detail::state(*this, "masked_fill");
+  // The value takes this tensor's dtype (torch's), and the result keeps its shape.
+  Tensor v = detail::constant(value, dt(*this), {}, device());
+  Tensor r = mask.bool_().where(v, *this);
+  if (r.shape() != shape())
+    user_error("masked_fill: mask shape " + lazy::shape_str(mask.shape()) +
+               " does not broadcast to " + lazy::shape_str(shape()));
+  return r;
+}
+
+Tensor Tensor::one_hot(int64_t num_classes) const {
+  detail::state(*this, "one_hot");
+  if (dt(*this).is_float() || dt(*this).is_bool())
+    user_error("one_hot: needs an integer tensor, not " + dt(*this).name());
+  if (num_classes == -1) num_classes = max().cast(PG_DTYPE_INT64).item<int64_t>() + 1;
+  if (num_classes <= 0)
+    user_error("one_hot: num_classes must be positive, not " + std::to_string(num_classes));
+  Shape s(ndim() + 1, 1);
+  s.back() = num_classes;
+  return (unsqueeze(-1) == Tensor::arange(num_classes, device()).reshape(s)).cast(PG_DTYPE_INT32);
+}
+
+Tensor Tensor::any(const std::vector<int64_t>& axes, bool keepdim) const {
+  return bool_().max(axes, keepdim);
+}
+Tensor Tensor::all(const std::vector<int64_t>& axes, bool keepdim) const {
+  return bool_().logical_not().max(axes, keepdim).logical_not();
+}
+
+Tensor Tensor::logical_and(const Tensor& o) const {
+  return bool_() & o.bool_();
+}
+Tensor Tensor::logical_or(const Tensor& o) const {
+  return bool_() | o.bool_();
+}
+
+Tensor Tensor::lerp(const Tensor& end, const Tensor& weight) const {
+  // torch's two forms: exact at weight 0 (this) and at weight 1 (end).
+  Tensor d = end - *this;
+  return (weight < 0.5).where(*this + weight * d, end - d * (1.0 - weight));
+}
+Tensor Tensor::lerp(const Tensor& end, double weight) const {
+  return weight < 0.5 ? *this + (end - *this) * weight : end - (end - *this) * (1.0 - weight);
+}
+
+Tensor Tensor::outer(const Tensor& o) const {
+  if (ndim() != 1 || o.ndim() != 1)
+    user_error("outer: shapes " + lazy::shape_str(shape()) + " and " + lazy::shape_str(o.shape()) +
+               " must both be 1-d");
+  return unsqueeze(1) * o.unsqueeze(0);
+}
+
+Tensor Tensor::roll(const std::vector<int64_t>& shifts, const std::vector<int64_t>& dims) const {
+  detail::state(*this, "roll");
+  if (dims.empty()) {
+    if (shifts.size() != 1)
+      user_error("roll: without dims, one shift (of the flattened tensor), not " +
+                 std::to_string(shifts.size()));
+    return flatten().roll(shifts, {0}).reshape(shape());
+  }
+  if (shifts.size() != dims.size())
+    user_error("roll: " + std::to_string(shifts.size()) + " shifts for " +
+               std::to_string(dims.size()) + " dims");
+  Tensor r = *this;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const int64_t d = detail::norm_axis("roll", dims[i], ndim(), shape());
+    const int64_t n = size(d);
+    if (n == 0) continue;
+    const int64_t s = ((shifts[i] % n) + n) % n;
+    if (s == 0) continue;
+    // The last s elements first: cat(x[n - s:], x[:n - s]).
+    std::vector<std::pair<int64_t, int64_t>> tail, head;
+    for (int64_t a = 0; a < ndim(); ++a) {
+      tail.push_back(a == d ? std::pair<int64_t, int64_t>{n - s, n}
+                            : std::pair{int64_t{0}, size(a)});
+      head.push_back(a == d ? std::pair<int64_t, int64_t>{0, n - s}
+                            : std::pair{int64_t{0}, size(a)});
+    }
+    r = Tensor::cat({r.shrink(tail), r.shrink(head)}, d);
+  }
+  return r;
+}
+
+}  // namespace polygrad

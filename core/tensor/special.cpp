@@ -1,0 +1,196 @@
+// log1p, expm1, log10, hyperbolic and inverse trigonometric functions, and the activations
+// built on them, composed from element-wise ops with care for precision near 0 and for
+// gradients without NaN: a branch that where() discards still gets a gradient (0 times its
+// local derivative), so each branch sees an input where its derivative is finite.
+#include "tensor/tensor_impl.hpp"
+
+#include <cmath>
+
+namespace polygrad {
+
+using detail::dt;
+using detail::to_float;
+using detail::widened;
+
+namespace {
+
+constexpr double kLn2 = 0.6931471805599453;
+constexpr double kPi = 3.141592653589793;
+// Past this, asinh(y) = log(2y) and acosh(y) = log(2y) to well below a float64 ulp (the next
+// term is 1 / (4y^2)), and y^2 may overflow.
+constexpr double kLogLimit = 1e8;
+
+// f(|x|) with the sign of x, for odd f: |x| taken by a select, not abs(), whose gradient at 0
+// is 0 (sinh'(0) is 1).
+template <class F>
+Tensor odd(const Tensor& x, F f) {
+  Tensor neg = x < 0.0;
+  Tensor r = f(neg.where(-x, x));
+  return neg.where(-r, r);
+}
+
+// atan(y) for y in [0, 1]: around 1, atan(y) = pi/4 + atan((y - 1) / (y + 1)), so the series
+// argument s has |s| <= tan(pi/8) and s^2 <= 0.1716; the alternating Taylor series
+// s - s^3/3 + ... then errs less than its first omitted term: 9 terms for float32 (7e-9
+// relative), 21 for float64 (1e-17).
+Tensor atan_unit(const Tensor& y) {
+  Tensor mid = y > 0.41421356237309503;
+  Tensor s = mid.where((y - 1.0) / (y + 1.0), y);
+  Tensor s2 = s * s;
+  const int terms = dt(y).scalar() == PG_DTYPE_FLOAT64 ? 21 : 9;
+  Tensor p = detail::scalar_like(s2, (terms % 2 ? 1.0 : -1.0) / (2 * terms - 1));
+  for (int n = terms - 2; n >= 0; --n) p = p * s2 + (n % 2 ? -1.0 : 1.0) / (2 * n + 1);
+  return s * p + mid.where(detail::scalar_like(s, kPi / 4), detail::scalar_like(s, 0.0));
+}
+
+}  // namespace
+
+Tensor Tensor::log1p() const {
+  detail::state(*this, "log1p");
+  return widened(to_float(*this), [](const Tensor& x) {
+    // log(u) * x / (u - 1) with u = 1 + x: the rounding of u cancels (Goldberg); x itself
+    // where u is 1 (|x| below half an ulp of 1) or infinite.
+    Tensor u = 1.0 + x;
+    Tensor plain = (u == 1.0) | u.isinf();
+    Tensor us = plain.where(2.0, u);
+    return plain.where(x, us.log() * (x / (us - 1.0)));
+  });
+}
+
+Tensor Tensor::expm1() const {
+  detail::state(*this, "expm1");
+  return widened(to_float(*this), [](const Tensor& x) {
+    // Near 0: (u - 1) * x / log(u) with u = e^x (Kahan), x itself where u is 1. Elsewhere
+    // e^x - 1 loses nothing, and its gradient stays e^x (the quotient's derivative cancels,
+    // 1e-3 relative at x = -11 in float32).
+    Tensor small = (x < 0.5) & (x > -0.5);
+    Tensor xs = small.where(x, 0.25);
+    Tensor u = xs.exp();
+    Tensor one = u == 1.0;
+    Tensor us = one.where(2.0, u);
+    Tensor near = one.where(xs, (us - 1.0) * (xs / us.log()));
+    return small.where(near, small.where(1.0, x).exp() - 1.0);
+  });
+}
+
+Tensor Tensor::log10() const {
+  return log2() * 0.30102999566398120;  // log10(2)
+}
+
+Tensor Tensor::sinh() const {
+  detail::state(*this, "sinh");
+  return widened(to_float(*this), [](const Tensor& x) {
+    // (e^y - e^-y) / 2 = (u + u / (u + 1)) / 2 with u = e^y - 1, y = |x|: no cancellation;
+    // past y = 20, e^-y is below float64's precision and e^(y - ln 2) overflows only where
+    // sinh does.
+    return odd(x, [](const Tensor& y) {
+      Tensor big = y > 20.0;
+      Tensor u = big.where(1.0, y).expm1();
+      return big.where((big.where(y, 21.0) - kLn2).exp(), 0.5 * (u + u / (u + 1.0)));
+    });
+  });
+}
+
+Tensor Tensor::cosh() const {
+  detail::state(*this, "cosh");
+  return widened(to_float(*this), [](const Tensor& x) {
+    // 1 + 2 sinh(y/2)^2 below y = |x| = 1 (so the gradient, sinh, keeps its precision near 0);
+    // else e^y / 2 + 1 / (2 e^y), with e^(y - ln 2), which overflows only where cosh does.
+    Tensor y = (x < 0.0).where(-x, x);
+    Tensor small = y < 1.0;
+    Tensor h = (small.where(y, 0.0) * 0.5).sinh();
+    Tensor e = (small.where(1.0, y) - kLn2).exp();
+    return small.where(1.0 + 2.0 * h * h, e + 0.25 / e);
+  });
+}
+
+Tensor Tensor::asinh() const {
+  detail::state(*this, "asinh");
+  return widened(to_float(*this), [](const Tensor& x) {
+    return odd(x, [](const Tensor& y) {
+      // log(y + sqrt(y^2 + 1)) = log1p(y + y^2 / (1 + sqrt(y^2 + 1))); log(2y) for large y.
+      Tensor big = y > kLogLimit;
+      Tensor s = big.where(0.0, y), b = big.where(y, 1.0);
+      Tensor small = (s + s * s / (1.0 + (s * s + 1.0).sqrt())).log1p();
+      return big.where(b.log() + kLn2, small);
+    });
+  });
+}
+
+Tensor Tensor::acosh() const {
+  detail::state(*this, "acosh");
+  return widened(to_float(*this), [](const Tensor& x) {
+    // log1p(t + sqrt(t (t + 2))) with t = x - 1 (exact near 1); log(2x) for large x.
+    Tensor big = x > kLogLimit;
+    Tensor t = big.where(0.0, x - 1.0), b = big.where(x, 1.0);
+    return big.where(b.log() + kLn2, (t + (t * (t + 2.0)).sqrt()).log1p());
+  });
+}
+
+Tensor Tensor::atanh() const {
+  detail::state(*this, "atanh");
+  // (log(1 + x) - log(1 - x)) / 2: 1 + x and 1 - x are exact near |x| = 1, where the usual
+  // log1p(2x / (1 - x)) loses the quotient's rounding (4e-3 relative at x = -0.999999).
+  return widened(to_float(*this), [](const Tensor& x) { return 0.5 * (x.log1p() - (-x).log1p()); });
+}
+
+Tensor Tensor::atan() const {
+  detail::state(*this, "atan");
+  return widened(to_float(*this), [](const Tensor& x) {
+    return odd(x, [](const Tensor& y) {
+      // y > 1: pi/2 - atan(1/y).
+      Tensor big = y > 1.0;
+      Tensor r = atan_unit(big.where(1.0 / big.where(y, 1.0), y));
+      return big.where(kPi / 2 - r, r);
+    });
+  });
+}
+
+Tensor Tensor::asin() const {
+  detail::state(*this, "asin");
+  return widened(to_float(*this),
+                 [](const Tensor& x) { return (x / ((1.0 - x) * (1.0 + x)).sqrt()).atan(); });
+}
+
+Tensor Tensor::acos() const {
+  detail::state(*this, "acos");
+  // 2 atan(sqrt((1 - x) / (1 + x))): no cancellation near x = 1, where acos is small.
+  return widened(to_float(*this),
+                 [](const Tensor& x) { return 2.0 * ((1.0 - x) / (1.0 + x)).sqrt().atan(); });
+}
+
+Tensor Tensor::isfinite() const {
+  if (!dt(*this).is_float()) return Tensor::ones(shape(), PG_DTYPE_BOOL, device());
+  return *this - *this == 0.0;  // inf - inf and NaN - NaN are NaN
+}
+
+// ---- activations ----------------------------------------------------------------------------
+
+Tensor Tensor::logsigmoid() const {
+  return -(-to_float(*this)).softplus();
+}
+
+Tensor Tensor::softsign() const {
+  // x / (1 + |x|), and for |x| >= 1 the equal sign(x) (1 - 1 / (1 + |x|)), whose gradient
+  // 1 / (1 + |x|)^2 does not come out of a cancellation (4e-6 relative at x = 100).
+  Tensor x = to_float(*this);
+  return odd(x, [](const Tensor& y) {
+    Tensor big = y >= 1.0;
+    return big.where(1.0 - 1.0 / (1.0 + big.where(y, 1.0)), y / (1.0 + y));
+  });
+}
+
+Tensor Tensor::selu() const {
+  constexpr double alpha = 1.6732632423543772848170429916717;
+  constexpr double scale = 1.0507009873554804934193349852946;
+  Tensor x = to_float(*this);
+  return scale * (x > 0.0).where(x, alpha * x.expm1());
+}
+
+Tensor Tensor::celu(double alpha) const {
+  if (alpha == 0.0) user_error("celu: alpha must not be 0");
+  Tensor x = to_float(*this);
+  return (x > 0.0).where(x, alpha * (x * (1.0 / alpha)).expm1());
+}
+
+}  // namespace polygrad
