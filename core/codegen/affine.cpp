@@ -11,7 +11,7 @@ namespace {
 
 class Splitter {
  public:
-  explicit Splitter(const UOp* r) : r_(r) {}
+  explicit Splitter(const UOp* r) : r_(r), reaches_(r) {}
 
   /// {a, b} of `n` (which reaches r), or nullopt.
   std::optional<std::pair<UOpRef, UOpRef>> split(const UOpRef& n) {
@@ -27,7 +27,7 @@ class Splitter {
       case Op::ADD:
       case Op::SUB:
       case Op::MUL: {
-        const bool left = reaches(n->src(0).get()), right = reaches(n->src(1).get());
+        const bool left = reaches_(n->src(0).get()), right = reaches_(n->src(1).get());
         if (left == right) return std::nullopt;
         const UOpRef& other = left ? n->src(1) : n->src(0);
         auto x = split(left ? n->src(0) : n->src(1));
@@ -42,8 +42,8 @@ class Splitter {
         return std::pair{a ? other - a : other, b ? -b : constant(-1)};  // o - (a + b r)
       }
       case Op::WHERE: {
-        const bool yes = reaches(n->src(1).get()), no = reaches(n->src(2).get());
-        if (reaches(n->src(0).get()) || yes == no) return std::nullopt;
+        const bool yes = reaches_(n->src(1).get()), no = reaches_(n->src(2).get());
+        if (reaches_(n->src(0).get()) || yes == no) return std::nullopt;
         auto x = split(yes ? n->src(1) : n->src(2));
         if (!x) return std::nullopt;
         auto [a, b] = *x;
@@ -60,17 +60,8 @@ class Splitter {
   }
 
  private:
-  bool reaches(const UOp* n) {
-    if (n == r_) return true;
-    if (auto it = memo_.find(n); it != memo_.end()) return it->second;
-    bool hit = false;
-    for (const UOpRef& s : n->srcs()) hit = hit || reaches(s.get());
-    memo_.emplace(n, hit);
-    return hit;
-  }
-
   const UOp* r_;
-  std::unordered_map<const UOp*, bool> memo_;
+  ReachesNode reaches_;
 };
 
 }  // namespace

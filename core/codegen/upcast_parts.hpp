@@ -117,10 +117,11 @@ UOpRef slice_store(const UOpRef& st, const AffineInReduce& f, const UOpRef& part
 /// Rewrites one store for one vector of the upcast: j -> base + lane, W lanes.
 class Vectorizer {
  public:
-  Vectorizer(const UOp* j, UOpRef base, int lanes) : j_(j), base_(std::move(base)), w_(lanes) {}
+  Vectorizer(const UOp* j, UOpRef base, int lanes)
+      : j_(j), base_(std::move(base)), w_(lanes), depends_(j) {}
 
   UOpRef run(const UOpRef& n) {
-    if (!depends(n.get())) return n;
+    if (!depends_(n.get())) return n;
     if (auto it = done_.find(n.get()); it != done_.end()) return it->second;
     UOpRef out;
     const DType vt = n->dtype().vec(w_);
@@ -153,14 +154,6 @@ class Vectorizer {
   }
 
  private:
-  bool depends(const UOp* n) {
-    if (n == j_) return true;
-    if (auto it = dep_.find(n); it != dep_.end()) return it->second;
-    bool d = false;
-    for (const UOpRef& s : n->srcs()) d = d || depends(s.get());
-    dep_.emplace(n, d);
-    return d;
-  }
   /// `x` as a W-lane vector (a scalar repeated in every lane).
   UOpRef splat(const UOpRef& x) const {
     if (x->dtype().lanes() == w_) return x;
@@ -172,7 +165,7 @@ class Vectorizer {
   const UOp* j_;
   UOpRef base_;
   int w_;
-  std::unordered_map<const UOp*, bool> dep_;
+  ReachesNode depends_;
   std::unordered_map<const UOp*, UOpRef> done_;
 };
 

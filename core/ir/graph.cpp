@@ -74,4 +74,13 @@ std::string to_string(const UOpRef& root) {
   return out;
 }
 
+bool ReachesNode::operator()(const UOp* n) {
+  if (n == target_) return true;
+  if (auto it = memo_.find(n); it != memo_.end()) return it->second;
+  bool hit = false;
+  for (const UOpRef& s : n->srcs()) hit = hit || (*this)(s.get());
+  memo_.emplace(n, hit);
+  return hit;
+}
+
 }  // namespace polygrad

@@ -14,6 +14,18 @@ namespace polygrad {
 /// borrowed: valid while `root` is alive.
 std::vector<const UOp*> toposort(const UOpRef& root);
 
+/// Whether a node has `target` among its sources, transitively (or is it), memoised: asking
+/// about every node of a graph walks it once. Pointers are borrowed.
+class ReachesNode {
+ public:
+  explicit ReachesNode(const UOp* target) : target_(target) {}
+  bool operator()(const UOp* n);
+
+ private:
+  const UOp* target_;
+  std::unordered_map<const UOp*, bool> memo_;
+};
+
 /// `root` with every node that is a key of `replace` swapped for its value (users rebuilt).
 UOpRef substitute(const UOpRef& root, const std::unordered_map<const UOp*, UOpRef>& replace);
 

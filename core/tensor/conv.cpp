@@ -32,8 +32,14 @@ Tensor shifted(const Tensor& t, int64_t i, int64_t j, int64_t oy, int64_t ox, Si
   return r.pad(pads).reshape(split).shrink(keep).reshape(out);
 }
 
-int64_t out_size(int64_t n, int64_t k, int64_t s, int64_t d) {
-  return (n - d * (k - 1) - 1) / s + 1;
+// Windows along one axis of n inputs padded by `pad` on both sides; ceil_mode keeps a last,
+// partial window that starts inside the input or its left padding (torch's rule).
+int64_t window_count(int64_t n, int64_t pad, int64_t k, int64_t s, int64_t d, bool ceil_mode) {
+  const int64_t span = n + 2 * pad - d * (k - 1) - 1;
+  if (!ceil_mode) return span / s + 1;
+  int64_t o = (span + s - 1) / s + 1;
+  if ((o - 1) * s >= n + pad) --o;
+  return o;
 }
 
 // Windows that tile the input (stride = kernel, no dilation): t cropped to (oy*kh, ox*kw) and
@@ -95,8 +101,8 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   const int64_t kh = w.shape[2], kw = w.shape[3];
   check_spatial("conv2d", *this, kh, kw, stride, dilation, padding);
   Tensor x = pad_spatial(*this, padding, 0.0);
-  const int64_t oy = out_size(x.size(-2), kh, stride.h, dilation.h);
-  const int64_t ox = out_size(x.size(-1), kw, stride.w, dilation.w);
+  const int64_t oy = window_count(x.size(-2), 0, kh, stride.h, dilation.h, false);
+  const int64_t ox = window_count(x.size(-1), 0, kw, stride.w, dilation.w, false);
   const int64_t cg = cin / groups, og = cout / groups;
   x = x.reshape({bs, groups, cg, x.size(-2), x.size(-1)});
   // im2col from the kernel offsets' shifted views stacked (a sum of pads): the codegen unrolls
@@ -130,16 +136,6 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
 
 namespace {
 
-// Output size along one axis of a pool over n padded inputs; ceil_mode keeps a last, partial
-// window that starts inside the input or its left padding (torch's rule).
-int64_t pool_out(int64_t n, int64_t pad, int64_t k, int64_t s, int64_t d, bool ceil_mode) {
-  const int64_t span = n + 2 * pad - d * (k - 1) - 1;
-  if (!ceil_mode) return span / s + 1;
-  int64_t o = (span + s - 1) / s + 1;
-  if ((o - 1) * s >= n + pad) --o;
-  return o;
-}
-
 // x padded by `padding` on both sides with `value`, and on the right past that with `tail`
 // (the part of ceil_mode's last windows beyond the padding) so oy x ox windows fit.
 Tensor pad_for_windows(const Tensor& x, Size2 padding, int64_t oy, int64_t ox, Size2 k, Size2 s,
@@ -154,17 +150,22 @@ Tensor pad_for_windows(const Tensor& x, Size2 padding, int64_t oy, int64_t ox, S
   return r.pad(pads, tail);
 }
 
-// The sum over each window of the kernel offsets' views (or a reduce over tiles when the
-// windows tile the input).
-Tensor window_sum(const Tensor& x, Size2 k, Size2 s, int64_t oy, int64_t ox) {
-  if (s.h == k.h && s.w == k.w) return tiles(x, k.h, k.w, oy, ox).sum({-3, -1});
+// The kernel offsets' views combined by `f`, element by element: each window's value.
+template <class F>
+Tensor fold_windows(const Tensor& x, Size2 k, Size2 s, Size2 d, int64_t oy, int64_t ox, F f) {
   Tensor r;
   for (int64_t i = 0; i < k.h; ++i)
     for (int64_t j = 0; j < k.w; ++j) {
-      Tensor v = shifted(x, i, j, oy, ox, s, 1);
-      r = r.defined() ? r + v : v;
+      Tensor v = shifted(x, i, j, oy, ox, s, d);
+      r = r.defined() ? f(r, v) : v;
     }
   return r;
+}
+
+// The sum over each window (a reduce over tiles when the windows tile the input).
+Tensor window_sum(const Tensor& x, Size2 k, Size2 s, int64_t oy, int64_t ox) {
+  if (s.h == k.h && s.w == k.w) return tiles(x, k.h, k.w, oy, ox).sum({-3, -1});
+  return fold_windows(x, k, s, 1, oy, ox, [](const Tensor& a, const Tensor& b) { return a + b; });
 }
 
 }  // namespace
@@ -174,18 +175,13 @@ Tensor Tensor::max_pool2d(Size2 kernel, std::optional<Size2> stride, Size2 dilat
   detail::state(*this, "max_pool2d");
   Size2 s = stride ? *stride : kernel;
   check_spatial("max_pool2d", *this, kernel.h, kernel.w, s, dilation, padding);
-  const int64_t oy = pool_out(size(-2), padding.h, kernel.h, s.h, dilation.h, ceil_mode);
-  const int64_t ox = pool_out(size(-1), padding.w, kernel.w, s.w, dilation.w, ceil_mode);
+  const int64_t oy = window_count(size(-2), padding.h, kernel.h, s.h, dilation.h, ceil_mode);
+  const int64_t ox = window_count(size(-1), padding.w, kernel.w, s.w, dilation.w, ceil_mode);
   Tensor x = pad_for_windows(*this, padding, oy, ox, kernel, s, dilation, -INFINITY, -INFINITY);
   if (s.h == kernel.h && s.w == kernel.w && dilation.h == 1 && dilation.w == 1)
     return tiles(x, kernel.h, kernel.w, oy, ox).max({-3, -1});
-  Tensor r;
-  for (int64_t i = 0; i < kernel.h; ++i)
-    for (int64_t j = 0; j < kernel.w; ++j) {
-      Tensor v = shifted(x, i, j, oy, ox, s, dilation);
-      r = r.defined() ? r.maximum(v) : v;
-    }
-  return r;
+  return fold_windows(x, kernel, s, dilation, oy, ox,
+                      [](const Tensor& a, const Tensor& b) { return a.maximum(b); });
 }
 
 Tensor Tensor::avg_pool2d(Size2 kernel, std::optional<Size2> stride, Size2 padding, bool ceil_mode,
@@ -193,8 +189,8 @@ Tensor Tensor::avg_pool2d(Size2 kernel, std::optional<Size2> stride, Size2 paddi
   detail::state(*this, "avg_pool2d");
   Size2 s = stride ? *stride : kernel;
   check_spatial("avg_pool2d", *this, kernel.h, kernel.w, s, 1, padding);
-  const int64_t oy = pool_out(size(-2), padding.h, kernel.h, s.h, 1, ceil_mode);
-  const int64_t ox = pool_out(size(-1), padding.w, kernel.w, s.w, 1, ceil_mode);
+  const int64_t oy = window_count(size(-2), padding.h, kernel.h, s.h, 1, ceil_mode);
+  const int64_t ox = window_count(size(-1), padding.w, kernel.w, s.w, 1, ceil_mode);
   Tensor x = pad_for_windows(detail::to_float(*this), padding, oy, ox, kernel, s, 1, 0.0, 0.0);
   Tensor sum = window_sum(x, kernel, s, oy, ox);
   const bool partial =

@@ -162,16 +162,14 @@ DivMod floor_divmod(const char* name, const Tensor& a0, const Tensor& b0) {
   // C's IDIV and MOD truncate toward zero: one step toward -inf where the remainder's sign
   // differs from the divisor's. A zero divisor would trap, and so would INT_MIN / -1: the
   // division runs by 1 there, and the result is 0 (numpy's) or -a.
-  const bool sign = t.is_signed_int();
-  Tensor zero = b == 0, minus_one = sign ? b == -1 : zero;
-  Tensor safe = (sign ? zero | minus_one : zero).where(scalar_like(b, 1), b);
+  Tensor zero = b == 0;
+  Tensor safe = (t.is_signed_int() ? zero | (b == -1) : zero).where(scalar_like(b, 1), b);
   Tensor q = detail::elementwise(Op::IDIV, {a, safe});
   Tensor r = detail::elementwise(Op::MOD, {a, safe});
-  if (sign) {
+  if (t.is_signed_int()) {
     Tensor wrong = (r != 0) & ((r < 0) ^ (safe < 0));
-    q = wrong.where(q - 1, q);
+    q = (b == -1).where(-a, wrong.where(q - 1, q));
     r = wrong.where(r + safe, r);
-    q = minus_one.where(-a, q);
   }
   Tensor nil = scalar_like(a, 0);
   return {zero.where(nil, q), zero.where(nil, r)};

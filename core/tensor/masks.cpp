@@ -6,19 +6,23 @@ namespace polygrad {
 
 using detail::dt;
 
+Tensor detail::triangle_mask(int64_t rows, int64_t cols, int64_t diagonal, bool lower,
+                             const std::string& device) {
+  Tensor i = Tensor::arange(rows, device).reshape({rows, 1});
+  Tensor j = Tensor::arange(cols, device).reshape({1, cols});
+  return lower ? j - i <= Scalar(diagonal) : j - i >= Scalar(diagonal);
+}
+
 namespace {
 
-// The elements of the last two axes with column - row <= k (lower) or >= k (upper), others 0.
+// The elements of the last two axes in the triangle, others 0.
 Tensor triangle(const char* op, const Tensor& x, int64_t k, bool lower) {
   detail::state(x, op);
   if (x.ndim() < 2)
     user_error(std::string(op) + ": shape " + lazy::shape_str(x.shape()) +
                " needs at least 2 dimensions");
-  const int64_t rows = x.size(-2), cols = x.size(-1);
-  Tensor i = Tensor::arange(rows, x.device()).reshape({rows, 1});
-  Tensor j = Tensor::arange(cols, x.device()).reshape({1, cols});
-  Tensor keep = lower ? j - i <= Scalar(k) : j - i >= Scalar(k);
-  return keep.where(x, detail::scalar_like(x, 0));
+  return detail::triangle_mask(x.size(-2), x.size(-1), k, lower, x.device())
+      .where(x, detail::scalar_like(x, 0));
 }
 
 }  // namespace
@@ -102,14 +106,8 @@ Tensor Tensor::roll(const std::vector<int64_t>& shifts, const std::vector<int64_
     const int64_t s = ((shifts[i] % n) + n) % n;
     if (s == 0) continue;
     // The last s elements first: cat(x[n - s:], x[:n - s]).
-    std::vector<std::pair<int64_t, int64_t>> tail, head;
-    for (int64_t a = 0; a < ndim(); ++a) {
-      tail.push_back(a == d ? std::pair<int64_t, int64_t>{n - s, n}
-                            : std::pair{int64_t{0}, size(a)});
-      head.push_back(a == d ? std::pair<int64_t, int64_t>{0, n - s}
-                            : std::pair{int64_t{0}, size(a)});
-    }
-    r = Tensor::cat({r.shrink(tail), r.shrink(head)}, d);
+    std::vector<Tensor> parts = r.split({n - s, s}, d);
+    r = Tensor::cat({parts[1], parts[0]}, d);
   }
   return r;
 }

@@ -11,11 +11,10 @@ using detail::dt;
 using detail::elementwise;
 using detail::to_float;
 
-namespace {
-constexpr double kLog2E = 1.4426950408889634;
-constexpr double kLn2 = 0.6931471805599453;
-constexpr double kHalfPi = 1.5707963267948966;
+using detail::kLn2;
+using detail::kLog2E;
 
+namespace {
 Tensor unary_float(const char* op, Op alu, const Tensor& t) {
   detail::state(t, op);
   return elementwise(alu, {to_float(t)});
@@ -49,7 +48,7 @@ Tensor Tensor::sin() const {
   return unary_float("sin", Op::SIN, *this);
 }
 Tensor Tensor::cos() const {
-  return (kHalfPi - to_float(*this)).sin();
+  return (detail::kPi / 2 - to_float(*this)).sin();
 }
 Tensor Tensor::tan() const {
   return sin() / cos();

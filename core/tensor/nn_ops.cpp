@@ -116,10 +116,7 @@ Tensor Tensor::cross_entropy(const Tensor& target, int64_t axis, double label_sm
       user_error("cross_entropy: class target shape " + lazy::shape_str(tp.shape) +
                  " does not match logits shape " + lazy::shape_str(p.shape) + " without axis " +
                  std::to_string(axis));
-    lazy::Shape cls(p.shape.size(), 1);
-    cls[static_cast<size_t>(a)] = classes;
-    Tensor range = Tensor::arange(classes, p.device).reshape(cls);
-    probs = (target.unsqueeze(a) == range).cast(detail::to_float(*this).dtype());
+    probs = detail::move_last_to(target.one_hot(classes), a).cast(detail::to_float(*this).dtype());
     kept = target != Scalar(ignore_index);
   }
   if (label_smoothing != 0.0)
@@ -139,13 +136,12 @@ Tensor Tensor::binary_crossentropy(const Tensor& target, Reduction reduction) co
 
 Tensor Tensor::binary_crossentropy_logits(const Tensor& target, Reduction reduction,
                                           const std::optional<Tensor>& pos_weight) const {
-  // -log(sigmoid(x)) = softplus(-x) and -log(1 - sigmoid(x)) = softplus(x), with softplus(x) =
-  // max(x, 0) + log(1 + e^-|x|); unweighted, their mix is max(x, 0) - x*y + log(1 + e^-|x|).
+  // -log(sigmoid(x)) = softplus(x) - x and -log(1 - sigmoid(x)) = softplus(x): unweighted,
+  // their mix is softplus(x) - x*y (torch's gradient at 0 too: 1/2 - y).
   Tensor x = detail::to_float(*this);
-  Tensor tail = (1.0 + (-x.abs()).exp()).log();
-  if (!pos_weight) return reduce_loss(x.relu() - x * target + tail, reduction);
-  Tensor sp_pos = x.relu() + tail, sp_neg = (-x).relu() + tail;
-  return reduce_loss(*pos_weight * target * sp_neg + (1.0 - target) * sp_pos, reduction);
+  Tensor sp = x.softplus();
+  if (!pos_weight) return reduce_loss(sp - x * target, reduction);
+  return reduce_loss(*pos_weight * target * (sp - x) + (1.0 - target) * sp, reduction);
 }
 
 Tensor Tensor::scaled_dot_product_attention(const Tensor& key, const Tensor& value,
@@ -159,11 +155,7 @@ Tensor Tensor::scaled_dot_product_attention(const Tensor& key, const Tensor& val
   const double scale = 1.0 / std::sqrt(static_cast<double>(size(-1)));
   Tensor scores = q.matmul(key.transpose(-2, -1)) * scale;  // (..., L, S)
   const int64_t L = scores.size(-2), S = scores.size(-1);
-  if (is_causal) {
-    Tensor i = Tensor::arange(L, p.device).reshape({L, 1});
-    Tensor j = Tensor::arange(S, p.device).reshape({1, S});
-    scores = (j <= i).where(scores, -INFINITY);
-  }
+  if (is_causal) scores = detail::triangle_mask(L, S, 0, true, p.device).where(scores, -INFINITY);
   if (attn_mask) {
     if (DType(attn_mask->dtype()).is_bool())
       scores = attn_mask->where(scores, -INFINITY);

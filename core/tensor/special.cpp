@@ -9,24 +9,27 @@
 namespace polygrad {
 
 using detail::dt;
+using detail::kLn2;
+using detail::kPi;
 using detail::to_float;
 using detail::widened;
 
 namespace {
 
-constexpr double kLn2 = 0.6931471805599453;
-constexpr double kPi = 3.141592653589793;
 // Past this, asinh(y) = log(2y) and acosh(y) = log(2y) to well below a float64 ulp (the next
 // term is 1 / (4y^2)), and y^2 may overflow.
 constexpr double kLogLimit = 1e8;
 
-// f(|x|) with the sign of x, for odd f: |x| taken by a select, not abs(), whose gradient at 0
-// is 0 (sinh'(0) is 1).
+// |x| by a select, not abs(), whose gradient at 0 is 0 (sinh'(0) is 1).
+Tensor magnitude(const Tensor& x) {
+  return (x < 0.0).where(-x, x);
+}
+
+// f(|x|) with the sign of x, for odd f.
 template <class F>
 Tensor odd(const Tensor& x, F f) {
-  Tensor neg = x < 0.0;
-  Tensor r = f(neg.where(-x, x));
-  return neg.where(-r, r);
+  Tensor r = f(magnitude(x));
+  return (x < 0.0).where(-r, r);
 }
 
 // atan(y) for y in [0, 1]: around 1, atan(y) = pi/4 + atan((y - 1) / (y + 1)), so the series
@@ -96,7 +99,7 @@ Tensor Tensor::cosh() const {
   return widened(to_float(*this), [](const Tensor& x) {
     // 1 + 2 sinh(y/2)^2 below y = |x| = 1 (so the gradient, sinh, keeps its precision near 0);
     // else e^y / 2 + 1 / (2 e^y), with e^(y - ln 2), which overflows only where cosh does.
-    Tensor y = (x < 0.0).where(-x, x);
+    Tensor y = magnitude(x);
     Tensor small = y < 1.0;
     Tensor h = (small.where(y, 0.0) * 0.5).sinh();
     Tensor e = (small.where(1.0, y) - kLn2).exp();

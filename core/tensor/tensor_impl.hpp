@@ -75,6 +75,15 @@ Tensor binary(const char* name, Op op, const Tensor& a, const Tensor& b);
 /// `t` as float (float32 unless already float): inputs of transcendental ops.
 Tensor to_float(const Tensor& t);
 
+inline constexpr double kLog2E = 1.4426950408889634;
+inline constexpr double kLn2 = 0.6931471805599453;
+inline constexpr double kPi = 3.141592653589793;
+
+/// A bool (rows, cols) mask of column - row <= diagonal (lower) or >= diagonal (upper): tril,
+/// triu and causal attention.
+Tensor triangle_mask(int64_t rows, int64_t cols, int64_t diagonal, bool lower,
+                     const std::string& device);
+
 /// `f(x)` for a float16 or bfloat16 `x` computed in float32 and rounded once at the end, as
 /// torch's kernels do: in bfloat16, 2 * sigmoid(2x) - 1 gave tanh(-0.01) = -0.0117 and
 /// softplus(-6) = 0. Other dtypes as they are.

@@ -340,7 +340,7 @@ def _binary_as(name):
 
 for _f in (tril, triu, masked_fill, one_hot, lerp, roll, celu):
     setattr(Tensor, _f.__name__, _f)
-for _n in ("logical_and", "logical_or", "outer"):
+for _n in ("logical_and", "logical_or", "outer", "dot"):
     setattr(Tensor, _n, _binary_as(_n))
 
 
@@ -350,12 +350,6 @@ for _f in (matmul, linear, layernorm, cross_entropy, sparse_categorical_crossent
     setattr(Tensor, _f.__name__, _f)
 
 
-def dot(self, other):
-    other = _as(other)
-    return _call(lib.pg_tensor_dot, self._h, other._h)
-
-
-Tensor.dot = dot
 Tensor.__matmul__ = matmul
 Tensor.__rmatmul__ = __rmatmul__
 Tensor.einsum = staticmethod(einsum)

@@ -54,6 +54,20 @@ def test_binary_cross_entropy_reductions_and_pos_weight(reduction):
             low=-6, high=6)
 
 
+def test_binary_cross_entropy_logits_gradient_at_zero_logits():
+    # torch's: sigmoid(0) - y = 1/2 - y (weighted: (1 - y) / 2 - w y / 2)
+    t = np.array([[1, 0, 1, 0]], np.float32)
+    pw = np.array([0.5, 1.0, 2.0, 3.5], np.float32)
+    zeros = [np.zeros((1, 4), np.float32)]
+    compare(lambda x: x.binary_crossentropy_logits(Tensor(t), reduction="sum"), [], xs=zeros,
+            torch_fn=lambda x: F.binary_cross_entropy_with_logits(x, torch.tensor(t),
+                                                                  reduction="sum"))
+    compare(lambda x: x.binary_crossentropy_logits(Tensor(t), reduction="sum",
+                                                   pos_weight=Tensor(pw)), [], xs=zeros,
+            torch_fn=lambda x: F.binary_cross_entropy_with_logits(
+                x, torch.tensor(t), reduction="sum", pos_weight=torch.tensor(pw)))
+
+
 def test_bad_reduction_names_the_choices():
     with pytest.raises(ValueError, match="'mean', 'sum' or 'none'"):
         Tensor([[0.5, 1.0]]).cross_entropy(Tensor([1]), reduction="avg")
