@@ -4,10 +4,11 @@
 Usage: /usr/bin/python3 bench/compare.py [path/to/bench_ops] [case-substring]
 Needs Debian's python3-numpy and (for the torch column) python3-torch.
 
-Torch runs in its best configuration on this machine (2 threads, OpenBLAS SkylakeX kernels,
-passive OpenMP waiting); set those variables before this script starts for them to apply to
-OpenBLAS (the Makefile's `bench` target does). Prints median milliseconds and ratios
-(peer time / polygrad time: > 1 means polygrad is faster).
+Torch runs in its best configuration on this machine (2 threads, passive OpenMP waiting, and
+on an AVX-512 host OpenBLAS's SkylakeX kernels); set those variables before this script starts
+for them to apply to OpenBLAS (the Makefile's `bench` target does, and leaves the core type to
+OpenBLAS on a host without AVX-512, where SkylakeX kernels die of SIGILL). Prints median
+milliseconds and ratios (peer time / polygrad time: > 1 means polygrad is faster).
 """
 import json
 import os

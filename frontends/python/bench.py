@@ -1,7 +1,8 @@
 """Micro-benchmarks of the Python frontend, side by side with torch in one run.
 
     build/<dir>/venv/bin/python frontends/python/bench.py
-(set OPENBLAS_CORETYPE=SkylakeX OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=2 for torch's best.)
+(set OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=2 for torch's best, and OPENBLAS_CORETYPE=SkylakeX
+on an AVX-512 host only: without AVX-512 those kernels die of SIGILL.)
 """
 import time
 
