@@ -543,9 +543,13 @@ TEST(Matmul, TwoReduceRangesSliceByTheOuterOne) {
 // batch (a launch variable) a loop around it. b over every batch is beyond half an L2, so the
 // kernel slices by groups of batch elements, each slice adding to the stored partial sums;
 // with an SGD update fused in (w - 0.5 * sum), the first slice stores w - 0.5 * partial.
+// The plan is the one for 32 vector registers (AVX-512's 64-byte vectors; with 16 the dot form
+// takes 3 x 3 blocks, too narrow to slice), whatever this host has: clang splits the wider
+// vectors for an AVX2 host, so the kernel still runs here.
 TEST(Matmul, DotFormOverTheInnerOfTwoReduceRanges) {
   polygrad::codegen::Target t = cpu_target();
   t.caps.compute_units = 2;
+  t.caps.vector_width_bytes = 64;
   const int64_t m = 12, n = 32, pos = 64;
   for (bool sgd : {false, true}) {
     UOpRef nb = polygrad::define_var("n1", 1, 1 << 20);
