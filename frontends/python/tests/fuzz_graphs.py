@@ -95,14 +95,19 @@ def _ref(prog, kind, B, data, us):
     return vals, grads
 
 
-def _close(name, got, r32, r64, tol):
+def _close(name, got, r32, r64, tol, r32c=None):
     """got vs torch float32, allowing tol of the reference's scale plus 20x torch's own
     float32 rounding error at each element plus 10x its largest one in the array (a sum that
-    cancels to about 0 has torch's rounding error at one element and ours at another)."""
+    cancels to about 0 has torch's rounding error at one element and ours at another). Torch's
+    error is the larger of its fused ops' (r32) and of the composites polygrad computes (r32c:
+    a layernorm of equal values divides rounding noise by sqrt(eps), and its gradient through
+    the composite carries 75x more noise than torch's fused backward)."""
     if got.shape != r32.shape:
         return f"{name}: shape {got.shape} != torch {r32.shape}"
     scale = max(1.0, float(np.max(np.abs(r64)))) if r64.size else 1.0
     noise = np.abs(r32 - r64)
+    if r32c is not None:
+        noise = np.maximum(noise, np.abs(r32c - r64))
     noise = np.where(np.isfinite(noise), noise, 0)
     allowed = tol * scale + tol * np.abs(r64) + 20 * noise + 10 * (noise.max() if noise.size
                                                                    else 0)
@@ -132,6 +137,7 @@ def check_program(prog, sizes=None, tol=1e-4, tag_realize_all=True):
         us = _us(prog, shapes, B)
         v32, g32 = _ref(prog, "t32", B, data, us)
         v64, g64 = _ref(prog, "t64", B, data, us)
+        v32c, g32c = _ref(prog, "t32c", B, data, us)
         arrs = [a for a in v64 + list(g64.values()) if a.size]
         if not all(np.all(np.isfinite(a)) and np.max(np.abs(a)) < 1e15 for a in arrs):
             fails.append(f"SKIP B={B}: reference not finite or too large")
@@ -156,12 +162,12 @@ def check_program(prog, sizes=None, tol=1e-4, tag_realize_all=True):
             fails.append(f"B={B}: EXCEPTION {type(e).__name__}: {str(e)[:500]}")
             continue
         before = len(fails)
-        for k, (a, b, c) in enumerate(zip(pv, v32, v64)):
-            m = _close(f"B={B} value of out {k} (v{prog['outs'][k]})", a, b, c, tol)
+        for k, (a, b, c, d) in enumerate(zip(pv, v32, v64, v32c)):
+            m = _close(f"B={B} value of out {k} (v{prog['outs'][k]})", a, b, c, tol, d)
             if m:
                 fails.append(m)
         for i in g32:
-            m = _close(f"B={B} grad of v{i}", pg[i], g32[i], g64[i], tol * 10)
+            m = _close(f"B={B} grad of v{i}", pg[i], g32[i], g64[i], tol * 10, g32c[i])
             if m:
                 fails.append(m)
         if len(fails) > before and tag_realize_all:
