@@ -30,6 +30,17 @@ UpcastPlan choose_elementwise(const UOpRef& sink, const std::vector<const UOp*>&
   return plan;
 }
 
+/// Whether the row operand of a vector-form kernel is read in panels of its R-row blocks
+/// (PanelPacking::row_operand): a load steps by R along k and not at all along j.
+bool row_operand_in_panels(const std::vector<const UOp*>& order, const UOp* j, const UOp* k,
+                           int rows) {
+  for (const UOp* u : order)
+    if (u->op() == Op::INDEX && u->src(0)->op() == Op::DEFINE_GLOBAL && u->src(0)->arg_int() != 0 &&
+        coefficient(u->src(1).get(), j) == 0 && coefficient(u->src(1).get(), k) == rows)
+      return true;
+  return false;
+}
+
 }  // namespace
 
 UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
@@ -160,12 +171,15 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
       // is as long as the row block's slice of a (R rows of KT) fits half an L1: that is the
       // operand the CB column blocks share from L1 while their panels stream from L2 (BLIS's
       // order), and longer slices mean fewer passes over the partial sums (matmul 1024 on a
-      // Sapphire Rapids host, KT 128 -> 512: 6.5 -> 5.9 ms; 2048: 55 -> 48 ms). Otherwise,
-      // and with 16 registers as measured on AVX2, the slice of the panel stays in L1.
+      // Sapphire Rapids host, KT 128 -> 512: 6.5 -> 5.9 ms; 2048: 55 -> 48 ms). With 16
+      // registers, so too when a is read in panels of the row blocks (a row block's slice is
+      // then contiguous); otherwise, as measured on AVX2, the slice of the panel stays in L1.
       bool groups = false;
       for (int64_t cb = 2; cb <= kMaxColBlocks; cb *= 2)
         groups = groups || (groups_blocks(plan, blocks, cb) && blocks / cb >= 2 * units);
-      const bool a_slice = registers > 16 && groups;
+      const bool a_slice =
+          (registers > 16 || row_operand_in_panels(order, j, rd->src(1).get(), plan.rows)) &&
+          groups;
       auto fits = [&](int64_t kt) {
         const bool cached = a_slice ? plan.rows * kt * elem <= cache.slice() &&
                                           2 * kt * row_bytes <= cache.col_blocks()

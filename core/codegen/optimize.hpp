@@ -80,6 +80,12 @@ struct PanelPacking {
   /// a is (k, m) (a kernel computing a.T @ b): one panel of all its rows (the scheduler sets
   /// P to the row count), a transpose, read with the output rows' extent compiled in
   bool transpose_rows = false;
+  /// a is (m, k), the kernel's row operand, read in panels of P = R rows (the kernel's row
+  /// block), each stored k-major: the R values a k step broadcasts are adjacent. Written by a
+  /// copy kernel over a's rows (write_to_panels), so the row count may be a launch variable;
+  /// the copy holds ceil(m / P) panels, and the rows of a last partial one that the copy
+  /// leaves unwritten are never read (the kernel clamps its rows to the last one).
+  bool row_operand = false;
 };
 
 /// The offset of element `off` of a buffer of `rows` rows of `p.row` elements in its copy in
@@ -91,6 +97,10 @@ UOpRef panel_offset(const UOpRef& off, int64_t rows, const PanelPacking& p);
 
 /// `sink` with every offset into buffer `p.slot` (of `rows` rows) moved to its copy in panels.
 UOpRef read_from_panels(const UOpRef& sink, int64_t rows, const PanelPacking& p);
+
+/// The copy kernel `sink` (storing element e of a `p.row`-element-row buffer at offset e of
+/// slot 0) with its stores moved to panels of rows (`p.by_rows`).
+UOpRef write_to_panels(const UOpRef& sink, const PanelPacking& p);
 
 /// On a target without groups (a CPU), the vector form of a matmul-shaped kernel streams, per
 /// column block, k rows of V*W contiguous elements of b, each row `row` elements after the
@@ -112,6 +122,11 @@ UOpRef read_from_panels(const UOpRef& sink, int64_t rows, const PanelPacking& p)
 /// transposed copy: per k step each row block reads R elements of a, a row of a apart, and at
 /// 4 KiB apart those fall into a few L1 sets. 1024^3 on Sapphire Rapids: 11.6 -> 5.9 ms
 /// (torch 7.8), b then in column panels too; 1023^3 13.7 -> 8.2.
+/// With 16 vector registers, a vector-form kernel with k sliced (b's panel larger than an L1),
+/// 256 or more columns and a row operand a (m, k), k-major, of 64 or more rows reads a from
+/// panels of its R-row blocks (`row_operand`): the R rows a k step broadcasts from are
+/// otherwise a row of a apart, 4 KiB at k = 1024, in a few sets of an 8-way L1 beside the panel
+/// of b. The k slices then grow to what the row block's slice of a allows (see choose_upcast).
 /// nullopt otherwise.
 std::optional<PanelPacking> panel_packing(const UOpRef& sink, const Target& target, int64_t rows);
 

@@ -134,8 +134,9 @@ bool Scheduler::pack_panels(UOpRef& ast, std::vector<UOpRef>& buffers, std::set<
                             int64_t outer_extent) {
   if (!ctx_.target) return false;
   bool bound = false;
-  // Twice: a transposed a (a.T @ b) leaves b to pack in column panels.
-  for (int pass = 0; pass < 2; ++pass) {
+  // Up to three times: a transposed a (a.T @ b) leaves b to pack in column panels, b in
+  // panels of columns or rows leaves a to pack in panels of rows.
+  for (int pass = 0; pass < 3; ++pass) {
     std::optional<codegen::PanelPacking> p = codegen::panel_packing(ast, ctx_.target(device), rows);
     if (!p) break;
     const UOpRef buf = buffers[static_cast<size_t>(p->slot)];
@@ -146,6 +147,28 @@ bool Scheduler::pack_panels(UOpRef& ast, std::vector<UOpRef>& buffers, std::set<
     // then split into row and column without a division; a's stride pins the rows anyway).
     if (p->transpose_rows) p->panel = nrows;
     const int64_t P = p->panel;
+    if (p->row_operand) {
+      // Written by a kernel over a's rows, as many as the launch variable says (a last
+      // partial panel's other rows stay unwritten and unread), so every row count of a
+      // shares one copy kernel as it shares the matmul.
+      const UOpRef rows_of_a = lazy::reshape(buf, {nrows, p->row});
+      keep_.push_back(rows_of_a);
+      UOpRef packed = ctx_.new_buffer(device, buf->dtype(), (nrows + P - 1) / P * P * p->row);
+      sched_.intermediates.push_back(packed);
+      KernelBuilder kb(*this, device);
+      kb.set_symbolic_outer(true);
+      UOpRef copy =
+          codegen::write_to_panels(kb.build(rows_of_a.get(), shape_(rows_of_a.get()), packed), *p);
+      POLYGRAD_VERIFY(copy);
+      std::vector<std::pair<std::string, int64_t>> vars;
+      if (const UOp* var = kb.outer_var()) vars.emplace_back(var->arg_var().name, nrows);
+      sched_.items.push_back({Item::Kind::kernel, device, copy, kb.buffers(), 0, vars});
+      meta_.push_back({kb.deps(), kb.old_reads(), std::nullopt});
+      deps.insert(sched_.items.size() - 1);
+      buffers[static_cast<size_t>(p->slot)] = packed;
+      ast = codegen::read_from_panels(ast, nrows, *p);
+      continue;
+    }
     // Panels of columns: (rows, row / P, P) -> (row / P, rows, P); of rows: (rows / P, P, row)
     // -> (rows / P, row, P).
     if (p->by_rows ? nrows % P != 0 : p->row % P != 0) break;

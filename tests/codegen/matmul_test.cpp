@@ -488,6 +488,61 @@ TEST(Matmul, PackedPanelsVectoriseAndMatchPlainCpp) {
   }
 }
 
+// With 16 vector registers (32-byte vectors: 6-row blocks of 2 vectors), k sliced and 256 or
+// more columns, once b is in column panels a goes into panels of its 6-row blocks, and the k
+// slices grow from what keeps the panel's slice in L1 (128) to what keeps the row block's slice
+// of a in half an L1 (512). Not with 32 registers. Values against plain C++ for 67 rows (a
+// last, partial panel).
+TEST(Matmul, SixteenRegistersReadTheRowOperandFromPanelsOfRowBlocks) {
+  using polygrad::codegen::PanelPacking;
+  polygrad::codegen::Target t = cpu_target();
+  t.caps.vector_width_bytes = 32;
+  t.caps.compute_units = 2;
+  const int64_t m = 67, n = 256, kk = 1024;
+  const UOpRef plain = matmul_ast(m, n, kk);
+  std::optional<PanelPacking> pb = polygrad::codegen::panel_packing(plain, t, m);
+  ASSERT_TRUE(pb.has_value());
+  ASSERT_FALSE(pb->by_rows);
+  const UOpRef b_packed = polygrad::codegen::read_from_panels(plain, kk, *pb);
+  EXPECT_EQ(polygrad::codegen::choose_upcast(b_packed, t).k_tile, 128);
+  std::optional<PanelPacking> pa = polygrad::codegen::panel_packing(b_packed, t, m);
+  ASSERT_TRUE(pa.has_value());
+  EXPECT_TRUE(pa->row_operand && pa->by_rows);
+  EXPECT_EQ(pa->slot, 1);
+  EXPECT_EQ(pa->row, kk);
+  EXPECT_EQ(pa->panel, 6);
+  const UOpRef ast = polygrad::codegen::read_from_panels(b_packed, m, *pa);
+  const polygrad::codegen::UpcastPlan plan = polygrad::codegen::choose_upcast(ast, t);
+  EXPECT_EQ(plan.rows, 6);
+  EXPECT_EQ(plan.k_tile, 512);
+  polygrad::codegen::Target wide = t;
+  wide.caps.vector_width_bytes = 64;
+  std::optional<PanelPacking> none = polygrad::codegen::panel_packing(
+      polygrad::codegen::read_from_panels(plain, kk, PanelPacking{2, n, 32, false}), wide, m);
+  EXPECT_TRUE(!none || !none->row_operand);
+  // Fewer than 256 columns: a copy of a costs more than the kernel gains.
+  const UOpRef narrow = matmul_ast(m, 128, kk);
+  std::optional<PanelPacking> nb = polygrad::codegen::panel_packing(narrow, t, m);
+  ASSERT_TRUE(nb.has_value());
+  std::optional<PanelPacking> na =
+      polygrad::codegen::panel_packing(polygrad::codegen::read_from_panels(narrow, kk, *nb), t, m);
+  EXPECT_TRUE(!na || !na->row_operand);
+
+  std::vector<float> av = exact_ints(m * kk, 3), bv = exact_ints(kk * n, 8);
+  std::vector<float> want(static_cast<size_t>(m * n), 0.0f);
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t c = 0; c < n; ++c)
+      for (int64_t x = 0; x < kk; ++x) want[r * n + c] += av[r * kk + x] * bv[x * n + c];
+  std::vector<float> ap(static_cast<size_t>((m + 5) / 6 * 6 * kk)), bp(bv.size());
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t x = 0; x < kk; ++x) ap[r / 6 * kk * 6 + x * 6 + r % 6] = av[r * kk + x];
+  for (int64_t x = 0; x < kk; ++x)
+    for (int64_t c = 0; c < n; ++c) bp[c / 16 * kk * 16 + x * 16 + c % 16] = bv[x * n + c];
+  std::vector<HostBuf> bufs{HostBuf::zeros<float>(m * n), HostBuf::of(ap), HostBuf::of(bp)};
+  run(compile(ast, t), bufs);
+  EXPECT_EQ(bufs[0].as<float>(), want);
+}
+
 /// out[r * n + c] = sum over (e, q) < (batch, pos) of a[(e * m + r) * pos + q] * b[b_at(e, q, c)]
 /// (w[r * n + c] - 0.5 * the sum instead, given `w`: an SGD update), in plain loops.
 template <typename BAt>

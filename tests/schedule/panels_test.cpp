@@ -1,0 +1,141 @@
+// Matmul operands read from copies in panels (codegen::panel_packing, Scheduler::pack_panels):
+// which copies a schedule makes, and values against plain C++ in double.
+#include "graphs.hpp"
+#include "random_values.hpp"
+#include "runtime/buffers.hpp"
+#include "runtime/runtime.hpp"
+#include "runtime/schedule_cache.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace polygrad {
+namespace {
+
+using lazy::Shape;
+using testgraph::random_floats;
+
+class PanelsTest : public ::testing::Test {
+ protected:
+  std::string dev_ = runtime::canonical_device("cpu");
+  pg_capabilities caps_ = runtime::device_handle(dev_).properties().caps;
+  /// Float lanes of the device's vectors.
+  int64_t lanes() const {
+    return std::min<int64_t>(caps_.vector_width_bytes / 4, int64_t{caps_.max_vector_lanes});
+  }
+  UOpRef input(const std::vector<float>& v, const Shape& s) {
+    return runtime::from_host(dev_, dtypes::float32, s, v.data());
+  }
+  std::vector<float> values(const UOpRef& root) {
+    UOpRef r = runtime::realize({root}, dev_)[0];
+    std::vector<float> out(static_cast<size_t>(lazy::numel(lazy::shape_of(r))));
+    runtime::to_host(r, out.data());
+    return out;
+  }
+};
+
+std::vector<double> plain_matmul(const std::vector<float>& a, const std::vector<float>& b,
+                                 int64_t m, int64_t k, int64_t n) {
+  std::vector<double> c(static_cast<size_t>(m * n), 0.0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t x = 0; x < k; ++x)
+      for (int64_t j = 0; j < n; ++j) c[i * n + j] += double{a[i * k + x]} * b[x * n + j];
+  return c;
+}
+
+// A realised b larger than half an L2, with rows a multiple of 512 bytes apart or column
+// blocks of one or two cache lines: the matmul reads it from a copy in column panels, the
+// schedule's first kernel (a may follow in panels of rows, see below).
+TEST_F(PanelsTest, MatmulReadsALargeOperandFromAPackedCopy) {
+  const int64_t w = lanes();
+  if (w < 2) GTEST_SKIP() << "the device has no vector lanes";
+  // 128 columns (512-byte rows), and 34 column blocks of 2W (rows no multiple of 512 bytes
+  // apart); k rows past half of whatever L2 this machine declares.
+  for (const int64_t n : {int64_t{128}, 34 * 2 * w}) {
+    const int64_t m = 64,
+                  k = std::max<int64_t>(640, int64_t(caps_.l2_cache_bytes / 2 / (4 * n)) + 64);
+    std::vector<float> av = random_floats(m * k, 11, -1, 1), bv = random_floats(k * n, 12, -1, 1);
+    UOpRef mm = testgraph::matmul(input(av, {m, k}), input(bv, {k, n}), m, k, n);
+    schedule::Schedule s = runtime::cached_schedule({mm}, dev_);
+    ASSERT_GE(s.items.size(), 2u) << n;  // the packed copy of b, ..., the matmul reading it
+    EXPECT_EQ(lazy::buffer_count(s.items[0].buffers[0].get()), k * n);
+    EXPECT_EQ(s.items.back().buffers[2], s.items[0].buffers[0]);
+    std::vector<float> got = values(mm);
+    std::vector<double> want = plain_matmul(av, bv, m, k, n);
+    for (int64_t i = 0; i < m * n; ++i) ASSERT_NEAR(got[i], want[i], 1e-4) << n << ": " << i;
+  }
+  // a @ b.T with b (n, k) larger than half an L2: b is read from panels of rows (or, with n
+  // no multiple of the width, from b transposed whole), values as plain C++ computes them.
+  for (const int64_t n : {4 * 2 * w, 4 * 2 * w + 3}) {
+    const int64_t m = 96, k = int64_t(caps_.l2_cache_bytes / 2 / (4 * n)) + 64;
+    std::vector<float> av = random_floats(m * k, 13, -1, 1), bv = random_floats(n * k, 14, -1, 1);
+    UOpRef bt = lazy::permute(input(bv, {n, k}), {1, 0});
+    UOpRef mm = testgraph::matmul(input(av, {m, k}), bt, m, k, n);
+    schedule::Schedule s = runtime::cached_schedule({mm}, dev_);
+    ASSERT_GE(s.items.size(), 2u);
+    EXPECT_EQ(s.items.back().buffers[2], s.items[0].buffers[0]);
+    std::vector<float> bkn(static_cast<size_t>(k * n));
+    for (int64_t x = 0; x < k; ++x)
+      for (int64_t j = 0; j < n; ++j) bkn[x * n + j] = bv[j * k + x];
+    std::vector<float> got = values(mm);
+    std::vector<double> want = plain_matmul(av, bkn, m, k, n);
+    for (int64_t i = 0; i < m * n; ++i)
+      ASSERT_NEAR(got[i], want[i], 1e-4) << "a @ b.T, n " << n << ": " << i;
+  }
+  // a.T @ b with a (k, m) larger than an L2: a is read from a transposed copy (per k step a
+  // row block reads a row of a apart), b maybe from column panels; values as plain C++.
+  {
+    const int64_t m = 256, n = 4 * 2 * w + 5, k = int64_t(caps_.l2_cache_bytes / (4 * m)) + 64;
+    std::vector<float> av = random_floats(k * m, 15, -1, 1), bv = random_floats(k * n, 16, -1, 1);
+    UOpRef at = lazy::permute(input(av, {k, m}), {1, 0});
+    UOpRef mm = testgraph::matmul(at, input(bv, {k, n}), m, k, n);
+    schedule::Schedule s = runtime::cached_schedule({mm}, dev_);
+    ASSERT_GE(s.items.size(), 2u);
+    EXPECT_EQ(s.items.back().buffers[1], s.items[0].buffers[0]);  // the transposed copy
+    std::vector<float> amk(static_cast<size_t>(m * k));
+    for (int64_t x = 0; x < k; ++x)
+      for (int64_t i = 0; i < m; ++i) amk[i * k + x] = av[x * m + i];
+    std::vector<float> got = values(mm);
+    std::vector<double> want = plain_matmul(amk, bv, m, k, n);
+    for (int64_t i = 0; i < m * n; ++i) ASSERT_NEAR(got[i], want[i], 1e-4) << "a.T @ b: " << i;
+  }
+  // Few rows of a: no copy.
+  UOpRef few =
+      testgraph::matmul(input(random_floats(32 * 1024, 1), {32, 1024}),
+                        input(random_floats(1024 * 1024, 2), {1024, 1024}), 32, 1024, 1024);
+  EXPECT_EQ(runtime::cached_schedule({few}, dev_).items.size(), 1u);
+}
+
+// With 16 vector registers (AVX2: 6-row blocks of 2 vectors) and k sliced (a column block's
+// panel of b beyond an L1), the matmul reads a from panels of 6 rows, copied by a kernel over
+// a's rows: the copy holds ceil(m / 6) panels, the matmul and the copy take the row count at
+// launch, so row counts that 6 does not divide share both kernels, and values are exact.
+TEST_F(PanelsTest, RowOperandInPanelsOfRowBlocksServesEveryRowCount) {
+  if (lanes() != 8 || caps_.vector_width_bytes != 32)
+    GTEST_SKIP() << "the row panels are the plan of 8-lane vectors in 16 registers";
+  const int64_t n = 256;
+  const int64_t k = std::max<int64_t>(1024, 4 * static_cast<int64_t>(caps_.l1_cache_bytes) / 64);
+  std::vector<float> bv = random_floats(k * n, 21, -1, 1);
+  const UOpRef b = input(bv, {k, n});
+  size_t compiled = 0;
+  for (const int64_t m : {100, 64, 131, 67}) {
+    std::vector<float> av = random_floats(m * k, static_cast<unsigned>(m), -1, 1);
+    UOpRef mm = testgraph::matmul(input(av, {m, k}), b, m, k, n);
+    schedule::Schedule s = runtime::cached_schedule({mm}, dev_);
+    ASSERT_EQ(s.items.size(), 3u) << m;  // b in column panels, a in row panels, the matmul
+    const schedule::Item& copy = s.items[1];
+    EXPECT_EQ(lazy::buffer_count(copy.buffers[0].get()), (m + 5) / 6 * 6 * k) << m;
+    EXPECT_EQ(s.items[2].buffers[1], copy.buffers[0]) << m;
+    ASSERT_EQ(copy.vars.size(), 1u);
+    EXPECT_EQ(copy.vars[0].second, m);
+    std::vector<float> got = values(mm);
+    std::vector<double> want = plain_matmul(av, bv, m, k, n);
+    for (int64_t i = 0; i < m * n; ++i) ASSERT_NEAR(got[i], want[i], 2e-4) << m << ": " << i;
+    if (m == 100) compiled = runtime::compiled_kernel_count();
+  }
+  EXPECT_EQ(runtime::compiled_kernel_count(), compiled) << "a new row count compiled a kernel";
+}
+
+}  // namespace
+}  // namespace polygrad
