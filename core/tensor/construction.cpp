@@ -82,6 +82,7 @@ double unit(uint64_t bits) {  // [0, 1) with 53 random bits
 // so every run of a recording sees fresh values, as the same code run eagerly would.
 Tensor drawn(const char* op, std::function<std::vector<double>()> draw, pg_dtype dtype,
              const lazy::Shape& shape, const std::string& device) {
+  detail::check_dtype(op, dtype);
   Tensor t = host_values(draw(), dtype, shape, device);
   if (runtime::capturing() && lazy::numel(shape) > 0) {
     const UOp* buffer = lazy::realized_buffer(detail::node(t, op).get());
@@ -112,13 +113,13 @@ Tensor::Tensor(const std::vector<bool>& data, Shape shape, const std::string& de
 }
 
 Tensor Tensor::scalar(double value, pg_dtype dtype, const std::string& device) {
-  return from_doubles({value}, dtype, {}, device);
+  return from_doubles({value}, detail::check_dtype("scalar", dtype), {}, device);
 }
 
 Tensor Tensor::from_host(const void* data, pg_dtype dtype, const Shape& shape,
                          const std::string& device) {
   check_shape("from_host", shape);
-  return host_tensor(data, dtype, shape, device);
+  return host_tensor(data, detail::check_dtype("from_host", dtype), shape, device);
 }
 
 Tensor Tensor::from_host_memory(void* data, pg_dtype dtype, const Shape& shape,
@@ -126,6 +127,7 @@ Tensor Tensor::from_host_memory(void* data, pg_dtype dtype, const Shape& shape,
                                 bool* shared) {
   runtime::ReleaseOnce guard(std::move(release));  // runs it if a check below throws
   check_shape("from_host_memory", shape);
+  detail::check_dtype("from_host_memory", dtype);
   if (data == nullptr && lazy::numel(shape) > 0) user_error("from_host_memory: data is NULL");
   const std::string d = runtime::canonical_device(device);
   bool wrapped = false;
@@ -136,7 +138,7 @@ Tensor Tensor::from_host_memory(void* data, pg_dtype dtype, const Shape& shape,
 
 Tensor Tensor::full(const Shape& shape, Scalar value, pg_dtype dtype, const std::string& device) {
   check_shape("full", shape);
-  return detail::constant(value, DType(dtype), shape, runtime::canonical_device(device));
+  return detail::constant(value, DType(detail::check_dtype("full", dtype)), shape, runtime::canonical_device(device));
 }
 Tensor Tensor::zeros(const Shape& shape, pg_dtype dtype, const std::string& device) {
   return full(shape, 0.0, dtype, device);
@@ -146,6 +148,7 @@ Tensor Tensor::ones(const Shape& shape, pg_dtype dtype, const std::string& devic
 }
 Tensor Tensor::empty(const Shape& shape, pg_dtype dtype, const std::string& device) {
   check_shape("empty", shape);
+  detail::check_dtype("empty", dtype);
   std::string d = runtime::canonical_device(device);
   UOpRef buf = runtime::new_buffer(d, DType(dtype), lazy::numel(shape));
   return make(lazy::reshape(buf, shape), shape, d);
@@ -226,6 +229,7 @@ Tensor Tensor::arange(int64_t stop, const std::string& device) {
 Tensor Tensor::arange(double start, double stop, double step, std::optional<pg_dtype> dtype,
                       const std::string& device) {
   if (step == 0) user_error("arange: step must not be zero");
+  if (dtype) detail::check_dtype("arange", *dtype);
   const bool whole =
       start == std::trunc(start) && stop == std::trunc(stop) && step == std::trunc(step);
   const pg_dtype dt = dtype ? *dtype : whole ? PG_DTYPE_INT32 : PG_DTYPE_FLOAT32;
@@ -238,7 +242,7 @@ Tensor Tensor::arange(double start, double stop, double step, std::optional<pg_d
 Tensor Tensor::arange_int(int64_t start, int64_t stop, int64_t step, pg_dtype dtype,
                           const std::string& device) {
   if (step == 0) user_error("arange: step must not be zero");
-  if (!DType(dtype).is_int())
+  if (!DType(detail::check_dtype("arange_int", dtype)).is_int())
     user_error("arange_int: dtype " + DType(dtype).name() + " is not an integer type");
   std::vector<int64_t> v;
   for (__int128 x = start; step > 0 ? x < stop : x > stop; x += step)
@@ -251,6 +255,7 @@ Tensor Tensor::arange_int(int64_t start, int64_t stop, int64_t step, pg_dtype dt
 Tensor Tensor::linspace(double start, double stop, int64_t steps, pg_dtype dtype,
                         const std::string& device) {
   if (steps < 0) user_error("linspace: steps must be non-negative, got " + std::to_string(steps));
+  detail::check_dtype("linspace", dtype);
   std::vector<double> v(static_cast<size_t>(steps));
   for (int64_t i = 0; i < steps; ++i)
     v[static_cast<size_t>(i)] =
@@ -261,6 +266,7 @@ Tensor Tensor::linspace(double start, double stop, int64_t steps, pg_dtype dtype
 Tensor Tensor::eye(int64_t n, int64_t m, pg_dtype dtype, const std::string& device) {
   if (m < 0) m = n;
   if (n < 0) user_error("eye: negative size " + std::to_string(n));
+  detail::check_dtype("eye", dtype);
   std::vector<double> v(static_cast<size_t>(n * m), 0.0);
   for (int64_t i = 0; i < std::min(n, m); ++i) v[static_cast<size_t>(i * m + i)] = 1.0;
   return from_doubles(v, dtype, {n, m}, device);

@@ -83,6 +83,17 @@ Tensor broadcast_to(const char* op, const Tensor& t, const lazy::Shape& shape) {
   return make(u, shape, p.device);
 }
 
+pg_dtype check_dtype(const char* op, pg_dtype dtype) {
+  const int v = static_cast<int>(dtype);
+  if (v == PG_DTYPE_VOID) user_error(std::string(op) + ": void is not a tensor dtype");
+  if (v < 0 || v >= PG_DTYPE_COUNT)
+    user_error(std::string(op) + ": " + std::to_string(v) +
+               " is not a dtype (PG_DTYPE_BOOL .. PG_DTYPE_FLOAT64 are " +
+               std::to_string(int{PG_DTYPE_BOOL}) + " .. " + std::to_string(PG_DTYPE_COUNT - 1) +
+               ")");
+  return dtype;
+}
+
 void check_same_device(const char* op, const Tensor& a, const Tensor& b) {
   if (detail::state(a, op).device != detail::state(b, op).device)
     user_error(std::string(op) + ": tensors on different devices (" + a.device() + " and " +

@@ -172,6 +172,7 @@ Tensor& Tensor::assign(const Tensor& value) {
 
 Tensor Tensor::cast(pg_dtype dtype) const {
   const TensorImpl& p = detail::state(*this, "cast");
+  detail::check_dtype("cast", dtype);
   if (p.uop->dtype().scalar() == dtype) return *this;
   return make(lazy::cast(p.uop, DType(dtype)), p.shape, p.device);
 }

@@ -53,6 +53,9 @@ std::vector<int64_t> norm_axes(const char* op, const std::vector<int64_t>& axes,
 lazy::Shape broadcast_shape(const char* op, const lazy::Shape& a, const lazy::Shape& b);
 /// `t` broadcast to `shape` (reshape adding leading 1s, then expand).
 Tensor broadcast_to(const char* op, const Tensor& t, const lazy::Shape& shape);
+/// `dtype` when it is a tensor element type (bool to float64); a user error naming `op`
+/// otherwise: an int outside the enum from a C caller, or PG_DTYPE_VOID.
+pg_dtype check_dtype(const char* op, pg_dtype dtype);
 /// Checks that both tensors live on one device.
 void check_same_device(const char* op, const Tensor& a, const Tensor& b);
 

@@ -82,6 +82,20 @@ int main(void) {
   CHECK(out == kUntouched);
   pg_tensor_free(flags);
 
+  /* a dtype that is no pg_dtype (any int a C caller passes), or void: a user error, not an
+     internal one (nor, in C++, undefined behaviour on loading the enum) */
+  EXPECT_ERROR(pg_tensor_zeros(s23, 2, (pg_dtype)99, NULL, &out), PG_API_ERR_INVALID_ARGUMENT,
+               "pg_tensor_zeros", "99 is not a dtype");
+  EXPECT_ERROR(pg_tensor_from_data(v, (pg_dtype)-1, s23, 2, NULL, &out),
+               PG_API_ERR_INVALID_ARGUMENT, "pg_tensor_from_data", "-1 is not a dtype");
+  EXPECT_ERROR(pg_tensor_cast(x, PG_DTYPE_COUNT, &out), PG_API_ERR_INVALID_ARGUMENT,
+               "pg_tensor_cast", "is not a dtype");
+  EXPECT_ERROR(pg_tensor_ones(s23, 2, PG_DTYPE_VOID, NULL, &out), PG_API_ERR_INVALID_ARGUMENT,
+               "pg_tensor_ones", "void is not a tensor dtype");
+  EXPECT_ERROR(pg_tensor_rand(s23, 2, (pg_dtype)1000, NULL, &out), PG_API_ERR_INVALID_ARGUMENT,
+               "pg_tensor_rand", "1000 is not a dtype");
+  CHECK(out == kUntouched);
+
   pg_tensor_free(x);
   pg_tensor_free(ints);
   pg_tensor_free(s);

@@ -63,7 +63,7 @@ static inline pg_scalar pg_scalar_int(int64_t v) {
 }
 
 /** One entry of pg_tensor_getitem (Python indexing). */
-typedef enum pg_index_kind {
+typedef enum pg_index_kind PG_ENUM_INT {
   PG_INDEX_INTEGER = 0, /**< `value`: drops the axis */
   PG_INDEX_SLICE = 1,   /**< start:stop:step; has_start/has_stop say which bounds are given */
   PG_INDEX_NONE = 2,    /**< a new axis of size 1 */

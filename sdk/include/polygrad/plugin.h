@@ -98,9 +98,19 @@ typedef struct pg_error {
   X(FLOAT64, "float64", 8, 'f')
 /* clang-format on */
 
+/* In C++ the enums a caller hands in take int as their fixed underlying type: every int a C
+   caller passes is then a value of the type, which the host checks and refuses with an error,
+   where an enum without one would make loading it undefined behaviour. The size (that of int)
+   is the same in C and C++. */
+#ifdef __cplusplus
+#define PG_ENUM_INT : int
+#else
+#define PG_ENUM_INT
+#endif
+
 /** Scalar element type. */
 /* clang-format off */
-typedef enum pg_dtype {
+typedef enum pg_dtype PG_ENUM_INT {
 #define PG_X(name, str, size, kind) PG_DTYPE_##name,
   PG_DTYPES(PG_X)
 #undef PG_X
