@@ -138,7 +138,8 @@ Tensor Tensor::from_host_memory(void* data, pg_dtype dtype, const Shape& shape,
 
 Tensor Tensor::full(const Shape& shape, Scalar value, pg_dtype dtype, const std::string& device) {
   check_shape("full", shape);
-  return detail::constant(value, DType(detail::check_dtype("full", dtype)), shape, runtime::canonical_device(device));
+  return detail::constant(value, DType(detail::check_dtype("full", dtype)), shape,
+                          runtime::canonical_device(device));
 }
 Tensor Tensor::zeros(const Shape& shape, pg_dtype dtype, const std::string& device) {
   return full(shape, 0.0, dtype, device);
