@@ -122,8 +122,11 @@ int main(int argc, char** argv) {
     const int64_t n = 1024;
     UOpRef x = random_input({n, n}, 10), w = random_input({n, n}, 11);
     report("linear_1024",
-           median_ms([&] { runtime::realize({matmul(x, lazy::permute(w, {1, 0}), n)}, device()); },
-                     10));
+           median_ms(
+               [&] {
+                 runtime::realize({matmul(x, lazy::permute(w, {1, 0}), n)}, device());
+               },
+               10));
   }
   return 0;
 }
