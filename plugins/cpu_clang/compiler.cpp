@@ -39,7 +39,7 @@ const std::vector<std::string>& fixed_flags() {
   return flags;
 }
 
-std::vector<std::string> cc1_args(const CompileOptions& options) {
+std::vector<std::string> cc1_args(const CompileOptions& options, bool slp) {
   std::vector<std::string> args = {"-triple", options.cpu->triple, "-target-cpu", options.cpu->cpu};
   for (const std::string& f : options.cpu->features) {
     args.push_back("-target-feature");
@@ -48,7 +48,7 @@ std::vector<std::string> cc1_args(const CompileOptions& options) {
   args.push_back("-O" + std::to_string(options.opt_level));
   if (options.opt_level >= 2) {
     args.push_back("-vectorize-loops");
-    args.push_back("-vectorize-slp");
+    if (slp) args.push_back("-vectorize-slp");
   }
   for (const std::string& f : fixed_flags()) args.push_back(f);
   args.push_back("kernel.c");
@@ -81,7 +81,7 @@ std::string compiler_identity() {
 std::vector<char> compile_c(const std::string& source, const std::string& entry,
                             const CompileOptions& options) {
   ensure_llvm_initialized();
-  std::vector<std::string> args = cc1_args(options);
+  std::vector<std::string> args = cc1_args(options, wants_slp(source));
   std::vector<const char*> argv;
   for (const std::string& a : args) argv.push_back(a.c_str());
 

@@ -44,6 +44,9 @@ const HostCpu& host_cpu();
 
 /// Render a validated program as C for this plugin's calling convention (KernelFn).
 std::string render_c(const pg_kernel_program& program);
+/// False for source render_c marked as compiled without the SLP vectorizer (a register-tiled
+/// kernel, see renderer.cpp).
+bool wants_slp(const std::string& source);
 /// Every dtype the C dialect renders.
 uint64_t c_dtype_mask();
 /// Reads the "buffers=N scalars=M" header render_c writes; nullopt when absent.

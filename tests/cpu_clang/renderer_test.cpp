@@ -60,6 +60,37 @@ TEST(CpuClangRenderer, VectorsUseExtVectorTypes) {
   EXPECT_NE(source.find("void vec_types("), std::string::npos) << source;
 }
 
+// A kernel with `tiles` 8-lane multiply-accumulates out[t] = x[t] * x[t] + x[t], t < tiles.
+void build_mulaccs(ProgramBuilder& b, int tiles) {
+  auto out = b.param_buffer(0, PG_DTYPE_FLOAT32);
+  auto in = b.param_buffer(1, PG_DTYPE_FLOAT32);
+  for (int t = 0; t < tiles; ++t) {
+    auto at = b.const_i(PG_DTYPE_INT32, 8 * t);
+    auto x = b.load(b.index(in, at), 8);
+    b.store(b.index(out, at), b.ternary(PG_OP_MULACC, x, x, x));
+  }
+}
+
+// A register-tiled kernel (4 or more vector multiply-accumulates) is compiled without clang's
+// SLP vectorizer, which the renderer marks at the top of its source (the marker is part of the
+// cache key); one with fewer keeps it. Both compute the same values.
+TEST(CpuClangRenderer, RegisterTiledKernelsAreMarkedForNoSlp) {
+  Plugin p(Options{{"cache", "false"}});
+  for (int tiles : {3, 4}) {
+    ProgramBuilder b("tiles_" + std::to_string(tiles));
+    build_mulaccs(b, tiles);
+    std::string source, error;
+    ASSERT_EQ(p.render(b, source, error), PG_OK) << error;
+    EXPECT_EQ(source.rfind("/* cpu_clang: no-slp */", 0) == 0, tiles >= 4) << source;
+    std::vector<float> x(static_cast<size_t>(8 * tiles));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) - 5;
+    auto bo = p.alloc(4 * x.size()), bi = p.upload(x);
+    p.run_once(b, {bo, bi}, {}, {1, 1, 1});
+    std::vector<float> got = p.download<float>(bo, x.size());
+    for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(got[i], x[i] * x[i] + x[i]) << tiles;
+  }
+}
+
 // relu(x) = max(x, 0) and relu'(x) * g = where(0 < x, g, 0) on 16 lanes are whole-vector
 // expressions (a mask and ?:), not a literal built lane by lane from v[0] ... v[15].
 TEST(CpuClangRenderer, VectorMaxCompareAndWhereAreWholeVectorExpressions) {
