@@ -86,6 +86,10 @@ struct PanelPacking {
   /// the copy holds ceil(m / P) panels, and the rows of a last partial one that the copy
   /// leaves unwritten are never read (the kernel clamps its rows to the last one).
   bool row_operand = false;
+  /// Panels of columns of a buffer whose row count is this launch variable (the batch a
+  /// weight gradient reduces over), null when the count is constant. Written by a copy kernel
+  /// over the buffer's rows; the last panel may be partial (P need not divide the row).
+  const UOp* rows_var = nullptr;
 };
 
 /// The offset of element `off` of a buffer of `rows` rows of `p.row` elements in its copy in
@@ -93,14 +97,17 @@ struct PanelPacking {
 /// (each holds P columns of every row, one row after the other), and to
 /// (r / P) * row * P + c * P + r % P in panels of rows (each holds P rows, one column after the
 /// other: a transpose of b, P rows at a time). Simplified.
+/// `rows` is p.rows_var when that is set.
 UOpRef panel_offset(const UOpRef& off, int64_t rows, const PanelPacking& p);
+/// The same for a row count that is an expression (a launch variable).
+UOpRef panel_offset(const UOpRef& off, const UOpRef& rows, const PanelPacking& p);
 
 /// `sink` with every offset into buffer `p.slot` (of `rows` rows) moved to its copy in panels.
 UOpRef read_from_panels(const UOpRef& sink, int64_t rows, const PanelPacking& p);
 
-/// The copy kernel `sink` (storing element e of a `p.row`-element-row buffer at offset e of
-/// slot 0) with its stores moved to panels of rows (`p.by_rows`).
-UOpRef write_to_panels(const UOpRef& sink, const PanelPacking& p);
+/// The copy kernel `sink` (storing element e of a buffer of `rows` rows of `p.row` elements at
+/// offset e of slot 0) with its stores moved to the panels' layout.
+UOpRef write_to_panels(const UOpRef& sink, const UOpRef& rows, const PanelPacking& p);
 
 /// On a target without groups (a CPU), the vector form of a matmul-shaped kernel streams, per
 /// column block, k rows of V*W contiguous elements of b, each row `row` elements after the
@@ -127,8 +134,14 @@ UOpRef write_to_panels(const UOpRef& sink, const PanelPacking& p);
 /// panels of its R-row blocks (`row_operand`): the R rows a k step broadcasts from are
 /// otherwise a row of a apart, 4 KiB at k = 1024, in a few sets of an 8-way L1 beside the panel
 /// of b. The k slices then grow to what the row block's slice of a allows (see choose_upcast).
+/// A vector-form kernel reducing over a launch variable (a weight gradient over the batch,
+/// `batch` its value here) whose operands are (batch, n) and (batch, m), both batch-major,
+/// reads them from panels of the column block (b, as above) and of the row block (a): per
+/// batch step a column block's b would be a row of b apart and a row block's a a row of a
+/// apart, and both copies keep the batch a variable (`rows_var`).
 /// nullopt otherwise.
-std::optional<PanelPacking> panel_packing(const UOpRef& sink, const Target& target, int64_t rows);
+std::optional<PanelPacking> panel_packing(const UOpRef& sink, const Target& target, int64_t rows,
+                                          int64_t batch = 0);
 
 /// `sink` rewritten by `plan` (unchanged when plan.j is null).
 UOpRef apply_upcast(const UOpRef& sink, const UpcastPlan& plan);

@@ -131,13 +131,14 @@ int64_t split_flat_range(UOpRef& ast, const UOp* var, int64_t extent) {
 // same layout.
 bool Scheduler::pack_panels(UOpRef& ast, std::vector<UOpRef>& buffers, std::set<size_t>& deps,
                             const std::string& device, int64_t rows, const UOp* outer_var,
-                            int64_t outer_extent) {
+                            int64_t outer_extent, int64_t batch) {
   if (!ctx_.target) return false;
   bool bound = false;
   // Up to three times: a transposed a (a.T @ b) leaves b to pack in column panels, b in
   // panels of columns or rows leaves a to pack in panels of rows.
   for (int pass = 0; pass < 3; ++pass) {
-    std::optional<codegen::PanelPacking> p = codegen::panel_packing(ast, ctx_.target(device), rows);
+    std::optional<codegen::PanelPacking> p =
+        codegen::panel_packing(ast, ctx_.target(device), rows, batch);
     if (!p) break;
     const UOpRef buf = buffers[static_cast<size_t>(p->slot)];
     const int64_t count = lazy::buffer_count(buf.get());
@@ -147,25 +148,16 @@ bool Scheduler::pack_panels(UOpRef& ast, std::vector<UOpRef>& buffers, std::set<
     // then split into row and column without a division; a's stride pins the rows anyway).
     if (p->transpose_rows) p->panel = nrows;
     const int64_t P = p->panel;
-    if (p->row_operand) {
-      // Written by a kernel over a's rows, as many as the launch variable says (a last
-      // partial panel's other rows stay unwritten and unread), so every row count of a
-      // shares one copy kernel as it shares the matmul.
-      const UOpRef rows_of_a = lazy::reshape(buf, {nrows, p->row});
-      keep_.push_back(rows_of_a);
-      UOpRef packed = ctx_.new_buffer(device, buf->dtype(), (nrows + P - 1) / P * P * p->row);
-      sched_.intermediates.push_back(packed);
-      KernelBuilder kb(*this, device);
-      kb.set_symbolic_outer(true);
-      UOpRef copy =
-          codegen::write_to_panels(kb.build(rows_of_a.get(), shape_(rows_of_a.get()), packed), *p);
-      POLYGRAD_VERIFY(copy);
-      std::vector<std::pair<std::string, int64_t>> vars;
-      if (const UOp* var = kb.outer_var()) vars.emplace_back(var->arg_var().name, nrows);
-      sched_.items.push_back({Item::Kind::kernel, device, copy, kb.buffers(), 0, vars});
-      meta_.push_back({kb.deps(), kb.old_reads(), std::nullopt});
+    if (p->row_operand || p->rows_var) {
+      // Written by a kernel over the buffer's rows, as many as a launch variable says (a last
+      // partial panel's other rows or columns stay unwritten and unread), so every row count
+      // (a's rows; the batch of a weight gradient) shares one copy kernel as it shares the
+      // kernel reading it.
+      if (p->rows_var && nrows != batch) break;
+      const int64_t packed_count = p->row_operand ? (nrows + P - 1) / P * P * p->row
+                                                  : (p->row + P - 1) / P * P * nrows;
+      buffers[static_cast<size_t>(p->slot)] = copy_to_panels(buf, nrows, *p, packed_count, device);
       deps.insert(sched_.items.size() - 1);
-      buffers[static_cast<size_t>(p->slot)] = packed;
       ast = codegen::read_from_panels(ast, nrows, *p);
       continue;
     }
@@ -195,6 +187,25 @@ bool Scheduler::pack_panels(UOpRef& ast, std::vector<UOpRef>& buffers, std::set<
   return bound;
 }
 
+UOpRef Scheduler::copy_to_panels(const UOpRef& buf, int64_t nrows, const codegen::PanelPacking& p,
+                                 int64_t count, const std::string& device) {
+  const UOpRef rows_of = lazy::reshape(buf, {nrows, p.row});
+  keep_.push_back(rows_of);
+  UOpRef packed = ctx_.new_buffer(device, buf->dtype(), count);
+  sched_.intermediates.push_back(packed);
+  KernelBuilder kb(*this, device);
+  kb.set_symbolic_outer(true);
+  UOpRef copy = kb.build(rows_of.get(), shape_(rows_of.get()), packed);
+  const UOp* var = kb.outer_var();
+  copy = codegen::write_to_panels(copy, var ? var->ref() : const_int(dtypes::index, nrows), p);
+  POLYGRAD_VERIFY(copy);
+  std::vector<std::pair<std::string, int64_t>> vars;
+  if (var != nullptr) vars.emplace_back(var->arg_var().name, nrows);
+  sched_.items.push_back({Item::Kind::kernel, device, copy, kb.buffers(), 0, vars});
+  meta_.push_back({kb.deps(), kb.old_reads(), std::nullopt});
+  return packed;
+}
+
 size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const UOpRef& out,
                              const std::string& device, std::optional<int64_t> assign_target) {
   // The outermost extent is built as a launch-time variable, so a new batch size reuses the
@@ -208,11 +219,13 @@ size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const U
   std::vector<UOpRef> buffers = kb.buffers();
   std::set<size_t> deps = kb.deps();
   bool bound = false;  // the outer variable compiled in by the packing
-  if (!assign_target) {
-    int64_t rows = 1;  // the other output extents (the outer one as built)
-    for (size_t i = 0; i + 1 < shape.size(); ++i) rows *= shape[i];
+  int64_t rows = 1;     // the other output extents (the outer one as built)
+  for (size_t i = 0; i + 1 < shape.size(); ++i) rows *= shape[i];
+  // A reduce over the batch (a weight gradient) takes it at launch, and only then are its
+  // operands packed, in panels that keep it a variable (below).
+  const bool over_batch = reduces_over_batch(ast, buffers);
+  if (!assign_target && !over_batch)
     bound = pack_panels(ast, buffers, deps, device, rows, kb.outer_var(), kb.outer_extent());
-  }
   std::vector<std::pair<std::string, int64_t>> vars;
   bool blocks = false;  // the variable counts blocks of a split flat range, not a size
   if (const UOp* var = bound ? nullptr : kb.outer_var()) {
@@ -257,6 +270,10 @@ size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const U
       size_t first = sched_.items.size() - 1;
       return add_copy(out, tmp, lazy::numel(shape) * out->dtype().itemsize(), device, {first}, {});
     }
+  }
+  if (const int64_t batch = over_batch ? batch_extent(ast, vars) : 0; batch > 0) {
+    pack_panels(ast, buffers, meta.deps, device, rows, nullptr, 0, batch);
+    POLYGRAD_VERIFY(ast);
   }
   sched_.items.push_back({Item::Kind::kernel, device, ast, buffers, 0, std::move(vars)});
   meta_.push_back(std::move(meta));

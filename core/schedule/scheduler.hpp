@@ -9,6 +9,10 @@
 #include <unordered_map>
 #include <unordered_set>
 
+namespace polygrad::codegen {
+struct PanelPacking;
+}  // namespace polygrad::codegen
+
 namespace polygrad::schedule {
 
 class KernelBuilder;
@@ -60,10 +64,16 @@ class Scheduler {
   size_t add_copy(const UOpRef& dst, const UOpRef& src, int64_t nbytes, const std::string& device,
                   std::set<size_t> deps, std::set<int64_t> old_reads);
   std::string device_of(const UOp* node);
-  /// True when it compiled the outer variable `outer_var` in (as `outer_extent`).
+  /// True when it compiled the outer variable `outer_var` in (as `outer_extent`). `batch`:
+  /// the value of the launch variable a weight gradient reduces over (0: none), whose operands
+  /// then go into panels that keep it a variable.
   bool pack_panels(UOpRef& ast, std::vector<UOpRef>& buffers, std::set<size_t>& deps,
                    const std::string& device, int64_t rows, const UOp* outer_var,
-                   int64_t outer_extent);
+                   int64_t outer_extent, int64_t batch = 0);
+  /// A new buffer of `count` elements holding `buf` (`nrows` rows of p.row) in p's panels,
+  /// written by a kernel of this schedule (the last item) over the rows as a launch variable.
+  UOpRef copy_to_panels(const UOpRef& buf, int64_t nrows, const codegen::PanelPacking& p,
+                        int64_t count, const std::string& device);
   void order();
 
   const Context& ctx_;

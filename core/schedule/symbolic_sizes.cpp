@@ -69,6 +69,31 @@ void symbolic_reduces(UOpRef& ast, const std::vector<UOpRef>& buffers, VarValues
   if (!subs.empty()) ast = substitute(ast, subs);
 }
 
+bool reduces_over_batch(const UOpRef& ast, const std::vector<UOpRef>& buffers) {
+  const std::vector<const UOp*> order = toposort(ast);
+  for (const UOp* u : order)
+    if (u->op() == Op::REDUCE)
+      for (size_t i = 1; i < u->nsrcs(); ++i) {
+        const UOp* r = u->src(i).get();
+        if (r->src(0)->op() == Op::CONST && r->src(0)->arg_int() >= 2 &&
+            walks_outer_axis(order, r, buffers))
+          return true;
+      }
+  return false;
+}
+
+int64_t batch_extent(const UOpRef& ast, const VarValues& vars) {
+  for (const UOp* u : toposort(ast))
+    if (u->op() == Op::REDUCE)
+      for (size_t i = 1; i < u->nsrcs(); ++i) {
+        const UOp* n = u->src(i)->src(0).get();
+        if (n->op() != Op::DEFINE_VAR) continue;
+        for (const auto& [name, value] : vars)
+          if (name == n->arg_var().name) return value;
+      }
+  return 0;
+}
+
 void symbolic_counts(UOpRef& ast, const VarValues& vars) {
   if (vars.empty()) return;
   const std::vector<const UOp*> order = toposort(ast);

@@ -83,16 +83,17 @@ TEST_F(PanelsTest, MatmulReadsALargeOperandFromAPackedCopy) {
     for (int64_t i = 0; i < m * n; ++i)
       ASSERT_NEAR(got[i], want[i], 1e-4) << "a @ b.T, n " << n << ": " << i;
   }
-  // a.T @ b with a (k, m) larger than an L2: a is read from a transposed copy (per k step a
-  // row block reads a row of a apart), b maybe from column panels; values as plain C++.
+  // a.T @ b with a (k, m) larger than an L2: k walks the outer axis of both, as the batch of a
+  // weight gradient does, so it stays a launch variable and a is read from panels of the row
+  // blocks (per k step a row block reads a row of a apart); values as plain C++.
   {
-    const int64_t m = 256, n = 4 * 2 * w + 5, k = int64_t(caps_.l2_cache_bytes / (4 * m)) + 64;
+    const int64_t m = 256, n = 34 * 2 * w + 5, k = int64_t(caps_.l2_cache_bytes / (4 * m)) + 64;
     std::vector<float> av = random_floats(k * m, 15, -1, 1), bv = random_floats(k * n, 16, -1, 1);
     UOpRef at = lazy::permute(input(av, {k, m}), {1, 0});
     UOpRef mm = testgraph::matmul(at, input(bv, {k, n}), m, k, n);
     schedule::Schedule s = runtime::cached_schedule({mm}, dev_);
     ASSERT_GE(s.items.size(), 2u);
-    EXPECT_EQ(s.items.back().buffers[1], s.items[0].buffers[0]);  // the transposed copy
+    EXPECT_EQ(s.items.back().buffers[1], s.items[0].buffers[0]);  // a's copy
     std::vector<float> amk(static_cast<size_t>(m * k));
     for (int64_t x = 0; x < k; ++x)
       for (int64_t i = 0; i < m; ++i) amk[i * k + x] = av[x * m + i];
@@ -135,6 +136,68 @@ TEST_F(PanelsTest, RowOperandInPanelsOfRowBlocksServesEveryRowCount) {
     if (m == 100) compiled = runtime::compiled_kernel_count();
   }
   EXPECT_EQ(runtime::compiled_kernel_count(), compiled) << "a new row count compiled a kernel";
+}
+
+// A weight gradient dW = dy.T @ x reduces over the batch, which walks the outer axis of dy
+// (batch, m) and x (batch, n): the batch stays a launch variable, and both operands are read
+// from copies in panels (x in column blocks, dy in row blocks) written by kernels over the batch
+// rows. Three batch sizes share every kernel; values against plain C++. Then the same with the
+// SGD update fused in (w.assign(w - lr * dW)), an assign kernel.
+TEST_F(PanelsTest, WeightGradientOperandsInPanelsKeepTheBatchAVariable) {
+  const int64_t w = lanes();
+  if (w < 4) GTEST_SKIP() << "the device has too few vector lanes";
+  const int64_t m = 300, n = 32 * w;
+  // Past half an L2 for both operands, whatever this machine declares.
+  const int64_t least = int64_t(caps_.l2_cache_bytes / 2 / (4 * std::min(m, n))) + 16;
+  size_t compiled = 0;
+  for (const int64_t batch : {least + 37, least, least + 200}) {
+    std::vector<float> dyv = random_floats(batch * m, 31, -1, 1),
+                       xv = random_floats(batch * n, 32, -1, 1);
+    UOpRef dyt = lazy::permute(input(dyv, {batch, m}), {1, 0});
+    UOpRef mm = testgraph::matmul(dyt, input(xv, {batch, n}), m, batch, n);
+    schedule::Schedule s = runtime::cached_schedule({mm}, dev_);
+    ASSERT_EQ(s.items.size(), 3u) << batch;  // x's copy, dy's copy, the matmul
+    for (size_t c = 0; c < 2; ++c) {
+      ASSERT_EQ(s.items[c].vars.size(), 1u) << c;
+      EXPECT_EQ(s.items[c].vars[0].second, batch) << c;
+    }
+    EXPECT_EQ(s.items[2].buffers[2], s.items[0].buffers[0]);
+    EXPECT_EQ(s.items[2].buffers[1], s.items[1].buffers[0]);
+    bool batch_var = false;
+    for (const auto& [name, value] : s.items[2].vars) batch_var = batch_var || value == batch;
+    EXPECT_TRUE(batch_var) << "the matmul takes the batch at launch";
+    std::vector<float> dym(static_cast<size_t>(m * batch));
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t i = 0; i < m; ++i) dym[i * batch + b] = dyv[b * m + i];
+    std::vector<float> got = values(mm);
+    std::vector<double> want = plain_matmul(dym, xv, m, batch, n);
+    for (int64_t i = 0; i < m * n; ++i) ASSERT_NEAR(got[i], want[i], 2e-4) << batch << ": " << i;
+    if (compiled == 0) compiled = runtime::compiled_kernel_count();
+  }
+  EXPECT_EQ(runtime::compiled_kernel_count(), compiled) << "a new batch size compiled a kernel";
+
+  // The SGD update fused in: an assign kernel packs its operands too.
+  const int64_t batch = least + 5;
+  std::vector<float> dyv = random_floats(batch * m, 41, -1, 1),
+                     xv = random_floats(batch * n, 42, -1, 1);
+  std::vector<float> wv = random_floats(m * n, 43, -1, 1);
+  UOpRef weights = input(wv, {m, n});
+  UOpRef mm = testgraph::matmul(lazy::permute(input(dyv, {batch, m}), {1, 0}),
+                                input(xv, {batch, n}), m, batch, n);
+  UOpRef update = lazy::assign(
+      weights, testgraph::ew(Op::SUB, weights,
+                             testgraph::ew(Op::MUL, mm, testgraph::scalar_like(mm, 0.5, {m, n}))));
+  schedule::Schedule s = runtime::cached_schedule({update}, dev_);
+  ASSERT_EQ(s.items.size(), 3u);
+  runtime::realize({update}, dev_);
+  std::vector<float> got(static_cast<size_t>(m * n));
+  runtime::to_host(weights, got.data());
+  std::vector<float> dym(static_cast<size_t>(m * batch));
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t i = 0; i < m; ++i) dym[i * batch + b] = dyv[b * m + i];
+  std::vector<double> grad = plain_matmul(dym, xv, m, batch, n);
+  for (int64_t i = 0; i < m * n; ++i)
+    ASSERT_NEAR(got[i], wv[i] - 0.5 * grad[i], 2e-4) << "sgd: " << i;
 }
 
 }  // namespace
