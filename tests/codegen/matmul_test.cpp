@@ -543,6 +543,56 @@ TEST(Matmul, SixteenRegistersReadTheRowOperandFromPanelsOfRowBlocks) {
   EXPECT_EQ(bufs[0].as<float>(), want);
 }
 
+// A weight gradient out[i, j] = sum over the batch k of a[k, i] * b[k, j], the batch a launch
+// variable: with 32-byte and with 64-byte vectors (16 and 32 registers), panel_packing puts b
+// in panels of the column block and then a in panels of the row block, both laid out with the
+// variable; one compiled kernel reads host-packed copies for two batch sizes exactly.
+TEST(Matmul, WeightGradientOverTheBatchReadsBothOperandsFromPanels) {
+  using polygrad::codegen::PanelPacking;
+  const int64_t m = 300, n = 256;
+  for (const uint32_t width : {32u, 64u}) {
+    polygrad::codegen::Target t = cpu_target();
+    t.caps.vector_width_bytes = width;
+    t.caps.compute_units = 2;
+    UOpRef nb = polygrad::define_var("n1", 1, 1 << 20);
+    UOpRef i = range(idx(m), 0), j = range(idx(n), 1), k = range(nb, 2);
+    UOpRef o = global(0, dtypes::float32), a = global(1, dtypes::float32);
+    UOpRef b = global(2, dtypes::float32);
+    UOpRef ast =
+        sink({store(o, i * n + j, reduce(Op::ADD, load(a, k * m + i) * load(b, k * n + j), {k}))});
+    std::optional<PanelPacking> pb = polygrad::codegen::panel_packing(ast, t, m, 300);
+    ASSERT_TRUE(pb.has_value()) << width;
+    EXPECT_EQ(pb->slot, 2);
+    EXPECT_EQ(pb->rows_var, nb.get());
+    ast = polygrad::codegen::read_from_panels(ast, 0, *pb);
+    std::optional<PanelPacking> pa = polygrad::codegen::panel_packing(ast, t, m, 300);
+    ASSERT_TRUE(pa.has_value()) << width;
+    EXPECT_EQ(pa->slot, 1);
+    EXPECT_EQ(pa->rows_var, nb.get());
+    ast = polygrad::codegen::read_from_panels(ast, 0, *pa);
+    const polygrad::codegen::UpcastPlan plan = polygrad::codegen::choose_upcast(ast, t);
+    EXPECT_EQ(plan.rows, pa->panel) << width;
+    EXPECT_EQ(int64_t{plan.vectors} * plan.lanes, pb->panel) << width;
+    const Compiled c = compile(ast, t);
+    const int64_t pr = pa->panel, pc = pb->panel;
+    for (const int64_t batch : {300, 517}) {
+      std::vector<float> av = exact_ints(batch * m, 5), bv = exact_ints(batch * n, 6);
+      std::vector<float> ap(static_cast<size_t>((m + pr - 1) / pr * pr * batch)), bp(bv.size());
+      for (int64_t e = 0; e < batch; ++e) {
+        for (int64_t r = 0; r < m; ++r) ap[r / pr * batch * pr + e * pr + r % pr] = av[e * m + r];
+        for (int64_t q = 0; q < n; ++q) bp[q / pc * batch * pc + e * pc + q % pc] = bv[e * n + q];
+      }
+      std::vector<float> want(static_cast<size_t>(m * n), 0.0f);
+      for (int64_t e = 0; e < batch; ++e)
+        for (int64_t r = 0; r < m; ++r)
+          for (int64_t q = 0; q < n; ++q) want[r * n + q] += av[e * m + r] * bv[e * n + q];
+      std::vector<HostBuf> bufs{HostBuf::zeros<float>(m * n), HostBuf::of(ap), HostBuf::of(bp)};
+      run(c, bufs, {{"n1", batch}});
+      EXPECT_EQ(bufs[0].as<float>(), want) << width << " batch " << batch;
+    }
+  }
+}
+
 /// out[r * n + c] = sum over (e, q) < (batch, pos) of a[(e * m + r) * pos + q] * b[b_at(e, q, c)]
 /// (w[r * n + c] - 0.5 * the sum instead, given `w`: an SGD update), in plain loops.
 template <typename BAt>
