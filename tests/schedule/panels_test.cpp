@@ -1,5 +1,6 @@
 // Matmul operands read from copies in panels (codegen::panel_packing, Scheduler::pack_panels):
 // which copies a schedule makes, and values against plain C++ in double.
+#include "cpu_fixture.hpp"
 #include "graphs.hpp"
 #include "random_values.hpp"
 #include "runtime/buffers.hpp"
@@ -13,25 +14,14 @@
 namespace polygrad {
 namespace {
 
-using lazy::Shape;
 using testgraph::random_floats;
 
-class PanelsTest : public ::testing::Test {
+class PanelsTest : public CpuDeviceTest {
  protected:
-  std::string dev_ = runtime::canonical_device("cpu");
   pg_capabilities caps_ = runtime::device_handle(dev_).properties().caps;
   /// Float lanes of the device's vectors.
   int64_t lanes() const {
     return std::min<int64_t>(caps_.vector_width_bytes / 4, int64_t{caps_.max_vector_lanes});
-  }
-  UOpRef input(const std::vector<float>& v, const Shape& s) {
-    return runtime::from_host(dev_, dtypes::float32, s, v.data());
-  }
-  std::vector<float> values(const UOpRef& root) {
-    UOpRef r = runtime::realize({root}, dev_)[0];
-    std::vector<float> out(static_cast<size_t>(lazy::numel(lazy::shape_of(r))));
-    runtime::to_host(r, out.data());
-    return out;
   }
 };
 

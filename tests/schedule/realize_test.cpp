@@ -1,4 +1,5 @@
 // End to end through the cpu plugin: schedule -> codegen -> launch, values against plain C++.
+#include "cpu_fixture.hpp"
 #include "graphs.hpp"
 #include "random_values.hpp"
 #include "runtime/buffers.hpp"
@@ -19,19 +20,7 @@ using lazy::Shape;
 
 using testgraph::random_floats;
 
-class RealizeTest : public ::testing::Test {
- protected:
-  std::string dev_ = runtime::canonical_device("cpu");
-  UOpRef input(const std::vector<float>& v, const Shape& s) {
-    return runtime::from_host(dev_, dtypes::float32, s, v.data());
-  }
-  std::vector<float> values(const UOpRef& root) {
-    UOpRef r = runtime::realize({root}, dev_)[0];
-    std::vector<float> out(static_cast<size_t>(lazy::numel(lazy::shape_of(r))));
-    runtime::to_host(r, out.data());
-    return out;
-  }
-};
+using RealizeTest = CpuDeviceTest;
 
 void expect_near(const std::vector<float>& got, const std::vector<double>& want, double tol) {
   ASSERT_EQ(got.size(), want.size());
