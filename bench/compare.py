@@ -58,6 +58,8 @@ def peer_cases():
         cases[f"matmul_{n}"] = {"numpy": (lambda ma=ma, mb=mb: ma @ mb, 10 if n < 2048 else 3)}
     lx, lw = mats[1024]
     cases["linear_1024"] = {"numpy": (lambda: lx @ lw.T, 10)}
+    gdy, gx = (rng.uniform(-1, 1, (512, 1024)).astype(np.float32) for _ in range(2))
+    cases["wgrad_1024"] = {"numpy": (lambda: gdy.T @ gx, 10)}
     if torch is not None:
         torch.set_num_threads(2)
         ta, tb, tc, tout = (torch.from_numpy(v) for v in (a, b, c, out))
@@ -72,6 +74,8 @@ def peer_cases():
                                              10 if n < 2048 else 3)
         tlx, tlw = torch.from_numpy(lx), torch.from_numpy(lw)
         cases["linear_1024"]["torch"] = (lambda: tlx @ tlw.T, 10)
+        tdy, tgx = torch.from_numpy(gdy), torch.from_numpy(gx)
+        cases["wgrad_1024"]["torch"] = (lambda: tdy.T @ tgx, 10)
     return cases
 
 
@@ -95,9 +99,10 @@ def main():
                 row += f"{t:>10.3f}{t / ms:>7.2f}"
             else:
                 row += f"{'-':>10}{'-':>7}"
-        if name.startswith("matmul_") or name.startswith("linear_"):
+        if name.startswith(("matmul_", "linear_", "wgrad_")):
             n = int(name.split("_")[1])
-            row += f"   polygrad {2 * n ** 3 / ms / 1e6:.1f} GFLOP/s"
+            flops = 2 * n ** 3 // (2 if name.startswith("wgrad_") else 1)  # batch 512
+            row += f"   polygrad {flops / ms / 1e6:.1f} GFLOP/s"
         print(row)
 
 

@@ -68,10 +68,14 @@ UOpRef softmax(const UOpRef& x, int64_t n, int64_t m) {
   return ew(Op::MUL, e, lazy::expand(lazy::elementwise(Op::RECIP, {sum}), s));
 }
 
+/// a (m, k) @ b (k, n).
+UOpRef matmul(const UOpRef& a, const UOpRef& b, int64_t m, int64_t k, int64_t n) {
+  UOpRef ae = lazy::expand(lazy::reshape(a, {m, 1, k}), {m, n, k});
+  UOpRef be = lazy::expand(lazy::reshape(lazy::permute(b, {1, 0}), {1, n, k}), {m, n, k});
+  return lazy::reshape(lazy::reduce(ew(Op::MUL, ae, be), Op::ADD, {2}), {m, n});
+}
 UOpRef matmul(const UOpRef& a, const UOpRef& b, int64_t n) {
-  UOpRef ae = lazy::expand(lazy::reshape(a, {n, 1, n}), {n, n, n});
-  UOpRef be = lazy::expand(lazy::reshape(lazy::permute(b, {1, 0}), {1, n, n}), {n, n, n});
-  return lazy::reshape(lazy::reduce(ew(Op::MUL, ae, be), Op::ADD, {2}), {n, n});
+  return matmul(a, b, n, n, n);
 }
 
 }  // namespace
@@ -125,6 +129,18 @@ int main(int argc, char** argv) {
            median_ms(
                [&] {
                  runtime::realize({matmul(x, lazy::permute(w, {1, 0}), n)}, device());
+               },
+               10));
+  }
+  if (want("wgrad_1024")) {
+    // A Linear layer's weight gradient dy.T @ x over a batch of 512 (the batch a launch
+    // variable, both operands read from panels).
+    const int64_t batch = 512, n = 1024;
+    UOpRef dy = random_input({batch, n}, 12), x = random_input({batch, n}, 13);
+    report("wgrad_1024",
+           median_ms(
+               [&] {
+                 runtime::realize({matmul(lazy::permute(dy, {1, 0}), x, n, batch, n)}, device());
                },
                10));
   }
