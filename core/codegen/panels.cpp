@@ -51,7 +51,8 @@ namespace {
 /// this is short enough to prefetch poorly a row apart (see panel_packing).
 constexpr int64_t kSetConflictBytes = 512, kShortBlockBytes = 128;
 /// A copy of a kernel's row operand costs about what a matmul of 20 columns does; the kernel
-/// gains 10-20%: not worth it for fewer columns than this (see row_operand_in_panels).
+/// gains 10-20%: not worth it for fewer columns than this (see row_operand_in_panels; the
+/// weight gradients' row operand too).
 constexpr int64_t kMinColumns = 256;
 
 /// An input buffer's load of a matmul-shaped kernel: its slot, element size, and the strides
@@ -112,6 +113,34 @@ std::optional<PanelPacking> rows_in_panels(const UOpRef& sink, const Target& tar
   return std::nullopt;
 }
 
+/// Whether every load of o's slot reads it with o's strides: a buffer also read as another
+/// operand (a @ a) would lose the layout that operand needs.
+bool read_alone(const std::vector<Operand>& ops, const Operand& o) {
+  for (const Operand& other : ops)
+    if (other.slot == o.slot && (other.cj != o.cj || other.ck != o.ck || other.ci != o.ci))
+      return false;
+  return true;
+}
+
+/// Whether b, `bytes` in all, read along the columns `*o.ck` elements a row apart, is worth a
+/// copy in column panels of `panel` elements: larger than half an L2, and either its rows fall
+/// into a few L1 sets or a column block's row is short enough to prefetch poorly.
+bool column_panels_pay(const Operand& o, int64_t bytes, int64_t panel, const Target& target) {
+  if (bytes <= CacheBudget(target).whole_b()) return false;
+  return *o.ck * o.elem % kSetConflictBytes == 0 || panel * o.elem <= kShortBlockBytes;
+}
+
+/// The plan of `sink` with p's operand in panels, when it keeps plan's tiling (the same ranges,
+/// rows, vectors and k); nullopt otherwise.
+std::optional<UpcastPlan> replanned(const UOpRef& sink, const Target& target,
+                                    const UpcastPlan& plan, const PanelPacking& p, int64_t rows) {
+  UpcastPlan q = choose_upcast(read_from_panels(sink, rows, p), target);
+  if (q.j != plan.j || q.i != plan.i || q.rows != plan.rows || q.lanes != plan.lanes ||
+      q.vectors != plan.vectors || q.tail != plan.tail || q.k != plan.k)
+    return std::nullopt;
+  return q;
+}
+
 /// a, the row operand of a vector-form kernel with 16 vector registers whose k is sliced, in
 /// panels of its row blocks (see optimize.hpp). Per k step the 6 x 16 tile broadcasts one value
 /// from each of 6 rows of a; a row apart, those lines share a few sets of an 8-way L1 with the
@@ -134,15 +163,11 @@ std::optional<PanelPacking> row_operand_in_panels(const UOpRef& sink, const Targ
   const int64_t ek = k->src(0)->arg_int();
   const std::vector<Operand> ops = operands(order, plan.j, k, plan.i);
   for (const Operand& o : ops) {
-    if (o.cj != 0 || o.ck != 1 || o.ci != ek) continue;
-    bool only_rows = true;  // a also read as another operand (a @ a) would lose its layout
-    for (const Operand& other : ops)
-      only_rows = only_rows && (other.slot != o.slot || (other.cj == 0 && other.ck == 1));
-    if (!only_rows) continue;
-    const PanelPacking p{o.slot, ek, plan.rows, true, false, true};
-    const UpcastPlan q = choose_upcast(read_from_panels(sink, rows, p), target);
-    if (q.j != plan.j || q.i != plan.i || q.rows != plan.rows || q.k != k || q.k_tile <= 0)
-      return std::nullopt;
+    if (o.cj != 0 || o.ck != 1 || o.ci != ek || !read_alone(ops, o)) continue;
+    const PanelPacking p{
+        .slot = o.slot, .row = ek, .panel = plan.rows, .by_rows = true, .row_operand = true};
+    const std::optional<UpcastPlan> q = replanned(sink, target, plan, p, rows);
+    if (!q || q->k_tile <= 0) return std::nullopt;
     return p;
   }
   return std::nullopt;
@@ -151,11 +176,12 @@ std::optional<PanelPacking> row_operand_in_panels(const UOpRef& sink, const Targ
 /// The operands of a weight gradient over the batch (see optimize.hpp) in panels: b, read along
 /// the columns a row of b apart per batch step, in panels of the column block (under the same
 /// conditions as a constant k's b, the batch standing for k); then a, read along the rows a
-/// row of a apart per batch step, in panels of the row block. The kernel reorders its loops
-/// column blocks outermost for a batch-sized k (see choose_upcast): each column block's panel
-/// is then read by every row block, and the row blocks' panels of a stream. On an AMD EPYC
-/// Milan host, 2 threads, the loops written out in C (dW = dy.T @ x, 1024 x 512 x 1024, the
-/// SGD update fused in): 12.9 ms as they were, 9.7 with b in panels, 5.7 with a as well.
+/// row of a apart per batch step, in panels of the row block (with 256 or more columns, as for
+/// the row operand above). The kernel reorders its loops column blocks outermost for a
+/// batch-sized k (see choose_upcast): each column block's panel is then read by every row
+/// block, and the row blocks' panels of a stream. On an AMD EPYC Milan host, 2 threads, the
+/// loops written out in C (dW = dy.T @ x, 1024 x 512 x 1024, the SGD update fused in): 12.9 ms
+/// as they were, 9.7 with b in panels, 5.7 with a as well.
 std::optional<PanelPacking> batch_panels(const UOpRef& sink, const Target& target,
                                          const UpcastPlan& plan,
                                          const std::vector<const UOp*>& order, const UOp* k,
@@ -165,34 +191,23 @@ std::optional<PanelPacking> batch_panels(const UOpRef& sink, const Target& targe
     return std::nullopt;
   const int64_t panel = int64_t{plan.vectors} * plan.lanes;
   const std::vector<Operand> ops = operands(order, plan.j, k, plan.i);
-  auto only = [&](const Operand& o) {  // the slot read as this operand alone (not a @ a)
-    for (const Operand& other : ops)
-      if (other.slot == o.slot && (other.cj != o.cj || other.ck != o.ck || other.ci != o.ci))
-        return false;
-    return true;
-  };
-  auto check = [&](const PanelPacking& p) -> std::optional<PanelPacking> {
-    const UpcastPlan q = choose_upcast(read_from_panels(sink, 0, p), target);
-    if (q.j != plan.j || q.i != plan.i || q.rows != plan.rows || q.lanes != plan.lanes ||
-        q.vectors != plan.vectors || q.tail != plan.tail || q.k != k)
-      return std::nullopt;
+  auto checked = [&](const PanelPacking& p) -> std::optional<PanelPacking> {
+    if (!replanned(sink, target, plan, p, 0)) return std::nullopt;
     return p;
   };
   const UOp* var = k->src(0).get();
   for (const Operand& o : ops) {
     if (plan.tail || o.cj != 1 || o.ci != 0 || !o.ck || *o.ck <= 0 || *o.ck % panel != 0 ||
-        !only(o))
+        !read_alone(ops, o) || !column_panels_pay(o, batch * *o.ck * o.elem, panel, target))
       continue;
-    if (batch * *o.ck * o.elem <= CacheBudget(target).whole_b()) continue;
-    if (*o.ck * o.elem % kSetConflictBytes != 0 && panel * o.elem > kShortBlockBytes) continue;
-    return check(PanelPacking{o.slot, *o.ck, panel, false, false, false, var});
+    return checked(PanelPacking{.slot = o.slot, .row = *o.ck, .panel = panel, .rows_var = var});
   }
+  if (plan.j->src(0)->arg_int() < kMinColumns) return std::nullopt;
   for (const Operand& o : ops) {
-    if (o.ci != 1 || o.cj != 0 || !o.ck || *o.ck < plan.rows || !only(o) ||
-        plan.j->src(0)->arg_int() < kMinColumns)
+    if (o.ci != 1 || o.cj != 0 || !o.ck || *o.ck < plan.rows || !read_alone(ops, o) ||
+        batch * *o.ck * o.elem <= CacheBudget(target).whole_b())
       continue;
-    if (batch * *o.ck * o.elem <= CacheBudget(target).whole_b()) continue;
-    return check(PanelPacking{o.slot, *o.ck, plan.rows, false, false, false, var});
+    return checked(PanelPacking{.slot = o.slot, .row = *o.ck, .panel = plan.rows, .rows_var = var});
   }
   return std::nullopt;
 }
@@ -225,10 +240,9 @@ std::optional<PanelPacking> panel_packing(const UOpRef& sink, const Target& targ
       return PanelPacking{o.slot, *o.ck, 0, true, true};
     }
   for (const Operand& o : operands(order, plan.j, k)) {
-    if (o.cj != 1 || !o.ck || *o.ck <= 0 || *o.ck % panel != 0) continue;
-    if (ek * *o.ck * o.elem <= CacheBudget(target).whole_b()) continue;
-    const bool conflicts = *o.ck * o.elem % kSetConflictBytes == 0;
-    if (!conflicts && panel * o.elem > kShortBlockBytes) continue;
+    if (o.cj != 1 || !o.ck || *o.ck <= 0 || *o.ck % panel != 0 ||
+        !column_panels_pay(o, ek * *o.ck * o.elem, panel, target))
+      continue;
     return PanelPacking{o.slot, *o.ck, panel, false};
   }
   return row_operand_in_panels(sink, target, plan, order, k, rows);

@@ -154,8 +154,8 @@ bool Scheduler::pack_panels(UOpRef& ast, std::vector<UOpRef>& buffers, std::set<
       // (a's rows; the batch of a weight gradient) shares one copy kernel as it shares the
       // kernel reading it.
       if (p->rows_var && nrows != batch) break;
-      const int64_t packed_count = p->row_operand ? (nrows + P - 1) / P * P * p->row
-                                                  : (p->row + P - 1) / P * P * nrows;
+      const int64_t packed_count =
+          p->row_operand ? (nrows + P - 1) / P * P * p->row : (p->row + P - 1) / P * P * nrows;
       buffers[static_cast<size_t>(p->slot)] = copy_to_panels(buf, nrows, *p, packed_count, device);
       deps.insert(sched_.items.size() - 1);
       ast = codegen::read_from_panels(ast, nrows, *p);
@@ -219,7 +219,7 @@ size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const U
   std::vector<UOpRef> buffers = kb.buffers();
   std::set<size_t> deps = kb.deps();
   bool bound = false;  // the outer variable compiled in by the packing
-  int64_t rows = 1;     // the other output extents (the outer one as built)
+  int64_t rows = 1;    // the other output extents (the outer one as built)
   for (size_t i = 0; i + 1 < shape.size(); ++i) rows *= shape[i];
   // A reduce over the batch (a weight gradient) takes it at launch, and only then are its
   // operands packed, in panels that keep it a variable (below).
@@ -242,7 +242,7 @@ size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const U
       vars.emplace_back(var->arg_var().name, kb.outer_extent());
     }
   }
-  symbolic_reduces(ast, buffers, vars);
+  const int64_t batch = symbolic_reduces(ast, buffers, vars);
   if (!blocks) symbolic_counts(ast, vars);  // (a block count is no size)
   POLYGRAD_VERIFY(ast);
   Meta meta{deps, kb.old_reads(), assign_target};
@@ -271,7 +271,7 @@ size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const U
       return add_copy(out, tmp, lazy::numel(shape) * out->dtype().itemsize(), device, {first}, {});
     }
   }
-  if (const int64_t batch = over_batch ? batch_extent(ast, vars) : 0; batch > 0) {
+  if (batch > 0) {  // (only when over_batch: no packing came first)
     pack_panels(ast, buffers, meta.deps, device, rows, nullptr, 0, batch);
     POLYGRAD_VERIFY(ast);
   }

@@ -5,6 +5,7 @@
 #include "ir/graph.hpp"
 #include "tensor/lazy.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <set>
 #include <unordered_map>
@@ -42,56 +43,48 @@ bool walks_outer_axis(const std::vector<const UOp*>& order, const UOp* r,
   return walks;
 }
 
-}  // namespace
-
-void symbolic_reduces(UOpRef& ast, const std::vector<UOpRef>& buffers, VarValues& vars) {
-  const std::vector<const UOp*> order = toposort(ast);
-  std::unordered_map<const UOp*, UOpRef> subs;
-  std::unordered_map<int64_t, UOpRef> by_value = vars_by_value(order, vars);  // and made here
+/// The reduce ranges of `order` (a kernel's nodes) that run over the batch: a constant extent
+/// of 2 or more that is the outermost axis of every buffer it walks. In order, each once.
+std::vector<const UOp*> batch_ranges(const std::vector<const UOp*>& order,
+                                     const std::vector<UOpRef>& buffers) {
+  std::vector<const UOp*> out;
   for (const UOp* u : order) {
     if (u->op() != Op::REDUCE) continue;
     for (size_t i = 1; i < u->nsrcs(); ++i) {
       const UOp* r = u->src(i).get();
-      if (subs.count(r) || r->src(0)->op() != Op::CONST || r->src(0)->arg_int() < 2 ||
-          !walks_outer_axis(order, r, buffers))
-        continue;
-      const int64_t n = r->src(0)->arg_int();
-      UOpRef& var = by_value[n];
-      if (!var) {
-        std::string name = "n";  // (not "n" + ...: GCC 12 warns -Wrestrict on that)
-        name += std::to_string(vars.size());
-        var = define_var(name, 1, INT32_MAX);
-        vars.emplace_back(name, n);
-      }
-      subs.emplace(r, range(var, r->arg_int()));
+      if (r->src(0)->op() == Op::CONST && r->src(0)->arg_int() >= 2 &&
+          std::find(out.begin(), out.end(), r) == out.end() && walks_outer_axis(order, r, buffers))
+        out.push_back(r);
     }
   }
+  return out;
+}
+
+}  // namespace
+
+int64_t symbolic_reduces(UOpRef& ast, const std::vector<UOpRef>& buffers, VarValues& vars) {
+  const std::vector<const UOp*> order = toposort(ast);
+  std::unordered_map<const UOp*, UOpRef> subs;
+  std::unordered_map<int64_t, UOpRef> by_value = vars_by_value(order, vars);  // and made here
+  int64_t batch = 0;
+  for (const UOp* r : batch_ranges(order, buffers)) {
+    const int64_t n = r->src(0)->arg_int();
+    if (batch == 0) batch = n;
+    UOpRef& var = by_value[n];
+    if (!var) {
+      std::string name = "n";  // (not "n" + ...: GCC 12 warns -Wrestrict on that)
+      name += std::to_string(vars.size());
+      var = define_var(name, 1, INT32_MAX);
+      vars.emplace_back(name, n);
+    }
+    subs.emplace(r, range(var, r->arg_int()));
+  }
   if (!subs.empty()) ast = substitute(ast, subs);
+  return batch;
 }
 
 bool reduces_over_batch(const UOpRef& ast, const std::vector<UOpRef>& buffers) {
-  const std::vector<const UOp*> order = toposort(ast);
-  for (const UOp* u : order)
-    if (u->op() == Op::REDUCE)
-      for (size_t i = 1; i < u->nsrcs(); ++i) {
-        const UOp* r = u->src(i).get();
-        if (r->src(0)->op() == Op::CONST && r->src(0)->arg_int() >= 2 &&
-            walks_outer_axis(order, r, buffers))
-          return true;
-      }
-  return false;
-}
-
-int64_t batch_extent(const UOpRef& ast, const VarValues& vars) {
-  for (const UOp* u : toposort(ast))
-    if (u->op() == Op::REDUCE)
-      for (size_t i = 1; i < u->nsrcs(); ++i) {
-        const UOp* n = u->src(i)->src(0).get();
-        if (n->op() != Op::DEFINE_VAR) continue;
-        for (const auto& [name, value] : vars)
-          if (name == n->arg_var().name) return value;
-      }
-  return 0;
+  return !batch_ranges(toposort(ast), buffers).empty();
 }
 
 void symbolic_counts(UOpRef& ast, const VarValues& vars) {

@@ -21,14 +21,11 @@ using VarValues = std::vector<std::pair<std::string, int64_t>>;
 /// with that value (the launch variable n0 of a kernel whose output rows are the same batch).
 /// The codegen still splits such a reduce into vector lanes (with a scalar tail); it only
 /// gives up the k slices of a matmul (see optimize.hpp). `buffers` are the kernel's slots.
-void symbolic_reduces(UOpRef& ast, const std::vector<UOpRef>& buffers, VarValues& vars);
+/// Returns the first such n (the batch a weight gradient reduces over), or 0 when none.
+int64_t symbolic_reduces(UOpRef& ast, const std::vector<UOpRef>& buffers, VarValues& vars);
 
 /// Whether symbolic_reduces would make some reduce range of `ast` a variable.
 bool reduces_over_batch(const UOpRef& ast, const std::vector<UOpRef>& buffers);
-
-/// The value in `vars` of the variable some reduce range of `ast` runs to (the batch a weight
-/// gradient reduces over), or 0 when none does.
-int64_t batch_extent(const UOpRef& ast, const VarValues& vars);
 
 /// Each integer constant n*q cast to a float in `ast` (the count Tensor::mean divides by), for
 /// the value n of a variable in `vars` and q 1 or a constant extent of the kernel (a mean over
