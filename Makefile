@@ -34,7 +34,7 @@ test-python: build
 # OpenBLAS's SkylakeX kernels are the fastest torch and numpy have on an AVX-512 host; forcing
 # them on a host without AVX-512 (an AMD EPYC Milan) kills the run with SIGILL, so there
 # OpenBLAS picks its own kernels.
-BLAS_CORE := $(if $(shell grep -qw avx512f /proc/cpuinfo && echo y),OPENBLAS_CORETYPE=SkylakeX)
+BLAS_CORE = $(if $(shell grep -qw avx512f /proc/cpuinfo && echo y),OPENBLAS_CORETYPE=SkylakeX)
 
 bench: build
 	build/release/bin/bench_compile_latency

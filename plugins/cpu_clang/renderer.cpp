@@ -112,10 +112,6 @@ const CDialect& dialect() {
   return d;
 }
 
-}  // namespace
-
-namespace {
-
 // A kernel the host register-tiled (4 or more vector multiply-accumulates: a matmul's R x V
 // accumulators) has its vectors written out; all the SLP vectorizer finds left is the scalar
 // index math of its rows, which it packs into vectors and unpacks per load. In a weight
