@@ -137,7 +137,9 @@ def check_program(prog, sizes=None, tol=1e-4, tag_realize_all=True):
         us = _us(prog, shapes, B)
         v32, g32 = _ref(prog, "t32", B, data, us)
         v64, g64 = _ref(prog, "t64", B, data, us)
-        v32c, g32c = _ref(prog, "t32c", B, data, us)
+        # (the composites differ from t32 only in a layernorm)
+        layernorm = any(p.get("name") == "layernorm" for _, _, p, _ in prog["instrs"])
+        v32c, g32c = _ref(prog, "t32c", B, data, us) if layernorm else (v32, g32)
         arrs = [a for a in v64 + list(g64.values()) if a.size]
         if not all(np.all(np.isfinite(a)) and np.max(np.abs(a)) < 1e15 for a in arrs):
             fails.append(f"SKIP B={B}: reference not finite or too large")
