@@ -47,27 +47,80 @@ UOpRef pow2(const UOpRef& n, const Fmt& f) {
   return UOp::make(Op::BITCAST, f.t, {alu(Op::SHL, {n + ci(f, f.bias), ci(f, f.mbits)})});
 }
 
-UOpRef exp2_(const UOpRef& x, const Fmt& f) {
-  const double lim = f.dbl ? 1100.0 : 160.0;
-  // Clamp with compares, not MAX: a NaN x goes through as 0 (its result is x, below).
+/// x clamped to [-lim, lim] with compares, not MAX: a NaN x goes through as 0 (the callers
+/// return x itself for it).
+UOpRef clamp_(const UOpRef& x, double lim, const Fmt& f) {
   UOpRef xc = where(lt(x, c(f, -lim)), c(f, -lim), where(lt(c(f, lim), x), c(f, lim), x));
-  xc = where(is_nan(x), c(f, 0.0), xc);
-  // Round to nearest by adding and subtracting 1.5 * 2^mbits: exact for |xc| <= lim, two adds
-  // (round_ takes four ops); ties go to even, |fr| <= 1/2 either way.
+  return where(is_nan(x), c(f, 0.0), xc);
+}
+/// round(y) for |y| <= 2^(mbits-1) by adding and subtracting 1.5 * 2^mbits: two adds (round_
+/// takes four); ties go to even.
+UOpRef round_magic(const UOpRef& y, const Fmt& f) {
   const UOpRef magic = c(f, 1.5 * std::ldexp(1.0, f.mbits));
-  UOpRef nf = (xc + magic) - magic;
-  UOpRef fr = xc - nf;
+  return (y + magic) - magic;
+}
+/// The Taylor coefficients of e^(s r) in r: s^i / i!, degree 7 for float32, 13 for float64.
+std::vector<double> exp_series(double s, const Fmt& f) {
   std::vector<double> k;
   double term = 1.0;
   for (int i = 0; i <= (f.dbl ? 13 : 7); ++i) {
     k.push_back(term);
-    term *= std::log(2.0) / (i + 1);
+    term *= s / (i + 1);
   }
+  return k;
+}
+/// p * 2^nf for an integral float nf with |nf| <= the clamp's limit, NaN where x is NaN.
+UOpRef scale_(const UOpRef& p, const UOpRef& nf, const UOpRef& x, const Fmt& f) {
   UOpRef n = cast(nf, f.it);
   UOpRef n1 = alu(Op::SHR, {n, ci(f, 1)});
   UOpRef n2 = n - n1;
-  UOpRef r = horner(fr, k, f) * pow2(n1, f) * pow2(n2, f);
-  return where(is_nan(x), x, r);
+  return where(is_nan(x), x, p * pow2(n1, f) * pow2(n2, f));
+}
+double exp2_limit(const Fmt& f) {
+  return f.dbl ? 1100.0 : 160.0;
+}
+
+UOpRef exp2_(const UOpRef& x, const Fmt& f) {
+  UOpRef xc = clamp_(x, exp2_limit(f), f);
+  UOpRef nf = round_magic(xc, f);
+  return scale_(horner(xc - nf, exp_series(std::numbers::ln2, f), f), nf, x, f);
+}
+
+/// e^x, the decomposition of EXP2(x * log2(e)). Rounding x * log2(e) first would cost up to
+/// |x| ulps (its error in the exponent, 2^-24 |x| log2(e), grows with |x|). Instead, Cody-Waite:
+/// n = round(x log2(e)), r = x - n ln2 with ln2 = c1 + c2, c1 short enough that n c1 and
+/// x - n c1 are exact; e^x = 2^n e^r, |r| <= ln2/2 (and a little), by its Taylor polynomial.
+UOpRef exp_(const UOpRef& x, const Fmt& f) {
+  const long double ln2 = std::numbers::ln2_v<long double>;
+  // c1: ln2 to 13 bits (float32: n c1 fits 21 of 24 bits for |n| <= 160) or 40 (float64:
+  // 51 of 53 bits for |n| <= 1100); c2: the rest, from a long double ln2.
+  const double c1 =
+      std::ldexp(std::floor(std::ldexp(double(ln2), f.dbl ? 40 : 13)), f.dbl ? -40 : -13);
+  const double c2 = double(ln2 - (long double)c1);
+  UOpRef xc = clamp_(x, exp2_limit(f) * std::numbers::ln2, f);
+  // Multiply-adds where the target fuses them: round(x log2(e)) need not see the product
+  // rounded, and x - n c1 is exact either way.
+  const UOpRef magic = c(f, 1.5 * std::ldexp(1.0, f.mbits));
+  UOpRef nf = alu(Op::MULACC, {xc, c(f, std::numbers::log2e), magic}) - magic;
+  UOpRef r = alu(Op::MULACC, {nf, c(f, -c1), xc});
+  r = alu(Op::MULACC, {nf, c(f, -c2), r});
+  return scale_(horner(r, exp_series(1.0, f), f), nf, x, f);
+}
+
+/// For EXP2(x * k) with k = +-log2(e) as the multiply's dtype rounds it: -x or x (then the
+/// node is e^x); else null.
+UOpRef exp_argument(const UOp& exp2) {
+  const UOpRef& m = exp2.src(0);
+  if (m->op() != Op::MUL) return {};
+  const double l = const_float(m->dtype(), std::numbers::log2e)->arg_float();
+  for (int i = 0; i < 2; ++i) {
+    const UOpRef& k = m->src(i);
+    if (k->op() != Op::CONST) continue;
+    const double v = k->arg_float();
+    if (v == l) return m->src(1 - i);
+    if (v == -l) return -m->src(1 - i);
+  }
+  return {};
 }
 
 UOpRef log2_(const UOpRef& x, const Fmt& f) {
@@ -136,13 +189,17 @@ UOpRef decompose_if(const UOpRef& root, const Target& target, Want want) {
   return rebuild(root, [&](const UOpRef& n) -> UOpRef {
     Op op = n->op();
     if ((op != Op::EXP2 && op != Op::LOG2 && op != Op::SIN) || !want(*n)) return n;
-    UOpRef x = n->src(0);
+    UOpRef e = op == Op::EXP2 ? exp_argument(*n) : UOpRef{};
+    UOpRef x = e ? e : n->src(0);
     DType t = n->dtype();
     DType work = t.scalar() == PG_DTYPE_FLOAT64 ? dtypes::float64 : dtypes::float32;
     if (op == Op::SIN && work == dtypes::float32 && has_f64) work = dtypes::float64;
     if (x->dtype() != work) x = cast(x, work);
     Fmt f = fmt_of(work);
-    UOpRef r = op == Op::EXP2 ? exp2_(x, f) : op == Op::LOG2 ? log2_(x, f) : sin_(x, f);
+    UOpRef r = e                ? exp_(x, f)
+               : op == Op::EXP2 ? exp2_(x, f)
+               : op == Op::LOG2 ? log2_(x, f)
+                                : sin_(x, f);
     return r->dtype() == t ? r : cast(r, t);
   });
 }

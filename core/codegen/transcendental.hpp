@@ -3,7 +3,10 @@
 //
 // exp2: x = n + f with n = round(x), |f| <= 1/2; 2^f by its Taylor polynomial (degree 7 for
 // float32, 13 for float64; truncation error below 2^-27 / 2^-56 relative), times 2^n built
-// from exponent bits in two halves so that subnormal results round once.
+// from exponent bits in two halves so that subnormal results round once. exp2(x * k) with
+// k = +-log2(e) (Tensor::exp's form) is e^(+-x) from x itself: n = round(x log2 e),
+// r = x - n ln2 with ln2 in two parts (Cody-Waite), e^r by its Taylor polynomial, times 2^n;
+// rounding x * log2(e) first erred by up to |x| ulps.
 // log2: x = 2^e * m with m in [sqrt(1/2), sqrt(2)) (subnormals scaled by 2^24 / 2^54 first);
 // log2(m) = 2/ln2 * atanh(s), s = (m-1)/(m+1), |s| < 0.172, by its odd series.
 // sin: Cody-Waite reduction r = x - k*pi/2 with pi/2 split in three constants (float32: k*c
