@@ -27,10 +27,6 @@ Tensor Tensor::sigmoid() const {
     return up.where(1.0, e) / (1.0 + e);
   });
 }
-Tensor Tensor::tanh() const {
-  return widened(detail::to_float(*this),
-                 [](const Tensor& x) { return 2.0 * (x * 2.0).sigmoid() - 1.0; });
-}
 Tensor Tensor::gelu() const {
   const double k = std::sqrt(2.0 / M_PI);
   return widened(detail::to_float(*this), [k](const Tensor& x) {

@@ -5,6 +5,7 @@
 #include "tensor/tensor_impl.hpp"
 
 #include <cmath>
+#include <numbers>
 
 namespace polygrad {
 
@@ -23,6 +24,13 @@ constexpr double kLogLimit = 1e8;
 // |x| by a select, not abs(), whose gradient at 0 is 0 (sinh'(0) is 1).
 Tensor magnitude(const Tensor& x) {
   return (x < 0.0).where(-x, x);
+}
+
+// e^y / 2 for y >= 1 as e^(y - 1) * (e / 2): y - 1 is exact there, so within 2 ulps, and it
+// and its gradient are finite wherever the result is (e^y alone overflows first; e^(y - ln 2)
+// rounded y - ln 2, |y| ulps at large y; e^(y/2) squared overflowed in its gradient).
+Tensor half_exp(const Tensor& y) {
+  return (y - 1.0).exp() * (std::numbers::e / 2);
 }
 
 // f(|x|) with the sign of x, for odd f.
@@ -44,6 +52,22 @@ Tensor atan_unit(const Tensor& y) {
   Tensor p = detail::scalar_like(s2, (terms % 2 ? 1.0 : -1.0) / (2 * terms - 1));
   for (int n = terms - 2; n >= 0; --n) p = p * s2 + (n % 2 ? -1.0 : 1.0) / (2 * n + 1);
   return s * p + mid.where(detail::scalar_like(s, kPi / 4), detail::scalar_like(s, 0.0));
+}
+
+// The first `terms` odd Taylor coefficients of tanh, a_1 = 1, a_3 = -1/3, a_5 = 2/15, ...,
+// from tanh' = 1 - tanh^2: (k + 1) a_(k+1) = -sum over i + j = k of a_i a_j (every product of
+// one k has the same sign, so nothing cancels).
+std::vector<double> tanh_series(int terms) {
+  std::vector<long double> a(2 * terms, 0.0L);
+  a[1] = 1.0L;
+  for (int k = 2; k + 1 < 2 * terms; k += 2) {
+    long double s = 0.0L;
+    for (int i = 1; i < k; i += 2) s += a[i] * a[k - i];
+    a[k + 1] = -s / (k + 1);
+  }
+  std::vector<double> odd_terms;
+  for (int i = 1; i < 2 * terms; i += 2) odd_terms.push_back(static_cast<double>(a[i]));
+  return odd_terms;
 }
 
 }  // namespace
@@ -80,16 +104,34 @@ Tensor Tensor::log10() const {
   return log2() * 0.30102999566398120;  // log10(2)
 }
 
+Tensor Tensor::tanh() const {
+  detail::state(*this, "tanh");
+  return widened(to_float(*this), [](const Tensor& x) {
+    // (1 - u) / (1 + u) with u = e^-2y <= 1, y = |x|, where it loses nothing (y > ln2 / 2,
+    // u < 1/2); below, the odd Taylor series, whose terms shrink by (y / (pi/2))^2 < 0.049
+    // (2 * sigmoid(2x) - 1 lost all digits near 0: tanh(1e-6) was 1.19e-7).
+    return odd(x, [](const Tensor& y) {
+      const double limit = kLn2 / 2;
+      Tensor small = y < limit;
+      Tensor u = (small.where(1.0, y) * -2.0).exp();
+      Tensor ys = small.where(y, 0.0), z = ys * ys;
+      const std::vector<double> a = tanh_series(dt(y).scalar() == PG_DTYPE_FLOAT64 ? 13 : 6);
+      Tensor p = detail::scalar_like(z, a.back());
+      for (size_t i = a.size() - 1; i-- > 0;) p = p * z + a[i];
+      return small.where(ys * p, (1.0 - u) / (1.0 + u));
+    });
+  });
+}
+
 Tensor Tensor::sinh() const {
   detail::state(*this, "sinh");
   return widened(to_float(*this), [](const Tensor& x) {
     // (e^y - e^-y) / 2 = (u + u / (u + 1)) / 2 with u = e^y - 1, y = |x|: no cancellation;
-    // past y = 20, e^-y is below float64's precision and e^(y - ln 2) overflows only where
-    // sinh does.
+    // past y = 20, e^-y is below float64's precision and sinh is e^y / 2 (half_exp).
     return odd(x, [](const Tensor& y) {
       Tensor big = y > 20.0;
       Tensor u = big.where(1.0, y).expm1();
-      return big.where((big.where(y, 21.0) - kLn2).exp(), 0.5 * (u + u / (u + 1.0)));
+      return big.where(half_exp(big.where(y, 21.0)), 0.5 * (u + u / (u + 1.0)));
     });
   });
 }
@@ -98,11 +140,11 @@ Tensor Tensor::cosh() const {
   detail::state(*this, "cosh");
   return widened(to_float(*this), [](const Tensor& x) {
     // 1 + 2 sinh(y/2)^2 below y = |x| = 1 (so the gradient, sinh, keeps its precision near 0);
-    // else e^y / 2 + 1 / (2 e^y), with e^(y - ln 2), which overflows only where cosh does.
+    // else e^y / 2 + 1 / (2 e^y), with e^y / 2 from half_exp.
     Tensor y = magnitude(x);
     Tensor small = y < 1.0;
     Tensor h = (small.where(y, 0.0) * 0.5).sinh();
-    Tensor e = (small.where(1.0, y) - kLn2).exp();
+    Tensor e = half_exp(small.where(1.0, y));
     return small.where(1.0 + 2.0 * h * h, e + 0.25 / e);
   });
 }
