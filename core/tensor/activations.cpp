@@ -40,7 +40,9 @@ Tensor Tensor::silu() const {
   return *this * sigmoid();
 }
 Tensor Tensor::elu(double alpha) const {
-  return (*this > 0).where(*this, alpha * (exp() - 1.0));
+  // The negative branch sees min(x, 0): e^x of a large x, discarded, made its gradient NaN.
+  Tensor pos = *this > 0;
+  return pos.where(*this, alpha * pos.where(0.0, *this).expm1());
 }
 Tensor Tensor::softplus(double beta) const {
   // log(1 + e^(bx)) / b, written so large |bx| neither overflows nor loses the linear part.

@@ -54,6 +54,23 @@ Tensor atan_unit(const Tensor& y) {
   return s * p + mid.where(detail::scalar_like(s, kPi / 4), detail::scalar_like(s, 0.0));
 }
 
+// asin and acos from atan: with s = sqrt((1 - x)(1 + x)) (exact factors near |x| = 1; as
+// sqrt(1 - x) sqrt(1 + x) beyond 1/sqrt(2): the root of the product has the gradient
+// inf * 0 = NaN at |x| = 1),
+// `inner` = atan(x / s) where |x| <= 1/sqrt(2) (`mid`), `outer` = atan(s / |x|) beyond. Each
+// branch sees an input where its derivative is finite, and at |x| = 1 `outer`'s gradient is
+// s' = -inf, so asin's and acos's are +-inf as torch's (atan(x / s) alone gave NaN there).
+struct ArcParts {
+  Tensor mid, inner, outer;
+};
+ArcParts arc_parts(const Tensor& x) {
+  Tensor y = magnitude(x);
+  Tensor mid = y <= 0.70710678118654752;
+  Tensor xi = mid.where(x, 0.0), yo = mid.where(0.9, y);
+  Tensor si = ((1.0 - xi) * (1.0 + xi)).sqrt(), so = (1.0 - yo).sqrt() * (1.0 + yo).sqrt();
+  return {mid, (xi / si).atan(), (so / yo).atan()};
+}
+
 // The first `terms` odd Taylor coefficients of tanh, a_1 = 1, a_3 = -1/3, a_5 = 2/15, ...,
 // from tanh' = 1 - tanh^2: (k + 1) a_(k+1) = -sum over i + j = k of a_i a_j (every product of
 // one k has the same sign, so nothing cancels).
@@ -76,11 +93,13 @@ Tensor Tensor::log1p() const {
   detail::state(*this, "log1p");
   return widened(to_float(*this), [](const Tensor& x) {
     // log(u) * x / (u - 1) with u = 1 + x: the rounding of u cancels (Goldberg); x itself
-    // where u is 1 (|x| below half an ulp of 1) or infinite.
+    // where u is 1 (|x| below half an ulp of 1); log(u) itself where u is infinite or not
+    // positive, so the gradient is 1/u there as torch's (inf at -1, 0 at inf).
     Tensor u = 1.0 + x;
-    Tensor plain = (u == 1.0) | u.isinf();
-    Tensor us = plain.where(2.0, u);
-    return plain.where(x, us.log() * (x / (us - 1.0)));
+    Tensor one = u == 1.0, direct = (u <= 0.0) | u.isinf();
+    Tensor us = (one | direct).where(2.0, u);
+    Tensor plain = direct.where(u, 1.0).log();
+    return one.where(x, direct.where(plain, us.log() * (x / (us - 1.0))));
   });
 }
 
@@ -165,10 +184,11 @@ Tensor Tensor::asinh() const {
 Tensor Tensor::acosh() const {
   detail::state(*this, "acosh");
   return widened(to_float(*this), [](const Tensor& x) {
-    // log1p(t + sqrt(t (t + 2))) with t = x - 1 (exact near 1); log(2x) for large x.
+    // log1p(t + sqrt(t) sqrt(t + 2)) with t = x - 1 (exact near 1); log(2x) for large x.
+    // (sqrt(t (t + 2)) gave the gradient inf * 0 = NaN at x = 1; torch's is inf.)
     Tensor big = x > kLogLimit;
     Tensor t = big.where(0.0, x - 1.0), b = big.where(x, 1.0);
-    return big.where(b.log() + kLn2, (t + (t * (t + 2.0)).sqrt()).log1p());
+    return big.where(b.log() + kLn2, (t + t.sqrt() * (t + 2.0).sqrt()).log1p());
   });
 }
 
@@ -193,15 +213,21 @@ Tensor Tensor::atan() const {
 
 Tensor Tensor::asin() const {
   detail::state(*this, "asin");
-  return widened(to_float(*this),
-                 [](const Tensor& x) { return (x / ((1.0 - x) * (1.0 + x)).sqrt()).atan(); });
+  return widened(to_float(*this), [](const Tensor& x) {
+    // |x| <= 1/sqrt(2): atan(x / s), s = sqrt(1 - x^2); beyond, +-(pi/2 - atan(s / |x|)).
+    ArcParts a = arc_parts(x);
+    return a.mid.where(a.inner, (x < 0.0).where(a.outer - kPi / 2, kPi / 2 - a.outer));
+  });
 }
 
 Tensor Tensor::acos() const {
   detail::state(*this, "acos");
-  // 2 atan(sqrt((1 - x) / (1 + x))): no cancellation near x = 1, where acos is small.
-  return widened(to_float(*this),
-                 [](const Tensor& x) { return 2.0 * ((1.0 - x) / (1.0 + x)).sqrt().atan(); });
+  return widened(to_float(*this), [](const Tensor& x) {
+    // pi/2 - asin(x) in the middle; atan(s / x) above 1/sqrt(2), where acos is small (no
+    // cancellation), and pi - atan(s / |x|) below -1/sqrt(2).
+    ArcParts a = arc_parts(x);
+    return a.mid.where(kPi / 2 - a.inner, (x < 0.0).where(kPi - a.outer, a.outer));
+  });
 }
 
 Tensor Tensor::isfinite() const {
@@ -228,14 +254,14 @@ Tensor Tensor::softsign() const {
 Tensor Tensor::selu() const {
   constexpr double alpha = 1.6732632423543772848170429916717;
   constexpr double scale = 1.0507009873554804934193349852946;
-  Tensor x = to_float(*this);
-  return scale * (x > 0.0).where(x, alpha * x.expm1());
+  Tensor x = to_float(*this), pos = x > 0.0;
+  return scale * pos.where(x, alpha * pos.where(0.0, x).expm1());
 }
 
 Tensor Tensor::celu(double alpha) const {
   if (alpha == 0.0) user_error("celu: alpha must not be 0");
-  Tensor x = to_float(*this);
-  return (x > 0.0).where(x, alpha * (x * (1.0 / alpha)).expm1());
+  Tensor x = to_float(*this), pos = x > 0.0;
+  return pos.where(x, alpha * (pos.where(0.0, x) * (1.0 / alpha)).expm1());
 }
 
 }  // namespace polygrad

@@ -138,6 +138,25 @@ TEST(SpecialFunctions, GradientsAtZeroAreTheDerivatives) {
   EXPECT_EQ(d([](const Tensor& t) { return t.cos(); }), 0.0f);
 }
 
+TEST(SpecialFunctions, GradientsAtTheDomainsEdgesAreTheDerivatives) {
+  // The derivatives' limits, as torch gives them: 1/sqrt(1 - x^2) at |x| = 1 is inf, and so
+  // on; no discarded branch (e^x of a large x in elu's) may turn them into NaN.
+  const float inf = INFINITY;
+  auto d = [](Tensor (*f)(const Tensor&), std::vector<float> x) {
+    Tensor t(x);
+    return Tensor::gradient(f(t).sum(), {t})[0].to_vector<float>();
+  };
+  using V = std::vector<float>;
+  EXPECT_EQ(d([](const Tensor& t) { return t.asin(); }, {-1, 1}), (V{inf, inf}));
+  EXPECT_EQ(d([](const Tensor& t) { return t.acos(); }, {-1, 1}), (V{-inf, -inf}));
+  EXPECT_EQ(d([](const Tensor& t) { return t.atanh(); }, {-1, 1}), (V{inf, inf}));
+  EXPECT_EQ(d([](const Tensor& t) { return t.acosh(); }, {1}), (V{inf}));
+  EXPECT_EQ(d([](const Tensor& t) { return t.log1p(); }, {-1, inf, -2}), (V{inf, 0, -1}));
+  EXPECT_EQ(d([](const Tensor& t) { return t.elu(); }, {inf, -inf}), (V{1, 0}));
+  EXPECT_EQ(d([](const Tensor& t) { return t.celu(); }, {inf}), (V{1}));
+  EXPECT_FLOAT_EQ(d([](const Tensor& t) { return t.selu(); }, {inf})[0], 1.0507009873554805f);
+}
+
 TEST(SpecialFunctions, CosGradientKeepsItsDigitsNearTheZerosOfSin) {
   // d cos / dx = -sin x, relative to sin's own (small) value at multiples of pi and near 0.
   const std::vector<float> x = {1e-6f, -3e-4f, 3.14159274f, 6.28318548f, -9.42477798f, 2.5f};
