@@ -26,6 +26,28 @@ Tensor sub_impl(const Tensor& a, const Tensor& b) {
   return binary("sub", Op::SUB, a, b);
 }
 
+// An integer power, exact and wrapping as torch's: square and multiply over every value bit
+// of the exponent (31 steps for int32). A negative exponent gives 1 for a base of 1, +-1 for
+// -1 (by its parity) and 0 otherwise, torch's values. (Through float64, results past 2^53 lost
+// digits and an overflow saturated where torch wraps: int32 3 ** 39 gave -2^31.)
+Tensor int_pow(const Tensor& b, const Tensor& e) {
+  const DType t = dt(b);
+  const lazy::Shape& s = b.shape();
+  auto k = [&](int64_t v) { return detail::constant(v, t, s, b.device()); };
+  const int bits = static_cast<int>(t.itemsize() * 8) - (t.is_unsigned() ? 0 : 1);
+  Tensor acc = k(1), p = b, q = e;
+  for (int i = 0; i < bits; ++i) {
+    acc = (detail::elementwise(Op::AND, {q, k(1)}) != k(0)).where(acc * p, acc);
+    if (i + 1 == bits) break;
+    p = p * p;
+    q = detail::elementwise(Op::SHR, {q, k(1)});
+  }
+  if (t.is_unsigned()) return acc;
+  Tensor odd = detail::elementwise(Op::AND, {e, k(1)}) != k(0);
+  Tensor negative = (b == k(1)).where(k(1), (b == k(-1)).where(odd.where(k(-1), k(1)), k(0)));
+  return (e < k(0)).where(negative, acc);
+}
+
 }  // namespace
 
 Tensor Tensor::add(const Tensor& o) const {
@@ -62,13 +84,11 @@ Tensor Tensor::neg() const {
 
 Tensor Tensor::pow(const Tensor& o) const {
   DType t = detail::promote_for("pow", dt(*this), dt(o));
-  if (!t.is_float()) {
-    // Integer powers: float computation rounded back (exact for results below 2^53; a whole
-    // scalar exponent up to 8 is a product instead, exact and wrapping as torch's).
-    Tensor r = double_().pow(o.double_());
-    return r.round().cast(t.scalar());
-  }
   lazy::Shape s = detail::broadcast_shape("pow", shape(), o.shape());
+  if (t.is_bool()) return double_().pow(o.double_()).cast(t.scalar());
+  if (!t.is_float())
+    return int_pow(detail::broadcast_to("pow", cast(t.scalar()), s),
+                   detail::broadcast_to("pow", o.cast(t.scalar()), s));
   Tensor x = detail::broadcast_to("pow", cast(t.scalar()), s);
   Tensor y = detail::broadcast_to("pow", o.cast(t.scalar()), s);
   // |x|^y = 2^(y log2|x|); a negative base needs a whole y: odd y flips the sign, others NaN.
@@ -104,6 +124,9 @@ Tensor Tensor::pow(Scalar o) const {
     }
     return o.value < 0 ? r.reciprocal() : r;
   }
+  if (o.is_int && o.value < 0 && !dt(*this).is_float() && !dt(*this).is_bool())
+    user_error("pow: integers to negative integer powers are not allowed (" +
+               std::to_string(static_cast<long long>(o.value)) + "); cast to a float first");
   return pow(scalar_like(*this, o));
 }
 Tensor Tensor::pow(Scalar base, const Tensor& x) {

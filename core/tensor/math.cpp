@@ -89,8 +89,8 @@ Tensor Tensor::abs() const {
 Tensor Tensor::sign() const {
   detail::state(*this, "sign");
   Tensor one = detail::scalar_like(*this, 1), zero = detail::scalar_like(*this, 0);
-  Tensor r = (*this > 0).where(one, (*this < 0).where(-one, zero));
-  return dt(*this).is_float() ? isnan().where(*this, r) : r;
+  // NaN compares false both ways: sign(NaN) = 0, as torch's sign and tinygrad's (numpy: NaN).
+  return (*this > 0).where(one, (*this < 0).where(-one, zero));
 }
 
 Tensor Tensor::trunc() const {

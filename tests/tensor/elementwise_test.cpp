@@ -124,4 +124,36 @@ TEST(ElementwiseVectors, MaxCompareAndWhereOnLongInputs) {
   }
 }
 
+// An integer tensor to an integer tensor power wraps as C's unsigned arithmetic does (torch's
+// results): the reference multiplies in uint64 and truncates. Negative exponents give 1 for a
+// base of 1, +-1 for -1 and 0 otherwise, as torch's.
+TEST(IntegerPower, TensorExponentsAreExactAndWrap) {
+  const std::vector<int64_t> b = {2, 3, -3, 7, 0, 1, -1, 5, 94906267, -7};
+  const std::vector<int64_t> e = {31, 39, 21, 13, 0, 100, 101, 27, 2, 19};
+  auto wrap = [](int64_t base, int64_t n, int bits) {
+    uint64_t acc = 1;
+    for (int64_t i = 0; i < n; ++i) acc *= static_cast<uint64_t>(base);
+    if (bits == 64) return static_cast<int64_t>(acc);
+    return static_cast<int64_t>(static_cast<int32_t>(static_cast<uint32_t>(acc)));
+  };
+  const auto r64 = Tensor(b).pow(Tensor(e)).to_vector<int64_t>();
+  std::vector<int32_t> b32(b.begin(), b.end()), e32(e.begin(), e.end());
+  const auto r32 = Tensor(b32).pow(Tensor(e32)).to_vector<int32_t>();
+  for (size_t i = 0; i < b.size(); ++i) {
+    EXPECT_EQ(r64[i], wrap(b[i], e[i], 64)) << b[i] << " ** " << e[i];
+    EXPECT_EQ(r32[i], wrap(b32[i], e32[i], 32)) << b32[i] << " ** " << e32[i];
+  }
+  const std::vector<int32_t> nb = {2, 1, -1, -1, 0, 3}, ne = {-1, -5, -2, -3, -1, -2};
+  EXPECT_EQ(Tensor(nb).pow(Tensor(ne)).to_vector<int32_t>(),
+            (std::vector<int32_t>{0, 1, 1, -1, 0, 0}));
+  // A negative scalar exponent of an integer tensor is refused, as torch refuses it.
+  EXPECT_THROW(Tensor(nb).pow(-1), polygrad::Error);
+}
+
+TEST(Sign, OfNaNIsZeroAsTorchs) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(Tensor(std::vector<float>{nan, -2.0f, 0.0f, 3.0f}).sign().to_vector<float>(),
+            (std::vector<float>{0.0f, -1.0f, 0.0f, 1.0f}));
+}
+
 }  // namespace

@@ -299,8 +299,8 @@ def sec_special():
           [In(np.array([0.0, -1e5, 1.0]), "float16")])
     check("int32+2**40", lambda t: t + 2**40, None, [In(np.array([1, 2]), "int32")],
           ref=lambda: (np.array([1 + 2**40, 2 + 2**40], np.int64).astype(np.int32), "int32"))
-    # integer pow (torch multiplies; overflow wraps): a tensor exponent goes through float64,
-    # exact below 2**53 only (the first two fail), ...
+    # integer pow (torch multiplies; overflow wraps): a tensor exponent squares and
+    # multiplies over its bits, exact and wrapping; ...
     for name, a, b, dt in [("int64 pow big", [7, -7, 94906267], [20, 19, 2], "int64"),
                            ("int32 pow overflow", [3, 2, 5], [21, 31, 13], "int32"),
                            ("int8 pow overflow", [3, -2, 5], [5, 7, 3], "int8"),

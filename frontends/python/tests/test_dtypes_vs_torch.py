@@ -249,7 +249,9 @@ def test_integer_wraparound_like_numpy(dt, av, bv):
 
 def test_small_int_pow_wraps():
     for a, b, dt in [([3, -2, 5], [5, 7, 3], "int8"), ([3, 2, 7], [6, 8, 3], "uint8"),
-                     ([3, 5, -2], [19, 13, 31], "int32")]:
+                     ([3, 5, -2], [19, 13, 31], "int32"), ([3, 2, 5], [21, 31, 13], "int32"),
+                     ([7, -7, 94906267, 3], [20, 19, 2, 39], "int64"),
+                     ([2, 1, -1, -1, 0], [-1, -5, -2, -3, -1], "int32")]:
         run("pow", lambda x, y: x ** y, lambda x, y: x ** y,
             [In(np.array(a), dt), In(np.array(b), dt)])
 
