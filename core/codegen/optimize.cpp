@@ -161,6 +161,9 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
     const int64_t blocks = ceil_div(ej, int64_t{plan.vectors} * plan.lanes);
     const int64_t units = std::max<int64_t>(1, target.caps.compute_units);
     const CacheBudget cache(target);
+    // With 16 registers and a in panels, up to 16 column blocks, their slices of b the whole
+    // of L2 (below).
+    bool wide_groups = false;
     if (!fixed_k) {
       // A batch-sized k (weight gradients): whatever the batch, reusing each panel across the
       // row blocks beats streaming all of b past each (the MLP's first weight gradient at
@@ -177,9 +180,9 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
       bool groups = false;
       for (int64_t cb = 2; cb <= kMaxColBlocks; cb *= 2)
         groups = groups || (groups_blocks(plan, blocks, cb) && blocks / cb >= 2 * units);
-      const bool a_slice =
-          (registers > 16 || row_operand_in_panels(order, j, rd->src(1).get(), plan.rows)) &&
-          groups;
+      const bool a_panels = row_operand_in_panels(order, j, rd->src(1).get(), plan.rows);
+      const bool a_slice = (registers > 16 || a_panels) && groups;
+      wide_groups = registers <= 16 && a_panels;
       auto fits = [&](int64_t kt) {
         const bool cached = a_slice ? plan.rows * kt * elem <= cache.slice() &&
                                           2 * kt * row_bytes <= cache.col_blocks()
@@ -222,11 +225,17 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
     // Column blocks inside the row loop: each row block's slice of a, loaded into L1 for one
     // column block, serves CB of them before the next row block evicts it, so a streams from
     // L2/L3 1/CB as often (matmul 1024: 24 -> 16-17 ms here). The CB slices of b stay in L2.
-    // The launch keeps at least two steps per compute unit.
+    // The launch keeps at least two steps per compute unit. With 16 registers and a in
+    // panels, a's slice of all rows is what streams from L3 once per column group (4 MiB at
+    // matmul 2048 on AVX2, and per group of 64 columns 512 MiB in all), so groups are up to
+    // 256 columns, their slices of b filling L2 (2048^3 on a Zen 3 host: 124-141 -> 114-116
+    // ms in a C driver of the generated kernel; 1024^3 the same).
     if (plan.k != nullptr && plan.k_tile > 0) {
-      for (int64_t cb = kMaxColBlocks; cb >= 2; cb /= 2)
+      const int64_t most = wide_groups ? 2 * kMaxColBlocks : kMaxColBlocks;
+      const int64_t budget = wide_groups ? cache.l2 : cache.col_blocks();
+      for (int64_t cb = most; cb >= 2; cb /= 2)
         if (groups_blocks(plan, blocks, cb) && blocks / cb >= 2 * units &&
-            cb * plan.k_tile * row_bytes <= cache.col_blocks()) {
+            cb * plan.k_tile * row_bytes <= budget) {
           plan.col_blocks = static_cast<int>(cb);
           break;
         }

@@ -515,6 +515,7 @@ TEST(Matmul, SixteenRegistersReadTheRowOperandFromPanelsOfRowBlocks) {
   const polygrad::codegen::UpcastPlan plan = polygrad::codegen::choose_upcast(ast, t);
   EXPECT_EQ(plan.rows, 6);
   EXPECT_EQ(plan.k_tile, 512);
+  EXPECT_EQ(plan.col_blocks, 4);  // 16 blocks of 16 columns: two groups per compute unit
   polygrad::codegen::Target wide = t;
   wide.caps.vector_width_bytes = 64;
   std::optional<PanelPacking> none = polygrad::codegen::panel_packing(
@@ -533,6 +534,45 @@ TEST(Matmul, SixteenRegistersReadTheRowOperandFromPanelsOfRowBlocks) {
   for (int64_t r = 0; r < m; ++r)
     for (int64_t c = 0; c < n; ++c)
       for (int64_t x = 0; x < kk; ++x) want[r * n + c] += av[r * kk + x] * bv[x * n + c];
+  std::vector<float> ap(static_cast<size_t>((m + 5) / 6 * 6 * kk)), bp(bv.size());
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t x = 0; x < kk; ++x) ap[r / 6 * kk * 6 + x * 6 + r % 6] = av[r * kk + x];
+  for (int64_t x = 0; x < kk; ++x)
+    for (int64_t c = 0; c < n; ++c) bp[c / 16 * kk * 16 + x * 16 + c % 16] = bv[x * n + c];
+  std::vector<HostBuf> bufs{HostBuf::zeros<float>(m * n), HostBuf::of(ap), HostBuf::of(bp)};
+  run(compile(ast, t), bufs);
+  EXPECT_EQ(bufs[0].as<float>(), want);
+}
+
+// With a in panels of its row blocks (16 registers), a column group takes up to 16 column
+// blocks (256 columns), their k slices of b the whole L2: a's slice of all rows then streams
+// from L3 once per 256 columns, not per 64. The wide-grouped kernel's values against plain
+// C++.
+TEST(Matmul, SixteenRegistersGroupUpTo256ColumnsWhenAIsInPanels) {
+  using polygrad::codegen::PanelPacking;
+  polygrad::codegen::Target t = cpu_target();
+  t.caps.vector_width_bytes = 32;
+  t.caps.compute_units = 2;
+  t.caps.l1_cache_bytes = 32 << 10;
+  t.caps.l2_cache_bytes = 512 << 10;
+  const int64_t m = 67, n = 2048, kk = 1024;
+  const UOpRef plain = matmul_ast(m, n, kk);
+  std::optional<PanelPacking> pb = polygrad::codegen::panel_packing(plain, t, m);
+  ASSERT_TRUE(pb.has_value());
+  const UOpRef b_packed = polygrad::codegen::read_from_panels(plain, kk, *pb);
+  EXPECT_EQ(polygrad::codegen::choose_upcast(b_packed, t).col_blocks, 8);  // a read in rows
+  std::optional<PanelPacking> pa = polygrad::codegen::panel_packing(b_packed, t, m);
+  ASSERT_TRUE(pa.has_value() && pa->row_operand);
+  const UOpRef ast = polygrad::codegen::read_from_panels(b_packed, m, *pa);
+  const polygrad::codegen::UpcastPlan plan = polygrad::codegen::choose_upcast(ast, t);
+  EXPECT_EQ(plan.k_tile, 512);
+  EXPECT_EQ(plan.col_blocks, 16);
+
+  std::vector<float> av = exact_ints(m * kk, 3), bv = exact_ints(kk * n, 8);
+  std::vector<float> want(static_cast<size_t>(m * n), 0.0f);
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t x = 0; x < kk; ++x)
+      for (int64_t c = 0; c < n; ++c) want[r * n + c] += av[r * kk + x] * bv[x * n + c];
   std::vector<float> ap(static_cast<size_t>((m + 5) / 6 * 6 * kk)), bp(bv.size());
   for (int64_t r = 0; r < m; ++r)
     for (int64_t x = 0; x < kk; ++x) ap[r / 6 * kk * 6 + x * 6 + r % 6] = av[r * kk + x];
