@@ -89,8 +89,10 @@ Tensor Tensor::abs() const {
 Tensor Tensor::sign() const {
   detail::state(*this, "sign");
   Tensor one = detail::scalar_like(*this, 1), zero = detail::scalar_like(*this, 0);
-  // NaN compares false both ways: sign(NaN) = 0, as torch's sign and tinygrad's (numpy: NaN).
-  return (*this > 0).where(one, (*this < 0).where(-one, zero));
+  // NaN compares false both ways: sign(NaN) = 0, as torch's sign (numpy: NaN). At 0 the
+  // value is x * 0, so the gradient reaches x (zeros, as torch's; tinygrad adds x * 0).
+  Tensor z = (*this == 0).where(*this * 0, zero);
+  return (*this > 0).where(one, (*this < 0).where(-one, z));
 }
 
 Tensor Tensor::trunc() const {

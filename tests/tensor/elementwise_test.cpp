@@ -150,10 +150,12 @@ TEST(IntegerPower, TensorExponentsAreExactAndWrap) {
   EXPECT_THROW(Tensor(nb).pow(-1), polygrad::Error);
 }
 
-TEST(Sign, OfNaNIsZeroAsTorchs) {
+TEST(Sign, OfNaNIsZeroAndItsGradientZerosAsTorchs) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  EXPECT_EQ(Tensor(std::vector<float>{nan, -2.0f, 0.0f, 3.0f}).sign().to_vector<float>(),
-            (std::vector<float>{0.0f, -1.0f, 0.0f, 1.0f}));
+  Tensor x(std::vector<float>{nan, -2.0f, 0.0f, 3.0f});
+  EXPECT_EQ(x.sign().to_vector<float>(), (std::vector<float>{0.0f, -1.0f, 0.0f, 1.0f}));
+  EXPECT_EQ(Tensor::gradient(x.sign().sum(), {x})[0].to_vector<float>(),
+            (std::vector<float>{0.0f, 0.0f, 0.0f, 0.0f}));
 }
 
 }  // namespace
