@@ -1,4 +1,5 @@
 // Reading a matmul operand from a copy in panels (see optimize.hpp: panel_packing).
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -111,6 +112,14 @@ std::optional<PanelPacking> rows_in_panels(const UOpRef& sink, const Target& tar
     return p;
   }
   return std::nullopt;
+}
+
+/// Whether rows `stride` bytes apart drift through the sets of an L1 by less than a cache line
+/// per row (within 64 bytes of a multiple of 4 KiB), so a k slice's rows share a few of them.
+bool in_few_sets(int64_t stride) {
+  constexpr int64_t kPage = 4096, kLine = 64;
+  const int64_t d = stride % kPage;
+  return std::min(d, kPage - d) < kLine;
 }
 
 /// Whether every load of o's slot reads it with o's strides: a buffer also read as another
@@ -239,12 +248,25 @@ std::optional<PanelPacking> panel_packing(const UOpRef& sink, const Target& targ
       if (bytes <= 2 * CacheBudget(target).whole_b() || bytes > kMaxTransposeBytes) continue;
       return PanelPacking{o.slot, *o.ck, 0, true, true};
     }
-  for (const Operand& o : operands(order, plan.j, k)) {
-    if (o.cj != 1 || !o.ck || *o.ck <= 0 || *o.ck % panel != 0 ||
+  const std::vector<Operand> ops = operands(order, plan.j, k);
+  // (Not in a tail plan: its moved-back vectors would cross panels.)
+  for (const Operand& o : ops) {
+    if (plan.tail || o.cj != 1 || !o.ck || *o.ck <= 0 || *o.ck % panel != 0 ||
         !column_panels_pay(o, ek * *o.ck * o.elem, panel, target))
       continue;
     return PanelPacking{o.slot, *o.ck, panel, false};
   }
+  if (plan.tail)
+    for (const Operand& o : ops) {
+      if (o.cj != 1 || !o.ck || *o.ck <= 0 || !read_alone(ops, o) || !in_few_sets(*o.ck * o.elem) ||
+          ek * *o.ck * o.elem <= CacheBudget(target).whole_b())
+        continue;
+      int64_t padded = upcast::ceil_div(*o.ck, panel) * panel;
+      while (in_few_sets(padded * o.elem)) padded += panel;
+      const PanelPacking p{.slot = o.slot, .row = *o.ck, .panel = padded, .padded = true};
+      if (!replanned(sink, target, plan, p, ek)) return std::nullopt;
+      return p;
+    }
   return row_operand_in_panels(sink, target, plan, order, k, rows);
 }
 

@@ -148,12 +148,13 @@ bool Scheduler::pack_panels(UOpRef& ast, std::vector<UOpRef>& buffers, std::set<
     // then split into row and column without a division; a's stride pins the rows anyway).
     if (p->transpose_rows) p->panel = nrows;
     const int64_t P = p->panel;
-    if (p->row_operand || p->rows_var) {
+    if (p->row_operand || p->rows_var || p->padded) {
       // Written by a kernel over the buffer's rows, as many as a launch variable says (a last
       // partial panel's other rows or columns stay unwritten and unread), so every row count
       // (a's rows; the batch of a weight gradient) shares one copy kernel as it shares the
       // kernel reading it.
       if (p->rows_var && nrows != batch) break;
+      // (Padded rows: one panel of P >= row columns, P * nrows.)
       const int64_t packed_count =
           p->row_operand ? (nrows + P - 1) / P * P * p->row : (p->row + P - 1) / P * P * nrows;
       buffers[static_cast<size_t>(p->slot)] = copy_to_panels(buf, nrows, *p, packed_count, device);

@@ -583,6 +583,34 @@ TEST(Matmul, SixteenRegistersGroupUpTo256ColumnsWhenAIsInPanels) {
   EXPECT_EQ(bufs[0].as<float>(), want);
 }
 
+// A tail plan whose b's rows are within a cache line of 4 KiB apart is packed into padded rows
+// (the smallest multiple of the column block whose rows are not): 1023 and 1025 columns of 8
+// lanes take 1040; 1000 columns (4000 bytes) keep b as it is; 1024 columns take column panels.
+TEST(Matmul, TailPlansPadBsRowsThatShareL1Sets) {
+  using polygrad::codegen::PanelPacking;
+  polygrad::codegen::Target t = cpu_target();
+  t.caps.vector_width_bytes = 32;
+  t.caps.compute_units = 2;
+  t.caps.l1_cache_bytes = 32 << 10;
+  t.caps.l2_cache_bytes = 512 << 10;
+  for (const int64_t n : {int64_t{1023}, int64_t{1025}}) {
+    std::optional<PanelPacking> p = polygrad::codegen::panel_packing(matmul_ast(70, n, 300), t, 70);
+    ASSERT_TRUE(p.has_value()) << n;
+    EXPECT_TRUE(p->padded) << n;
+    EXPECT_EQ(p->row, n);
+    EXPECT_EQ(p->panel, 1040);
+    EXPECT_TRUE(polygrad::codegen::choose_upcast(matmul_ast(70, n, 300), t).tail);
+  }
+  std::optional<PanelPacking> even =
+      polygrad::codegen::panel_packing(matmul_ast(70, 1000, 300), t, 70);
+  EXPECT_TRUE(!even || !even->padded);
+  std::optional<PanelPacking> panels =
+      polygrad::codegen::panel_packing(matmul_ast(70, 1024, 300), t, 70);
+  ASSERT_TRUE(panels.has_value());
+  EXPECT_FALSE(panels->padded);
+  EXPECT_EQ(panels->panel, 16);
+}
+
 // A weight gradient out[i, j] = sum over the batch k of a[k, i] * b[k, j], the batch a launch
 // variable: with 32-byte and with 64-byte vectors (16 and 32 registers), panel_packing puts b
 // in panels of the column block and then a in panels of the row block, both laid out with the

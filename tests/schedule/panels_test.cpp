@@ -190,5 +190,25 @@ TEST_F(PanelsTest, WeightGradientOperandsInPanelsKeepTheBatchAVariable) {
     ASSERT_NEAR(got[i], wv[i] - 0.5 * grad[i], 2e-4) << "sgd: " << i;
 }
 
+// A tail plan (the column block does not divide n) whose b's rows are within a cache line of
+// 4 KiB apart (1023 and 1025 floats): b is read from a copy with rows padded to a multiple of
+// the column block that is not (1040 floats), written by a kernel over b's rows; values as
+// plain C++. 1024 columns keep the column panels.
+TEST_F(PanelsTest, TailPlansReadBFromPaddedRowsWhenItsRowsShareL1Sets) {
+  if (lanes() != 8) GTEST_SKIP() << "the padding checked is that of 8-lane column blocks";
+  for (const int64_t n : {int64_t{1023}, int64_t{1025}}) {
+    const int64_t m = 70, k = 300;
+    std::vector<float> av = random_floats(m * k, 21, -1, 1), bv = random_floats(k * n, 22, -1, 1);
+    UOpRef mm = testgraph::matmul(input(av, {m, k}), input(bv, {k, n}), m, k, n);
+    schedule::Schedule s = runtime::cached_schedule({mm}, dev_);
+    ASSERT_EQ(s.items.size(), 2u) << n;  // the padded copy of b, the matmul reading it
+    EXPECT_EQ(lazy::buffer_count(s.items[0].buffers[0].get()), k * 1040) << n;
+    EXPECT_EQ(s.items.back().buffers[2], s.items[0].buffers[0]);
+    std::vector<float> got = values(mm);
+    std::vector<double> want = plain_matmul(av, bv, m, k, n);
+    for (int64_t i = 0; i < m * n; ++i) ASSERT_NEAR(got[i], want[i], 1e-4) << n << ": " << i;
+  }
+}
+
 }  // namespace
 }  // namespace polygrad
