@@ -166,7 +166,7 @@ std::optional<PanelPacking> row_operand_in_panels(const UOpRef& sink, const Targ
                                                   const std::vector<const UOp*>& order,
                                                   const UOp* k, int64_t rows) {
   if (upcast::vector_registers(target) > 16 || plan.i == nullptr || plan.rows < 2 || plan.k != k ||
-      plan.k_tile <= 0 || plan.k_outer != nullptr || plan.tail ||
+      plan.k_tile <= 0 || plan.k_outer != nullptr ||
       plan.j->src(0)->op() != Op::CONST || plan.j->src(0)->arg_int() < kMinColumns)
     return std::nullopt;
   const int64_t ek = k->src(0)->arg_int();
