@@ -90,11 +90,12 @@ struct PanelPacking {
   /// weight gradient reduces over), null when the count is constant. Written by a copy kernel
   /// over the buffer's rows; the last panel may be partial (P need not divide the row).
   const UOp* rows_var = nullptr;
-  /// b is (k, n), read by a tail plan (the column block does not divide n) with its rows a
-  /// stride apart that falls into a few L1 sets (within a cache line of a multiple of 4 KiB):
-  /// copied into rows of P > n elements (one panel of P columns: element (r, c) at r * P + c),
-  /// written by a copy kernel over b's rows, the P - n elements after each row unwritten and
-  /// unread (a moved-back vector stays within its row).
+  /// b is (k, n), read by a tail plan (the column block does not divide n), in panels of P
+  /// columns written by a copy kernel over b's rows, the last panel partial, its missing
+  /// columns unwritten and unread: P the column block when the plan's moved-back last vector
+  /// lies within one panel; else, when b's rows are a stride apart that falls into a few L1
+  /// sets (within a cache line of a multiple of 4 KiB), one panel of P > n columns (padded
+  /// rows: element (r, c) at r * P + c).
   bool padded = false;
 };
 

@@ -166,8 +166,8 @@ std::optional<PanelPacking> row_operand_in_panels(const UOpRef& sink, const Targ
                                                   const std::vector<const UOp*>& order,
                                                   const UOp* k, int64_t rows) {
   if (upcast::vector_registers(target) > 16 || plan.i == nullptr || plan.rows < 2 || plan.k != k ||
-      plan.k_tile <= 0 || plan.k_outer != nullptr ||
-      plan.j->src(0)->op() != Op::CONST || plan.j->src(0)->arg_int() < kMinColumns)
+      plan.k_tile <= 0 || plan.k_outer != nullptr || plan.j->src(0)->op() != Op::CONST ||
+      plan.j->src(0)->arg_int() < kMinColumns)
     return std::nullopt;
   const int64_t ek = k->src(0)->arg_int();
   const std::vector<Operand> ops = operands(order, plan.j, k, plan.i);
@@ -256,14 +256,25 @@ std::optional<PanelPacking> panel_packing(const UOpRef& sink, const Target& targ
       continue;
     return PanelPacking{o.slot, *o.ck, panel, false};
   }
+  // A tail plan: column panels, the last one partial, when its moved-back vector (the last W
+  // columns) lies within one panel (777 columns of 8 lanes: 769..776 in the panel of
+  // 768..783); else, when b's rows share a few L1 sets, one panel of padded rows (1025:
+  // 1017..1024 would cross two panels).
+  const int64_t ej = plan.j->src(0)->arg_int();
+  const bool last_in_panel = (ej - plan.lanes) / panel == (ej - 1) / panel;
   if (plan.tail)
     for (const Operand& o : ops) {
-      if (o.cj != 1 || !o.ck || *o.ck <= 0 || !read_alone(ops, o) || !in_few_sets(*o.ck * o.elem) ||
-          ek * *o.ck * o.elem <= CacheBudget(target).whole_b())
-        continue;
-      int64_t padded = upcast::ceil_div(*o.ck, panel) * panel;
-      while (in_few_sets(padded * o.elem)) padded += panel;
-      const PanelPacking p{.slot = o.slot, .row = *o.ck, .panel = padded, .padded = true};
+      if (o.cj != 1 || !o.ck || *o.ck < ej || !read_alone(ops, o)) continue;
+      const int64_t bytes = ek * *o.ck * o.elem;
+      int64_t cols = 0;
+      if (last_in_panel && column_panels_pay(o, bytes, panel, target)) {
+        cols = panel;
+      } else if (in_few_sets(*o.ck * o.elem) && bytes > CacheBudget(target).whole_b()) {
+        cols = upcast::ceil_div(*o.ck, panel) * panel;
+        while (in_few_sets(cols * o.elem)) cols += panel;
+      }
+      if (cols == 0) continue;
+      const PanelPacking p{.slot = o.slot, .row = *o.ck, .panel = cols, .padded = true};
       if (!replanned(sink, target, plan, p, ek)) return std::nullopt;
       return p;
     }

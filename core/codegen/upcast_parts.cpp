@@ -31,13 +31,19 @@ bool contiguous_in(const UOpRef& off, const UOp* j, int64_t lanes) {
   std::optional<int64_t> a = coefficient(off.get(), j);
   if (a) return *a == 1;
   const UOpRef& end = j->src(0);
-  if (lanes < 2 || end->op() != Op::CONST || end->arg_int() % lanes != 0) return false;
-  // Loop ids beyond any a kernel uses: the two ranges are only for this proof.
+  if (lanes < 2 || end->op() != Op::CONST) return false;
+  const int64_t ej = end->arg_int();
+  // Loop ids beyond any a kernel uses: the ranges are only for this proof.
   constexpr int64_t kGroupId = int64_t{1} << 40;
   const UOpRef jl = range(const_int(dtypes::index, lanes), kGroupId + 1);
-  const UOpRef jo = range(const_int(dtypes::index, end->arg_int() / lanes), kGroupId);
+  const UOpRef jo = range(const_int(dtypes::index, (ej + lanes - 1) / lanes), kGroupId);
   const UOpRef grouped = simplify(substitute_range(off, j, jo * lanes + jl));
   a = coefficient(grouped.get(), jl.get());
+  if (!a || *a != 1) return false;
+  if (ej % lanes == 0) return true;
+  // A tail plan also loads the last `lanes` steps as one vector, moved back to end at the last.
+  const UOpRef last = simplify(substitute_range(off, j, const_int(dtypes::index, ej - lanes) + jl));
+  a = coefficient(last.get(), jl.get());
   return a && *a == 1;
 }
 

@@ -61,7 +61,9 @@ std::unordered_set<const UOp*> dependents(const std::vector<const UOp*>& order, 
 /// steps, which is what a W-lane vector load or store at j = jo * W needs: `off` is affine in j
 /// with coefficient 1, or j = jo * lanes + jl simplifies to an offset with coefficient 1 in jl
 /// (a layout that regroups j in multiples of the lanes, such as b in column panels:
-/// (j / P) * K * P + k * P + j % P with lanes dividing P).
+/// (j / P) * K * P + k * P + j % P with lanes dividing P). When the lanes do not divide j's
+/// extent, the last `lanes` steps too (the vector a tail plan moves back to end there: in
+/// panels, when they lie within one panel).
 bool contiguous_in(const UOpRef& off, const UOp* j, int64_t lanes);
 
 /// True when `op` on `t` vectors has a whole-vector form in the renderer (the others are

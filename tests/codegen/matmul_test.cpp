@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -583,32 +584,57 @@ TEST(Matmul, SixteenRegistersGroupUpTo256ColumnsWhenAIsInPanels) {
   EXPECT_EQ(bufs[0].as<float>(), want);
 }
 
-// A tail plan whose b's rows are within a cache line of 4 KiB apart is packed into padded rows
-// (the smallest multiple of the column block whose rows are not): 1023 and 1025 columns of 8
-// lanes take 1040; 1000 columns (4000 bytes) keep b as it is; 1024 columns take column panels.
-TEST(Matmul, TailPlansPadBsRowsThatShareL1Sets) {
+// A tail plan (8 lanes do not divide n) reads b from column panels, the last one partial, when
+// its moved-back last vector lies within one panel (777: columns 769..776 in 768..783; 1023:
+// 1015..1022 in 1008..1023); else, when b's rows are within a cache line of 4 KiB apart
+// (1025 floats: 1017..1024 would cross two panels), from padded rows, the smallest multiple of
+// the column block whose rows are not (1040). 1000 columns (no tail) and 1024 take the
+// column panels of the plain plan. Values of the packed 777 kernel against plain C++.
+TEST(Matmul, TailPlansReadBFromPartialPanelsOrPaddedRows) {
   using polygrad::codegen::PanelPacking;
   polygrad::codegen::Target t = cpu_target();
   t.caps.vector_width_bytes = 32;
   t.caps.compute_units = 2;
   t.caps.l1_cache_bytes = 32 << 10;
   t.caps.l2_cache_bytes = 512 << 10;
-  for (const int64_t n : {int64_t{1023}, int64_t{1025}}) {
-    std::optional<PanelPacking> p = polygrad::codegen::panel_packing(matmul_ast(70, n, 300), t, 70);
+  const int64_t m = 70, kk = 300;
+  for (const auto& [n, cols] : {std::pair<int64_t, int64_t>{777, 16}, {1023, 16}, {1025, 1040}}) {
+    const UOpRef plain = matmul_ast(m, n, kk);
+    ASSERT_TRUE(polygrad::codegen::choose_upcast(plain, t).tail) << n;
+    std::optional<PanelPacking> p = polygrad::codegen::panel_packing(plain, t, m);
     ASSERT_TRUE(p.has_value()) << n;
     EXPECT_TRUE(p->padded) << n;
     EXPECT_EQ(p->row, n);
-    EXPECT_EQ(p->panel, 1040);
-    EXPECT_TRUE(polygrad::codegen::choose_upcast(matmul_ast(70, n, 300), t).tail);
+    EXPECT_EQ(p->panel, cols) << n;
   }
-  std::optional<PanelPacking> even =
-      polygrad::codegen::panel_packing(matmul_ast(70, 1000, 300), t, 70);
-  EXPECT_TRUE(!even || !even->padded);
-  std::optional<PanelPacking> panels =
-      polygrad::codegen::panel_packing(matmul_ast(70, 1024, 300), t, 70);
-  ASSERT_TRUE(panels.has_value());
-  EXPECT_FALSE(panels->padded);
-  EXPECT_EQ(panels->panel, 16);
+  for (const int64_t n : {int64_t{1000}, int64_t{1024}}) {
+    std::optional<PanelPacking> p = polygrad::codegen::panel_packing(matmul_ast(m, n, kk), t, m);
+    EXPECT_TRUE(!p || !p->padded) << n;
+  }
+  // Panels of 16 under 1025 columns: the moved-back vector would straddle two, so the vector
+  // form's tail plan is refused for that layout.
+  const PanelPacking straddle{.slot = 2, .row = 1025, .panel = 16, .padded = true};
+  EXPECT_FALSE(polygrad::codegen::choose_upcast(
+                   polygrad::codegen::read_from_panels(matmul_ast(m, 1025, kk), kk, straddle), t)
+                   .tail);
+
+  const int64_t n = 777, np = (n + 15) / 16 * 16;
+  const UOpRef plain = matmul_ast(m, n, kk);
+  const PanelPacking p = *polygrad::codegen::panel_packing(plain, t, m);
+  const UOpRef ast = polygrad::codegen::read_from_panels(plain, kk, p);
+  EXPECT_TRUE(polygrad::codegen::choose_upcast(ast, t).tail);
+  std::vector<float> av = exact_ints(m * kk, 3), bv = exact_ints(kk * n, 8);
+  std::vector<float> want(static_cast<size_t>(m * n), 0.0f);
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t x = 0; x < kk; ++x)
+      for (int64_t c = 0; c < n; ++c) want[r * n + c] += av[r * kk + x] * bv[x * n + c];
+  // The last panel's columns past n are NaN: the kernel must not read them.
+  std::vector<float> bp(static_cast<size_t>(np * kk), std::numeric_limits<float>::quiet_NaN());
+  for (int64_t x = 0; x < kk; ++x)
+    for (int64_t c = 0; c < n; ++c) bp[c / 16 * kk * 16 + x * 16 + c % 16] = bv[x * n + c];
+  std::vector<HostBuf> bufs{HostBuf::zeros<float>(m * n), HostBuf::of(av), HostBuf::of(bp)};
+  run(compile(ast, t), bufs);
+  EXPECT_EQ(bufs[0].as<float>(), want);
 }
 
 // A weight gradient out[i, j] = sum over the batch k of a[k, i] * b[k, j], the batch a launch
