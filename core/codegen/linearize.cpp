@@ -345,7 +345,7 @@ std::vector<const UOp*> Linearizer::reduce_group(const UOp* r, int p) {
 namespace {
 
 /// Sums of at least this many values per accumulator are summed in blocks (Linearizer::reduce).
-constexpr int64_t kBlockedSum = 1024;
+constexpr int64_t kBlockedSum = 128;
 /// The blocks of a sum over one symbolic range.
 constexpr int64_t kSymbolicBlock = 64;
 

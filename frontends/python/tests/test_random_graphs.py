@@ -22,6 +22,9 @@ SEEDS = [
     10305, 10373, 10418, 10476, 10494, 10624, 10760, 10777, 10818, 10946, 10999, 11023, 11075,
     11087, 11195, 12062, 12285, 12298, 12349, 12369, 12371, 12390, 12568, 12573, 12601, 12621,
     12695, 12711, 12713, 12728, 12785, 12798, 12810, 12827,
+    # A layernorm of 14 x 14 equal values: its mean summed in one run of 196 adds left 60x
+    # torch's rounding noise, which the normalisation magnifies by 1/sqrt(eps).
+    81268,
 ]
 
 # Programs generated in batch mode (gen_program(seed, batch=True)).
