@@ -27,6 +27,55 @@ UOpRef matmul_ast(int64_t m, int64_t n, int64_t kk) {
   return sink({store(o, i * n + j, reduce(Op::ADD, prod, {k}))});
 }
 
+/// a (m, k) @ b (k, n) in float, summed in k order (exact for the small ints of exact_ints).
+std::vector<float> plain_matmul(const std::vector<float>& a, const std::vector<float>& b, int64_t m,
+                                int64_t kk, int64_t n) {
+  std::vector<float> c(static_cast<size_t>(m * n), 0.0f);
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t x = 0; x < kk; ++x)
+      for (int64_t j = 0; j < n; ++j) c[r * n + j] += a[r * kk + x] * b[x * n + j];
+  return c;
+}
+
+/// a (m, k) in panels of 6-row blocks, each k-major (PanelPacking::row_operand).
+std::vector<float> row_panels(const std::vector<float>& a, int64_t m, int64_t kk) {
+  std::vector<float> p(static_cast<size_t>((m + 5) / 6 * 6 * kk));
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t x = 0; x < kk; ++x) p[r / 6 * kk * 6 + x * 6 + r % 6] = a[r * kk + x];
+  return p;
+}
+
+/// b (k, n) in panels of 16 columns; a last partial panel's missing columns hold `fill`.
+std::vector<float> column_panels(const std::vector<float>& b, int64_t kk, int64_t n,
+                                 float fill = 0.0f) {
+  std::vector<float> p(static_cast<size_t>((n + 15) / 16 * 16 * kk), fill);
+  for (int64_t x = 0; x < kk; ++x)
+    for (int64_t c = 0; c < n; ++c) p[c / 16 * kk * 16 + x * 16 + c % 16] = b[x * n + c];
+  return p;
+}
+
+/// The cpu target pinned to an AVX2 host's shape: 32-byte vectors (16 registers), 2 compute
+/// units, 32 KiB L1 and 512 KiB L2.
+polygrad::codegen::Target avx2_target() {
+  polygrad::codegen::Target t = cpu_target();
+  t.caps.vector_width_bytes = 32;
+  t.caps.compute_units = 2;
+  t.caps.l1_cache_bytes = 32 << 10;
+  t.caps.l2_cache_bytes = 512 << 10;
+  return t;
+}
+
+/// Runs `ast`, a matmul reading a from row panels and b from column panels, on host-packed
+/// copies of small ints and expects plain C++'s exact values.
+void expect_packed_matmul(const UOpRef& ast, const polygrad::codegen::Target& t, int64_t m,
+                          int64_t kk, int64_t n) {
+  std::vector<float> av = exact_ints(m * kk, 3), bv = exact_ints(kk * n, 8);
+  std::vector<HostBuf> bufs{HostBuf::zeros<float>(m * n), HostBuf::of(row_panels(av, m, kk)),
+                            HostBuf::of(column_panels(bv, kk, n))};
+  run(compile(ast, t), bufs);
+  EXPECT_EQ(bufs[0].as<float>(), plain_matmul(av, bv, m, kk, n));
+}
+
 /// out[i*N+j] = sum_k a[i*K+k] * b[j*K+k] (a @ b.T, both operands k-major: the dot form).
 UOpRef matmul_nt_ast(int64_t m, int64_t n, int64_t kk) {
   UOpRef i = range(idx(m), 0), j = range(idx(n), 1), k = range(idx(kk), 2);
@@ -530,19 +579,7 @@ TEST(Matmul, SixteenRegistersReadTheRowOperandFromPanelsOfRowBlocks) {
       polygrad::codegen::panel_packing(polygrad::codegen::read_from_panels(narrow, kk, *nb), t, m);
   EXPECT_TRUE(!na || !na->row_operand);
 
-  std::vector<float> av = exact_ints(m * kk, 3), bv = exact_ints(kk * n, 8);
-  std::vector<float> want(static_cast<size_t>(m * n), 0.0f);
-  for (int64_t r = 0; r < m; ++r)
-    for (int64_t c = 0; c < n; ++c)
-      for (int64_t x = 0; x < kk; ++x) want[r * n + c] += av[r * kk + x] * bv[x * n + c];
-  std::vector<float> ap(static_cast<size_t>((m + 5) / 6 * 6 * kk)), bp(bv.size());
-  for (int64_t r = 0; r < m; ++r)
-    for (int64_t x = 0; x < kk; ++x) ap[r / 6 * kk * 6 + x * 6 + r % 6] = av[r * kk + x];
-  for (int64_t x = 0; x < kk; ++x)
-    for (int64_t c = 0; c < n; ++c) bp[c / 16 * kk * 16 + x * 16 + c % 16] = bv[x * n + c];
-  std::vector<HostBuf> bufs{HostBuf::zeros<float>(m * n), HostBuf::of(ap), HostBuf::of(bp)};
-  run(compile(ast, t), bufs);
-  EXPECT_EQ(bufs[0].as<float>(), want);
+  expect_packed_matmul(ast, t, m, kk, n);
 }
 
 // With a in panels of its row blocks (16 registers), a column group takes up to 16 column
@@ -551,11 +588,7 @@ TEST(Matmul, SixteenRegistersReadTheRowOperandFromPanelsOfRowBlocks) {
 // C++.
 TEST(Matmul, SixteenRegistersGroupUpTo256ColumnsWhenAIsInPanels) {
   using polygrad::codegen::PanelPacking;
-  polygrad::codegen::Target t = cpu_target();
-  t.caps.vector_width_bytes = 32;
-  t.caps.compute_units = 2;
-  t.caps.l1_cache_bytes = 32 << 10;
-  t.caps.l2_cache_bytes = 512 << 10;
+  const polygrad::codegen::Target t = avx2_target();
   const int64_t m = 67, n = 2048, kk = 1024;
   const UOpRef plain = matmul_ast(m, n, kk);
   std::optional<PanelPacking> pb = polygrad::codegen::panel_packing(plain, t, m);
@@ -569,19 +602,7 @@ TEST(Matmul, SixteenRegistersGroupUpTo256ColumnsWhenAIsInPanels) {
   EXPECT_EQ(plan.k_tile, 512);
   EXPECT_EQ(plan.col_blocks, 16);
 
-  std::vector<float> av = exact_ints(m * kk, 3), bv = exact_ints(kk * n, 8);
-  std::vector<float> want(static_cast<size_t>(m * n), 0.0f);
-  for (int64_t r = 0; r < m; ++r)
-    for (int64_t x = 0; x < kk; ++x)
-      for (int64_t c = 0; c < n; ++c) want[r * n + c] += av[r * kk + x] * bv[x * n + c];
-  std::vector<float> ap(static_cast<size_t>((m + 5) / 6 * 6 * kk)), bp(bv.size());
-  for (int64_t r = 0; r < m; ++r)
-    for (int64_t x = 0; x < kk; ++x) ap[r / 6 * kk * 6 + x * 6 + r % 6] = av[r * kk + x];
-  for (int64_t x = 0; x < kk; ++x)
-    for (int64_t c = 0; c < n; ++c) bp[c / 16 * kk * 16 + x * 16 + c % 16] = bv[x * n + c];
-  std::vector<HostBuf> bufs{HostBuf::zeros<float>(m * n), HostBuf::of(ap), HostBuf::of(bp)};
-  run(compile(ast, t), bufs);
-  EXPECT_EQ(bufs[0].as<float>(), want);
+  expect_packed_matmul(ast, t, m, kk, n);
 }
 
 // A tail plan (8 lanes do not divide n) reads b from column panels, the last one partial, when
@@ -592,11 +613,7 @@ TEST(Matmul, SixteenRegistersGroupUpTo256ColumnsWhenAIsInPanels) {
 // column panels of the plain plan. Values of the packed 777 kernel against plain C++.
 TEST(Matmul, TailPlansReadBFromPartialPanelsOrPaddedRows) {
   using polygrad::codegen::PanelPacking;
-  polygrad::codegen::Target t = cpu_target();
-  t.caps.vector_width_bytes = 32;
-  t.caps.compute_units = 2;
-  t.caps.l1_cache_bytes = 32 << 10;
-  t.caps.l2_cache_bytes = 512 << 10;
+  const polygrad::codegen::Target t = avx2_target();
   const int64_t m = 70, kk = 300;
   for (const auto& [n, cols] : {std::pair<int64_t, int64_t>{777, 16}, {1023, 16}, {1025, 1040}}) {
     const UOpRef plain = matmul_ast(m, n, kk);
@@ -618,23 +635,18 @@ TEST(Matmul, TailPlansReadBFromPartialPanelsOrPaddedRows) {
                    polygrad::codegen::read_from_panels(matmul_ast(m, 1025, kk), kk, straddle), t)
                    .tail);
 
-  const int64_t n = 777, np = (n + 15) / 16 * 16;
+  const int64_t n = 777;
   const UOpRef plain = matmul_ast(m, n, kk);
   const PanelPacking p = *polygrad::codegen::panel_packing(plain, t, m);
   const UOpRef ast = polygrad::codegen::read_from_panels(plain, kk, p);
   EXPECT_TRUE(polygrad::codegen::choose_upcast(ast, t).tail);
   std::vector<float> av = exact_ints(m * kk, 3), bv = exact_ints(kk * n, 8);
-  std::vector<float> want(static_cast<size_t>(m * n), 0.0f);
-  for (int64_t r = 0; r < m; ++r)
-    for (int64_t x = 0; x < kk; ++x)
-      for (int64_t c = 0; c < n; ++c) want[r * n + c] += av[r * kk + x] * bv[x * n + c];
   // The last panel's columns past n are NaN: the kernel must not read them.
-  std::vector<float> bp(static_cast<size_t>(np * kk), std::numeric_limits<float>::quiet_NaN());
-  for (int64_t x = 0; x < kk; ++x)
-    for (int64_t c = 0; c < n; ++c) bp[c / 16 * kk * 16 + x * 16 + c % 16] = bv[x * n + c];
-  std::vector<HostBuf> bufs{HostBuf::zeros<float>(m * n), HostBuf::of(av), HostBuf::of(bp)};
+  std::vector<HostBuf> bufs{
+      HostBuf::zeros<float>(m * n), HostBuf::of(av),
+      HostBuf::of(column_panels(bv, kk, n, std::numeric_limits<float>::quiet_NaN()))};
   run(compile(ast, t), bufs);
-  EXPECT_EQ(bufs[0].as<float>(), want);
+  EXPECT_EQ(bufs[0].as<float>(), plain_matmul(av, bv, m, kk, n));
 }
 
 // A weight gradient out[i, j] = sum over the batch k of a[k, i] * b[k, j], the batch a launch
