@@ -141,10 +141,13 @@ UOpRef write_to_panels(const UOpRef& sink, const UOpRef& rows, const PanelPackin
 /// panels of its R-row blocks (`row_operand`): the R rows a k step broadcasts from are
 /// otherwise a row of a apart, 4 KiB at k = 1024, in a few sets of an 8-way L1 beside the panel
 /// of b. The k slices then grow to what the row block's slice of a allows (see choose_upcast).
-/// A vector-form kernel in a tail plan (n not a multiple of the column block: 1023, 1025) whose
-/// b's rows are within a cache line of a multiple of 4 KiB apart reads b from rows padded to a
-/// multiple of the column block that is not (`padded`): a k slice's rows otherwise share a few
-/// L1 sets (on an AMD EPYC Milan, AVX2, the 1025^3 kernel in a C driver: 22-25 -> 16-18 ms).
+/// A vector-form kernel in a tail plan (n not a multiple of the column block: 777, 1023, 1025)
+/// with b larger than half an L2 reads b from a copy written over b's rows (`padded`): in
+/// column panels with a partial last one when the plan's moved-back last vector lies within a
+/// panel (777, 1023), else, when b's rows are within a cache line of a multiple of 4 KiB apart
+/// (1025), from rows padded to a multiple of the column block that is not: a k slice's rows
+/// otherwise share a few L1 sets (on an AMD EPYC Milan, AVX2, the 1025^3 kernel in a C
+/// driver: 22-25 -> 16-18 ms).
 /// A vector-form kernel reducing over a launch variable (a weight gradient over the batch,
 /// `batch` its value here) whose operands are (batch, n) and (batch, m), both batch-major,
 /// reads them from panels of the column block (b, as above) and of the row block (a): per

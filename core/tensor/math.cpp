@@ -53,7 +53,7 @@ Tensor Tensor::cos() const {
   return detail::widened(to_float(*this), [](const Tensor& x) {
     // cos(x) = cos(r + k pi/2) with k = round(x / (pi/2)) and r = x - k pi/2 by Cody-Waite
     // (pi/2 split in parts whose products with k, but the last, are exact: for |x| < 1e5 in
-    // float32, where each part has 8 bits, and 1.6e6 in float64; past that it errs more):
+    // float32, where each part has 8 bits, and 1.3e7 in float64; past that it errs more):
     // by k mod 4, cos r, -sin r, -cos r, sin r, with cos r = 1 - 2 sin(r/2)^2 (|r| <= pi/4:
     // the subtracted part is below 0.15). One sin, of r or r/2, so no relative precision is
     // lost near the zeros of cos (sin(pi/2 - x) rounded pi/2 - x: 170000 ulps near them in
