@@ -249,20 +249,21 @@ std::optional<PanelPacking> panel_packing(const UOpRef& sink, const Target& targ
       return PanelPacking{o.slot, *o.ck, 0, true, true};
     }
   const std::vector<Operand> ops = operands(order, plan.j, k);
-  // (Not in a tail plan: its moved-back vectors would cross panels.)
-  for (const Operand& o : ops) {
-    if (plan.tail || o.cj != 1 || !o.ck || *o.ck <= 0 || *o.ck % panel != 0 ||
-        !column_panels_pay(o, ek * *o.ck * o.elem, panel, target))
-      continue;
-    return PanelPacking{o.slot, *o.ck, panel, false};
-  }
-  // A tail plan: column panels, the last one partial, when its moved-back vector (the last W
-  // columns) lies within one panel (777 columns of 8 lanes: 769..776 in the panel of
-  // 768..783); else, when b's rows share a few L1 sets, one panel of padded rows (1025:
-  // 1017..1024 would cross two panels).
-  const int64_t ej = plan.j->src(0)->arg_int();
-  const bool last_in_panel = (ej - plan.lanes) / panel == (ej - 1) / panel;
-  if (plan.tail)
+  if (!plan.tail) {
+    for (const Operand& o : ops) {
+      if (o.cj != 1 || !o.ck || *o.ck <= 0 || *o.ck % panel != 0 ||
+          !column_panels_pay(o, ek * *o.ck * o.elem, panel, target))
+        continue;
+      return PanelPacking{o.slot, *o.ck, panel, false};
+    }
+  } else {
+    // A tail plan, whose moved-back vectors would cross panels of a view copy: column panels
+    // written over b's rows, the last one partial, when its moved-back vector (the last W
+    // columns) lies within one panel (777 columns of 8 lanes: 769..776 in the panel of
+    // 768..783); else, when b's rows share a few L1 sets, one panel of padded rows (1025:
+    // 1017..1024 would cross two panels).
+    const int64_t ej = plan.j->src(0)->arg_int();
+    const bool last_in_panel = (ej - plan.lanes) / panel == (ej - 1) / panel;
     for (const Operand& o : ops) {
       if (o.cj != 1 || !o.ck || *o.ck < ej || !read_alone(ops, o)) continue;
       const int64_t bytes = ek * *o.ck * o.elem;
@@ -278,6 +279,7 @@ std::optional<PanelPacking> panel_packing(const UOpRef& sink, const Target& targ
       if (!replanned(sink, target, plan, p, ek)) return std::nullopt;
       return p;
     }
+  }
   return row_operand_in_panels(sink, target, plan, order, k, rows);
 }
 

@@ -53,11 +53,13 @@ UOpRef clamp_(const UOpRef& x, double lim, const Fmt& f) {
   UOpRef xc = where(lt(x, c(f, -lim)), c(f, -lim), where(lt(c(f, lim), x), c(f, lim), x));
   return where(is_nan(x), c(f, 0.0), xc);
 }
-/// round(y) for |y| <= 2^(mbits-1) by adding and subtracting 1.5 * 2^mbits: two adds (round_
-/// takes four); ties go to even.
+/// 1.5 * 2^mbits: y plus this, minus this, is round(y) for |y| <= 2^(mbits-1) (ties to even).
+UOpRef magic(const Fmt& f) {
+  return c(f, 1.5 * std::ldexp(1.0, f.mbits));
+}
+/// round(y) by adding and subtracting magic: two adds (round_ takes four).
 UOpRef round_magic(const UOpRef& y, const Fmt& f) {
-  const UOpRef magic = c(f, 1.5 * std::ldexp(1.0, f.mbits));
-  return (y + magic) - magic;
+  return (y + magic(f)) - magic(f);
 }
 /// The Taylor coefficients of e^(s r) in r: s^i / i!, degree 7 for float32, 13 for float64.
 std::vector<double> exp_series(double s, const Fmt& f) {
@@ -100,8 +102,7 @@ UOpRef exp_(const UOpRef& x, const Fmt& f) {
   UOpRef xc = clamp_(x, exp2_limit(f) * std::numbers::ln2, f);
   // Multiply-adds where the target fuses them: round(x log2(e)) need not see the product
   // rounded, and x - n c1 is exact either way.
-  const UOpRef magic = c(f, 1.5 * std::ldexp(1.0, f.mbits));
-  UOpRef nf = alu(Op::MULACC, {xc, c(f, std::numbers::log2e), magic}) - magic;
+  UOpRef nf = alu(Op::MULACC, {xc, c(f, std::numbers::log2e), magic(f)}) - magic(f);
   UOpRef r = alu(Op::MULACC, {nf, c(f, -c1), xc});
   r = alu(Op::MULACC, {nf, c(f, -c2), r});
   return scale_(horner(r, exp_series(1.0, f), f), nf, x, f);

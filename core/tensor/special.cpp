@@ -134,7 +134,8 @@ Tensor Tensor::tanh() const {
       Tensor small = y < limit;
       Tensor u = (small.where(1.0, y) * -2.0).exp();
       Tensor ys = small.where(y, 0.0), z = ys * ys;
-      const std::vector<double> a = tanh_series(dt(y).scalar() == PG_DTYPE_FLOAT64 ? 13 : 6);
+      static const std::vector<double> a32 = tanh_series(6), a64 = tanh_series(13);
+      const std::vector<double>& a = dt(y).scalar() == PG_DTYPE_FLOAT64 ? a64 : a32;
       Tensor p = detail::scalar_like(z, a.back());
       for (size_t i = a.size() - 1; i-- > 0;) p = p * z + a[i];
       return small.where(ys * p, (1.0 - u) / (1.0 + u));
