@@ -73,7 +73,9 @@ struct PtrPairHash {
 
 class Linearizer {
  public:
-  explicit Linearizer(const Target& target) : target_(target) {}
+  Linearizer(const Target& target, const std::vector<Stash>& stashes) : target_(target) {
+    for (const Stash& st : stashes) stash_.emplace(st.reduce, st);
+  }
   Linearized run(const UOpRef& sink);
 
  private:
@@ -83,6 +85,7 @@ class Linearizer {
   uint32_t constant(const UOpRef& c);
   uint32_t reduce(const UOp* r, int p);
   void accumulate(int s, Op op, DType t, uint32_t acc, const UOpRef& at, const UOpRef& v);
+  void materialize(int p, const Stash& stash);
   std::vector<const UOp*> reduce_group(const UOp* r, int p);
   bool reaches(const UOp* from, const UOp* to);
   int try_place(const UOp* n, int ctx);
@@ -102,6 +105,7 @@ class Linearizer {
   uint32_t push_final(Linearized& out, const pg_instruction& in, const std::vector<uint32_t>& srcs);
 
   const Target& target_;
+  std::unordered_map<const UOp*, Stash> stash_;  // by the REDUCE that reads the values back
   std::unordered_map<const UOp*, LoopIds> deps_;
   std::unordered_map<std::pair<const UOp*, int>, uint32_t, PairHash> memo_;
   std::unordered_map<std::pair<const UOp*, const UOp*>, bool, PtrPairHash> reach_;
@@ -379,6 +383,19 @@ Linearizer::BlockedSum Linearizer::blocked_sum(const std::vector<const UOp*>& gr
   return {true, best};
 }
 
+void Linearizer::materialize(int p, const Stash& stash) {
+  const UOp* k = stash.reduce->src(1).get();
+  const int64_t id = next_id_++;
+  const UOpRef kv = range(k->src(0), id);
+  const UOpRef at = simplify_indexing(substitute_range(stash.index, k, kv));
+  const UOpRef v = simplify_indexing(substitute_range(stash.value, k, kv));
+  keep_.push_back(at);
+  keep_.push_back(v);
+  const int s = open_loop(p, id, k->src(0));
+  add(s, PG_OP_STORE, dtypes::void_, {value(at, s), value(v, s)});
+  scopes_[s].open = false;
+}
+
 uint32_t Linearizer::reduce(const UOp* r, int p) {
   has_reduce_ = true;
   // Every REDUCE over the same RANGEs that is placed here too shares the loops (matmul's
@@ -390,6 +407,10 @@ uint32_t Linearizer::reduce(const UOp* r, int p) {
   const size_t nranges = r->nsrcs() - 1;
   const int lanes = nranges == 0 ? 1 : reduce_lanes(t, r->src(nranges)->src(0));
   const int width = t.lanes();  // elements per lane (a vector REDUCE's lanes are vectors)
+  // Stashed values are stored in a loop of their own first (an elementwise loop the target
+  // vectorises as it does any), then read back by the reduce loop.
+  for (const UOp* g : group)
+    if (auto it = stash_.find(g); it != stash_.end()) materialize(p, it->second);
 
   std::vector<uint32_t> acc(n);
   auto init_lanes = [&](int scope, size_t g, uint32_t into) {
@@ -661,8 +682,8 @@ Linearized Linearizer::run(const UOpRef& sink) {
 
 }  // namespace
 
-Linearized linearize(const UOpRef& sink, const Target& target) {
-  return Linearizer(target).run(sink);
+Linearized linearize(const UOpRef& sink, const Target& target, const std::vector<Stash>& stashes) {
+  return Linearizer(target, stashes).run(sink);
 }
 
 }  // namespace polygrad::codegen

@@ -37,6 +37,8 @@
 // 6. Shared reduce loops. REDUCEs over the same RANGE nodes (same dtype, neither using the
 //    other) that are placed in the same scope are emitted together: one accumulator each, one
 //    loop nest, and every value accumulated in the same loop body.
+// 7. Stashes. Before the loops of a REDUCE with a stash (stash.hpp), a loop over its range
+//    stores the stash's value at the stash's index; the REDUCE reads them back from there.
 #ifndef POLYGRAD_CODEGEN_LINEARIZE_HPP
 #define POLYGRAD_CODEGEN_LINEARIZE_HPP
 
@@ -44,6 +46,7 @@
 #include <vector>
 
 #include "codegen/lower.hpp"
+#include "codegen/stash.hpp"
 
 namespace polygrad::codegen {
 
@@ -58,8 +61,10 @@ struct Linearized {
   bool has_reduce = false;
 };
 
-/// Linearize a checked, simplified kernel AST for `target`.
-Linearized linearize(const UOpRef& sink, const Target& target);
+/// Linearize a checked, simplified kernel AST for `target`, with the loops that store the
+/// values of `stashes` (stash.hpp).
+Linearized linearize(const UOpRef& sink, const Target& target,
+                     const std::vector<Stash>& stashes = {});
 
 }  // namespace polygrad::codegen
 

@@ -10,6 +10,7 @@
 #include "codegen/loop_order.hpp"
 #include "codegen/optimize.hpp"
 #include "codegen/rebuild.hpp"
+#include "codegen/stash.hpp"
 #include "codegen/transcendental.hpp"
 #include "codegen/unroll.hpp"
 #include "ir/error.hpp"
@@ -150,7 +151,8 @@ LoweredKernel lower(const UOpRef& sink, const Target& target) {
   }
   ast = simplify_indexing(apply_upcast(ast, plan));
   check_target_dtypes(ast, target);
-  Linearized l = linearize(ast, target);
+  const Stashed stashed = stash_reduced_values(ast);
+  Linearized l = linearize(stashed.sink, target, stashed.stashes);
 
   LoweredKernel k;
   k.name = kernel_name(l);

@@ -9,6 +9,7 @@ target_sources(polygrad_compiler PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/optimize.cpp
   ${CMAKE_CURRENT_LIST_DIR}/panels.cpp
   ${CMAKE_CURRENT_LIST_DIR}/rebuild.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/stash.cpp
   ${CMAKE_CURRENT_LIST_DIR}/transcendental.cpp
   ${CMAKE_CURRENT_LIST_DIR}/unroll.cpp
   ${CMAKE_CURRENT_LIST_DIR}/upcast_parts.cpp)
