@@ -91,7 +91,8 @@ class Linearizer {
   int try_place(const UOp* n, int ctx);
   int reduce_lanes(DType t, const UOpRef& end) const;
   /// Whether a REDUCE group's sum runs in blocks, and the block of a split single range (0:
-  /// the outermost range's iterations are the blocks).
+  /// the outermost range's iterations are the blocks; a range split in lanes alone: the
+  /// block in steps of the lanes).
   struct BlockedSum {
     bool on = false;
     int64_t block = 0;
@@ -358,11 +359,21 @@ constexpr int64_t kSymbolicBlock = 64;
 Linearizer::BlockedSum Linearizer::blocked_sum(const std::vector<const UOp*>& group, size_t full,
                                                int lanes) const {
   const UOp* r = group.front();
-  if (full == 0 || !r->dtype().is_float()) return {};
+  if (!r->dtype().is_float()) return {};
   for (const UOp* g : group)
     if (static_cast<Op>(g->arg_int()) != Op::ADD ||
         (r->dtype().is_vector() && g->src(0)->op() == Op::MUL))
       return {};
+  if (full == 0) {
+    // One range split in lanes: its steps (end / lanes) in blocks of about their square root.
+    const UOpRef& end = r->src(1)->src(0);
+    if (lanes == 1 || r->nsrcs() != 2 || end->op() != Op::CONST) return {};
+    const int64_t steps = end->arg_int() / lanes;
+    if (steps < kBlockedSum) return {};
+    int64_t b = 16;
+    while ((b + 1) * (b + 1) <= steps) ++b;
+    return {true, b};
+  }
   // One symbolic range (a batch): blocks of kSymbolicBlock and a rest.
   const UOpRef& first = r->src(1)->src(0);
   if (r->nsrcs() == 2 && lanes == 1 && first->op() != Op::CONST) return {true, kSymbolicBlock};
@@ -427,7 +438,8 @@ uint32_t Linearizer::reduce(const UOp* r, int p) {
   }
   const size_t full = lanes > 1 ? nranges - 1 : nranges;
   // A long float sum in blocks: each iteration of its outermost loop (split in two when it is
-  // the only one) sums into partial accumulators, added to the sum after it, so each
+  // the only one, or its steps of lanes when it is split in lanes alone) sums into partial
+  // accumulators, added to the sum after it, so each
   // accumulator's rounding error grows with the block and the block count, not with all the
   // values it adds (a column sum of 4096 rows: 4e-6 -> 5e-7 relative; torch's pairwise
   // kernels 2e-7). Not a product's sum (the upcast matmul's, whose k slices already cut it).
@@ -438,6 +450,18 @@ uint32_t Linearizer::reduce(const UOp* r, int p) {
   const std::vector<uint32_t>& into = blocked.on ? part : acc;
   auto acc_into = [&](int s, size_t g, const UOpRef& lane, const UOpRef& v) {
     accumulate(s, static_cast<Op>(group[g]->arg_int()), t, into[g], lane, v);
+  };
+  // The block's partial sums join the sums, in the block's loop after the inner ones.
+  auto join_parts = [&](int sc) {
+    for (size_t g = 0; g < n; ++g)
+      for (int l = 0; l < lanes; ++l) {
+        const uint32_t at = constant(const_int(dtypes::index, int64_t{l} * width));
+        const uint32_t pi = add(sc, PG_OP_INDEX, reg, {part[g], at});
+        const uint32_t ai = add(sc, PG_OP_INDEX, reg, {acc[g], at});
+        const uint32_t sum =
+            add(sc, PG_OP_ADD, t, {add(sc, PG_OP_LOAD, t, {ai}), add(sc, PG_OP_LOAD, t, {pi})});
+        add(sc, PG_OP_STORE, dtypes::void_, {ai, sum});
+      }
   };
   const UOpRef lane0 = const_int(dtypes::index, 0);
   std::vector<int> loops;
@@ -488,35 +512,64 @@ uint32_t Linearizer::reduce(const UOp* r, int p) {
     const UOpRef tail_end = simplify(end % lanes);
     keep_.push_back(main_end);
     keep_.push_back(tail_end);
-    const int64_t main_id = next_id_++;
-    const UOpRef k0 = range(main_end, main_id);
-    const int sm = open_loop(s, main_id, main_end);
     bool branchy = false;
     for (const UOp* g : group) branchy = branchy || has_selects(g->src(0));
-    if (branchy) {
-      // The lanes as a loop with a constant trip count (not unrolled): its iterations touch
-      // distinct accumulators, so clang's loop vectoriser turns it into vector code without
-      // reordering a float sum, however large the value (SLP gave up on the unrolled copies
-      // of a decomposed exp2). The accumulators stay in memory, so plain values keep the
-      // unrolled form below, which SLP keeps in registers.
-      const int64_t lane_id = next_id_++;
-      const UOpRef lane = range(const_int(dtypes::index, lanes), lane_id);
-      const int sl = open_loop(sm, lane_id, lane->src(0));
-      for (size_t g = 0; g < n; ++g) {
-        UOpRef v = simplify_indexing(substitute_range(group[g]->src(0), k, k0 * lanes + lane));
-        keep_.push_back(v);
-        acc_into(sl, g, lane, v);
-      }
-      scopes_[sl].open = false;
-    } else {
-      for (int l = 0; l < lanes; ++l)
+    // The values for k = k0 * lanes + l, l < lanes, added into `dst`'s lanes in scope `sm`.
+    auto lane_values = [&](int sm, const UOpRef& k0, const std::vector<uint32_t>& dst) {
+      keep_.push_back(k0);
+      if (branchy) {
+        // The lanes as a loop with a constant trip count (not unrolled): its iterations touch
+        // distinct accumulators, so clang's loop vectoriser turns it into vector code without
+        // reordering a float sum, however large the value (SLP gave up on the unrolled copies
+        // of a decomposed exp2). The accumulators stay in memory, so plain values keep the
+        // unrolled form below, which SLP keeps in registers.
+        const int64_t lane_id = next_id_++;
+        const UOpRef lane = range(const_int(dtypes::index, lanes), lane_id);
+        const int sl = open_loop(sm, lane_id, lane->src(0));
         for (size_t g = 0; g < n; ++g) {
-          UOpRef v = simplify_indexing(substitute_range(group[g]->src(0), k, k0 * lanes + l));
+          UOpRef v = simplify_indexing(substitute_range(group[g]->src(0), k, k0 * lanes + lane));
           keep_.push_back(v);
-          acc_into(sm, g, const_int(dtypes::index, l), v);
+          accumulate(sl, static_cast<Op>(group[g]->arg_int()), t, dst[g], lane, v);
         }
+        scopes_[sl].open = false;
+      } else {
+        for (int l = 0; l < lanes; ++l)
+          for (size_t g = 0; g < n; ++g) {
+            UOpRef v = simplify_indexing(substitute_range(group[g]->src(0), k, k0 * lanes + l));
+            keep_.push_back(v);
+            accumulate(sm, static_cast<Op>(group[g]->arg_int()), t, dst[g],
+                       const_int(dtypes::index, l), v);
+          }
+      }
+    };
+    if (full == 0 && blocked.on) {
+      // One long range: its steps of `lanes` values in blocks, each summed into partial
+      // sums added to the sums after it (softmax over 50257 columns: 4e-6 -> 3e-7 relative),
+      // then the steps past the last whole block.
+      const int64_t steps = main_end->arg_int(), b = blocked.block, blocks = steps / b;
+      const int64_t outer_id = next_id_++, inner_id = next_id_++;
+      const UOpRef ob = range(const_int(dtypes::index, blocks), outer_id);
+      const UOpRef ib = range(const_int(dtypes::index, b), inner_id);
+      const int so = open_loop(s, outer_id, ob->src(0));
+      for (size_t g = 0; g < n; ++g) init_lanes(so, g, part[g]);
+      const int si = open_loop(so, inner_id, ib->src(0));
+      lane_values(si, ob * b + ib, part);
+      scopes_[si].open = false;
+      join_parts(so);
+      scopes_[so].open = false;
+      if (steps % b != 0) {
+        const int64_t rest_id = next_id_++;
+        const UOpRef kr = range(const_int(dtypes::index, steps % b), rest_id);
+        const int sr = open_loop(s, rest_id, kr->src(0));
+        lane_values(sr, kr + blocks * b, acc);
+        scopes_[sr].open = false;
+      }
+    } else {
+      const int64_t main_id = next_id_++;
+      const int sm = open_loop(s, main_id, main_end);
+      lane_values(sm, range(main_end, main_id), into);
+      scopes_[sm].open = false;
     }
-    scopes_[sm].open = false;
     if (!(tail_end->op() == Op::CONST && tail_end->arg_int() == 0)) {
       const int64_t tail_id = next_id_++;
       const UOpRef kt = range(tail_end, tail_id);
@@ -524,25 +577,14 @@ uint32_t Linearizer::reduce(const UOp* r, int p) {
       for (size_t g = 0; g < n; ++g) {
         UOpRef v = simplify_indexing(substitute_range(group[g]->src(0), k, main_end * lanes + kt));
         keep_.push_back(v);
-        acc_into(st, g, lane0, v);
+        accumulate(st, static_cast<Op>(group[g]->arg_int()), t, full == 0 ? acc[g] : into[g], lane0,
+                   v);
       }
       scopes_[st].open = false;
     }
   }
   for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
-    if (*it == outer) {
-      // The block's partial sums join the sums, in the outer loop after the inner ones.
-      for (size_t g = 0; g < n; ++g)
-        for (int l = 0; l < lanes; ++l) {
-          const uint32_t at = constant(const_int(dtypes::index, int64_t{l} * width));
-          const uint32_t pi = add(outer, PG_OP_INDEX, reg, {part[g], at});
-          const uint32_t ai = add(outer, PG_OP_INDEX, reg, {acc[g], at});
-          const uint32_t sum =
-              add(outer, PG_OP_ADD, t,
-                  {add(outer, PG_OP_LOAD, t, {ai}), add(outer, PG_OP_LOAD, t, {pi})});
-          add(outer, PG_OP_STORE, dtypes::void_, {ai, sum});
-        }
-    }
+    if (*it == outer) join_parts(outer);
     scopes_[*it].open = false;
   }
   if (split_rest && !(split_rest->op() == Op::CONST && split_rest->arg_int() == 0)) {

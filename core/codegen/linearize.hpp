@@ -31,9 +31,10 @@
 //    k = k0 * L + l into L accumulators (independent chains the SLP vectoriser turns into
 //    vector ops); when the value selects or compares (a decomposed exp2), the copies are a
 //    loop l over the lanes instead, which the loop vectoriser handles. A tail loop over E % L
-//    adds the rest into lane 0, and the lanes are combined
-//    after the loops. A vector REDUCE (from the upcast, optimize.hpp) is not split: its
-//    accumulator is an array of lanes * W scalars read and written W at a time.
+//    adds the rest into lane 0, and the lanes are combined after the loops. A long float sum
+//    over k alone runs its E / L steps in blocks, each into partial sums added to the lanes
+//    after it (see Linearizer::reduce). A vector REDUCE (from the upcast, optimize.hpp) is not
+//    split: its accumulator is an array of lanes * W scalars read and written W at a time.
 // 6. Shared reduce loops. REDUCEs over the same RANGE nodes (same dtype, neither using the
 //    other) that are placed in the same scope are emitted together: one accumulator each, one
 //    loop nest, and every value accumulated in the same loop body.

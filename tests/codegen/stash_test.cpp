@@ -78,8 +78,8 @@ UOpRef softmax_ast(int64_t n, int64_t m) {
 
 TEST(Stash, SoftmaxComputesEachExponentialOnce) {
   // One EXP2 (in the loop that stores them), two stores into the output, on a scalar target;
-  // the values on the vector one, for widths with and without a tail past the lanes (a sum of
-  // 50257 float32 values in 8 lanes: a few ulps per thousand terms).
+  // the values on the vector one, for widths with and without a tail past the lanes (the sum
+  // of 50257 in blocks: 4e-6 relative error in one run of 8 lanes, under 1e-6 in blocks).
   const Counts n = count(compile(softmax_ast(3, 37), scalar_target()), 0);
   EXPECT_EQ(n.exps, 1);
   EXPECT_EQ(n.stores, 2);
@@ -93,8 +93,7 @@ TEST(Stash, SoftmaxComputesEachExponentialOnce) {
     const std::vector<float> out = bufs[0].as<float>();
     const std::vector<double> want = softmax_ref(vx, rows, m);
     for (int64_t t = 0; t < rows * m; ++t)
-      ASSERT_NEAR(out[t], want[t], (m > 1000 ? 1e-5 : 1e-6) * want[t])
-          << "m = " << m << ", element " << t;
+      ASSERT_NEAR(out[t], want[t], 1e-6 * want[t]) << "m = " << m << ", element " << t;
   }
 }
 
