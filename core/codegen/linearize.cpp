@@ -293,17 +293,6 @@ int Linearizer::reduce_lanes(DType t, const UOpRef& end) const {
   return static_cast<int>(lanes);
 }
 
-UOpRef identity(Op op, DType t) {
-  switch (op) {
-    case Op::ADD:
-      return t.is_float() ? const_float(t, 0.0) : const_int(t, 0);
-    case Op::MUL:
-      return t.is_float() ? const_float(t, 1.0) : const_int(t, 1);
-    default:  // MAX
-      return t.is_float() ? const_float(t, t.min_value()) : const_int(t, t.int_min());
-  }
-}
-
 void Linearizer::accumulate(int s, Op op, DType t, uint32_t acc, const UOpRef& at,
                             const UOpRef& v) {
   const DType reg = t.scalar_type().ptr(AddrSpace::reg);
@@ -425,7 +414,7 @@ uint32_t Linearizer::reduce(const UOp* r, int p) {
 
   std::vector<uint32_t> acc(n);
   auto init_lanes = [&](int scope, size_t g, uint32_t into) {
-    const uint32_t init = constant(identity(static_cast<Op>(group[g]->arg_int()), t));
+    const uint32_t init = constant(reduce_identity(static_cast<Op>(group[g]->arg_int()), t));
     for (int l = 0; l < lanes; ++l) {
       uint32_t idx = add(scope, PG_OP_INDEX, reg,
                          {into, constant(const_int(dtypes::index, int64_t{l} * width))});

@@ -3,6 +3,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ir/error.hpp"
 #include "ir/graph.hpp"
 #include "symbolic/simplify.hpp"
 
@@ -22,7 +23,9 @@ UOpRef rebuild(const UOpRef& root, const std::function<UOpRef(const UOpRef&)>& f
   for (const UOp* n : toposort(root)) {
     srcs.clear();
     for (const UOpRef& s : n->srcs()) srcs.push_back(done.at(s.get()));
-    done.emplace(n, fn(n->with_srcs(srcs)));
+    UOpRef out = fn(n->with_srcs(srcs));
+    if (!out) ir_error("codegen: internal error: a pass dropped " + node_to_string(*n));
+    done.emplace(n, std::move(out));
   }
   return done.at(root.get());
 }
@@ -47,6 +50,17 @@ UOpRef substitute_in(const UOpRef& n, const UOp* range, const UOpRef& with,
 }
 
 }  // namespace
+
+UOpRef reduce_identity(Op op, DType t) {
+  switch (op) {
+    case Op::ADD:
+      return t.is_float() ? const_float(t, 0.0) : const_int(t, 0);
+    case Op::MUL:
+      return t.is_float() ? const_float(t, 1.0) : const_int(t, 1);
+    default:  // MAX
+      return t.is_float() ? const_float(t, t.min_value()) : const_int(t, t.int_min());
+  }
+}
 
 UOpRef substitute_range(const UOpRef& root, const UOp* range, const UOpRef& with) {
   std::unordered_map<const UOp*, UOpRef> done;

@@ -12,6 +12,8 @@ namespace polygrad::codegen {
 /// (return the node unchanged to keep it). `fn` sees each node once, sources already done.
 UOpRef rebuild(const UOpRef& root, const std::function<UOpRef(const UOpRef&)>& fn);
 
+/// The value a REDUCE with alu `op` (ADD, MUL, MAX) starts from: its result over no values.
+UOpRef reduce_identity(Op op, DType t);
 /// `root` with the loop variable `range` replaced by `with`, except inside REDUCEs that reduce
 /// over `range` themselves (there the name is bound again).
 UOpRef substitute_range(const UOpRef& root, const UOp* range, const UOpRef& with);

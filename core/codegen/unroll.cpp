@@ -139,6 +139,7 @@ UOpRef unroll_small_reduces(const UOpRef& sink) {
       if (terms > kMaxTerms) return n;
     }
     const Op op = static_cast<Op>(n->arg_int());
+    if (terms == 0) return reduce_identity(op, n->dtype());  // over an empty range
     UOpRef acc;
     std::vector<int64_t> at(n->nsrcs() - 1, 0);  // the ranges' values, the last fastest
     for (int64_t t = 0; t < terms; ++t) {

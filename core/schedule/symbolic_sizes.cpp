@@ -102,7 +102,8 @@ void symbolic_counts(UOpRef& ast, const VarValues& vars) {
     const int64_t count = k->arg_int();
     for (const auto& [name, n] : vars) {  // in order: the first match, every time
       auto var = by_value.find(n);
-      if (n < 2 || count % n != 0 || !other.count(count / n) || var == by_value.end()) continue;
+      if (n < 2 || count < n || count % n != 0 || !other.count(count / n) || var == by_value.end())
+        continue;  // (count < n: q = 0, a count over an empty axis is no size)
       const int64_t q = count / n;
       subs.emplace(u, cast(q > 1 ? var->second * q : var->second, u->dtype()));
       break;

@@ -22,7 +22,7 @@ Tensor triangle(const char* op, const Tensor& x, int64_t k, bool lower) {
     user_error(std::string(op) + ": shape " + lazy::shape_str(x.shape()) +
                " needs at least 2 dimensions");
   return detail::triangle_mask(x.size(-2), x.size(-1), k, lower, x.device())
-      .where(x, detail::scalar_like(x, 0));
+      .where(x, detail::constant(0, dt(x), {}, x.device()));  // (x's dtype, bool included)
 }
 
 }  // namespace
@@ -58,10 +58,10 @@ Tensor Tensor::one_hot(int64_t num_classes) const {
 }
 
 Tensor Tensor::any(const std::vector<int64_t>& axes, bool keepdim) const {
-  return bool_().max(axes, keepdim);
+  return detail::reduce_max(bool_(), axes, keepdim);
 }
 Tensor Tensor::all(const std::vector<int64_t>& axes, bool keepdim) const {
-  return bool_().logical_not().max(axes, keepdim).logical_not();
+  return detail::reduce_max(bool_().logical_not(), axes, keepdim).logical_not();
 }
 
 Tensor Tensor::logical_and(const Tensor& o) const {

@@ -52,6 +52,15 @@ Tensor size_count(int64_t n, pg_dtype type, const std::string& device) {
   return Tensor::full({}, static_cast<double>(n), int_type, device).cast(type);
 }
 
+// torch's rule: a max or min over an axis of length 0 has no value (sum's is 0, prod's 1).
+void nonempty(const char* op, const Tensor& t, const std::vector<int64_t>& axes) {
+  const lazy::Shape& shape = detail::state(t, op).shape;
+  for (int64_t a : detail::norm_axes(op, axes, shape))
+    if (shape[static_cast<size_t>(a)] == 0)
+      user_error(std::string(op) + ": cannot reduce over axis " + std::to_string(a) +
+                 " of length 0 (shape " + lazy::shape_str(shape) + "): it has no identity");
+}
+
 }  // namespace
 
 Tensor Tensor::sum(const std::vector<int64_t>& axes, bool keepdim) const {
@@ -65,10 +74,15 @@ Tensor Tensor::sum(int64_t axis, bool keepdim) const {
   return sum(std::vector<int64_t>{axis}, keepdim);
 }
 
+Tensor detail::reduce_max(const Tensor& t, const std::vector<int64_t>& axes, bool keepdim) {
+  if (detail::state(t, "max").uop->dtype().is_bool())
+    return reduce_max(t.cast(PG_DTYPE_UINT8), axes, keepdim).bool_();
+  return reduce("max", t, Op::MAX, axes, keepdim);
+}
+
 Tensor Tensor::max(const std::vector<int64_t>& axes, bool keepdim) const {
-  if (detail::state(*this, "max").uop->dtype().is_bool())
-    return cast(PG_DTYPE_UINT8).max(axes, keepdim).bool_();
-  return reduce("max", *this, Op::MAX, axes, keepdim);
+  nonempty("max", *this, axes);
+  return detail::reduce_max(*this, axes, keepdim);
 }
 Tensor Tensor::max(int64_t axis, bool keepdim) const {
   return max(std::vector<int64_t>{axis}, keepdim);
@@ -76,6 +90,7 @@ Tensor Tensor::max(int64_t axis, bool keepdim) const {
 
 Tensor Tensor::min(const std::vector<int64_t>& axes, bool keepdim) const {
   DType t = detail::state(*this, "min").uop->dtype();
+  nonempty("min", *this, axes);
   if (t.is_bool()) return cast(PG_DTYPE_UINT8).min(axes, keepdim).bool_();
   if (t.is_float()) return -((-*this).max(axes, keepdim));
   auto inv = [](const Tensor& x) { return detail::elementwise(Op::NOT, {x}); };
@@ -136,6 +151,7 @@ namespace {
 Tensor arg_extreme(const char* op, const Tensor& t, std::optional<int64_t> axis, bool keepdim,
                    bool is_max) {
   detail::state(t, op);
+  nonempty(op, t, axis ? std::vector<int64_t>{*axis} : std::vector<int64_t>{});
   if (!axis) {
     Tensor r = arg_extreme(op, t.flatten(), 0, false, is_max);
     return keepdim ? r.reshape(lazy::Shape(t.shape().size(), 1)) : r;

@@ -48,7 +48,10 @@ std::vector<int64_t> norm_axes(const char* op, const std::vector<int64_t>& axes,
   }
   for (int64_t a : axes) out.push_back(norm_axis(op, a, n, shape));
   std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
+  for (size_t i = 1; i < out.size(); ++i)
+    if (out[i] == out[i - 1])
+      user_error(std::string(op) + ": axis " + std::to_string(out[i]) +
+                 " appears more than once in the axes of shape " + lazy::shape_str(shape));
   return out;
 }
 

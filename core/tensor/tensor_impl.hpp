@@ -45,9 +45,13 @@ DType dt(const Tensor& t);
 /// `axis` counted from the end when negative; a user error "<op>: axis A out of range for
 /// shape S" otherwise. `ndim` may exceed shape.size() by one for unsqueeze-like ops.
 int64_t norm_axis(const char* op, int64_t axis, int64_t ndim, const lazy::Shape& shape);
-/// Sorted, de-duplicated normalised axes; empty input means every axis.
+/// Sorted normalised axes; empty input means every axis. A user error when one repeats.
 std::vector<int64_t> norm_axes(const char* op, const std::vector<int64_t>& axes,
                                const lazy::Shape& shape);
+
+/// The max along `axes` as a reduction: over an axis of length 0 it is the dtype's lowest
+/// value (any, all, softmax and logsumexp of empty axes rely on it); Tensor::max refuses one.
+Tensor reduce_max(const Tensor& t, const std::vector<int64_t>& axes, bool keepdim);
 
 /// The numpy broadcast of two shapes; user error "<op>: shapes A and B do not broadcast".
 lazy::Shape broadcast_shape(const char* op, const lazy::Shape& a, const lazy::Shape& b);
