@@ -55,24 +55,31 @@ Tensor Tensor::linear(const Tensor& weight, const std::optional<Tensor>& bias) c
 Tensor Tensor::softmax(int64_t axis) const {
   // The max only keeps exp in range: softmax does not depend on it, so its gradient (0 in
   // exact arithmetic, a mask of the max's positions otherwise) is not taken.
+  const int64_t a = detail::norm_axis("softmax", axis, ndim(), shape());
   Tensor x = detail::to_float(*this);
-  Tensor e = (x - x.max(axis, true).detach()).exp();
+  Tensor e = (x - detail::reduce_max(x, {a}, true).detach()).exp();
   // One reciprocal per row and a multiply per element (as torch's kernel does), not a division
   // per element.
-  return e * e.sum(axis, true).reciprocal();
+  return e * e.sum(a, true).reciprocal();
 }
 
 Tensor Tensor::log_softmax(int64_t axis) const {
+  const int64_t a = detail::norm_axis("log_softmax", axis, ndim(), shape());
   Tensor x = detail::to_float(*this);
-  Tensor s = x - x.max(axis, true).detach();  // (as in softmax)
-  return s - s.exp().sum(axis, true).log();
+  Tensor s = x - detail::reduce_max(x, {a}, true).detach();  // (as in softmax)
+  return s - s.exp().sum(a, true).log();
 }
 
 Tensor Tensor::logsumexp(int64_t axis, bool keepdim) const {
+  const int64_t a = detail::norm_axis("logsumexp", axis, ndim(), shape());
   Tensor x = detail::to_float(*this);
-  Tensor m = x.max(axis, true);
-  Tensor r = (x - m).exp().sum(axis, true).log() + m;
-  return keepdim ? r : r.squeeze(detail::norm_axis("logsumexp", axis, ndim(), shape()));
+  // The max keeps exp in range; an infinite one (a row of -inf, or one holding +inf) shifts by
+  // 0 instead, or inf - inf would make the result NaN, not -inf or +inf. Its gradient cancels
+  // in exact arithmetic, so it is not taken (the result's is the softmax).
+  Tensor m = detail::reduce_max(x, {a}, true).detach();
+  m = m.isinf().where(0.0, m);
+  Tensor r = (x - m).exp().sum(a, true).log() + m;
+  return keepdim ? r : r.squeeze(a);
 }
 
 Tensor Tensor::layernorm(const std::vector<int64_t>& axes, double eps) const {
@@ -119,10 +126,14 @@ Tensor Tensor::cross_entropy(const Tensor& target, int64_t axis, double label_sm
     probs = detail::move_last_to(target.one_hot(classes), a).cast(detail::to_float(*this).dtype());
     kept = target != Scalar(ignore_index);
   }
+  if (!(label_smoothing >= 0.0 && label_smoothing <= 1.0))
+    user_error("cross_entropy: label_smoothing must be in [0, 1], not " +
+               std::to_string(label_smoothing));
   if (label_smoothing != 0.0)
     probs = probs * (1.0 - label_smoothing) + label_smoothing / static_cast<double>(classes);
   if (kept.defined()) probs = probs * kept.unsqueeze(a).cast(probs.dtype());
-  Tensor loss = -(log_softmax(a) * probs).sum(a);
+  // Classes of probability 0 add nothing, even at a logit of -inf (0 * -inf would be NaN).
+  Tensor loss = -(probs != 0.0).where(log_softmax(a) * probs, 0.0).sum(a);
   if (reduction == Reduction::mean && kept.defined())
     return loss.sum() / kept.cast(loss.dtype()).sum();
   return reduce_loss(loss, reduction);

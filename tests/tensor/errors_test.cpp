@@ -26,7 +26,10 @@ TEST(Errors, Broadcast) {
 
 TEST(Errors, AxisOutOfRange) {
   expect_user_error([] { m23().sum(3); }, {"sum: axis 3 out of range for shape (2, 3)"});
-  expect_user_error([] { m23().softmax(-3); }, {"max: axis -3 out of range for shape (2, 3)"});
+  expect_user_error([] { m23().softmax(-3); }, {"softmax: axis -3 out of range for shape (2, 3)"});
+  expect_user_error([] { m23().logsumexp(2); }, {"logsumexp: axis 2 out of range"});
+  expect_user_error([] { m23().sum({0, -2}); }, {"sum: axis 0 appears more than once", "(2, 3)"});
+  expect_user_error([] { m23().max({1, 1}); }, {"max: axis 1 appears more than once"});
   expect_user_error([] { m23().transpose(0, 2); }, {"transpose", "axis 2", "(2, 3)"});
   expect_user_error([] { m23().permute({0, 0}); }, {"permute", "repeats axis 0"});
 }
@@ -155,6 +158,25 @@ TEST(Errors, Gradient) {
 TEST(Errors, NothingAborts) {
   for (int i = 0; i < 3; ++i) expect_user_error([] { m23().reshape({7}); }, {"reshape"});
   tensor_test::expect_values(m23() + 1, {2, 3}, {1, 1, 1, 1, 1, 1});
+}
+
+TEST(Errors, RandintBoundsTheDtypeCannotHold) {
+  expect_user_error([] { Tensor::randint(0, int64_t{1} << 40, {4}); },
+                    {"randint: [0, 1099511627776) does not fit int32"});
+  expect_user_error([] { Tensor::randint(-3, 3, {4}, PG_DTYPE_UINT8); },
+                    {"randint", "does not fit uint8"});
+  // The whole range of a dtype is fine.
+  const std::vector<int32_t> v =
+      Tensor::randint(0, 256, {64}, PG_DTYPE_UINT8).cast(PG_DTYPE_INT32).to_vector<int32_t>();
+  for (int32_t x : v) EXPECT_TRUE(x >= 0 && x < 256) << x;
+}
+
+TEST(Errors, LabelSmoothingOutsideZeroToOne) {
+  const Tensor logits = Tensor::zeros({2, 3});
+  const Tensor target(std::vector<int32_t>{0, 2});
+  expect_user_error([&] { logits.cross_entropy(target, -1, 2.0); },
+                    {"cross_entropy: label_smoothing must be in [0, 1]"});
+  expect_user_error([&] { logits.cross_entropy(target, -1, -0.5); }, {"label_smoothing"});
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // and pooling (fixtures/conv.txt).
 #include "harness.hpp"
 
+#include <cmath>
+
 namespace {
 
 using polygrad::Reduction;
@@ -120,5 +122,15 @@ const tensor_test::OpTable& conv_table() {
 POLYGRAD_TORCH_FIXTURE_SUITE(Nn, "nn", nn_table(), 1e-5, 1e-4)
 
 POLYGRAD_TORCH_FIXTURE_SUITE(Conv, "conv", conv_table(), 1e-5, 1e-4)
+
+TEST(CrossEntropy, ALogitOfMinusInfinityOnAClassOfProbabilityZero) {
+  // logits (0, -inf, 1): log_softmax of class 0 is -log(1 + e) (0 * -inf must not make NaN).
+  const Tensor logits(std::vector<float>{0.0f, -INFINITY, 1.0f}, {1, 3});
+  const double want0 = std::log(1.0 + std::exp(1.0)), want2 = want0 - 1.0;
+  tensor_test::expect_values(logits.cross_entropy(Tensor(std::vector<int32_t>{0})), {}, {want0},
+                             1e-6, 1e-6);
+  tensor_test::expect_values(logits.cross_entropy(Tensor(std::vector<int32_t>{2})), {}, {want2},
+                             1e-6, 1e-6);
+}
 
 }  // namespace

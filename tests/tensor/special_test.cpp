@@ -186,4 +186,35 @@ TEST(Masks, TriangleFillOneHotAnyAllRollLerp) {
   EXPECT_EQ(a.outer(b).to_vector<float>(), (std::vector<float>{3, 10, 6, 20}));
 }
 
+TEST(SpecialFunctions, LogsumexpOfInfiniteRows) {
+  // A row of -inf sums nothing (-inf); a row holding +inf is +inf; neither is inf - inf = NaN.
+  const double inf = std::numeric_limits<double>::infinity();
+  const Tensor x(std::vector<float>{-INFINITY, -INFINITY, INFINITY, 0.0f, -INFINITY, 1.0f}, {3, 2});
+  tensor_test::expect_values(x.logsumexp(1), {3}, {-inf, inf, 1.0});
+  // Finite rows keep the softmax as their gradient.
+  const Tensor y = Tensor(std::vector<float>{0.5f, -1.0f, 2.0f}).requires_grad(true);
+  y.logsumexp(0).backward();
+  const double s = std::exp(0.5) + std::exp(-1.0) + std::exp(2.0);
+  tensor_test::expect_values(
+      *y.grad(), {3}, {std::exp(0.5) / s, std::exp(-1.0) / s, std::exp(2.0) / s}, 1e-7, 1e-6);
+}
+
+TEST(SpecialFunctions, HalfExpWithinAnUlp) {
+  // e^x in float16 and bfloat16, against the exactly rounded e^x of the same inputs (the
+  // product x * log2(e) rounded to the half type first was up to 10 ulps off).
+  std::vector<float> xs;
+  for (int i = -1000; i <= 1100; ++i) xs.push_back(static_cast<float>(i) / 100.0f);
+  for (pg_dtype t : {PG_DTYPE_FLOAT16, PG_DTYPE_BFLOAT16}) {
+    const int mantissa = t == PG_DTYPE_FLOAT16 ? 10 : 7;
+    const Tensor x = Tensor(xs).cast(t);
+    const std::vector<float> in = x.cast(PG_DTYPE_FLOAT32).to_vector<float>();
+    const std::vector<float> got = x.exp().cast(PG_DTYPE_FLOAT32).to_vector<float>();
+    for (size_t i = 0; i < in.size(); ++i) {
+      const double want = std::exp(static_cast<double>(in[i]));
+      const double ulp = std::ldexp(1.0, std::ilogb(want) - mantissa);
+      ASSERT_LE(std::fabs(got[i] - want), ulp) << "dtype " << t << ", exp(" << in[i] << ")";
+    }
+  }
+}
+
 }  // namespace
