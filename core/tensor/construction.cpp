@@ -204,10 +204,14 @@ Tensor Tensor::randint(int64_t low, int64_t high, const Shape& shape, pg_dtype d
   if (high <= low)
     user_error("randint: high (" + std::to_string(high) + ") must exceed low (" +
                std::to_string(low) + ")");
+  const DType t(detail::check_dtype("randint", dtype));
+  if (t.is_int() && (low < t.int_min() || high - 1 > t.int_max()))
+    user_error("randint: [" + std::to_string(low) + ", " + std::to_string(high) +
+               ") does not fit " + t.name());
   const int64_t n = lazy::numel(shape);
   auto draw = [n, low, high] {
     std::vector<uint64_t> bits = random_bits(n);
-    const auto span = static_cast<uint64_t>(high - low);
+    const uint64_t span = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
     std::vector<double> v(bits.size());
     for (size_t i = 0; i < v.size(); ++i)
       v[i] = static_cast<double>(low + static_cast<int64_t>(bits[i] % span));

@@ -2,6 +2,7 @@
 #include "tensor/tensor_impl.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace polygrad {
 
@@ -196,7 +197,15 @@ Tensor Tensor::pad(const std::vector<std::pair<int64_t, int64_t>>& pads, double 
   if (value == 0.0) return padded;
   Tensor inside = detail::constant(1, dtypes::bool_, q.shape, q.device);
   Tensor mask = make(lazy::pad(inside.impl()->uop, grow), s, q.device);
-  return mask.where(padded, detail::scalar_like(padded, value));
+  // The fill in the tensor's dtype (torch's), not promoted to a float one: converted as a cast
+  // converts it (an int dtype truncates, bool is value != 0).
+  const DType t = q.uop->dtype();
+  Scalar fill = value;
+  if (t.is_bool())
+    fill = Scalar(value != 0.0);
+  else if (t.is_int() && std::fabs(value) < 9.2e18)
+    fill = Scalar(static_cast<long long>(std::trunc(value)));
+  return mask.where(padded, detail::constant(fill, t, s, q.device));
 }
 
 Tensor Tensor::flip(const std::vector<int64_t>& axes) const {

@@ -107,4 +107,24 @@ const tensor_test::OpTable& table() {
 
 POLYGRAD_TORCH_FIXTURE_SUITE(Movement, "movement", table(), 0.0, 1e-7)
 
+TEST(Dtypes, PadFillGatherAndTrianglesKeepTheTensorsDtype) {
+  // pad's fill is converted to the tensor's dtype (an int64 past float32's 24 bits exactly).
+  const Tensor i64(std::vector<int64_t>{1, -2, 3});
+  const Tensor padded = i64.pad({{1, 0}}, static_cast<double>((int64_t{1} << 40) + 1));
+  EXPECT_EQ(padded.dtype(), PG_DTYPE_INT64);
+  EXPECT_EQ(padded.to_vector<int64_t>(), (std::vector<int64_t>{(int64_t{1} << 40) + 1, 1, -2, 3}));
+  const Tensor u8 = Tensor(std::vector<uint8_t>{5, 6}).pad({{0, 1}}, 7.0);
+  EXPECT_EQ(u8.dtype(), PG_DTYPE_UINT8);
+  EXPECT_EQ(u8.to_vector<uint8_t>(), (std::vector<uint8_t>{5, 6, 7}));
+  // gather of int8 stays int8 (a sum of one hit, widened to int32 inside, cast back).
+  const Tensor i8 = Tensor(std::vector<int32_t>{-7, 100, 3}).cast(PG_DTYPE_INT8);
+  const Tensor g = i8.gather(0, Tensor(std::vector<int32_t>{2, 0, 1, 1}));
+  EXPECT_EQ(g.dtype(), PG_DTYPE_INT8);
+  EXPECT_EQ(g.cast(PG_DTYPE_INT32).to_vector<int32_t>(), (std::vector<int32_t>{3, -7, 100, 100}));
+  // tril of a bool matrix is bool.
+  const Tensor b = Tensor::ones({2, 2}, PG_DTYPE_BOOL).tril();
+  EXPECT_EQ(b.dtype(), PG_DTYPE_BOOL);
+  EXPECT_EQ(b.to_vector<uint8_t>(), (std::vector<uint8_t>{1, 0, 1, 1}));
+}
+
 }  // namespace
