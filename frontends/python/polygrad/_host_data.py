@@ -67,6 +67,8 @@ def _from_numpy(data, dtype, dev):
     name = arr.dtype.name
     if name not in _NP_OF:
         arr, name = arr.astype(np.float32), "float32"
+    if not arr.dtype.isnative:  # (big-endian data, say: the core reads native byte order)
+        arr = arr.astype(arr.dtype.newbyteorder("="))
     if not arr.flags.c_contiguous:  # (np.ascontiguousarray would turn shape () into (1,))
         arr = np.ascontiguousarray(arr)
     dims, n = int64s(arr.shape)

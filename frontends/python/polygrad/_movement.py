@@ -2,6 +2,8 @@
 C call unless its docstring says otherwise."""
 import numbers
 
+import numpy as np
+
 from . import _ffi
 from ._ffi import Index, byref, c_size_t, c_void_p, check, int64s, lib
 from .tensor import Tensor, _call, _pair, _scalar, _shape_args, _wrap
@@ -85,6 +87,8 @@ def _index_entry(i):
         return Index(3, 0, 0, 0, 0, 0, 1)
     if isinstance(i, slice):
         step = 1 if i.step is None else int(i.step)
+        if step == 0:
+            raise ValueError("slice step cannot be zero")
         return Index(1, 0, i.start is not None, 0 if i.start is None else int(i.start),
                      i.stop is not None, 0 if i.stop is None else int(i.stop), step)
     if isinstance(i, numbers.Integral):
@@ -94,9 +98,12 @@ def _index_entry(i):
 
 def __getitem__(self, idx):
     """int, slice (with steps), None, Ellipsis, negative indices: one pg_tensor_getitem call.
-    A tensor or list of ints (on the first axis only) is a gather (composition)."""
-    if isinstance(idx, (Tensor, list)):
-        return _take(self, idx if isinstance(idx, Tensor) else Tensor(idx, dtype="int32"))
+    A tensor, list or numpy array of ints (on the first axis only) is a gather (composition);
+    negative entries count from the end, as in torch."""
+    if isinstance(idx, Tensor):
+        return _take(self, idx)
+    if isinstance(idx, (list, np.ndarray)):
+        return _take(self, _host_index(self, idx), wrap=False)
     if not isinstance(idx, tuple):
         idx = (idx,)
     n = len(idx)
@@ -104,8 +111,29 @@ def __getitem__(self, idx):
     return _call(lib.pg_tensor_getitem, self._h, arr, n)
 
 
-def _take(self, index):
-    """self[index] along axis 0 for an int tensor `index`: reshape, expand and gather."""
+def _host_index(self, idx):
+    """A list or numpy array of ints as an index tensor for axis 0, negatives wrapped; an entry
+    outside [-n, n) raises IndexError (torch's), as the values are known here."""
+    arr = np.asarray(idx)
+    if arr.size == 0:
+        arr = arr.astype(np.int64)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"an index list or array must hold ints, not {arr.dtype}")
+    if not self.shape:
+        raise IndexError("a 0-d tensor cannot be indexed by a list or array")
+    n, arr = self.shape[0], arr.astype(np.int64)
+    bad = (arr < -n) | (arr >= n)
+    if bad.any():
+        raise IndexError(f"index {arr[bad][0]} is out of bounds for axis 0 with size {n}")
+    return Tensor(np.where(arr < 0, arr + n, arr), dtype="int32" if n <= 2**31 else "int64")
+
+
+def _take(self, index, wrap=True):
+    """self[index] along axis 0 for an int tensor `index`: reshape, expand and gather; with
+    `wrap`, negative entries are wrapped lazily (lt, add, where: their values are not known)."""
+    if wrap and index.dtype.startswith("int"):
+        n = self.shape[0] if self.shape else 0
+        index = (index < 0).where(index + n, index)
     rest = self.shape[1:]
     flat = index.reshape(-1)
     k = flat.shape[0]

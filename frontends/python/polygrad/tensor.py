@@ -719,8 +719,13 @@ class Tensor:
         return _call(lib.pg_tensor_hardtanh, self._h, float(min_val), float(max_val))
 
     def clamp(self, min_=None, max_=None, *, min=None, max=None):
+        """Clamps into [lo, hi]; with a tensor bound it is maximum then minimum (composition),
+        as in torch, where hi wins when lo > hi."""
         lo = min_ if min_ is not None else min
         hi = max_ if max_ is not None else max
+        if isinstance(lo, Tensor) or isinstance(hi, Tensor):
+            out = self if lo is None else self.maximum(lo)
+            return out if hi is None else out.minimum(hi)
         lo_c = None if lo is None else byref(c_double(float(lo)))
         hi_c = None if hi is None else byref(c_double(float(hi)))
         return _call(lib.pg_tensor_clamp, self._h, lo_c, hi_c)

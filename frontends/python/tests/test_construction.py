@@ -24,6 +24,15 @@ def test_from_list_scalar_numpy():
     assert Tensor(np.ones(3), dtype=np.float32).dtype == "float32"
 
 
+def test_non_native_byte_order_keeps_values():
+    for dt in (">i4", ">f4", ">f8", ">i8", "<i2" if np.little_endian else ">i2"):
+        a = np.arange(-3, 3, dtype=dt).reshape(2, 3)
+        out = Tensor(a).numpy()
+        assert out.dtype == a.dtype.newbyteorder("=")
+        np.testing.assert_array_equal(out, a)
+    np.testing.assert_array_equal(Tensor(np.array([1, 2], ">i4"), dtype="float32").numpy(), [1, 2])
+
+
 def test_ndarray_is_used_in_place_on_cpu():
     import gc
     from polygrad import _host_data as _t

@@ -212,6 +212,27 @@ def test_tensor_index_and_gather():
             lambda w: w.gather(1, torch.tensor(g1)), xs=x)
 
 
+def test_negative_indices_wrap_and_list_indices_are_bounds_checked():
+    x = [np.random.default_rng(0).normal(size=(5, 3)).astype(np.float32)]
+    for idx in ([2, 0, -1], [[-5, 4], [-2, 1]], np.array([-1, 3])):
+        compare(lambda w: w[idx], None, lambda w: w[torch.tensor(idx)], xs=x)
+    for dt in ("int32", "int64"):
+        t = np.array([[-1, 0], [-5, 2]])
+        compare(lambda w: w[Tensor(t, dtype=dt)], None, lambda w: w[torch.tensor(t)], xs=x)
+    for bad in ([0, 5], [-6], [[1], [7]]):
+        with pytest.raises(IndexError, match="out of bounds for axis 0 with size 5"):
+            Tensor(x[0])[bad]
+        with pytest.raises(IndexError):
+            torch.tensor(x[0])[bad]
+
+
+def test_zero_slice_step_raises():
+    with pytest.raises(ValueError, match="slice step cannot be zero"):
+        Tensor(np.zeros((2, 3), np.float32))[::0]
+    with pytest.raises(ValueError, match="slice step cannot be zero"):
+        Tensor(np.zeros((2, 3), np.float32))[:, 1::0]
+
+
 def test_linear_algebra():
     compare(lambda a, b: a @ b, [(3, 4), (4, 5)])
     compare(lambda a, b: a.matmul(b), [(2, 3, 4), (4, 5)])
@@ -373,6 +394,15 @@ def test_clamp_keeps_integer_dtypes_for_whole_bounds():
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(Tensor(x).relu6().numpy(), F.relu6(torch.tensor(x)).numpy())
+
+
+def test_clamp_with_tensor_bounds():
+    lo, hi = [np.array([-0.5, 0.0, 0.5, 1.0], np.float32), np.full((3, 1), 0.25, np.float32)]
+    compare(lambda x: x.clamp(Tensor(lo)), S, lambda x: x.clamp(torch.tensor(lo)))
+    compare(lambda x: x.clamp(max=Tensor(hi)), S, lambda x: x.clamp(max=torch.tensor(hi)))
+    compare(lambda x: x.clamp(Tensor(lo), 0.7), S,  # (torch takes two tensors here)
+            lambda x: x.clamp(torch.tensor(lo), torch.tensor(0.7)))
+    compare(lambda x, a, b: x.clamp(a, b), [(3, 4), (4,), (3, 1)], torch.clamp)  # hi < lo too
 
 
 def test_max_of_a_reduce_sends_its_gradient_to_the_max():
