@@ -180,8 +180,12 @@ Tensor Tensor::max_pool2d(Size2 kernel, std::optional<Size2> stride, Size2 dilat
   Tensor x = pad_for_windows(*this, padding, oy, ox, kernel, s, dilation, -INFINITY, -INFINITY);
   if (s.h == kernel.h && s.w == kernel.w && dilation.h == 1 && dilation.w == 1)
     return tiles(x, kernel.h, kernel.w, oy, ox).max({-3, -1});
-  return fold_windows(x, kernel, s, dilation, oy, ox,
-                      [](const Tensor& a, const Tensor& b) { return a.maximum(b); });
+  // A select, not maximum, per kernel offset: at a tie the earlier offset keeps the window's
+  // gradient whole (torch's: the first maximum), where maximum's halves would leave 1/2, 1/4,
+  // ... 1/256 along the chain. A NaN wins, as in maximum.
+  return fold_windows(x, kernel, s, dilation, oy, ox, [](const Tensor& a, const Tensor& b) {
+    return ((b > a) | b.isnan()).where(b, a);
+  });
 }
 
 Tensor Tensor::avg_pool2d(Size2 kernel, std::optional<Size2> stride, Size2 padding, bool ceil_mode,

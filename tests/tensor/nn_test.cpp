@@ -133,4 +133,19 @@ TEST(CrossEntropy, ALogitOfMinusInfinityOnAClassOfProbabilityZero) {
                              1e-6, 1e-6);
 }
 
+TEST(MaxPool, OverlappingWindowsGiveATiesGradientToTheFirstMaximum) {
+  // A 3 x 3 input of equal values, one 3 x 3 window at stride 2: torch's gradient, all of it to
+  // the first maximum (a chain of maximums split it 1/2, 1/4, ... 1/256).
+  const Tensor x = Tensor::ones({1, 1, 3, 3}).requires_grad(true);
+  x.max_pool2d({3, 3}, polygrad::Size2{2, 2}).sum().backward();
+  tensor_test::expect_values(*x.grad(), {1, 1, 3, 3}, {1, 0, 0, 0, 0, 0, 0, 0, 0}, 0, 0);
+  // A NaN in a window is its maximum.
+  const Tensor y(std::vector<float>{1, NAN, 2, 3, 4, 5, 6, 7, 8}, {1, 1, 3, 3});
+  const std::vector<float> m = y.max_pool2d({2, 2}, polygrad::Size2{1, 1}).to_vector<float>();
+  ASSERT_EQ(m.size(), 4u);
+  EXPECT_TRUE(std::isnan(m[0]) && std::isnan(m[1]));
+  EXPECT_EQ(m[2], 7.0f);
+  EXPECT_EQ(m[3], 8.0f);
+}
+
 }  // namespace
