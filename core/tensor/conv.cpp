@@ -77,6 +77,16 @@ void check_spatial(const char* op, const Tensor& x, int64_t kh, int64_t kw, Size
                ") does not fit padded input shape " + lazy::shape_str(x.shape()));
 }
 
+// torch's rule for pooling: padding at most half the kernel's extent (dilated), so every
+// window holds an input element.
+void check_pool_padding(const char* op, Size2 kernel, Size2 dilation, Size2 padding) {
+  const int64_t eh = dilation.h * (kernel.h - 1) + 1, ew = dilation.w * (kernel.w - 1) + 1;
+  if (2 * padding.h > eh || 2 * padding.w > ew)
+    user_error(std::string(op) + ": padding (" + std::to_string(padding.h) + ", " +
+               std::to_string(padding.w) + ") exceeds half the kernel (" + std::to_string(eh) +
+               ", " + std::to_string(ew) + ")");
+}
+
 Tensor pad_spatial(const Tensor& x, Size2 padding, double value) {
   if (padding.h == 0 && padding.w == 0) return x;
   std::vector<std::pair<int64_t, int64_t>> pads(x.shape().size(), {0, 0});
@@ -175,6 +185,7 @@ Tensor Tensor::max_pool2d(Size2 kernel, std::optional<Size2> stride, Size2 dilat
   detail::state(*this, "max_pool2d");
   Size2 s = stride ? *stride : kernel;
   check_spatial("max_pool2d", *this, kernel.h, kernel.w, s, dilation, padding);
+  check_pool_padding("max_pool2d", kernel, dilation, padding);
   const int64_t oy = window_count(size(-2), padding.h, kernel.h, s.h, dilation.h, ceil_mode);
   const int64_t ox = window_count(size(-1), padding.w, kernel.w, s.w, dilation.w, ceil_mode);
   Tensor x = pad_for_windows(*this, padding, oy, ox, kernel, s, dilation, -INFINITY, -INFINITY);
@@ -193,6 +204,7 @@ Tensor Tensor::avg_pool2d(Size2 kernel, std::optional<Size2> stride, Size2 paddi
   detail::state(*this, "avg_pool2d");
   Size2 s = stride ? *stride : kernel;
   check_spatial("avg_pool2d", *this, kernel.h, kernel.w, s, 1, padding);
+  check_pool_padding("avg_pool2d", kernel, 1, padding);
   const int64_t oy = window_count(size(-2), padding.h, kernel.h, s.h, 1, ceil_mode);
   const int64_t ox = window_count(size(-1), padding.w, kernel.w, s.w, 1, ceil_mode);
   Tensor x = pad_for_windows(detail::to_float(*this), padding, oy, ox, kernel, s, 1, 0.0, 0.0);

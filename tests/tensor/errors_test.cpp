@@ -179,4 +179,14 @@ TEST(Errors, LabelSmoothingOutsideZeroToOne) {
   expect_user_error([&] { logits.cross_entropy(target, -1, -0.5); }, {"label_smoothing"});
 }
 
+TEST(Errors, PoolPaddingBeyondHalfTheKernel) {
+  const Tensor x = Tensor::zeros({1, 1, 8, 8});
+  expect_user_error([&] { x.max_pool2d(3, std::nullopt, 1, 2); },
+                    {"max_pool2d: padding (2, 2) exceeds half the kernel (3, 3)"});
+  expect_user_error([&] { x.avg_pool2d(2, std::nullopt, 2); }, {"avg_pool2d", "padding (2, 2)"});
+  // Half of it is fine; a dilated kernel is wider.
+  EXPECT_EQ(x.max_pool2d(3, std::nullopt, 1, 1).shape(), (Tensor::Shape{1, 1, 3, 3}));
+  EXPECT_EQ(x.max_pool2d(3, std::nullopt, 2, 2).shape(), (Tensor::Shape{1, 1, 3, 3}));
+}
+
 }  // namespace
