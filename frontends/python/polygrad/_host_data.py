@@ -52,6 +52,8 @@ def _from_numpy(data, dtype, dev):
         finally:
             lib.pg_tensor_free(h)
         return out, None
+    if isinstance(data, np.generic):  # a numpy scalar keeps its dtype, as an array does
+        data = np.asarray(data)
     if isinstance(data, np.ndarray):
         arr = data
         if dtype is not None:

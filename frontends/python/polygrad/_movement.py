@@ -303,6 +303,8 @@ def scaled_dot_product_attention(self, key, value, attn_mask=None, is_causal=Fal
 def dropout(self, p=0.5):
     """Zeroes each element with probability p and scales the rest by 1/(1-p) while
     Tensor.training is set (composition: rand_like, ge, where, mul)."""
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout: probability has to be between 0 and 1, not {p}")
     if not Tensor.training or p == 0:
         return self
     keep = self.rand_like().ge(p)

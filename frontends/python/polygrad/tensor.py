@@ -214,7 +214,7 @@ class Tensor:
             if dtype is not None:
                 t = t.cast(dtype)
             self._h, t._h = t._h, c_void_p()
-        elif _is_scalar(data) and not isinstance(data, np.ndarray):
+        elif _is_scalar(data) and not isinstance(data, (np.ndarray, np.generic)):
             if dtype is None:
                 dtype = ("bool" if isinstance(data, (bool, np.bool_)) else
                          _int_dtype(data) if isinstance(data, numbers.Integral) else "float32")

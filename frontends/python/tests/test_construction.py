@@ -181,3 +181,13 @@ def test_ints_int32_cannot_hold_give_int64():
         np.testing.assert_array_equal(t.numpy(), want)
     assert Tensor([1, 2]).dtype == "int32" and Tensor.full((1,), -2**31).dtype == "int32"
     assert Tensor(2**31).dtype == "int64" and Tensor([-2**31 - 1]).dtype == "int64"
+
+
+def test_numpy_scalars_keep_their_dtype():
+    # as numpy arrays do (and torch.tensor of a numpy scalar); Python scalars take the defaults
+    for v in (np.float64(1.5), np.int8(-3), np.uint32(7), np.float16(2.5), np.bool_(True)):
+        t = Tensor(v)
+        assert t.shape == () and t.dtype == np.asarray(v).dtype.name
+        assert t.numpy() == v
+    assert Tensor(1.5).dtype == "float32" and Tensor(3).dtype == "int32"
+

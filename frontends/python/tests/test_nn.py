@@ -68,6 +68,13 @@ def test_embedding():
     np.testing.assert_allclose(e.weight.grad.numpy(), et.weight.grad.numpy())
 
 
+def test_dropout_probability_outside_zero_to_one_raises():
+    # torch raises for p outside [0, 1], in training or not
+    for p in (-0.1, 1.5):
+        with pytest.raises(ValueError, match="between 0 and 1"):
+            Tensor([1.0, 2.0]).dropout(p)
+
+
 def test_dropout_honours_training():
     d = nn.Dropout(0.5)
     x = Tensor.ones(2000)
