@@ -40,6 +40,8 @@ inline constexpr int64_t kMinKTile = 32;
 inline constexpr int64_t kMaxKTile = 128;
 inline constexpr int64_t kMaxColBlocks = 8;
 inline constexpr int64_t kMaxRows = 12;
+/// Column vectors per step of a reduce kernel with no row range to upcast (a column sum).
+inline constexpr int64_t kMaxColumnVectors = 8;
 inline constexpr int64_t kMinTailLanes = 4;
 inline constexpr int64_t kMaxGroup = 8;
 inline constexpr int64_t kMaxTransposeBytes = int64_t{16} << 20;

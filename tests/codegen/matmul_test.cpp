@@ -796,5 +796,32 @@ TEST(Matmul, DotFormOverTheInnerOfTwoReduceRanges) {
   }
 }
 
+TEST(Matmul, ColumnSumsTakeEightVectorsPerStep) {
+  // out[j] = sum_r x[r, j]: no row range to upcast, so each step takes 8 vectors (64 columns,
+  // 4 cache lines of each row) where the launch keeps two blocks per compute unit; a narrow
+  // matrix keeps fewer. Values on the host's own target against plain C++ (exact small ints).
+  const polygrad::codegen::Target t = avx2_target();
+  auto column_sum = [](int64_t rows, int64_t cols) {
+    UOpRef r = range(idx(rows), 1), j = range(idx(cols), 0);
+    UOpRef o = global(0, dtypes::float32), x = global(1, dtypes::float32);
+    return sink({store(o, j, reduce(Op::ADD, load(x, r * cols + j), {r}))});
+  };
+  const UOpRef wide = column_sum(300, 1024), narrow = column_sum(300, 128);
+  const polygrad::codegen::UpcastPlan p = polygrad::codegen::choose_upcast(wide, t);
+  EXPECT_EQ(p.i, nullptr);
+  EXPECT_EQ(p.lanes, 8);
+  EXPECT_EQ(p.vectors, 8);
+  EXPECT_EQ(polygrad::codegen::choose_upcast(narrow, t).vectors, 4);  // 4 blocks of 32
+  const std::vector<float> xv = exact_ints(300 * 1024, 5);
+  std::vector<HostBuf> bufs{HostBuf::zeros<float>(1024), HostBuf::of(xv)};
+  run(compile(wide, t), bufs);
+  const std::vector<float> out = bufs[0].as<float>();
+  for (int64_t c = 0; c < 1024; ++c) {
+    float want = 0;
+    for (int64_t r = 0; r < 300; ++r) want += xv[r * 1024 + c];
+    ASSERT_EQ(out[c], want) << "column " << c;
+  }
+}
+
 }  // namespace
 }  // namespace polygrad_test
