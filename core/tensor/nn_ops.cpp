@@ -55,6 +55,10 @@ Tensor Tensor::linear(const Tensor& weight, const std::optional<Tensor>& bias) c
 Tensor Tensor::softmax(int64_t axis) const {
   // The max only keeps exp in range: softmax does not depend on it, so its gradient (0 in
   // exact arithmetic, a mask of the max's positions otherwise) is not taken.
+  if (ndim() == 0) {  // (axis 0 or -1: one element)
+    detail::norm_axis("softmax", axis, 1, shape());
+    return reshape({1}).softmax(0).reshape({});
+  }
   const int64_t a = detail::norm_axis("softmax", axis, ndim(), shape());
   Tensor x = detail::to_float(*this);
   Tensor e = (x - detail::reduce_max(x, {a}, true).detach()).exp();
@@ -64,6 +68,10 @@ Tensor Tensor::softmax(int64_t axis) const {
 }
 
 Tensor Tensor::log_softmax(int64_t axis) const {
+  if (ndim() == 0) {  // (axis 0 or -1: one element)
+    detail::norm_axis("log_softmax", axis, 1, shape());
+    return reshape({1}).log_softmax(0).reshape({});
+  }
   const int64_t a = detail::norm_axis("log_softmax", axis, ndim(), shape());
   Tensor x = detail::to_float(*this);
   Tensor s = x - detail::reduce_max(x, {a}, true).detach();  // (as in softmax)
@@ -71,6 +79,10 @@ Tensor Tensor::log_softmax(int64_t axis) const {
 }
 
 Tensor Tensor::logsumexp(int64_t axis, bool keepdim) const {
+  if (ndim() == 0) {  // (axis 0 or -1: one element)
+    detail::norm_axis("logsumexp", axis, 1, shape());
+    return reshape({1}).logsumexp(0, false);
+  }
   const int64_t a = detail::norm_axis("logsumexp", axis, ndim(), shape());
   Tensor x = detail::to_float(*this);
   // The max keeps exp in range; an infinite one (a row of -inf, or one holding +inf) shifts by

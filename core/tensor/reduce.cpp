@@ -152,7 +152,7 @@ Tensor arg_extreme(const char* op, const Tensor& t, std::optional<int64_t> axis,
                    bool is_max) {
   detail::state(t, op);
   nonempty(op, t, axis ? std::vector<int64_t>{*axis} : std::vector<int64_t>{});
-  if (!axis) {
+  if (!axis || t.ndim() == 0) {  // (a 0-d tensor: axis 0 or -1, checked above)
     Tensor r = arg_extreme(op, t.flatten(), 0, false, is_max);
     return keepdim ? r.reshape(lazy::Shape(t.shape().size(), 1)) : r;
   }
@@ -233,7 +233,10 @@ Tensor cumsum_last(const Tensor& x, int64_t n, const std::string& device) {
 
 Tensor Tensor::cumsum(int64_t axis) const {
   const detail::TensorImpl& p = detail::state(*this, "cumsum");
-  if (p.shape.empty()) return *this;
+  if (p.shape.empty()) {
+    detail::norm_axis("cumsum", axis, 1, p.shape);  // (axis 0 or -1: one element)
+    return *this;
+  }
   const int64_t a = detail::norm_axis("cumsum", axis, ndim(), p.shape);
   const int64_t n = p.shape[static_cast<size_t>(a)];
   Tensor x = detail::move_axis_last(*this, a);  // (..., n)

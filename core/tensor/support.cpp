@@ -46,6 +46,10 @@ std::vector<int64_t> norm_axes(const char* op, const std::vector<int64_t>& axes,
     for (int64_t i = 0; i < n; ++i) out.push_back(i);
     return out;
   }
+  if (n == 0) {  // a 0-d tensor takes axis 0 or -1, as one of one element (torch, tinygrad)
+    for (int64_t a : axes) norm_axis(op, a, 1, shape);
+    return out;
+  }
   for (int64_t a : axes) out.push_back(norm_axis(op, a, n, shape));
   std::sort(out.begin(), out.end());
   for (size_t i = 1; i < out.size(); ++i)

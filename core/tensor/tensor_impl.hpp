@@ -45,7 +45,8 @@ DType dt(const Tensor& t);
 /// `axis` counted from the end when negative; a user error "<op>: axis A out of range for
 /// shape S" otherwise. `ndim` may exceed shape.size() by one for unsqueeze-like ops.
 int64_t norm_axis(const char* op, int64_t axis, int64_t ndim, const lazy::Shape& shape);
-/// Sorted normalised axes; empty input means every axis. A user error when one repeats.
+/// Sorted normalised axes; empty input means every axis. A user error when one repeats. A 0-d
+/// tensor takes axis 0 or -1 and has none to reduce (an empty result).
 std::vector<int64_t> norm_axes(const char* op, const std::vector<int64_t>& axes,
                                const lazy::Shape& shape);
 

@@ -55,4 +55,19 @@ TEST(Empty, MaxMinArgmaxOverAnEmptyAxisAreUserErrors) {
   expect_values(x.sum(0), {3}, {0, 0, 0});
 }
 
+TEST(ZeroDim, AxisZeroOrMinusOneIsTheOneElement) {
+  // torch and tinygrad take dim 0 or -1 of a 0-d tensor as an axis of one element.
+  const Tensor x = Tensor::scalar(2.5);
+  expect_values(x.sum(0), {}, {2.5});
+  expect_values(x.max(-1), {}, {2.5});
+  expect_values(x.mean(0), {}, {2.5});
+  expect_values(x.var(0), {}, {kNaN});  // (n - 1 = 0)
+  expect_values(x.softmax(0), {}, {1.0});
+  expect_values(x.log_softmax(-1), {}, {0.0});
+  expect_values(x.logsumexp(0), {}, {2.5});
+  expect_values(x.argmax(0).cast(PG_DTYPE_FLOAT32), {}, {0.0});
+  expect_values(x.cumsum(0), {}, {2.5});
+  expect_values(x.sum(0, true), {}, {2.5});
+}
+
 }  // namespace

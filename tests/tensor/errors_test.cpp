@@ -30,6 +30,8 @@ TEST(Errors, AxisOutOfRange) {
   expect_user_error([] { m23().logsumexp(2); }, {"logsumexp: axis 2 out of range"});
   expect_user_error([] { m23().sum({0, -2}); }, {"sum: axis 0 appears more than once", "(2, 3)"});
   expect_user_error([] { m23().max({1, 1}); }, {"max: axis 1 appears more than once"});
+  expect_user_error([] { Tensor::scalar(2.0).sum(1); }, {"sum: axis 1 out of range for shape ()"});
+  expect_user_error([] { Tensor::scalar(2.0).softmax(-2); }, {"softmax: axis -2 out of range"});
   expect_user_error([] { m23().transpose(0, 2); }, {"transpose", "axis 2", "(2, 3)"});
   expect_user_error([] { m23().permute({0, 0}); }, {"permute", "repeats axis 0"});
 }
