@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace polygrad {
@@ -28,15 +29,49 @@ namespace {
 std::mutex g_assign_mutex;
 std::vector<std::weak_ptr<TensorImpl>> g_pending_assigns;
 
+// ASSIGN nodes that have run while some other graph still holds them (a value built from the
+// tensor while its assign was pending: `p.assign(p * 3); p.assign(p + 1)`, or an optimizer's
+// `p - m` over m's pending update). A later realisation reads such a node as its target,
+// which holds the assigned value, instead of running the assign again over it. An entry only
+// this list holds is in no graph any more and goes.
+std::vector<UOpRef> g_ran_assigns;
+
+// Drops the ran assigns no graph holds any more (their buffers and values go with them).
+void prune_ran_assigns() {
+  std::lock_guard<std::mutex> lock(g_assign_mutex);
+  size_t keep = 0;
+  for (UOpRef& a : g_ran_assigns)
+    if (a->use_count() > 1) g_ran_assigns[keep++] = std::move(a);
+  g_ran_assigns.resize(keep);
+}
+
+// `roots` with every assign that has already run read as its target.
+std::vector<UOpRef> without_ran_assigns(const std::vector<UOpRef>& roots) {
+  prune_ran_assigns();
+  std::lock_guard<std::mutex> lock(g_assign_mutex);
+  if (g_ran_assigns.empty()) return roots;
+  std::unordered_map<const UOp*, UOpRef> ran;
+  for (const UOpRef& a : g_ran_assigns) ran.emplace(a.get(), a->src(0));
+  std::vector<UOpRef> out;
+  for (const UOpRef& r : roots) out.push_back(substitute(r, ran));
+  return out;
+}
+
 void settle_assigns(const std::vector<UOpRef>& roots) {
   std::lock_guard<std::mutex> lock(g_assign_mutex);
   if (g_pending_assigns.empty()) return;
   // One walk over all roots: their graphs overlap (every update of an optimizer step reads
   // the same backward graph), and a walk per root cost a tenth of an RNN's training step.
-  std::unordered_set<const UOp*> ran;
+  // `roots` as given, before ran assigns were read as their targets: every ASSIGN in them has
+  // run now (or before), and graphs built earlier may hold any of them.
+  std::unordered_set<const UOp*> ran, known;
+  for (const UOpRef& a : g_ran_assigns) known.insert(a.get());
   const UOpRef all = UOp::make(Op::SINK, dtypes::void_, std::span<const UOpRef>(roots));
   for (const UOp* u : toposort(all))
-    if (u->op() == Op::ASSIGN) ran.insert(u);
+    if (u->op() == Op::ASSIGN) {
+      ran.insert(u);
+      if (known.insert(u).second) g_ran_assigns.push_back(u->ref());
+    }
   size_t keep = 0;
   for (auto& w : g_pending_assigns) {
     std::shared_ptr<TensorImpl> p = w.lock();
@@ -50,9 +85,9 @@ void settle_assigns(const std::vector<UOpRef>& roots) {
   g_pending_assigns.resize(keep);
 }
 
-std::vector<UOpRef> realize_roots(const std::vector<UOpRef>& roots, const std::string& device) {
-  std::vector<UOpRef> out = runtime::realize(roots, device);
-  settle_assigns(roots);
+std::vector<UOpRef> realize_roots(const std::vector<UOpRef>& given, const std::string& device) {
+  std::vector<UOpRef> out = runtime::realize(without_ran_assigns(given), device);
+  settle_assigns(given);
   return out;
 }
 
@@ -92,6 +127,7 @@ Tensor& Tensor::realize() {
   TensorImpl& p = detail::state(*this, "realize");
   if (lazy::is_realized(p.uop.get())) return *this;
   p.uop = realize_roots({p.uop}, p.device).at(0);
+  prune_ran_assigns();  // (once the roots above are gone: an assign only they held goes)
   return *this;
 }
 
@@ -117,6 +153,7 @@ void Tensor::realize_all(std::vector<Tensor>& tensors) {
     std::vector<UOpRef> out = realize_roots(roots, d);
     for (size_t i = 0; i < owners.size(); ++i) owners[i]->uop = out.at(i);
   }
+  prune_ran_assigns();
 }
 
 void Tensor::copy_to_host(void* dst, size_t bytes) const {

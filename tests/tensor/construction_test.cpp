@@ -154,6 +154,26 @@ TEST(Realize, AssignRunsOnce) {
   expect_values(a, {3}, {2, 4, 6});
 }
 
+TEST(Realize, AGraphHoldingARunAssignReadsItsTarget) {
+  // Values built from a tensor while its assign was pending hold that ASSIGN; once it has run,
+  // they read the target instead of running it again over the new contents (torch: 4, 8, 7).
+  Tensor p(std::vector<float>{1, 1});
+  p.assign(p * 3);
+  p.assign(p + 1);  // (p + 1 holds the first assign, which runs before this one)
+  expect_values(p, {2}, {4, 4});
+  Tensor m(std::vector<float>{1});
+  for (int i = 0; i < 3; ++i) m.assign(m * 2);
+  expect_values(m, {1}, {8});
+  // An optimizer's pattern: p's update reads m's pending one, and m is realised first.
+  Tensor m2(std::vector<float>{1}), p2(std::vector<float>{10});
+  m2.assign(m2 * 2 + 1);
+  p2.assign(p2 - m2);
+  m2.realize();
+  expect_values(m2, {1}, {3});
+  expect_values(p2, {1}, {7});
+  expect_values(m2, {1}, {3});  // p2's realisation did not write m2 again
+}
+
 }  // namespace
 
 namespace {
