@@ -96,6 +96,31 @@ int main(void) {
                "pg_tensor_rand", "1000 is not a dtype");
   CHECK(out == kUntouched);
 
+  /* sizes past what an int64 counts or a host holds: user errors, not crashes or internal
+     errors */
+  const int64_t huge[2] = {(int64_t)1 << 62, 4};
+  EXPECT_ERROR(pg_tensor_from_data(v, PG_DTYPE_FLOAT32, huge, 2, NULL, &out),
+               PG_API_ERR_INVALID_ARGUMENT, "pg_tensor_from_data", "more than 2^62 elements");
+  EXPECT_ERROR(pg_tensor_zeros(huge, 2, PG_DTYPE_FLOAT32, NULL, &out), PG_API_ERR_INVALID_ARGUMENT,
+               "pg_tensor_zeros", "more than 2^62 elements");
+  const int64_t pads[4] = {INT64_MAX, 0, 0, 0};
+  EXPECT_ERROR(pg_tensor_pad(x, pads, 2, 0.0, &out), PG_API_ERR_INVALID_ARGUMENT, "pg_tensor_pad",
+               "negative size");
+  EXPECT_ERROR(pg_tensor_arange(0, 1e30, 1, PG_DTYPE_VOID, NULL, &out), PG_API_ERR_INVALID_ARGUMENT,
+               "pg_tensor_arange", "more than host memory holds");
+  EXPECT_ERROR(pg_tensor_eye(INT64_MAX, 1, PG_DTYPE_FLOAT32, NULL, &out),
+               PG_API_ERR_INVALID_ARGUMENT, "pg_tensor_eye", "more than host memory holds");
+  EXPECT_ERROR(pg_tensor_rand(s23, 2, PG_DTYPE_INT32, NULL, &out), PG_API_ERR_INVALID_ARGUMENT,
+               "pg_tensor_rand", "not a float type");
+  CHECK(out == kUntouched);
+
+  /* an empty plugin name is no name, even after a failed load left a record without one */
+  const char* loaded = NULL;
+  EXPECT_ERROR(pg_plugin_load("/nonexistent/plugin.so", &loaded), PG_API_ERR_DEVICE,
+               "pg_plugin_load", NULL);
+  EXPECT_ERROR(pg_plugin_load("", &loaded), PG_API_ERR_INVALID_ARGUMENT, "pg_plugin_load",
+               "empty plugin name");
+
   pg_tensor_free(x);
   pg_tensor_free(ints);
   pg_tensor_free(s);

@@ -50,8 +50,9 @@ const LoadRecord* Registry::Impl::find_record(const std::string& name) const {
   if (auto p = find_loaded(name))
     for (const LoadRecord& r : records)
       if (r.path == p->path) return &r;
-  for (const LoadRecord& r : records)
-    if (r.plugin_name == name || detail::plugin_name_from_file(r.path) == name) return &r;
+  for (const LoadRecord& r : records)  // (a failed load has no name: "" matches nothing)
+    if (!name.empty() && (r.plugin_name == name || detail::plugin_name_from_file(r.path) == name))
+      return &r;
   return nullptr;
 }
 
@@ -212,6 +213,7 @@ void Registry::discover() {
 }
 
 LoadRecord Registry::load(const std::string& name_or_path) {
+  if (name_or_path.empty()) user_error("[load] an empty plugin name or path");
   std::lock_guard lock(impl_->mutex);
   impl_->discover_locked();
   const bool is_path =
