@@ -24,6 +24,9 @@ UOpRef seed(const char* op, const detail::TensorImpl& root,
     return lazy::full(root.uop->dtype(), 1, root.shape);
   }
   const detail::TensorImpl& g = detail::state(*root_grad, op);
+  if (!g.uop->dtype().is_float())
+    user_error(std::string(op) + ": the root gradient is " + g.uop->dtype().name() +
+               "; it must be a float tensor");
   if (g.shape != root.shape)
     user_error(std::string(op) + ": root gradient shape " + lazy::shape_str(g.shape) +
                " does not match the root's " + lazy::shape_str(root.shape));

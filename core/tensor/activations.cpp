@@ -45,11 +45,13 @@ Tensor Tensor::elu(double alpha) const {
   return pos.where(*this, alpha * pos.where(0.0, *this).expm1());
 }
 Tensor Tensor::softplus(double beta) const {
-  // log(1 + e^(bx)) / b, written so large |bx| neither overflows nor loses the linear part.
-  // (max(bx, 0), not relu: at 0 its gradient is 1/2 and torch's softplus' is sigmoid(0) = 1/2.)
+  // torch's: log(1 + e^(bx)) / b, and x itself past bx = 20 (where they agree to float64's
+  // last digits). Smooth at 0, so second derivatives are b/4 there (max(bx, 0) + log1p(e^-|bx|)
+  // has kinks that dropped them); the exp sees at most 20, so the branch not taken keeps a
+  // finite gradient.
   return widened(detail::to_float(*this), [beta](const Tensor& x) {
     Tensor bx = x * beta;
-    return (bx.maximum(0.0) + (-bx.abs()).exp().log1p()) * (1.0 / beta);
+    return (bx > 20.0).where(x, bx.minimum(20.0).exp().log1p() * (1.0 / beta));
   });
 }
 Tensor Tensor::mish() const {

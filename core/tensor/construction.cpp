@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 
 namespace polygrad {
@@ -25,8 +26,20 @@ lazy::Shape data_shape(const char* op, size_t count, Tensor::Shape shape) {
 }
 
 void check_shape(const char* op, const Tensor::Shape& shape) {
-  for (int64_t d : shape)
-    if (d < 0) user_error(std::string(op) + ": negative size in shape " + lazy::shape_str(shape));
+  detail::checked_numel(op, shape);
+}
+
+/// Host values are made one by one: more than this many is no request a host can meet.
+constexpr int64_t kMaxHostValues = int64_t{1} << 40;
+
+/// `n` host values for `op`, or a user error when they are more than a host holds.
+size_t host_count(const char* op, double n) {
+  if (!(n <= static_cast<double>(kMaxHostValues))) {  // (NaN too)
+    char count[32];
+    std::snprintf(count, sizeof count, "%.3g", n);
+    user_error(std::string(op) + ": " + count + " elements are more than host memory holds");
+  }
+  return static_cast<size_t>(n);
 }
 
 Tensor host_tensor(const void* data, pg_dtype dtype, const lazy::Shape& shape,
@@ -83,6 +96,7 @@ double unit(uint64_t bits) {  // [0, 1) with 53 random bits
 Tensor drawn(const char* op, std::function<std::vector<double>()> draw, pg_dtype dtype,
              const lazy::Shape& shape, const std::string& device) {
   detail::check_dtype(op, dtype);
+  host_count(op, static_cast<double>(lazy::numel(shape)));
   Tensor t = host_values(draw(), dtype, shape, device);
   if (runtime::capturing() && lazy::numel(shape) > 0) {
     const UOp* buffer = lazy::realized_buffer(detail::node(t, op).get());
@@ -171,6 +185,8 @@ void Tensor::manual_seed(uint64_t seed) {
 
 Tensor Tensor::rand(const Shape& shape, pg_dtype dtype, const std::string& device) {
   check_shape("rand", shape);
+  if (!DType(detail::check_dtype("rand", dtype)).is_float())
+    user_error("rand: dtype " + DType(dtype).name() + " is not a float type (torch's rule)");
   const int64_t n = lazy::numel(shape);
   auto draw = [n] {
     std::vector<uint64_t> bits = random_bits(n);
@@ -184,6 +200,8 @@ Tensor Tensor::rand(const Shape& shape, pg_dtype dtype, const std::string& devic
 
 Tensor Tensor::randn(const Shape& shape, pg_dtype dtype, const std::string& device) {
   check_shape("randn", shape);
+  if (!DType(detail::check_dtype("randn", dtype)).is_float())
+    user_error("randn: dtype " + DType(dtype).name() + " is not a float type (torch's rule)");
   const int64_t n = lazy::numel(shape);
   auto draw = [n] {
     std::vector<uint64_t> bits = random_bits(2 * n);
@@ -238,7 +256,10 @@ Tensor Tensor::arange(double start, double stop, double step, std::optional<pg_d
   const bool whole =
       start == std::trunc(start) && stop == std::trunc(stop) && step == std::trunc(step);
   const pg_dtype dt = dtype ? *dtype : whole ? PG_DTYPE_INT32 : PG_DTYPE_FLOAT32;
-  const auto n = static_cast<int64_t>(std::max(0.0, std::ceil((stop - start) / step)));
+  if (!std::isfinite(start) || !std::isfinite(stop) || !std::isfinite(step))
+    user_error("arange: start, stop and step must be finite");
+  const auto n =
+      static_cast<int64_t>(host_count("arange", std::max(0.0, std::ceil((stop - start) / step))));
   std::vector<double> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = start + static_cast<double>(i) * step;
   return from_doubles(v, dt, {n}, device);
@@ -261,7 +282,7 @@ Tensor Tensor::linspace(double start, double stop, int64_t steps, pg_dtype dtype
                         const std::string& device) {
   if (steps < 0) user_error("linspace: steps must be non-negative, got " + std::to_string(steps));
   detail::check_dtype("linspace", dtype);
-  std::vector<double> v(static_cast<size_t>(steps));
+  std::vector<double> v(host_count("linspace", static_cast<double>(steps)));
   for (int64_t i = 0; i < steps; ++i)
     v[static_cast<size_t>(i)] =
         steps == 1 ? start : start + (stop - start) * static_cast<double>(i) / (steps - 1);
@@ -272,7 +293,8 @@ Tensor Tensor::eye(int64_t n, int64_t m, pg_dtype dtype, const std::string& devi
   if (m < 0) m = n;
   if (n < 0) user_error("eye: negative size " + std::to_string(n));
   detail::check_dtype("eye", dtype);
-  std::vector<double> v(static_cast<size_t>(n * m), 0.0);
+  if (m < 0) user_error("eye: negative size " + std::to_string(m));
+  std::vector<double> v(host_count("eye", static_cast<double>(n) * static_cast<double>(m)), 0.0);
   for (int64_t i = 0; i < std::min(n, m); ++i) v[static_cast<size_t>(i * m + i)] = 1.0;
   return from_doubles(v, dtype, {n, m}, device);
 }

@@ -2,6 +2,7 @@
 #include "tensor/tensor_impl.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace polygrad {
 
@@ -80,7 +81,10 @@ Tensor Tensor::getitem(const std::vector<Index>& index) const {
         b = {sb, std::max(sb, se)};
       }
       bounds.push_back(b);
-      steps.push_back(i.step > 0 ? i.step : -i.step);
+      // A step past the axis takes its first element alone, as the axis' length does (and
+      // |step| then stays clear of overflow: INT64_MIN and INT64_MAX included).
+      const int64_t mag = i.step > 0 ? i.step : i.step == INT64_MIN ? INT64_MAX : -i.step;
+      steps.push_back(std::min<int64_t>(mag, std::max<int64_t>(n, 1)));
       int64_t len = b.second - b.first;
       int64_t st = steps.back();
       out.push_back((len + st - 1) / st);

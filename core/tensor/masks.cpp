@@ -2,12 +2,17 @@
 // any/all, logical and/or, lerp, outer and roll.
 #include "tensor/tensor_impl.hpp"
 
+#include <algorithm>
+
 namespace polygrad {
 
 using detail::dt;
 
 Tensor detail::triangle_mask(int64_t rows, int64_t cols, int64_t diagonal, bool lower,
                              const std::string& device) {
+  // (j - i lies in (-rows, cols): a diagonal past that keeps all or nothing, and clamped
+  // it fits the aranges' int32, which would wrap a larger one)
+  diagonal = std::clamp<int64_t>(diagonal, -rows, cols);
   Tensor i = Tensor::arange(rows, device).reshape({rows, 1});
   Tensor j = Tensor::arange(cols, device).reshape({1, cols});
   return lower ? j - i <= Scalar(diagonal) : j - i >= Scalar(diagonal);

@@ -9,7 +9,23 @@
 
 namespace polygrad::detail {
 
+int64_t checked_numel(const char* op, const lazy::Shape& shape) {
+  // Index math multiplies sizes together (strides, offsets): their product, counting 0 as 1,
+  // stays within 2^62 so nothing derived from it overflows an int64.
+  constexpr int64_t kMaxElements = int64_t{1} << 62;
+  int64_t all = 1;
+  for (int64_t d : shape) {
+    if (d < 0) user_error(std::string(op) + ": negative size in shape " + lazy::shape_str(shape));
+    if (d > 1 && all > kMaxElements / d)
+      user_error(std::string(op) + ": shape " + lazy::shape_str(shape) +
+                 " holds more than 2^62 elements");
+    all *= std::max<int64_t>(d, 1);
+  }
+  return lazy::numel(shape);
+}
+
 Tensor make(UOpRef uop, lazy::Shape shape, std::string device) {
+  checked_numel("shape", shape);  // (any op's result: a pad or a repeat past int64 included)
   auto p = std::make_shared<TensorImpl>();
   p->uop = std::move(uop);
   p->shape = std::move(shape);

@@ -279,6 +279,9 @@ void Tensor::set_grad(const std::optional<Tensor>& grad) {
   if (g.shape != p.shape)
     user_error("set_grad: gradient shape " + lazy::shape_str(g.shape) +
                " does not match tensor shape " + lazy::shape_str(p.shape));
+  if (g.uop->dtype() != p.uop->dtype())
+    user_error("set_grad: gradient dtype " + g.uop->dtype().name() +
+               " does not match tensor dtype " + p.uop->dtype().name());
   p.grad = grad->impl();
 }
 

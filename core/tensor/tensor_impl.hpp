@@ -25,6 +25,9 @@ struct TensorImpl {
   std::shared_ptr<TensorImpl> grad;
 };
 
+/// The element count of `shape`; a user error naming `op` when a size is negative or the
+/// sizes multiply past 2^62 (every new tensor's shape is checked so).
+int64_t checked_numel(const char* op, const lazy::Shape& shape);
 /// A new tensor around `uop`.
 Tensor make(UOpRef uop, lazy::Shape shape, std::string device);
 /// The impl of `t`; a user error naming `op` when t is a null handle.

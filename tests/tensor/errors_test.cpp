@@ -2,6 +2,8 @@
 // and nothing aborts (the process goes on using tensors afterwards).
 #include "harness.hpp"
 
+#include <climits>
+
 namespace {
 
 using polygrad::Index;
@@ -189,6 +191,29 @@ TEST(Errors, PoolPaddingBeyondHalfTheKernel) {
   // Half of it is fine; a dilated kernel is wider.
   EXPECT_EQ(x.max_pool2d(3, std::nullopt, 1, 1).shape(), (Tensor::Shape{1, 1, 3, 3}));
   EXPECT_EQ(x.max_pool2d(3, std::nullopt, 2, 2).shape(), (Tensor::Shape{1, 1, 3, 3}));
+}
+
+TEST(Errors, GradientDtypes) {
+  Tensor w = Tensor::ones({2}).requires_grad(true);
+  expect_user_error([&] { w.set_grad(Tensor::zeros({2}, PG_DTYPE_INT32)); },
+                    {"set_grad: gradient dtype int32 does not match tensor dtype float32"});
+  expect_user_error([&] { (w * 2).backward(Tensor::ones({2}, PG_DTYPE_INT32)); },
+                    {"backward: the root gradient is int32"});
+  expect_user_error([] { Tensor::rand({2}, PG_DTYPE_INT32); }, {"rand: dtype int32"});
+  expect_user_error([] { Tensor::randn({2}, PG_DTYPE_UINT8); }, {"randn", "not a float type"});
+}
+
+TEST(Errors, ShapesPastInt64) {
+  const int64_t big = int64_t{1} << 62;
+  expect_user_error(
+      [&] {
+        Tensor::zeros({big, 4});
+      },
+      {"(4611686018427387904, 4)", "more than 2^62"});
+  expect_user_error([] { m23().pad({{INT64_MAX, 0}, {0, 0}}); }, {"negative size in shape"});
+  expect_user_error([&] { Tensor::zeros({1, 1}).expand({big, 8}); }, {"more than 2^62"});
+  // (0 elements, but sizes that still multiply past it in index math)
+  expect_user_error([&] { Tensor::zeros({0, big, 8}); }, {"more than 2^62 elements"});
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // Movement, joining and indexing against torch (fixtures/movement.txt).
 #include "harness.hpp"
 
+#include <climits>
+
 namespace {
 
 using polygrad::Index;
@@ -125,6 +127,31 @@ TEST(Dtypes, PadFillGatherAndTrianglesKeepTheTensorsDtype) {
   const Tensor b = Tensor::ones({2, 2}, PG_DTYPE_BOOL).tril();
   EXPECT_EQ(b.dtype(), PG_DTYPE_BOOL);
   EXPECT_EQ(b.to_vector<uint8_t>(), (std::vector<uint8_t>{1, 0, 1, 1}));
+}
+
+TEST(Slicing, StepsPastTheAxisTakeTheFirstElement) {
+  // x[::s] for |s| >= the length: one element (the last one for a negative step), as numpy.
+  const Tensor x(std::vector<float>{0, 1, 2, 3, 4, 5});
+  for (int64_t step : {int64_t{6}, int64_t{1} << 62, INT64_MAX})
+    EXPECT_EQ(x[{Index::slice(std::nullopt, std::nullopt, step)}].to_vector<float>(),
+              std::vector<float>{0});
+  for (int64_t step : {int64_t{-6}, -INT64_MAX, INT64_MIN})
+    EXPECT_EQ(x[{Index::slice(std::nullopt, std::nullopt, step)}].to_vector<float>(),
+              std::vector<float>{5});
+  EXPECT_EQ(x[{Index::slice(1, std::nullopt, 4)}].to_vector<float>(), (std::vector<float>{1, 5}));
+}
+
+TEST(Masks, TrianglesOfDiagonalsPastTheMatrix) {
+  // tril keeps everything once k >= cols - 1 and nothing once k < -rows + 1; triu the reverse
+  // (int32 aranges wrapped a diagonal of 2^31 or 2^32).
+  const Tensor m = Tensor::ones({3, 3});
+  for (int64_t k : {int64_t{3}, int64_t{1} << 31, int64_t{1} << 32}) {
+    EXPECT_EQ(m.tril(k).sum().item<float>(), 9.0f) << k;
+    EXPECT_EQ(m.triu(k).sum().item<float>(), 0.0f) << k;
+    EXPECT_EQ(m.tril(-k).sum().item<float>(), 0.0f) << k;
+    EXPECT_EQ(m.triu(-k).sum().item<float>(), 9.0f) << k;
+  }
+  EXPECT_EQ(m.tril(1).sum().item<float>(), 8.0f);
 }
 
 }  // namespace

@@ -217,4 +217,35 @@ TEST(SpecialFunctions, HalfExpWithinAnUlp) {
   }
 }
 
+TEST(SpecialFunctions, SoftplusSecondDerivativeIsSmoothAtZero) {
+  // d2/dx2 log(1 + e^(bx)) / b = b s (1 - s), s = sigmoid(bx): b/4 at 0.
+  for (double beta : {1.0, 2.0}) {
+    for (double at : {0.0, 0.5, -3.0}) {
+      const Tensor x = Tensor(std::vector<float>{static_cast<float>(at)}).requires_grad(true);
+      const Tensor d1 = Tensor::gradient(x.softplus(beta).sum(), {x})[0];
+      const Tensor d2 = Tensor::gradient(d1.sum(), {x})[0];
+      const double s = 1.0 / (1.0 + std::exp(-beta * at));
+      tensor_test::expect_values(d1, {1}, {s}, 1e-6, 1e-6);
+      tensor_test::expect_values(d2, {1}, {beta * s * (1 - s)}, 1e-6, 1e-5);
+    }
+  }
+  // Past bx = 20 it is x, with gradient 1, and no NaN from the branch not taken.
+  const Tensor y = Tensor(std::vector<float>{30.0f, 1000.0f}).requires_grad(true);
+  tensor_test::expect_values(Tensor::gradient(y.softplus().sum(), {y})[0], {2}, {1, 1}, 0, 0);
+  tensor_test::expect_values(y.softplus(), {2}, {30, 1000}, 0, 0);
+}
+
+TEST(SpecialFunctions, HalfStatisticsAreWorkedInFloat32) {
+  // 0 .. 299 in float16: their sum of squared deviations (2.25e6) is past float16's 65504.
+  const Tensor x = Tensor::arange(0.0, 300.0, 1.0, PG_DTYPE_FLOAT16);
+  const double var = 300.0 * 301.0 / 12.0;  // (n^2 - 1) / 12 * n / (n - 1) with n = 300
+  tensor_test::expect_values(x.var().cast(PG_DTYPE_FLOAT32), {}, {var}, 0, 1e-3);
+  tensor_test::expect_values(x.std().cast(PG_DTYPE_FLOAT32), {}, {std::sqrt(var)}, 0, 1e-3);
+  tensor_test::expect_values(x.mean().cast(PG_DTYPE_FLOAT32), {}, {149.5}, 0, 1e-3);
+  const std::vector<float> ln = x.layernorm({-1}).cast(PG_DTYPE_FLOAT32).to_vector<float>();
+  const double sd = std::sqrt(var * 299.0 / 300.0);
+  EXPECT_NEAR(ln.front(), -149.5 / sd, 2e-3);
+  EXPECT_NEAR(ln.back(), 149.5 / sd, 2e-3);
+}
+
 }  // namespace
