@@ -5,6 +5,7 @@
 
 #include <polygrad/error.hpp>
 
+#include <cmath>
 #include <new>
 
 namespace polygrad::capi {
@@ -77,6 +78,9 @@ Scalar scalar_arg(pg_scalar s) {
   if (!s.is_int) return Scalar(s.value);
   if (static_cast<double>(s.int_value) == s.value)
     return Scalar(static_cast<long long>(s.int_value));
+  // ({3.0, 1}: value holds the int. One no int64 holds, NaN or past 2^63, has no int form.)
+  if (!(std::fabs(s.value) < 0x1p63))
+    user_error("an int scalar's value " + std::to_string(s.value) + " is no int64");
   return Scalar(static_cast<long long>(s.value));
 }
 

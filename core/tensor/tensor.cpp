@@ -169,7 +169,8 @@ void Tensor::copy_to_host(void* dst, size_t bytes) const {
 
 void Tensor::check_item() const {
   if (numel() != 1)
-    user_error("item: tensor of shape " + lazy::shape_str(shape()) + " has more than one element");
+    user_error("item: tensor of shape " + lazy::shape_str(shape()) + " has " +
+               std::to_string(numel()) + " elements, not one");
 }
 
 Tensor Tensor::to(const std::string& device) const {

@@ -114,6 +114,16 @@ int main(void) {
                "pg_tensor_rand", "not a float type");
   CHECK(out == kUntouched);
 
+  /* an int scalar whose value no int64 holds (NaN, 1e300) is refused, not converted */
+  pg_scalar nan_int = pg_scalar_int(0);
+  nan_int.value = 0.0 / 0.0;
+  EXPECT_ERROR(pg_tensor_add_scalar(x, nan_int, &out), PG_API_ERR_INVALID_ARGUMENT,
+               "pg_tensor_add_scalar", "is no int64");
+  nan_int.value = 1e300;
+  EXPECT_ERROR(pg_tensor_mul_scalar(x, nan_int, &out), PG_API_ERR_INVALID_ARGUMENT,
+               "pg_tensor_mul_scalar", "is no int64");
+  CHECK(out == kUntouched);
+
   /* an empty plugin name is no name, even after a failed load left a record without one */
   const char* loaded = NULL;
   EXPECT_ERROR(pg_plugin_load("/nonexistent/plugin.so", &loaded), PG_API_ERR_DEVICE,

@@ -40,7 +40,8 @@ typedef struct pg_tensor* pg_tensor_t;
 /** A scalar operand. `is_int` follows Python: an int scalar keeps an int tensor's dtype, a
  *  float scalar with an int tensor gives float32. Build one with pg_scalar_int/pg_scalar_float.
  *  An int scalar's exact value is `int_value` (an int64 beyond 2^53 has no double) when it
- *  rounds to `value`; otherwise `value` is used (a scalar written as {3.0, 1}). */
+ *  rounds to `value`; otherwise `value` is used (a scalar written as {3.0, 1}), and one no
+ *  int64 holds (NaN, 1e300) is PG_API_ERR_INVALID_ARGUMENT. */
 typedef struct pg_scalar {
   double value;
   int is_int;
