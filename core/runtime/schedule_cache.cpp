@@ -54,17 +54,34 @@ Cache& cache() {
 schedule::Schedule cached_schedule(const std::vector<UOpRef>& roots, const std::string& device) {
   // The graph with its inputs replaced by placeholders -(k+1).
   UOpRef sink = UOp::make(Op::SINK, dtypes::void_, std::span<const UOpRef>(roots));
-  std::unordered_map<const UOp*, UOpRef> to_placeholder;
+  // Each ASSIGN's serial (lazy::assign) becomes its number in toposort order: the same
+  // structure, the same key.
+  std::unordered_map<const UOp*, UOpRef> to_placeholder, key_of;
   std::vector<UOpRef> inputs;
   std::vector<std::string> devices{device};
+  int64_t assigns = 0;
+  std::vector<UOpRef> srcs;
   for (const UOp* u : toposort(sink)) {
-    if (u->op() != Op::BUFFER) continue;
-    inputs.push_back(u->ref());
-    devices.push_back(buffer_device(u));
-    to_placeholder.emplace(
-        u, lazy::buffer(u->dtype(), lazy::buffer_count(u), -static_cast<int64_t>(inputs.size())));
+    if (u->op() == Op::BUFFER) {
+      inputs.push_back(u->ref());
+      devices.push_back(buffer_device(u));
+      UOpRef ph =
+          lazy::buffer(u->dtype(), lazy::buffer_count(u), -static_cast<int64_t>(inputs.size()));
+      to_placeholder.emplace(u, ph);
+      key_of.emplace(u, std::move(ph));
+      continue;
+    }
+    srcs.clear();
+    bool same = u->op() != Op::ASSIGN;
+    for (const UOpRef& s : u->srcs()) {
+      srcs.push_back(key_of.at(s.get()));
+      same = same && srcs.back() == s;
+    }
+    key_of.emplace(u, same ? u->ref()
+                           : UOp::make(u->op(), u->dtype(), srcs,
+                                       u->op() == Op::ASSIGN ? Arg(++assigns) : u->arg()));
   }
-  UOpRef key_graph = substitute(sink, to_placeholder);
+  UOpRef key_graph = key_of.at(sink.get());
   Cache& c = cache();
   std::shared_ptr<Entry> entry;
   {

@@ -405,6 +405,9 @@ UOpRef KernelBuilder::index_uncached(const UOp* node, const std::vector<UOpRef>&
     for (const UOpRef& s : node->srcs()) srcs.push_back(index(s.get(), idx, gate));
     return UOp::make(node->op(), node->dtype(), srcs, node->arg());
   }
+  // A pending assign read as a value (b.assign(a) while a's own assign is pending, a swap):
+  // the write runs first, as a kernel of its own, and this one reads its target.
+  if (node->op() == Op::ASSIGN) return load_realized(node, idx, gate);
   internal_error("schedule: cannot index " + node_to_string(*node));
 }
 

@@ -1,6 +1,8 @@
 // Builders for tensor-level nodes and their shape inference.
 #include "tensor/lazy.hpp"
 
+#include <atomic>
+
 #include "ir/error.hpp"
 
 #include <algorithm>
@@ -203,7 +205,11 @@ UOpRef copy_to(const UOpRef& x, const std::string& device) {
   return UOp::make(Op::COPY, x->dtype(), {x}, device);
 }
 UOpRef assign(const UOpRef& target, const UOpRef& value) {
-  return UOp::make(Op::ASSIGN, target->dtype(), {target, value});
+  // Each assign is a node of its own, told apart by a serial: a write happens once per call,
+  // and an optimizer's update is the same graph every step (hash-consing would make the next
+  // step's write the one that already ran). The schedule cache numbers them structurally.
+  static std::atomic<int64_t> serial{0};
+  return UOp::make(Op::ASSIGN, target->dtype(), {target, value}, serial.fetch_add(1) + 1);
 }
 
 bool is_realized(const UOp* u) {

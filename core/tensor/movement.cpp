@@ -24,10 +24,13 @@ Tensor Tensor::reshape(const Shape& shape_in) const {
       infer = static_cast<int64_t>(i);
     } else if (s[i] < 0) {
       user_error("reshape: negative size in " + ints_str(shape_in));
-    } else {
-      known *= s[i];
     }
   }
+  Shape given;  // the sizes given, checked before they are multiplied
+  for (int64_t d : s)
+    if (d != -1) given.push_back(d);
+  detail::checked_numel("reshape", given);
+  for (int64_t d : given) known *= d;
   const int64_t n = lazy::numel(p.shape);
   if (infer >= 0) {
     if (known == 0 || n % known != 0)
@@ -176,8 +179,14 @@ Tensor Tensor::pad(const std::vector<std::pair<int64_t, int64_t>>& pads, double 
   // Negative amounts crop first.
   std::vector<std::pair<int64_t, int64_t>> crop, grow;
   bool any_crop = false, any_grow = false;
+  constexpr int64_t kMaxSize = int64_t{1} << 62;  // (checked_numel's bound, without overflow)
   for (size_t i = 0; i < pads.size(); ++i) {
     auto [b, a] = pads[i];
+    if (b < -kMaxSize || b > kMaxSize || a < -kMaxSize || a > kMaxSize ||
+        p.shape[i] + b + a > kMaxSize)
+      user_error("pad: pads (" + std::to_string(b) + ", " + std::to_string(a) + ") of axis " +
+                 std::to_string(i) + " of shape " + lazy::shape_str(p.shape) +
+                 " make it longer than 2^62");
     int64_t cb = b < 0 ? -b : 0, ca = a < 0 ? -a : 0;
     if (cb + ca > p.shape[i])
       user_error("pad: pads (" + std::to_string(b) + ", " + std::to_string(a) +
@@ -233,8 +242,9 @@ Tensor Tensor::repeat(const std::vector<int64_t>& repeats) const {
   for (size_t i = 0; i < base.size(); ++i) {
     inter.insert(inter.end(), {1, base[i]});
     expanded.insert(expanded.end(), {repeats[i], base[i]});
-    out.push_back(repeats[i] * base[i]);
   }
+  detail::checked_numel("repeat", expanded);  // (so no product below overflows)
+  for (size_t i = 0; i < base.size(); ++i) out.push_back(repeats[i] * base[i]);
   return reshape(inter).expand(expanded).reshape(out);
 }
 

@@ -33,8 +33,9 @@ std::vector<std::weak_ptr<TensorImpl>> g_pending_assigns;
 // tensor while its assign was pending: `p.assign(p * 3); p.assign(p + 1)`, or an optimizer's
 // `p - m` over m's pending update). A later realisation reads such a node as its target,
 // which holds the assigned value, instead of running the assign again over it. An entry only
-// this list holds is in no graph any more and goes.
-std::vector<UOpRef> g_ran_assigns;
+// this list holds is in no graph any more and goes. Never destroyed: at exit its last
+// entries would free buffers whose owners (a Python array's release callback) are gone.
+std::vector<UOpRef>& g_ran_assigns = *new std::vector<UOpRef>;
 
 // Drops the ran assigns no graph holds any more (their buffers and values go with them).
 void prune_ran_assigns() {

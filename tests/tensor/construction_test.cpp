@@ -174,6 +174,31 @@ TEST(Realize, AGraphHoldingARunAssignReadsItsTarget) {
   expect_values(m2, {1}, {3});  // p2's realisation did not write m2 again
 }
 
+TEST(Realize, TheSameUpdateEveryStepRunsEveryStep) {
+  // An optimizer's step builds the same graph each time: each assign still runs once per call
+  // (a = 0.5^k, q = 1 - 0.5^k), its state read by nothing in between.
+  Tensor a(std::vector<float>{1}), q(std::vector<float>{0});
+  for (int k = 1; k <= 4; ++k) {
+    a.assign(a * 0.5);
+    q.assign(q + a);
+    std::vector<Tensor> both{q, a};
+    Tensor::realize_all(both);
+    expect_values(a, {1}, {std::ldexp(1.0, -k)});
+    expect_values(q, {1}, {1.0 - std::ldexp(1.0, -k)});
+  }
+}
+
+TEST(Realize, AnAssignReadingAPendingOneRunsAfterIt) {
+  // a <- b, then b <- a: torch's copies in order leave both at b's old value.
+  Tensor a(std::vector<float>{1, 1}), b(std::vector<float>{2, 2});
+  a.assign(b);
+  b.assign(a);
+  std::vector<Tensor> both{a, b};
+  Tensor::realize_all(both);
+  expect_values(a, {2}, {2, 2});
+  expect_values(b, {2}, {2, 2});
+}
+
 }  // namespace
 
 namespace {

@@ -210,7 +210,9 @@ TEST(Errors, ShapesPastInt64) {
         Tensor::zeros({big, 4});
       },
       {"(4611686018427387904, 4)", "more than 2^62"});
-  expect_user_error([] { m23().pad({{INT64_MAX, 0}, {0, 0}}); }, {"negative size in shape"});
+  expect_user_error([] { m23().pad({{INT64_MAX, 0}, {0, 0}}); }, {"pad", "longer than 2^62"});
+  expect_user_error([] { m23().pad({{INT64_MIN, 0}, {0, 0}}); }, {"pad", "longer than 2^62"});
+  expect_user_error([&] { m23().repeat({big, 1}); }, {"repeat", "more than 2^62"});
   expect_user_error([&] { Tensor::zeros({1, 1}).expand({big, 8}); }, {"more than 2^62"});
   // (0 elements, but sizes that still multiply past it in index math)
   expect_user_error([&] { Tensor::zeros({0, big, 8}); }, {"more than 2^62 elements"});
