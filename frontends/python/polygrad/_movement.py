@@ -307,6 +307,8 @@ def dropout(self, p=0.5):
         raise ValueError(f"dropout: probability has to be between 0 and 1, not {p}")
     if not Tensor.training or p == 0:
         return self
+    if p == 1:  # every element dropped (torch's zeros), no 1 / 0 scale
+        return self * 0.0
     keep = self.rand_like().ge(p)
     return keep.where(self, 0.0) * (1.0 / (1.0 - p))
 

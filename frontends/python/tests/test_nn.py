@@ -68,6 +68,16 @@ def test_embedding():
     np.testing.assert_allclose(e.weight.grad.numpy(), et.weight.grad.numpy())
 
 
+def test_dropout_of_one_is_zeros_and_groupnorm_checks_its_groups():
+    Tensor.training = True
+    try:
+        np.testing.assert_array_equal(Tensor([1.0, 2.0]).dropout(1.0).numpy(), [0.0, 0.0])
+    finally:
+        Tensor.training = False
+    with pytest.raises(ValueError, match="divisible"):
+        nn.GroupNorm(3, 4)
+
+
 def test_dropout_probability_outside_zero_to_one_raises():
     # torch raises for p outside [0, 1], in training or not
     for p in (-0.1, 1.5):

@@ -55,6 +55,45 @@ def test_adamw(kw):
     _run(lambda p: nn.AdamW(p, lr=0.01, **kw), lambda p: torch.optim.AdamW(p, lr=0.01, **kw))
 
 
+def test_state_advances_without_reading_the_loss_and_grads_keep_their_values():
+    # Nothing read between steps (each step's graph is the same: the core must still run each
+    # update once); p.grad after step() holds the gradient the step used, as torch's does.
+    for make, tmake in [(lambda p: nn.Adam(p, lr=0.1), lambda p: torch.optim.Adam(p, lr=0.1)),
+                        (lambda p: nn.SGD(p, lr=0.1, momentum=0.9),
+                         lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9))]:
+        w = Tensor(np.array([1.0, -2.0, 3.0], np.float32), requires_grad=True)
+        tw = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        opt, topt = make([w]), tmake([tw])
+        for _ in range(4):
+            opt.zero_grad()
+            (w * w * w).sum().backward()
+            opt.step()
+            topt.zero_grad()
+            (tw * tw * tw).sum().backward()
+            topt.step()
+            np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-5)
+        np.testing.assert_allclose(w.numpy(), tw.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_adam_counts_each_parameters_steps_and_float64_steps_exactly():
+    # b gets its first gradient at step 3: its bias correction is step 1's (torch's count per
+    # parameter); a float64 parameter moves by the lr given, not by it rounded to float32.
+    a = Tensor(np.array([1.0, -1.0]), requires_grad=True)  # float64
+    b = Tensor(np.array([1.0, -1.0]), requires_grad=True)
+    ta = torch.tensor([1.0, -1.0], dtype=torch.float64, requires_grad=True)
+    tb = torch.tensor([1.0, -1.0], dtype=torch.float64, requires_grad=True)
+    opt, topt = nn.Adam([a, b], lr=0.1), torch.optim.Adam([ta, tb], lr=0.1)
+    for step in range(3):
+        opt.zero_grad()
+        topt.zero_grad()
+        ((a * a).sum() + ((b * b).sum() if step == 2 else 0)).backward()
+        ((ta * ta).sum() + ((tb * tb).sum() if step == 2 else 0)).backward()
+        opt.step()
+        topt.step()
+    np.testing.assert_allclose(a.numpy(), ta.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(b.numpy(), tb.detach().numpy(), rtol=1e-12)
+
+
 def test_defaults_match_seed():
     p = [Tensor.zeros(2)]
     s = nn.SGD(p)

@@ -87,6 +87,9 @@ class GroupNorm:
     """Normalises each of num_groups channel groups of an (N, C, ...) tensor."""
 
     def __init__(self, num_groups, num_channels, eps=1e-5, affine=True):
+        if num_groups <= 0 or num_channels % num_groups != 0:
+            raise ValueError(f"GroupNorm: num_channels ({num_channels}) must be divisible by "
+                             f"num_groups ({num_groups})")
         self.num_groups, self.num_channels, self.eps = num_groups, num_channels, eps
         self.weight = _param(Tensor.ones(num_channels)) if affine else None
         self.bias = _param(Tensor.zeros(num_channels)) if affine else None

@@ -26,12 +26,13 @@ class Optimizer:
     def lr(self, value):
         # The learning rate lives in a one-element buffer that the updates read, so a schedule
         # that changes it every step reruns the same kernels (as a float it would be a new
-        # constant in a new graph each step: a new schedule and new kernels).
+        # constant in a new graph each step: a new schedule and new kernels). float64, so a
+        # float64 parameter steps by the lr given, not by it rounded to float32.
         self._lr = float(value)
         if getattr(self, "_lr_t", None) is None:
-            self._lr_t = Tensor([self._lr]).realize()
+            self._lr_t = Tensor([self._lr], dtype="float64").realize()
         else:
-            self._lr_t.assign(Tensor([self._lr])).realize()
+            self._lr_t.assign(Tensor([self._lr], dtype="float64")).realize()
 
     def _lr_as(self, t):
         return self._lr_t.cast(t.dtype)
@@ -45,11 +46,14 @@ class Optimizer:
 
     def step(self):
         # One schedule: the losses backward() was called on (so that reading them afterwards
-        # gives the value the gradients were taken at), every parameter's assign, and the
-        # optimizer state. The core runs the assigned values first, then the writes.
+        # gives the value the gradients were taken at), the gradients (which read the
+        # parameters: realised before the writes, p.grad keeps the values the step used, as
+        # torch's does), every parameter's assign, and the optimizer state. The core runs the
+        # assigned values first, then the writes.
         grads = [(i, p, p.grad) for i, p in enumerate(self.params)]
         grads = [x for x in grads if x[2] is not None]
         targets = Tensor._take_pending_roots()
+        targets.extend(g for _, _, g in grads)
         for i, p, g in grads:
             targets.append(p)
             p.assign(self._update(i, p, g))
@@ -91,16 +95,26 @@ class _AdamBase(Optimizer):
         self.eps, self.weight_decay = eps, weight_decay
         self.m = [Tensor.zeros(*p.shape, dtype=p.dtype).realize() for p in self.params]
         self.v = [Tensor.zeros(*p.shape, dtype=p.dtype).realize() for p in self.params]
-        # b1^t and b2^t live in buffers so every step runs the same (cached) kernels.
-        self.b1_t = Tensor.ones(1).realize()
-        self.b2_t = Tensor.ones(1).realize()
+        # b1^t and b2^t of each parameter (torch counts each parameter's steps: one that gets
+        # no gradient in a step does not advance), in float64 buffers of one entry per
+        # parameter, so every step runs the same (cached) kernels at any parameter's precision.
+        n = len(self.params)
+        self.b1_t = Tensor.ones(n, dtype="float64").realize()
+        self.b2_t = Tensor.ones(n, dtype="float64").realize()
 
     def _state(self):
         return self.m + self.v + [self.b1_t, self.b2_t]
 
     def step(self):
-        self.b1_t.assign(self.b1_t * self.b1)
-        self.b2_t.assign(self.b2_t * self.b2)
+        stepped = [p.grad is not None for p in self.params]
+        if all(stepped):
+            self.b1_t.assign(self.b1_t * self.b1)
+            self.b2_t.assign(self.b2_t * self.b2)
+        else:  # (only the parameters with a gradient advance)
+            self.b1_t.assign(self.b1_t * Tensor([self.b1 if s else 1.0 for s in stepped],
+                                                dtype="float64"))
+            self.b2_t.assign(self.b2_t * Tensor([self.b2 if s else 1.0 for s in stepped],
+                                                dtype="float64"))
         super().step()
 
     def _update(self, i, p, g):
@@ -109,8 +123,8 @@ class _AdamBase(Optimizer):
             g = g + p * self.weight_decay
         m = self.m[i].assign(self.m[i] * self.b1 + g * (1.0 - self.b1))
         v = self.v[i].assign(self.v[i] * self.b2 + g.square() * (1.0 - self.b2))
-        m_hat = m / (1.0 - self.b1_t)
-        v_hat = v / (1.0 - self.b2_t)
+        m_hat = m / (1.0 - self.b1_t[i]).cast(m.dtype)
+        v_hat = v / (1.0 - self.b2_t[i]).cast(v.dtype)
         upd = m_hat / (v_hat.sqrt() + self.eps)
         if self.weight_decay and self.decoupled:
             p = p * (1.0 - self._lr_as(p) * self.weight_decay)
