@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <polygrad/registry.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
@@ -111,6 +113,32 @@ void check_mul_add(int64_t n) {
   std::vector<float> out = bufs[0].as<float>();
   for (int64_t i = 0; i < n; ++i)
     ASSERT_EQ(out[i], va[i] * vb[i] + vc[i]) << "n " << n << " element " << i;
+}
+
+constexpr double kLog2e = 1.4426950408889634;
+
+UOpRef softmax_ast(int64_t n, int64_t m) {
+  using polygrad::range;
+  UOpRef i = range(idx(n), 0), j = range(idx(m), 1), k = range(idx(m), 2), k2 = range(idx(m), 3);
+  UOpRef o = global(0, dtypes::float32), x = global(1, dtypes::float32);
+  UOpRef c = polygrad::const_float(dtypes::float32, kLog2e);
+  UOpRef mx = reduce(Op::MAX, load(x, i * m + k), {k});
+  auto e = [&](const UOpRef& col) {
+    return polygrad::alu(Op::EXP2, {(load(x, i * m + col) - mx) * c});
+  };
+  UOpRef sum = reduce(Op::ADD, e(k2), {k2});
+  return sink({store(o, i * m + j, e(j) / sum)});
+}
+
+std::vector<double> softmax_ref(const std::vector<float>& x, int64_t n, int64_t m) {
+  std::vector<double> out(x.size());
+  for (int64_t r = 0; r < n; ++r) {
+    double mx = -INFINITY, s = 0;
+    for (int64_t k = 0; k < m; ++k) mx = std::max(mx, double{x[r * m + k]});
+    for (int64_t k = 0; k < m; ++k) s += std::exp(x[r * m + k] - mx);
+    for (int64_t k = 0; k < m; ++k) out[r * m + k] = std::exp(x[r * m + k] - mx) / s;
+  }
+  return out;
 }
 
 }  // namespace polygrad_test

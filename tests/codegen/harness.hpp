@@ -80,6 +80,13 @@ void run(const Compiled& k, std::vector<HostBuf>& bufs,
 /// matmul is exact in float, so any summation order agrees with a plain loop.
 std::vector<float> exact_ints(int64_t count, int64_t seed);
 
+/// softmax over the rows of an n x m float32 matrix as the scheduler writes it:
+/// max_i = max_k x[i,k]; sum_i = sum_k exp2((x[i,k] - max_i) * log2e);
+/// out[i,j] = exp2((x[i,j] - max_i) * log2e) / sum_i (out slot 0, x slot 1).
+UOpRef softmax_ast(int64_t n, int64_t m);
+/// The same softmax in double.
+std::vector<double> softmax_ref(const std::vector<float>& x, int64_t n, int64_t m);
+
 /// Lower, compile and run in one go.
 void lower_and_run(const UOpRef& ast, std::vector<HostBuf>& bufs);
 

@@ -114,33 +114,6 @@ TEST(Reduce, SumPerRowAndOverTwoRanges) {
   EXPECT_EQ(bufs[2].as<float>()[0], static_cast<float>(all));
 }
 
-constexpr double kLog2e = 1.4426950408889634;
-
-/// softmax over rows of an n x m float32 matrix, as the scheduler would write it:
-/// max_i = max_k x[i,k]; sum_i = sum_k exp2((x[i,k]-max_i)*log2e); out[i,j] = exp2(...)/sum_i.
-UOpRef softmax_ast(int64_t n, int64_t m) {
-  UOpRef i = range(idx(n), 0), j = range(idx(m), 1), k = range(idx(m), 2), k2 = range(idx(m), 3);
-  UOpRef o = global(0, dtypes::float32), x = global(1, dtypes::float32);
-  UOpRef c = polygrad::const_float(dtypes::float32, kLog2e);
-  UOpRef mx = reduce(Op::MAX, load(x, i * m + k), {k});
-  auto e = [&](const UOpRef& col) {
-    return polygrad::alu(Op::EXP2, {(load(x, i * m + col) - mx) * c});
-  };
-  UOpRef sum = reduce(Op::ADD, e(k2), {k2});
-  return sink({store(o, i * m + j, e(j) / sum)});
-}
-
-std::vector<double> softmax_ref(const std::vector<float>& x, int64_t n, int64_t m) {
-  std::vector<double> out(x.size());
-  for (int64_t r = 0; r < n; ++r) {
-    double mx = -INFINITY, s = 0;
-    for (int64_t k = 0; k < m; ++k) mx = std::max(mx, double{x[r * m + k]});
-    for (int64_t k = 0; k < m; ++k) s += std::exp(x[r * m + k] - mx);
-    for (int64_t k = 0; k < m; ++k) out[r * m + k] = std::exp(x[r * m + k] - mx) / s;
-  }
-  return out;
-}
-
 TEST(Reduce, SoftmaxValuesAndPlacement) {
   const int64_t n = 6, m = 37;
   std::vector<float> vx(n * m);

@@ -56,26 +56,6 @@ std::vector<float> inputs(int64_t count) {
   return v;
 }
 
-/// Softmax over the rows of x (n x m), in double.
-std::vector<double> softmax_ref(const std::vector<float>& x, int64_t n, int64_t m) {
-  std::vector<double> out(x.size());
-  for (int64_t r = 0; r < n; ++r) {
-    double mx = -INFINITY, s = 0;
-    for (int64_t k = 0; k < m; ++k) mx = std::max(mx, double{x[r * m + k]});
-    for (int64_t k = 0; k < m; ++k) s += std::exp(x[r * m + k] - mx);
-    for (int64_t k = 0; k < m; ++k) out[r * m + k] = std::exp(x[r * m + k] - mx) / s;
-  }
-  return out;
-}
-
-UOpRef softmax_ast(int64_t n, int64_t m) {
-  UOpRef i = range(idx(n), 0), j = range(idx(m), 1), k = range(idx(m), 2), k2 = range(idx(m), 3);
-  UOpRef o = global(0, dtypes::float32), x = global(1, dtypes::float32);
-  UOpRef mx = reduce(Op::MAX, load(x, i * m + k), {k});
-  UOpRef sum = reduce(Op::ADD, e_of(x, i * m + k2, mx), {k2});
-  return sink({store(o, i * m + j, e_of(x, i * m + j, mx) / sum)});
-}
-
 TEST(Stash, SoftmaxComputesEachExponentialOnce) {
   // One EXP2 (in the loop that stores them), two stores into the output, on a scalar target;
   // the values on the vector one, for widths with and without a tail past the lanes (the sum
