@@ -103,8 +103,10 @@ Stashed stash_reduced_values(const UOpRef& sink) {
         index->src(0)->op() != Op::DEFINE_GLOBAL || value->dtype().is_vector())
       continue;
     const int64_t slot = index->src(0)->arg_int();
-    const auto same_slot = [&](const UOpRef& o) {
-      return o->op() == Op::STORE && o->src(0)->src(0)->arg_int() == slot;
+    const auto same_slot = [&](const UOpRef& o) {  // (any store whose buffer is not plain too)
+      const UOp* at = o->op() == Op::STORE ? o->src(0).get() : nullptr;
+      return at == nullptr || at->op() != Op::INDEX || at->src(0)->op() != Op::DEFINE_GLOBAL ||
+             at->src(0)->arg_int() == slot;
     };
     if (has(loaded, slot) || std::count_if(stores.begin(), stores.end(), same_slot) != 1) continue;
     // Distinct columns j, distinct elements: the stash of one is not overwritten by another.
