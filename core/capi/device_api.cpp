@@ -51,7 +51,9 @@ POLYGRAD_API pg_api_status pg_device_canonical(const char* name, const char** ou
   thread_local std::string slot;
   return guard("pg_device_canonical", [&] {
     if (!name) polygrad::user_error("argument 'name' is NULL");
-    put_string(slot, Registry::global().device(name).name(), out);
+    // ("" is the default device, as everywhere a device is named)
+    Registry& r = Registry::global();
+    put_string(slot, r.device(*name ? std::string(name) : r.default_device_name()).name(), out);
   });
 }
 

@@ -124,6 +124,20 @@ int main(void) {
                "pg_tensor_mul_scalar", "is no int64");
   CHECK(out == kUntouched);
 
+  /* device names: "" is the default device, as everywhere a device is named */
+  const char* canon = NULL;
+  char want[64];
+  const char* dflt = NULL;
+  CHECK_OK(pg_device_canonical("cpu", &canon));
+  CHECK(strcmp(canon, "cpu:0") == 0);
+  CHECK_OK(pg_device_default(&dflt));
+  CHECK_OK(pg_device_canonical(dflt, &canon));
+  snprintf(want, sizeof want, "%s", canon);
+  CHECK_OK(pg_device_canonical("", &canon));
+  CHECK(strcmp(canon, want) == 0);
+  EXPECT_ERROR(pg_device_canonical("nosuchdev", &canon), PG_API_ERR_INVALID_ARGUMENT,
+               "pg_device_canonical", "nosuchdev");
+
   /* an empty plugin name is no name, even after a failed load left a record without one */
   const char* loaded = NULL;
   EXPECT_ERROR(pg_plugin_load("/nonexistent/plugin.so", &loaded), PG_API_ERR_DEVICE,

@@ -449,8 +449,8 @@ POLYGRAD_API void pg_capture_free(pg_capture_t c);
 POLYGRAD_API pg_api_status pg_device_list(const char** out);
 /** The default device name: POLYGRAD_DEVICE, else the config's default_device, else "cpu". */
 POLYGRAD_API pg_api_status pg_device_default(const char** out);
-/** The canonical name of a device ("cpu" -> "cpu:0"); INVALID_ARGUMENT names the available
- *  devices when `name` resolves to none. */
+/** The canonical name of a device ("cpu" -> "cpu:0", "" -> the default's); INVALID_ARGUMENT
+ *  names the available devices when `name` resolves to none. */
 POLYGRAD_API pg_api_status pg_device_canonical(const char* name, const char** out);
 /** Loads a plugin by name ("cpu_clang") or path (contains '/' or ends in ".so") and writes its
  *  plugin name; a plugin already loaded is not loaded again. A refused load fails with
