@@ -1,0 +1,287 @@
+// Matmul kernels reading operands from copies in panels (codegen::panel_packing): the
+// packings the plan picks and the kernels' values on host-packed copies against plain C++.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "codegen/optimize.hpp"
+#include "matmul_shapes.hpp"
+
+namespace polygrad_test {
+namespace {
+
+using polygrad::range;
+
+TEST(Matmul, PanelPackingForLargeBsWithConflictingRowsOrShortBlocks) {
+  using polygrad::codegen::panel_packing;
+  polygrad::codegen::Target cpu = cpu_target();
+  const UOpRef probe = matmul_ast(64, 64, 64);
+  const polygrad::codegen::UpcastPlan plan = polygrad::codegen::choose_upcast(probe, cpu);
+  if (plan.j == nullptr) GTEST_SKIP() << "the cpu target has no vector lanes";
+  const int64_t w = plan.lanes;  // 2 vectors per column block for widths a multiple of 2W
+  // m, n, k of a @ b with b (k, n) row-major in slot 2, larger than half the 512 KiB L2
+  for (auto [m, n, kk] : std::vector<std::array<int64_t, 3>>{
+           {1024, 1024, 1024},        // 4 KiB rows: every row in one L1 set
+           {512, 512, 512},           // 2 KiB rows, b 1 MiB
+           {64, 128, 640},            // 512-byte rows, b 320 KiB
+           {64, 34 * 2 * w, 512}}) {  // rows apart by no multiple of 512 bytes, short blocks
+    std::optional<polygrad::codegen::PanelPacking> p = panel_packing(matmul_ast(m, n, kk), cpu, m);
+    ASSERT_TRUE(p.has_value()) << m << " " << n << " " << kk;
+    EXPECT_EQ(p->slot, 2);
+    EXPECT_EQ(p->row, n);
+    EXPECT_EQ(p->panel, 2 * w);
+  }
+  EXPECT_FALSE(panel_packing(matmul_ast(256, 256, 256), cpu, 256));  // b: half an L2
+  EXPECT_FALSE(panel_packing(matmul_ast(32, 1024, 1024), cpu, 32));  // few rows of a
+  // a @ b.T (the dot form): b (n, k) in panels of 2W rows, which turns the kernel into the
+  // vector form; not for a small b or few rows.
+  for (auto [m, n, kk] : std::vector<std::array<int64_t, 3>>{{1024, 1024, 1024}, {64, 96, 784}}) {
+    std::optional<polygrad::codegen::PanelPacking> p =
+        panel_packing(matmul_nt_ast(m, n, kk), cpu, m);
+    ASSERT_TRUE(p.has_value()) << m << " " << n << " " << kk;
+    EXPECT_TRUE(p->by_rows);
+    EXPECT_EQ(p->slot, 2);
+    EXPECT_EQ(p->row, kk);
+    EXPECT_EQ(p->panel, 2 * w);
+  }
+  EXPECT_FALSE(panel_packing(matmul_nt_ast(256, 64, 784), cpu, 256));  // b 196 KiB
+  EXPECT_FALSE(panel_packing(matmul_nt_ast(32, 1024, 1024), cpu, 32));
+  // 7 vectors per column block (rows of 7 * 2W * 4 bytes: no multiple of 512): wide blocks
+  // stream well as they are.
+  EXPECT_FALSE(panel_packing(matmul_ast(256, 7 * w, 4096), cpu, 256));
+  // a.T @ b with a (k, m) larger than the 512 KiB L2: a transposed whole (up to 16 MiB); a
+  // smaller a stays, and b may take column panels instead.
+  for (auto [m, n, kk] : std::vector<std::array<int64_t, 3>>{{1024, 1024, 1024}, {256, 64, 784}}) {
+    std::optional<polygrad::codegen::PanelPacking> p =
+        panel_packing(matmul_tn_ast(m, n, kk), cpu, m);
+    ASSERT_TRUE(p.has_value()) << m << " " << n << " " << kk;
+    EXPECT_TRUE(p->transpose_rows && p->by_rows);
+    EXPECT_EQ(p->slot, 1);
+    EXPECT_EQ(p->row, m);
+  }
+  std::optional<polygrad::codegen::PanelPacking> small =
+      panel_packing(matmul_tn_ast(256, 256, 256), cpu, 256);
+  EXPECT_TRUE(!small || !small->transpose_rows);
+  std::optional<polygrad::codegen::PanelPacking> huge =
+      panel_packing(matmul_tn_ast(2048, 64, 4096), cpu, 2048);  // a 32 MiB
+  EXPECT_TRUE(!huge || !huge->transpose_rows);
+  polygrad::codegen::Target gpu = cpu;
+  gpu.caps.max_threads_per_group = 1024;
+  EXPECT_FALSE(panel_packing(matmul_ast(1024, 1024, 1024), gpu, 1024));
+}
+
+// A b in panels (what the scheduler's copy holds), read through panel_offset's index math:
+// the codegen sees loads contiguous along the columns, in groups of the vector lanes, and
+// vectorises them; values against plain C++. Panels of columns of a b (k, n), and panels of
+// rows of a b (n, k) in a @ b.T, which the vector form then computes.
+TEST(Matmul, PackedPanelsVectoriseAndMatchPlainCpp) {
+  polygrad::codegen::Target t = cpu_target();
+  const UOpRef probe = matmul_ast(64, 64, 64);
+  const polygrad::codegen::UpcastPlan plan = polygrad::codegen::choose_upcast(probe, t);
+  if (plan.j == nullptr) GTEST_SKIP() << "the cpu target has no vector lanes";
+  const int64_t panel = int64_t{plan.vectors} * plan.lanes;
+  const int64_t m = 20, n = 3 * panel, kk = 37;
+  std::vector<float> av = exact_ints(m * kk, 1), bv = exact_ints(kk * n, 5);
+  std::vector<float> want(static_cast<size_t>(m * n), 0.0f);
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t c = 0; c < n; ++c)
+      for (int64_t x = 0; x < kk; ++x) want[r * n + c] += av[r * kk + x] * bv[x * n + c];
+  for (const bool by_rows : {false, true}) {
+    // b as stored: (kk, n), or (n, kk) for a @ b.T; then in panels of `panel` output columns.
+    const int64_t rows = by_rows ? n : kk, row = by_rows ? kk : n;
+    const polygrad::codegen::PanelPacking layout{2, row, panel, by_rows};
+    std::vector<float> packed(bv.size());
+    for (int64_t x = 0; x < kk; ++x)
+      for (int64_t c = 0; c < n; ++c) {
+        const int64_t r = by_rows ? c : x, col = by_rows ? x : c;
+        const int64_t at = by_rows ? r / panel * row * panel + col * panel + r % panel
+                                   : col / panel * rows * panel + r * panel + col % panel;
+        packed[static_cast<size_t>(at)] = bv[x * n + c];
+      }
+    UOpRef i = range(idx(m), 0), j = range(idx(n), 1), k = range(idx(kk), 2);
+    UOpRef o = global(0, dtypes::float32), a = global(1, dtypes::float32);
+    UOpRef b = global(2, dtypes::float32);
+    UOpRef b_off = polygrad::codegen::panel_offset(by_rows ? j * kk + k : k * n + j, rows, layout);
+    const UOpRef ast =
+        sink({store(o, i * n + j, reduce(Op::ADD, load(a, i * kk + k) * load(b, b_off), {k}))});
+    const polygrad::codegen::UpcastPlan p = polygrad::codegen::choose_upcast(ast, t);
+    ASSERT_NE(p.j, nullptr);
+    EXPECT_EQ(p.dot_k, nullptr) << by_rows;
+    EXPECT_EQ(int64_t{p.vectors} * p.lanes, panel) << by_rows;
+    std::vector<HostBuf> bufs{HostBuf::zeros<float>(m * n), HostBuf::of(av), HostBuf::of(packed)};
+    Compiled c = compile(ast, t);
+    run(c, bufs);
+    EXPECT_EQ(bufs[0].as<float>(), want) << by_rows;
+    int vector_loads = 0;
+    for (const pg_instruction& in : c.kernel.instructions)
+      vector_loads += in.op == PG_OP_LOAD && in.vcount == p.lanes;
+    EXPECT_GE(vector_loads, p.vectors) << c.source;
+  }
+}
+
+// With 16 vector registers (32-byte vectors: 6-row blocks of 2 vectors), k sliced and 256 or
+// more columns, once b is in column panels a goes into panels of its 6-row blocks, and the k
+// slices grow from what keeps the panel's slice in L1 (128) to what keeps the row block's slice
+// of a in half an L1 (512). Not with 32 registers. Values against plain C++ for 67 rows (a
+// last, partial panel).
+TEST(Matmul, SixteenRegistersReadTheRowOperandFromPanelsOfRowBlocks) {
+  using polygrad::codegen::PanelPacking;
+  polygrad::codegen::Target t = cpu_target();
+  t.caps.vector_width_bytes = 32;
+  t.caps.compute_units = 2;
+  const int64_t m = 67, n = 256, kk = 1024;
+  const UOpRef plain = matmul_ast(m, n, kk);
+  std::optional<PanelPacking> pb = polygrad::codegen::panel_packing(plain, t, m);
+  ASSERT_TRUE(pb.has_value());
+  ASSERT_FALSE(pb->by_rows);
+  const UOpRef b_packed = polygrad::codegen::read_from_panels(plain, kk, *pb);
+  EXPECT_EQ(polygrad::codegen::choose_upcast(b_packed, t).k_tile, 128);
+  std::optional<PanelPacking> pa = polygrad::codegen::panel_packing(b_packed, t, m);
+  ASSERT_TRUE(pa.has_value());
+  EXPECT_TRUE(pa->row_operand && pa->by_rows);
+  EXPECT_EQ(pa->slot, 1);
+  EXPECT_EQ(pa->row, kk);
+  EXPECT_EQ(pa->panel, 6);
+  const UOpRef ast = polygrad::codegen::read_from_panels(b_packed, m, *pa);
+  const polygrad::codegen::UpcastPlan plan = polygrad::codegen::choose_upcast(ast, t);
+  EXPECT_EQ(plan.rows, 6);
+  EXPECT_EQ(plan.k_tile, 512);
+  EXPECT_EQ(plan.col_blocks, 4);  // 16 blocks of 16 columns: two groups per compute unit
+  polygrad::codegen::Target wide = t;
+  wide.caps.vector_width_bytes = 64;
+  std::optional<PanelPacking> none = polygrad::codegen::panel_packing(
+      polygrad::codegen::read_from_panels(plain, kk, PanelPacking{2, n, 32, false}), wide, m);
+  EXPECT_TRUE(!none || !none->row_operand);
+  // Fewer than 256 columns: a copy of a costs more than the kernel gains.
+  const UOpRef narrow = matmul_ast(m, 128, kk);
+  std::optional<PanelPacking> nb = polygrad::codegen::panel_packing(narrow, t, m);
+  ASSERT_TRUE(nb.has_value());
+  std::optional<PanelPacking> na =
+      polygrad::codegen::panel_packing(polygrad::codegen::read_from_panels(narrow, kk, *nb), t, m);
+  EXPECT_TRUE(!na || !na->row_operand);
+
+  expect_packed_matmul(ast, t, m, kk, n);
+}
+
+// With a in panels of its row blocks (16 registers), a column group takes up to 16 column
+// blocks (256 columns), their k slices of b the whole L2: a's slice of all rows then streams
+// from L3 once per 256 columns, not per 64. The wide-grouped kernel's values against plain
+// C++.
+TEST(Matmul, SixteenRegistersGroupUpTo256ColumnsWhenAIsInPanels) {
+  using polygrad::codegen::PanelPacking;
+  const polygrad::codegen::Target t = avx2_target();
+  const int64_t m = 67, n = 2048, kk = 1024;
+  const UOpRef plain = matmul_ast(m, n, kk);
+  std::optional<PanelPacking> pb = polygrad::codegen::panel_packing(plain, t, m);
+  ASSERT_TRUE(pb.has_value());
+  const UOpRef b_packed = polygrad::codegen::read_from_panels(plain, kk, *pb);
+  EXPECT_EQ(polygrad::codegen::choose_upcast(b_packed, t).col_blocks, 8);  // a read in rows
+  std::optional<PanelPacking> pa = polygrad::codegen::panel_packing(b_packed, t, m);
+  ASSERT_TRUE(pa.has_value() && pa->row_operand);
+  const UOpRef ast = polygrad::codegen::read_from_panels(b_packed, m, *pa);
+  const polygrad::codegen::UpcastPlan plan = polygrad::codegen::choose_upcast(ast, t);
+  EXPECT_EQ(plan.k_tile, 512);
+  EXPECT_EQ(plan.col_blocks, 16);
+
+  expect_packed_matmul(ast, t, m, kk, n);
+}
+
+// A tail plan (8 lanes do not divide n) reads b from column panels, the last one partial, when
+// its moved-back last vector lies within one panel (777: columns 769..776 in 768..783; 1023:
+// 1015..1022 in 1008..1023); else, when b's rows are within a cache line of 4 KiB apart
+// (1025 floats: 1017..1024 would cross two panels), from padded rows, the smallest multiple of
+// the column block whose rows are not (1040). 1000 columns (no tail) and 1024 take the
+// column panels of the plain plan. Values of the packed 777 kernel against plain C++.
+TEST(Matmul, TailPlansReadBFromPartialPanelsOrPaddedRows) {
+  using polygrad::codegen::PanelPacking;
+  const polygrad::codegen::Target t = avx2_target();
+  const int64_t m = 70, kk = 300;
+  for (const auto& [n, cols] : {std::pair<int64_t, int64_t>{777, 16}, {1023, 16}, {1025, 1040}}) {
+    const UOpRef plain = matmul_ast(m, n, kk);
+    ASSERT_TRUE(polygrad::codegen::choose_upcast(plain, t).tail) << n;
+    std::optional<PanelPacking> p = polygrad::codegen::panel_packing(plain, t, m);
+    ASSERT_TRUE(p.has_value()) << n;
+    EXPECT_TRUE(p->padded) << n;
+    EXPECT_EQ(p->row, n);
+    EXPECT_EQ(p->panel, cols) << n;
+  }
+  for (const int64_t n : {int64_t{1000}, int64_t{1024}}) {
+    std::optional<PanelPacking> p = polygrad::codegen::panel_packing(matmul_ast(m, n, kk), t, m);
+    EXPECT_TRUE(!p || !p->padded) << n;
+  }
+  // Panels of 16 under 1025 columns: the moved-back vector would straddle two, so the vector
+  // form's tail plan is refused for that layout.
+  const PanelPacking straddle{.slot = 2, .row = 1025, .panel = 16, .padded = true};
+  EXPECT_FALSE(polygrad::codegen::choose_upcast(
+                   polygrad::codegen::read_from_panels(matmul_ast(m, 1025, kk), kk, straddle), t)
+                   .tail);
+
+  const int64_t n = 777;
+  const UOpRef plain = matmul_ast(m, n, kk);
+  const PanelPacking p = *polygrad::codegen::panel_packing(plain, t, m);
+  const UOpRef ast = polygrad::codegen::read_from_panels(plain, kk, p);
+  EXPECT_TRUE(polygrad::codegen::choose_upcast(ast, t).tail);
+  std::vector<float> av = exact_ints(m * kk, 3), bv = exact_ints(kk * n, 8);
+  // The last panel's columns past n are NaN: the kernel must not read them.
+  std::vector<HostBuf> bufs{
+      HostBuf::zeros<float>(m * n), HostBuf::of(av),
+      HostBuf::of(column_panels(bv, kk, n, std::numeric_limits<float>::quiet_NaN()))};
+  run(compile(ast, t), bufs);
+  EXPECT_EQ(bufs[0].as<float>(), plain_matmul(av, bv, m, kk, n));
+}
+
+// A weight gradient out[i, j] = sum over the batch k of a[k, i] * b[k, j], the batch a launch
+// variable: with 32-byte and with 64-byte vectors (16 and 32 registers), panel_packing puts b
+// in panels of the column block and then a in panels of the row block, both laid out with the
+// variable; one compiled kernel reads host-packed copies for two batch sizes exactly.
+TEST(Matmul, WeightGradientOverTheBatchReadsBothOperandsFromPanels) {
+  using polygrad::codegen::PanelPacking;
+  const int64_t m = 300, n = 256;
+  for (const uint32_t width : {32u, 64u}) {
+    polygrad::codegen::Target t = cpu_target();
+    t.caps.vector_width_bytes = width;
+    t.caps.compute_units = 2;
+    UOpRef nb = polygrad::define_var("n1", 1, 1 << 20);
+    UOpRef i = range(idx(m), 0), j = range(idx(n), 1), k = range(nb, 2);
+    UOpRef o = global(0, dtypes::float32), a = global(1, dtypes::float32);
+    UOpRef b = global(2, dtypes::float32);
+    UOpRef ast =
+        sink({store(o, i * n + j, reduce(Op::ADD, load(a, k * m + i) * load(b, k * n + j), {k}))});
+    std::optional<PanelPacking> pb = polygrad::codegen::panel_packing(ast, t, m, 300);
+    ASSERT_TRUE(pb.has_value()) << width;
+    EXPECT_EQ(pb->slot, 2);
+    EXPECT_EQ(pb->rows_var, nb.get());
+    ast = polygrad::codegen::read_from_panels(ast, 0, *pb);
+    std::optional<PanelPacking> pa = polygrad::codegen::panel_packing(ast, t, m, 300);
+    ASSERT_TRUE(pa.has_value()) << width;
+    EXPECT_EQ(pa->slot, 1);
+    EXPECT_EQ(pa->rows_var, nb.get());
+    ast = polygrad::codegen::read_from_panels(ast, 0, *pa);
+    const polygrad::codegen::UpcastPlan plan = polygrad::codegen::choose_upcast(ast, t);
+    EXPECT_EQ(plan.rows, pa->panel) << width;
+    EXPECT_EQ(int64_t{plan.vectors} * plan.lanes, pb->panel) << width;
+    const Compiled c = compile(ast, t);
+    const int64_t pr = pa->panel, pc = pb->panel;
+    for (const int64_t batch : {300, 517}) {
+      std::vector<float> av = exact_ints(batch * m, 5), bv = exact_ints(batch * n, 6);
+      std::vector<float> ap(static_cast<size_t>((m + pr - 1) / pr * pr * batch)), bp(bv.size());
+      for (int64_t e = 0; e < batch; ++e) {
+        for (int64_t r = 0; r < m; ++r) ap[r / pr * batch * pr + e * pr + r % pr] = av[e * m + r];
+        for (int64_t q = 0; q < n; ++q) bp[q / pc * batch * pc + e * pc + q % pc] = bv[e * n + q];
+      }
+      std::vector<float> want(static_cast<size_t>(m * n), 0.0f);
+      for (int64_t e = 0; e < batch; ++e)
+        for (int64_t r = 0; r < m; ++r)
+          for (int64_t q = 0; q < n; ++q) want[r * n + q] += av[e * m + r] * bv[e * n + q];
+      std::vector<HostBuf> bufs{HostBuf::zeros<float>(m * n), HostBuf::of(ap), HostBuf::of(bp)};
+      run(c, bufs, {{"n1", batch}});
+      EXPECT_EQ(bufs[0].as<float>(), want) << width << " batch " << batch;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace polygrad_test
