@@ -1,5 +1,7 @@
 #include "codegen/rebuild.hpp"
 
+#include <algorithm>
+#include <iterator>
 #include <unordered_map>
 #include <vector>
 
@@ -50,6 +52,31 @@ UOpRef substitute_in(const UOpRef& n, const UOp* range, const UOpRef& with,
 }
 
 }  // namespace
+
+const std::vector<int64_t>& LoopDeps::of(const UOp* n) {
+  if (auto it = memo_.find(n); it != memo_.end()) return it->second;
+  auto merge = [](std::vector<int64_t>& ids, const std::vector<int64_t>& d) {
+    std::vector<int64_t> merged;
+    std::set_union(ids.begin(), ids.end(), d.begin(), d.end(), std::back_inserter(merged));
+    ids.swap(merged);
+  };
+  std::vector<int64_t> ids;
+  for (const UOpRef& s : n->srcs()) merge(ids, of(s.get()));
+  if (n->op() == Op::RANGE) {
+    auto at = std::lower_bound(ids.begin(), ids.end(), n->arg_int());
+    if (at == ids.end() || *at != n->arg_int()) ids.insert(at, n->arg_int());
+  }
+  if (n->op() == Op::REDUCE) {
+    // The reduced ids go; the ids of their ends stay (deps of the end were merged above, but
+    // the RANGE added its own id: take those out again and re-add the ends' ids).
+    for (size_t i = 1; i < n->nsrcs(); ++i) {
+      auto at = std::lower_bound(ids.begin(), ids.end(), n->src(i)->arg_int());
+      if (at != ids.end() && *at == n->src(i)->arg_int()) ids.erase(at);
+    }
+    for (size_t i = 1; i < n->nsrcs(); ++i) merge(ids, of(n->src(i)->src(0).get()));
+  }
+  return memo_.emplace(n, std::move(ids)).first->second;
+}
 
 UOpRef reduce_identity(Op op, DType t) {
   switch (op) {

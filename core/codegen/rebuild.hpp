@@ -3,6 +3,8 @@
 #define POLYGRAD_CODEGEN_REBUILD_HPP
 
 #include <functional>
+#include <unordered_map>
+#include <vector>
 
 #include "ir/uop.hpp"
 
@@ -11,6 +13,16 @@ namespace polygrad::codegen {
 /// `root` rebuilt bottom-up: every node gets its rebuilt sources, then `fn` may replace it
 /// (return the node unchanged to keep it). `fn` sees each node once, sources already done.
 UOpRef rebuild(const UOpRef& root, const std::function<UOpRef(const UOpRef&)>& fn);
+
+/// The loop ids (RANGE args) each node depends on, sorted and memoised: a RANGE adds its own,
+/// a REDUCE drops those it reduces over (keeping its ranges' ends').
+class LoopDeps {
+ public:
+  const std::vector<int64_t>& of(const UOp* n);
+
+ private:
+  std::unordered_map<const UOp*, std::vector<int64_t>> memo_;
+};
 
 /// The value a REDUCE with alu `op` (ADD, MUL, MAX) starts from: its result over no values.
 UOpRef reduce_identity(Op op, DType t);

@@ -18,40 +18,15 @@ using Ids = std::vector<int64_t>;  // loop ids, sorted
 /// decomposed exp, some 30 ops, is not).
 constexpr int kMinCost = 8;
 
-/// The loop ids each node of a kernel depends on (a REDUCE binds its own ranges).
-std::unordered_map<const UOp*, Ids> free_ranges(const std::vector<const UOp*>& order) {
-  std::unordered_map<const UOp*, Ids> free;
-  for (const UOp* n : order) {
-    Ids ids;
-    for (size_t i = 0; i < n->nsrcs(); ++i) {
-      const UOp* s = n->src(i).get();
-      if (n->op() == Op::REDUCE && i > 0) s = s->src(0).get();  // a range's end, not the range
-      const Ids& d = free.at(s);
-      Ids merged;
-      std::set_union(ids.begin(), ids.end(), d.begin(), d.end(), std::back_inserter(merged));
-      ids.swap(merged);
-    }
-    if (n->op() == Op::RANGE) {
-      ids.push_back(n->arg_int());
-      std::sort(ids.begin(), ids.end());
-    }
-    if (n->op() == Op::REDUCE)
-      for (size_t i = 1; i < n->nsrcs(); ++i)
-        ids.erase(std::remove(ids.begin(), ids.end(), n->src(i)->arg_int()), ids.end());
-    free.emplace(n, std::move(ids));
-  }
-  return free;
-}
-
 bool has(const Ids& ids, int64_t id) {
   return std::binary_search(ids.begin(), ids.end(), id);
 }
 
 /// The cost of the part of `v` that varies with loop `k`: one per op, a transcendental 8.
-int cost_along(const UOpRef& v, int64_t k, const std::unordered_map<const UOp*, Ids>& free) {
+int cost_along(const UOpRef& v, int64_t k, LoopDeps& deps) {
   int cost = 0;
   for (const UOp* u : toposort(v)) {
-    if (!has(free.at(u), k)) continue;
+    if (!has(deps.of(u), k)) continue;
     switch (u->op()) {
       case Op::EXP2:
       case Op::LOG2:
@@ -74,7 +49,7 @@ Stashed stash_reduced_values(const UOpRef& sink) {
   Stashed out{sink, {}};
   if (sink->op() != Op::SINK) return out;
   const std::vector<const UOp*> order = toposort(sink);
-  const std::unordered_map<const UOp*, Ids> free = free_ranges(order);
+  LoopDeps deps;
   Ids reduced;
   std::vector<int64_t> loaded;  // slots
   std::vector<const UOp*> reduces;
@@ -119,12 +94,12 @@ Stashed stash_reduced_values(const UOpRef& sink) {
         continue;
       const UOp* k = r->src(1).get();
       const UOpRef& e = r->src(0);
-      const Ids& outside = free.at(r);  // the loops the REDUCE runs inside
+      const Ids& outside = deps.of(r);  // the loops the REDUCE runs inside
       // It runs once per value of every output loop but j: once per row of a softmax, just
       // before the row's loop over j.
       bool placed = !has(outside, j->arg_int());
       for (const UOp* o : outputs) placed = placed && (o == j || has(outside, o->arg_int()));
-      if (!placed || cost_along(e, k->arg_int(), free) < kMinCost) continue;
+      if (!placed || cost_along(e, k->arg_int(), deps) < kMinCost) continue;
       const UOpRef at = simplify_indexing(substitute_range(index, j, k->ref()));
       bool inside = true;
       for (const UOp* u : toposort(at))
@@ -132,7 +107,7 @@ Stashed stash_reduced_values(const UOpRef& sink) {
       if (!inside) continue;
       const UOp* again = nullptr;  // e with j for k, in the stored value
       for (const UOp* n : in_value)
-        if (n->op() == e->op() && n->dtype() == e->dtype() && has(free.at(n), j->arg_int()) &&
+        if (n->op() == e->op() && n->dtype() == e->dtype() && has(deps.of(n), j->arg_int()) &&
             simplify_indexing(substitute_range(n->ref(), j, k->ref())) == e) {
           again = n;
           break;

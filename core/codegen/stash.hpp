@@ -27,7 +27,8 @@ struct Stashed {
 /// costly reduced value e over its output range j (the same expression with j for k, and j
 /// the kernel's innermost range, with the same extent as k), a loop before the sum stores e(k)
 /// at out[k], the sum adds out[k], and the store reads e(j) back from out[j] instead of
-/// computing it: e once per element, not twice (softmax 64 x 50257: 2.5 -> 1.8 ms). Only where
+/// computing it: e once per element, not twice (softmax 64 x 50257 on the AVX2 host: its kernel
+/// in a C driver 2.46 -> 2.17 ms, the op 3.06 -> 2.46 ms). Only where
 /// that is safe: an ungated scalar store of e's dtype into a buffer the kernel does not read,
 /// at an offset affine in j, inside the loops e depends on (so each row's values are written
 /// by its own sum and read before the next row's sum).

@@ -293,7 +293,6 @@ Tensor Tensor::eye(int64_t n, int64_t m, pg_dtype dtype, const std::string& devi
   if (m < 0) m = n;
   if (n < 0) user_error("eye: negative size " + std::to_string(n));
   detail::check_dtype("eye", dtype);
-  if (m < 0) user_error("eye: negative size " + std::to_string(m));
   std::vector<double> v(host_count("eye", static_cast<double>(n) * static_cast<double>(m)), 0.0);
   for (int64_t i = 0; i < std::min(n, m); ++i) v[static_cast<size_t>(i * m + i)] = 1.0;
   return from_doubles(v, dtype, {n, m}, device);

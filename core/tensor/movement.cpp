@@ -179,11 +179,10 @@ Tensor Tensor::pad(const std::vector<std::pair<int64_t, int64_t>>& pads, double 
   // Negative amounts crop first.
   std::vector<std::pair<int64_t, int64_t>> crop, grow;
   bool any_crop = false, any_grow = false;
-  constexpr int64_t kMaxSize = int64_t{1} << 62;  // (checked_numel's bound, without overflow)
+  constexpr int64_t kMax = detail::kMaxElements;  // (checked before the sums could overflow)
   for (size_t i = 0; i < pads.size(); ++i) {
     auto [b, a] = pads[i];
-    if (b < -kMaxSize || b > kMaxSize || a < -kMaxSize || a > kMaxSize ||
-        p.shape[i] + b + a > kMaxSize)
+    if (b < -kMax || b > kMax || a < -kMax || a > kMax || p.shape[i] + b + a > kMax)
       user_error("pad: pads (" + std::to_string(b) + ", " + std::to_string(a) + ") of axis " +
                  std::to_string(i) + " of shape " + lazy::shape_str(p.shape) +
                  " make it longer than 2^62");

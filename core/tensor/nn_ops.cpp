@@ -95,12 +95,12 @@ Tensor Tensor::logsumexp(int64_t axis, bool keepdim) const {
 }
 
 Tensor Tensor::layernorm(const std::vector<int64_t>& axes, double eps) const {
-  const pg_dtype t = detail::state(*this, "layernorm").uop->dtype().scalar();
-  if (t == PG_DTYPE_FLOAT16 || t == PG_DTYPE_BFLOAT16)  // (worked in float32, as var is)
-    return cast(PG_DTYPE_FLOAT32).layernorm(axes, eps).cast(t);
-  Tensor x = detail::to_float(*this);
-  Tensor d = x - x.mean(axes, true);
-  return d * ((d * d).mean(axes, true) + eps).rsqrt();
+  detail::state(*this, "layernorm");
+  return detail::widened(*this, [&](const Tensor& w) {  // (half types in float32, as var is)
+    Tensor x = detail::to_float(w);
+    Tensor d = x - x.mean(axes, true);
+    return d * ((d * d).mean(axes, true) + eps).rsqrt();
+  });
 }
 
 namespace {

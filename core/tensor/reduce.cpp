@@ -108,22 +108,17 @@ Tensor Tensor::prod(int64_t axis, bool keepdim) const {
   return prod(std::vector<int64_t>{axis}, keepdim);
 }
 
-namespace {
-// float16 and bfloat16 statistics are worked in float32 and rounded once (torch's): a sum of
-// squares of a few hundred values of 100 is past float16's 65504.
-bool is_half(const Tensor& t) {
-  const pg_dtype d = detail::dt(t).scalar();
-  return d == PG_DTYPE_FLOAT16 || d == PG_DTYPE_BFLOAT16;
-}
-}  // namespace
+// float16 and bfloat16 statistics are worked in float32 and rounded once (detail::widened,
+// torch's): a sum of squares of a few hundred values of 100 is past float16's 65504.
 
 Tensor Tensor::mean(const std::vector<int64_t>& axes, bool keepdim) const {
   const detail::TensorImpl& p = detail::state(*this, "mean");
-  if (is_half(*this)) return cast(PG_DTYPE_FLOAT32).mean(axes, keepdim).cast(dtype());
-  int64_t n = count(p.shape, detail::norm_axes("mean", axes, p.shape));
-  Tensor s = detail::to_float(*this).sum(axes, keepdim);
-  if (n == 0) return s * NAN;
-  return s * size_count(n, s.dtype(), p.device).reciprocal();
+  const int64_t n = count(p.shape, detail::norm_axes("mean", axes, p.shape));
+  return detail::widened(*this, [&](const Tensor& x) {
+    Tensor s = detail::to_float(x).sum(axes, keepdim);
+    if (n == 0) return s * NAN;
+    return s * size_count(n, s.dtype(), p.device).reciprocal();
+  });
 }
 Tensor Tensor::mean(int64_t axis, bool keepdim) const {
   return mean(std::vector<int64_t>{axis}, keepdim);
@@ -131,26 +126,29 @@ Tensor Tensor::mean(int64_t axis, bool keepdim) const {
 
 Tensor Tensor::var(const std::vector<int64_t>& axes, bool keepdim, double correction) const {
   const detail::TensorImpl& p = detail::state(*this, "var");
-  if (is_half(*this)) return cast(PG_DTYPE_FLOAT32).var(axes, keepdim, correction).cast(dtype());
-  int64_t n = count(p.shape, detail::norm_axes("var", axes, p.shape));
-  Tensor x = detail::to_float(*this);
-  Tensor d = x - x.mean(axes, true);
-  Tensor ss = (d * d).sum(axes, keepdim);
-  // max(0, n - correction), n taken as a size like mean's count.
-  Tensor denom = size_count(n, ss.dtype(), p.device);
-  if (correction != 0) denom = (denom - correction).maximum(0.0);
-  return ss / denom;
+  const int64_t n = count(p.shape, detail::norm_axes("var", axes, p.shape));
+  return detail::widened(*this, [&](const Tensor& w) {
+    Tensor x = detail::to_float(w);
+    Tensor d = x - x.mean(axes, true);
+    Tensor ss = (d * d).sum(axes, keepdim);
+    // max(0, n - correction), n taken as a size like mean's count.
+    Tensor denom = size_count(n, ss.dtype(), p.device);
+    if (correction != 0) denom = (denom - correction).maximum(0.0);
+    return ss / denom;
+  });
 }
 Tensor Tensor::var(int64_t axis, bool keepdim, double correction) const {
   return var(std::vector<int64_t>{axis}, keepdim, correction);
 }
 Tensor Tensor::std(const std::vector<int64_t>& axes, bool keepdim, double correction) const {
-  if (is_half(*this)) return cast(PG_DTYPE_FLOAT32).std(axes, keepdim, correction).cast(dtype());
+  detail::state(*this, "std");
   // Where the variance is 0, torch's gradient is 0 (a square root's would be 0 * inf = NaN):
   // the root is taken of 1 there and masked, so its value and its gradient are both 0.
-  Tensor v = var(axes, keepdim, correction);
-  Tensor flat = v == 0.0;
-  return flat.where(0.0, flat.where(1.0, v).sqrt());
+  return detail::widened(*this, [&](const Tensor& x) {
+    Tensor v = x.var(axes, keepdim, correction);
+    Tensor flat = v == 0.0;
+    return flat.where(0.0, flat.where(1.0, v).sqrt());
+  });
 }
 Tensor Tensor::std(int64_t axis, bool keepdim, double correction) const {
   return std(std::vector<int64_t>{axis}, keepdim, correction);

@@ -10,10 +10,7 @@
 namespace polygrad::detail {
 
 int64_t checked_numel(const char* op, const lazy::Shape& shape) {
-  // Index math multiplies sizes together (strides, offsets): their product, counting 0 as 1,
-  // stays within 2^62 so nothing derived from it overflows an int64.
-  constexpr int64_t kMaxElements = int64_t{1} << 62;
-  int64_t all = 1;
+  int64_t all = 1;  // (0 counted as 1: a stride past an empty axis is still a product)
   for (int64_t d : shape) {
     if (d < 0) user_error(std::string(op) + ": negative size in shape " + lazy::shape_str(shape));
     if (d > 1 && all > kMaxElements / d)

@@ -25,8 +25,11 @@ struct TensorImpl {
   std::shared_ptr<TensorImpl> grad;
 };
 
+/// The most elements (and the longest axis) a tensor may have: sizes multiplied in index math
+/// (strides, offsets) stay clear of int64 overflow.
+inline constexpr int64_t kMaxElements = int64_t{1} << 62;
 /// The element count of `shape`; a user error naming `op` when a size is negative or the
-/// sizes multiply past 2^62 (every new tensor's shape is checked so).
+/// sizes multiply past kMaxElements (every new tensor's shape is checked so).
 int64_t checked_numel(const char* op, const lazy::Shape& shape);
 /// A new tensor around `uop`.
 Tensor make(UOpRef uop, lazy::Shape shape, std::string device);

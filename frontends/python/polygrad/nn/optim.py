@@ -106,15 +106,15 @@ class _AdamBase(Optimizer):
         return self.m + self.v + [self.b1_t, self.b2_t]
 
     def step(self):
+        # Only the parameters with a gradient advance (a scalar factor when all do: the same
+        # graph every step, no host data).
         stepped = [p.grad is not None for p in self.params]
-        if all(stepped):
-            self.b1_t.assign(self.b1_t * self.b1)
-            self.b2_t.assign(self.b2_t * self.b2)
-        else:  # (only the parameters with a gradient advance)
-            self.b1_t.assign(self.b1_t * Tensor([self.b1 if s else 1.0 for s in stepped],
-                                                dtype="float64"))
-            self.b2_t.assign(self.b2_t * Tensor([self.b2 if s else 1.0 for s in stepped],
-                                                dtype="float64"))
+
+        def factor(beta):
+            return beta if all(stepped) else Tensor([beta if s else 1.0 for s in stepped],
+                                                    dtype="float64")
+        self.b1_t.assign(self.b1_t * factor(self.b1))
+        self.b2_t.assign(self.b2_t * factor(self.b2))
         super().step()
 
     def _update(self, i, p, g):
