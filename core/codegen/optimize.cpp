@@ -71,7 +71,22 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
   // (see apply_upcast). On a Sapphire Rapids host, matmul 1023^3 261 -> 7 ms, 1000^3 in 8
   // lanes 10 -> 6.6 ms (torch 6.4 and 5.9).
   const int64_t full = elem > 0 ? vector_lanes(target, elem) : 1;
-  const bool tail = elem > 0 && ((w < 2 && ej >= kMinTailLanes) || (w < full && ej >= 4 * full));
+  // With 16 registers, so too when full vectors divide the columns but pairs of them do not
+  // (1000 = 125 x 8): the plain plan would take V = 5 and only 2 rows (7 loads per 10 FMAs),
+  // the tail plan the 6 x 2 tile. And when pairs divide them but an odd count of pairs (2000 =
+  // 125 x 16) with a constant k, so the k slices' column groups can take a short last group.
+  // On the AVX2 host, matmul 1000^3 17.0 -> 12.0 ms of kernel, 2000^3 166 -> 99 ms (2048^3:
+  // 105).
+  bool constant_k = true;
+  for (const UOp* u : order)
+    if (u->op() == Op::REDUCE)
+      for (size_t i = 1; i < u->nsrcs(); ++i)
+        constant_k = constant_k && u->src(i)->src(0)->op() == Op::CONST;
+  const bool odd_vectors = vector_registers(target) <= 16 && w == full &&
+                           ((ej % (2 * w) != 0 && ej >= 8 * full) ||
+                            ((ej / (2 * w)) % 2 != 0 && ej >= 64 * full && constant_k));
+  const bool tail =
+      elem > 0 && ((w < 2 && ej >= kMinTailLanes) || (w < full && ej >= 4 * full) || odd_vectors);
   if (tail) w = tail_lanes(target, elem, ej);
   if (!vectorizable(sink, j, w)) return choose_dot(sink, order, outputs, target);
   if (elem <= 0 || w < 2) return {};

@@ -245,6 +245,30 @@ TEST(Matmul, NarrowerVectorsAndOtherDivisorsForOddSizes) {
   check_matmul(16, 2 * full.lanes * 33, 1000);
 }
 
+// With AVX2's 16 registers, columns that 8 lanes divide but pairs of vectors do not (1000 =
+// 125 x 8) take the tail plan's 6 x 2 tile, not 5 vectors of 2 rows; an odd count of pairs
+// (2000 = 125 x 16) with a constant k too, so the k slices can group column blocks (the last
+// group short). Values of the 1000-column kernel against plain C++.
+TEST(Matmul, SixteenRegistersTakeSixRowsForOddVectorCounts) {
+  const polygrad::codegen::Target t = avx2_target();
+  for (const int64_t n : {int64_t{1000}, int64_t{2000}}) {
+    const polygrad::codegen::UpcastPlan p =
+        polygrad::codegen::choose_upcast(matmul_ast(64, n, 1024), t);
+    EXPECT_TRUE(p.tail) << n;
+    EXPECT_EQ(p.lanes, 8) << n;
+    EXPECT_EQ(p.vectors, 2) << n;
+    EXPECT_EQ(p.rows, 6) << n;
+    EXPECT_GT(p.k_tile, 0) << n;
+  }
+  EXPECT_GT(polygrad::codegen::choose_upcast(matmul_ast(64, 2000, 2000), t).col_blocks, 1);
+  // 40 columns stay 5 vectors: the tail's wasted sixth vector would cost more than rows gain.
+  const polygrad::codegen::UpcastPlan narrow =
+      polygrad::codegen::choose_upcast(matmul_ast(64, 40, 64), t);
+  EXPECT_FALSE(narrow.tail);
+  EXPECT_EQ(narrow.vectors, 5);
+  check_matmul(23, 1000, 300, false, &t);
+}
+
 // With k slices, column blocks loop inside the row loop (each row block's slice of a serves
 // CB column blocks) while the launch keeps two steps per compute unit. Values from a target of
 // 2 units, whatever this machine has. A column block is 2 vectors (2W columns).
@@ -271,8 +295,13 @@ TEST(Matmul, KSlicesShareRowsAcrossColumnBlocks) {
   t.caps.compute_units = 16;   // two steps per unit: 32 blocks cannot be grouped, 64 by 2
   EXPECT_EQ(polygrad::codegen::choose_upcast(square, t).col_blocks, w == 16 ? 1 : 2);
   t.caps.compute_units = 2;
-  const UOpRef odd = matmul_ast(16, 33 * 2 * w, kk);  // 33 column blocks
-  EXPECT_EQ(polygrad::codegen::choose_upcast(odd, t).col_blocks, 1);
+  // 33 column blocks: with 16 registers a tail plan, its groups of 2 the last one short (17
+  // launch steps); with 32, no groups.
+  const UOpRef odd = matmul_ast(16, 33 * 2 * w, kk);
+  const polygrad::codegen::UpcastPlan po = polygrad::codegen::choose_upcast(odd, t);
+  EXPECT_EQ(po.tail, w == 8);
+  EXPECT_EQ(po.col_blocks, w == 8 ? 2 : 1);
+  check_matmul(16, 33 * 2 * w, kk, false, &t);
   // Values: 64 column blocks run as 8 launch steps of 8.
   const int64_t m = 16, n = 64 * 2 * w;
   const UOpRef wide = matmul_ast(m, n, kk);
