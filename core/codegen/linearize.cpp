@@ -625,11 +625,21 @@ Linearized Linearizer::run(const UOpRef& sink) {
   scopes_.push_back(Scope{});  // the root
   int s = 0;
   bool first = true;
+  // The launch steps run in parallel, so the launch range must be one every store's address
+  // depends on: not a k slice (optimize.hpp), whose steps all add into the same outputs.
+  auto stores_depend_on = [&](const UOp* rng) {
+    for (const UOpRef& st : sink->srcs()) {
+      const std::vector<const UOp*> in_index = toposort(st->src(0));
+      if (std::find(in_index.begin(), in_index.end(), rng) == in_index.end()) return false;
+    }
+    return true;
+  };
   for (const auto& [id, rng] : outputs) {
     const UOpRef& end = rng->src(0);
     out.out_ends.push_back(end);
     std::optional<Bounds> b = bounds(end);
-    bool special = first && b && b->hi <= int64_t{target_.caps.max_global_dims[0]};
+    bool special =
+        first && b && b->hi <= int64_t{target_.caps.max_global_dims[0]} && stores_depend_on(rng);
     first = false;
     if (!special) {
       s = open_loop(s, id, end);

@@ -198,7 +198,9 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
       // row blocks beats streaming all of b past each (the MLP's first weight gradient at
       // batch 256, whose b is 784 KiB: 489 -> 321 us; 361 us as a constant k's one slice).
       if (blocks >= 2 * units) plan.k = rd->src(1).get();
-    } else if (ek * row_bytes > cache.panel()) {
+    } else if (ek * row_bytes > cache.panel() && blocks >= units) {
+      // (Column blocks outermost need a launch step per compute unit: a single block would
+      // leave only the k slices to launch over, and they all add into the same outputs.)
       // With 32 registers, when column blocks can loop inside the row loop (below), the slice
       // is as long as the row block's slice of a (R rows of KT) fits half an L1: that is the
       // operand the CB column blocks share from L1 while their panels stream from L2 (BLIS's

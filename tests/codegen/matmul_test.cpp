@@ -269,6 +269,29 @@ TEST(Matmul, SixteenRegistersTakeSixRowsForOddVectorCounts) {
   check_matmul(23, 1000, 300, false, &t);
 }
 
+// One column block (8 or 40 columns) over a long k: with 2 compute units no k slices, whose
+// loops would put the column blocks outermost and leave only the slices to launch over; the
+// rows are launched instead. With 1 unit the slices stay, and the kernel is one launch step:
+// the launch steps run in parallel (the plugin's threads, whatever the target says), and
+// slices all add into the same outputs. Values against plain C++ (launched over the slices,
+// they raced: wrong sums now and then).
+TEST(Matmul, OneColumnBlockNeverLaunchesOverKSlices) {
+  polygrad::codegen::Target t = avx2_target();
+  for (const int64_t units : {int64_t{2}, int64_t{1}})
+    for (const int64_t n : {int64_t{8}, int64_t{40}}) {
+      t.caps.compute_units = static_cast<uint32_t>(units);
+      const UOpRef ast = matmul_ast(130, n, 1025);
+      const polygrad::codegen::UpcastPlan p = polygrad::codegen::choose_upcast(ast, t);
+      EXPECT_EQ(p.k != nullptr, units == 1) << n;
+      const uint32_t steps = polygrad::codegen::lower(ast, t).launch_global({})[0];
+      if (units == 1)
+        EXPECT_EQ(steps, 1u) << n;
+      else
+        EXPECT_GT(steps, 1u) << n;
+      for (int rep = 0; rep < 3; ++rep) check_matmul(130, n, 1025, false, &t);
+    }
+}
+
 // With k slices, column blocks loop inside the row loop (each row block's slice of a serves
 // CB column blocks) while the launch keeps two steps per compute unit. Values from a target of
 // 2 units, whatever this machine has. A column block is 2 vectors (2W columns).
