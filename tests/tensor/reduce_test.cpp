@@ -68,4 +68,28 @@ TEST(ReducePrecision, LongColumnSumsAddInBlocks) {
   }
 }
 
+// A braced list of axes is a list, `{}` included: every axis (hand-derived: 1..6 in a 2 x 3
+// matrix sums to 21, its population variance is 35/12, its sample deviation sqrt(3.5)). The
+// one-axis overloads once took `{}` as axis 0.
+TEST(ReduceAxes, BracedListsAreAxisLists) {
+  Tensor x(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3});
+  tensor_test::expect_values(x.sum({}), {}, {21});
+  tensor_test::expect_values(x.sum({}, true), {1, 1}, {21});
+  tensor_test::expect_values(x.max({}), {}, {6});
+  tensor_test::expect_values(x.min({}), {}, {1});
+  tensor_test::expect_values(x.prod({}), {}, {720});
+  tensor_test::expect_values(x.mean({}, true), {1, 1}, {3.5});
+  tensor_test::expect_values(x.var({}, false, 0.0), {}, {35.0 / 12.0});
+  tensor_test::expect_values(x.std({}), {}, {std::sqrt(3.5)});
+  tensor_test::expect_values(x.sum({1}), {2}, {6, 15});
+  tensor_test::expect_values(x.sum({0, -1}), {}, {21});
+  tensor_test::expect_values(x.flip({}), {2, 3}, {1, 2, 3, 4, 5, 6});
+  tensor_test::expect_values(x.flip({1}), {2, 3}, {3, 2, 1, 6, 5, 4});
+  Tensor b(std::vector<bool>{true, false, false, false, false, false}, {2, 3});
+  tensor_test::expect_values(b.any(1), {2}, {1, 0});
+  tensor_test::expect_values(b.any({}), {}, {1});
+  tensor_test::expect_values(b.all({}, true), {1, 1}, {0});
+  tensor_test::expect_values(b.logical_not().all(0), {3}, {0, 1, 1});
+}
+
 }  // namespace

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -413,24 +414,50 @@ class POLYGRAD_API Tensor {
   Tensor celu(double alpha = 1.0) const;
 
   // ---- reductions (axes: empty means all; negative counts from the end) --------------------
+  // A braced list of axes ({}, {1}, {0, -1}) picks the initializer_list overloads (the
+  // language prefers them): `sum({})` reduces every axis. Without them `{}` would
+  // value-initialise the int64_t of the one-axis overload and reduce axis 0.
   /// Bool and small ints sum as int32; others in their own dtype.
   Tensor sum(const std::vector<int64_t>& axes = {}, bool keepdim = false) const;
   Tensor sum(int64_t axis, bool keepdim = false) const;
+  Tensor sum(std::initializer_list<int64_t> axes, bool keepdim = false) const {
+    return sum(std::vector<int64_t>(axes), keepdim);
+  }
   Tensor max(const std::vector<int64_t>& axes = {}, bool keepdim = false) const;
   Tensor max(int64_t axis, bool keepdim = false) const;
+  Tensor max(std::initializer_list<int64_t> axes, bool keepdim = false) const {
+    return max(std::vector<int64_t>(axes), keepdim);
+  }
   Tensor min(const std::vector<int64_t>& axes = {}, bool keepdim = false) const;
   Tensor min(int64_t axis, bool keepdim = false) const;
+  Tensor min(std::initializer_list<int64_t> axes, bool keepdim = false) const {
+    return min(std::vector<int64_t>(axes), keepdim);
+  }
   Tensor prod(const std::vector<int64_t>& axes = {}, bool keepdim = false) const;
   Tensor prod(int64_t axis, bool keepdim = false) const;
+  Tensor prod(std::initializer_list<int64_t> axes, bool keepdim = false) const {
+    return prod(std::vector<int64_t>(axes), keepdim);
+  }
   /// Int tensors give float32.
   Tensor mean(const std::vector<int64_t>& axes = {}, bool keepdim = false) const;
   Tensor mean(int64_t axis, bool keepdim = false) const;
+  Tensor mean(std::initializer_list<int64_t> axes, bool keepdim = false) const {
+    return mean(std::vector<int64_t>(axes), keepdim);
+  }
   Tensor var(const std::vector<int64_t>& axes = {}, bool keepdim = false,
              double correction = 1.0) const;
   Tensor var(int64_t axis, bool keepdim = false, double correction = 1.0) const;
+  Tensor var(std::initializer_list<int64_t> axes, bool keepdim = false,
+             double correction = 1.0) const {
+    return var(std::vector<int64_t>(axes), keepdim, correction);
+  }
   Tensor std(const std::vector<int64_t>& axes = {}, bool keepdim = false,
              double correction = 1.0) const;
   Tensor std(int64_t axis, bool keepdim = false, double correction = 1.0) const;
+  Tensor std(std::initializer_list<int64_t> axes, bool keepdim = false,
+             double correction = 1.0) const {
+    return std(std::vector<int64_t>(axes), keepdim, correction);
+  }
   /// Index (int32) of the first maximum along `axis`, or in the flattened tensor.
   Tensor argmax(std::optional<int64_t> axis = std::nullopt, bool keepdim = false) const;
   Tensor argmin(std::optional<int64_t> axis = std::nullopt, bool keepdim = false) const;
@@ -438,7 +465,19 @@ class POLYGRAD_API Tensor {
   Tensor cumsum(int64_t axis = 0) const;
   /// Whether any / every element along `axes` is nonzero (bool).
   Tensor any(const std::vector<int64_t>& axes = {}, bool keepdim = false) const;
+  Tensor any(int64_t axis, bool keepdim = false) const {
+    return any(std::vector<int64_t>{axis}, keepdim);
+  }
+  Tensor any(std::initializer_list<int64_t> axes, bool keepdim = false) const {
+    return any(std::vector<int64_t>(axes), keepdim);
+  }
   Tensor all(const std::vector<int64_t>& axes = {}, bool keepdim = false) const;
+  Tensor all(int64_t axis, bool keepdim = false) const {
+    return all(std::vector<int64_t>{axis}, keepdim);
+  }
+  Tensor all(std::initializer_list<int64_t> axes, bool keepdim = false) const {
+    return all(std::vector<int64_t>(axes), keepdim);
+  }
 
   // ---- masks and selections ------------------------------------------------------------------
   /// The lower (upper) triangle of the last two axes: column - row <= (>=) diagonal; 0 else.
@@ -475,6 +514,10 @@ class POLYGRAD_API Tensor {
   Tensor pad(const std::vector<std::pair<int64_t, int64_t>>& pads, double value = 0.0) const;
   Tensor flip(const std::vector<int64_t>& axes) const;
   Tensor flip(int64_t axis) const { return flip(std::vector<int64_t>{axis}); }
+  /// (A braced list, `flip({})` included, is a list of axes, not one axis.)
+  Tensor flip(std::initializer_list<int64_t> axes) const {
+    return flip(std::vector<int64_t>(axes));
+  }
   /// Tiles the tensor `repeats[i]` times along axis i (leading repeats add axes).
   Tensor repeat(const std::vector<int64_t>& repeats) const;
   /// Python-style indexing: integers drop an axis, slices keep it, none() adds one.
