@@ -145,8 +145,9 @@ Tensor Tensor::where(Scalar a, const Tensor& b) const {
   return where(detail::scalar_like(b, a), b);
 }
 Tensor Tensor::where(Scalar a, Scalar b) const {
-  DType t = a.is_int && b.is_int ? detail::promote_for("where", detail::int_scalar_dtype(a),
-                                                       detail::int_scalar_dtype(b))
+  // (A bool scalar is bool: where(true, false) is a bool tensor, where(true, 2) an int one.)
+  auto int_dtype = [](Scalar s) { return s.is_bool ? dtypes::bool_ : detail::int_scalar_dtype(s); };
+  DType t = a.is_int && b.is_int ? detail::promote_for("where", int_dtype(a), int_dtype(b))
                                  : dtypes::float32;
   return where(detail::constant(a, t, {}, device()), detail::constant(b, t, {}, device()));
 }

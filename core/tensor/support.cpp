@@ -125,7 +125,7 @@ DType int_scalar_dtype(Scalar s) {
 }
 
 DType scalar_dtype(DType t, Scalar s) {
-  if (s.is_int) return t.is_bool() ? int_scalar_dtype(s) : t;
+  if (s.is_int) return t.is_bool() && !s.is_bool ? int_scalar_dtype(s) : t;
   return t.is_float() ? t : dtypes::float32;
 }
 

@@ -133,4 +133,26 @@ TEST(Dtype, Int64BeyondDoublesStaysExact) {
   EXPECT_EQ(b.where(2, 1).dtype(), PG_DTYPE_INT32);
 }
 
+// A bool scalar keeps a bool tensor bool, as torch's and tinygrad's (torch: b * True is
+// [True, False, True, False], b + True all True), and takes any other tensor's dtype; it was
+// an int scalar, so b * true was int32.
+TEST(Dtype, BoolScalarKeepsBool) {
+  Tensor b(std::vector<bool>{true, false, true, false});
+  Tensor m = b * true;
+  EXPECT_EQ(m.dtype(), PG_DTYPE_BOOL);
+  EXPECT_EQ(m.to_vector<uint8_t>(), (std::vector<uint8_t>{1, 0, 1, 0}));
+  Tensor s = b + true;
+  EXPECT_EQ(s.dtype(), PG_DTYPE_BOOL);
+  EXPECT_EQ(s.to_vector<uint8_t>(), (std::vector<uint8_t>{1, 1, 1, 1}));
+  EXPECT_EQ((b == false).to_vector<uint8_t>(), (std::vector<uint8_t>{0, 1, 0, 1}));
+  Tensor w = b.where(true, false);
+  EXPECT_EQ(w.dtype(), PG_DTYPE_BOOL);
+  EXPECT_EQ(w.to_vector<uint8_t>(), (std::vector<uint8_t>{1, 0, 1, 0}));
+  EXPECT_EQ(b.where(true, 2).dtype(), PG_DTYPE_INT32);
+  EXPECT_EQ((ints() * true).dtype(), PG_DTYPE_INT32);
+  EXPECT_EQ((ints() * true).to_vector<int32_t>(), (std::vector<int32_t>{1, -2, 3}));
+  EXPECT_EQ((Tensor(std::vector<float>{1.5f}) * true).dtype(), PG_DTYPE_FLOAT32);
+  EXPECT_EQ((b + 1).dtype(), PG_DTYPE_INT32);  // an int scalar still gives int32
+}
+
 }  // namespace

@@ -8,7 +8,8 @@
 //
 // Dtypes: the default float is float32, the default int int32. Tensor-tensor ops promote as
 // torch.result_type does. A scalar operand takes the tensor's dtype, except that a float scalar
-// with an int or bool tensor gives float32 and an int scalar with a bool tensor gives int32.
+// with an int or bool tensor gives float32 and an int scalar with a bool tensor gives int32 (a
+// bool scalar keeps a bool tensor bool).
 // Comparisons return bool tensors (as tinygrad and torch do; the polygrad Python README's
 // "float 1.0/0.0" is not followed).
 #ifndef POLYGRAD_TENSOR_HPP
@@ -84,9 +85,12 @@ struct Scalar {
       : value(static_cast<double>(v)), is_int(true), int_value(static_cast<int64_t>(v)) {}
   Scalar(float v) : value(v), is_int(false) {}
   Scalar(double v) : value(v), is_int(false) {}
-  Scalar(bool v) : value(v ? 1 : 0), is_int(true), int_value(v ? 1 : 0) {}
+  /// A bool keeps a bool tensor's dtype (`b * true` is bool, as torch's and tinygrad's) and
+  /// takes any other tensor's, as an int does.
+  Scalar(bool v) : value(v ? 1 : 0), is_int(true), is_bool(true), int_value(v ? 1 : 0) {}
   double value;
   bool is_int;
+  bool is_bool = false;
   int64_t int_value = 0;
 };
 
