@@ -58,9 +58,11 @@ Tensor Tensor::mish() const {
   return widened(detail::to_float(*this), [](const Tensor& x) { return x * x.softplus().tanh(); });
 }
 Tensor Tensor::hardtanh(double min_val, double max_val) const {
-  // clamp's values; torch's gradient is 0 on the bounds (clamp's is 1 there).
+  // clamp's values, the lower bound applied first (so max_val everywhere when min_val >
+  // max_val, as torch's); torch's gradient is 0 on the bounds (clamp's is 1 there).
   if (!detail::dt(*this).is_float()) return clamp(min_val, max_val);
-  return (*this <= min_val).where(min_val, (*this >= max_val).where(max_val, *this));
+  Tensor lo = (*this <= min_val).where(min_val, *this);
+  return (lo >= max_val).where(max_val, lo);
 }
 Tensor Tensor::hardswish() const {
   return *this * (*this + 3.0).relu6() * (1.0 / 6.0);

@@ -158,4 +158,18 @@ TEST(Sign, OfNaNIsZeroAndItsGradientZerosAsTorchs) {
             (std::vector<float>{0.0f, 0.0f, 0.0f, 0.0f}));
 }
 
+// hardtanh is clamp's lower bound then its upper one: torch's F.hardtanh(x, 1, -1) is -1
+// everywhere with a zero gradient (it gave 1 below the bounds), and its gradient is 0 on the
+// bounds (torch: hardtanh(x, -1, 1) weighted by 0..5 gives [0, 0, 2, 3, 0, 0]).
+TEST(Hardtanh, CrossedBoundsGiveTheUpperOneAsTorchs) {
+  Tensor x(std::vector<float>{-2, -1, -0.5, 0.5, 1, 2});
+  tensor_test::expect_values(x.hardtanh(1, -1), {6}, {-1, -1, -1, -1, -1, -1});
+  tensor_test::expect_values(Tensor::gradient(x.hardtanh(1, -1).sum(), {x})[0], {6},
+                             {0, 0, 0, 0, 0, 0});
+  Tensor w(std::vector<float>{0, 1, 2, 3, 4, 5});
+  tensor_test::expect_values(x.hardtanh(), {6}, {-1, -1, -0.5, 0.5, 1, 1});
+  tensor_test::expect_values(Tensor::gradient((x.hardtanh() * w).sum(), {x})[0], {6},
+                             {0, 0, 2, 3, 0, 0});
+}
+
 }  // namespace
