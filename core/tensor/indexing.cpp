@@ -215,6 +215,7 @@ std::vector<Tensor> Tensor::split(int64_t size, int64_t dim) const {
   const int64_t n = p.shape[static_cast<size_t>(a)];
   std::vector<int64_t> sizes;
   for (int64_t o = 0; o < n; o += size) sizes.push_back(std::min(size, n - o));
+  if (sizes.empty()) sizes.push_back(0);  // an empty axis is one empty piece (torch's, tinygrad's)
   return split(sizes, a);
 }
 
@@ -223,6 +224,8 @@ std::vector<Tensor> Tensor::chunk(int64_t n, int64_t dim) const {
   if (n <= 0) user_error("chunk: number of chunks must be positive, got " + std::to_string(n));
   const int64_t a = detail::norm_axis("chunk", dim, ndim(), p.shape);
   const int64_t len = p.shape[static_cast<size_t>(a)];
+  // An empty axis is n empty pieces (torch's, tinygrad's).
+  if (len == 0) return split(std::vector<int64_t>(static_cast<size_t>(n), 0), a);
   return split(std::max<int64_t>(1, (len + n - 1) / n), a);
 }
 

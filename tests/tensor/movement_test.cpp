@@ -154,4 +154,17 @@ TEST(Masks, TrianglesOfDiagonalsPastTheMatrix) {
   EXPECT_EQ(m.tril(1).sum().item<float>(), 8.0f);
 }
 
+// An empty axis splits into one empty piece and chunks into n, as torch's and tinygrad's
+// (torch.zeros(0, 3).split(2) has one (0, 3) piece, .chunk(3) three); both gave none.
+TEST(Splitting, AnEmptyAxis) {
+  Tensor e = Tensor::zeros({0, 3});
+  std::vector<Tensor> s = e.split(2);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].shape(), (Tensor::Shape{0, 3}));
+  std::vector<Tensor> c = e.chunk(3);
+  ASSERT_EQ(c.size(), 3u);
+  for (const Tensor& p : c) EXPECT_EQ(p.shape(), (Tensor::Shape{0, 3}));
+  EXPECT_EQ(Tensor::arange(5).chunk(10).size(), 5u);  // (a non-empty axis: ceil(5 / 10) = 1)
+}
+
 }  // namespace
