@@ -99,7 +99,10 @@ Tensor Tensor::squeeze(std::optional<int64_t> dim) const {
       if (d != 1) s.push_back(d);
     return reshape(s);
   }
-  if (p.shape.empty()) return *this;
+  if (p.shape.empty()) {  // (dim 0 or -1, as torch's: an axis of one element)
+    detail::norm_axis("squeeze", *dim, 1, p.shape);
+    return *this;
+  }
   int64_t a = detail::norm_axis("squeeze", *dim, ndim(), p.shape);
   if (p.shape[static_cast<size_t>(a)] != 1) return *this;
   s = p.shape;

@@ -218,4 +218,12 @@ TEST(Errors, ShapesPastInt64) {
   expect_user_error([&] { Tensor::zeros({0, big, 8}); }, {"more than 2^62 elements"});
 }
 
+// A 0-d tensor's only axis is 0 or -1 (torch: "Dimension out of range (expected to be in range
+// of [-1, 0], but got 1)"); squeeze(1) returned it unchanged.
+TEST(Errors, SqueezeOfAScalarChecksTheAxis) {
+  expect_user_error([] { Tensor::scalar(2.0).squeeze(1); },
+                    {"squeeze: axis 1 out of range for shape ()"});
+  EXPECT_EQ(Tensor::scalar(2.0).squeeze(-1).item<float>(), 2.0f);
+}
+
 }  // namespace
