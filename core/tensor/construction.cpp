@@ -152,8 +152,20 @@ Tensor Tensor::from_host_memory(void* data, pg_dtype dtype, const Shape& shape,
 
 Tensor Tensor::full(const Shape& shape, Scalar value, pg_dtype dtype, const std::string& device) {
   check_shape("full", shape);
-  return detail::constant(value, DType(detail::check_dtype("full", dtype)), shape,
-                          runtime::canonical_device(device));
+  const DType t(detail::check_dtype("full", dtype));
+  // A float value truncates into an int dtype, as torch's; one whose truncation the dtype
+  // cannot hold (NaN, inf, 1e20 for int32) is an error, as in torch, not an arbitrary value.
+  if (!value.is_int && t.is_int()) {
+    const double v = std::trunc(value.value);  // (NaN stays NaN and fails both tests)
+    const double hi =
+        t.scalar() == PG_DTYPE_UINT64 ? 0x1p64 : static_cast<double>(t.int_max()) + 1.0;
+    if (!(v >= static_cast<double>(t.int_min()) && v < hi)) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%g", value.value);
+      user_error(std::string("full: value ") + text + " does not fit dtype " + t.name());
+    }
+  }
+  return detail::constant(value, t, shape, runtime::canonical_device(device));
 }
 Tensor Tensor::zeros(const Shape& shape, pg_dtype dtype, const std::string& device) {
   return full(shape, 0.0, dtype, device);

@@ -3,6 +3,8 @@
 #include "harness.hpp"
 
 #include <climits>
+#include <cmath>
+#include <cstdint>
 
 namespace {
 
@@ -224,6 +226,25 @@ TEST(Errors, SqueezeOfAScalarChecksTheAxis) {
   expect_user_error([] { Tensor::scalar(2.0).squeeze(1); },
                     {"squeeze: axis 1 out of range for shape ()"});
   EXPECT_EQ(Tensor::scalar(2.0).squeeze(-1).item<float>(), 2.0f);
+}
+
+// A float that an int dtype cannot hold after truncation is an error, as torch's full ("value
+// cannot be converted to type int without overflow"); it filled 0. Truncation stays: 2.9 -> 2.
+TEST(Errors, FullOfAFloatPastTheIntDtype) {
+  expect_user_error([] { Tensor::full({2}, 1e20, PG_DTYPE_INT32); },
+                    {"full: value 1e+20 does not fit dtype int32"});
+  expect_user_error([] { Tensor::full({2}, NAN, PG_DTYPE_INT64); }, {"full", "nan", "int64"});
+  expect_user_error([] { Tensor::full_like(Tensor::zeros({2}, PG_DTYPE_UINT8), 256.0); },
+                    {"full", "256", "uint8"});
+  expect_user_error([] { Tensor::full({1}, -1.0, PG_DTYPE_UINT32); }, {"full", "-1", "uint32"});
+  EXPECT_EQ(Tensor::full({2}, 2.9, PG_DTYPE_INT32).to_vector<int32_t>(),
+            (std::vector<int32_t>{2, 2}));
+  EXPECT_EQ(Tensor::full({1}, -0.5, PG_DTYPE_UINT8).to_vector<uint8_t>(),
+            (std::vector<uint8_t>{0}));
+  EXPECT_EQ(Tensor::full({1}, 255.9, PG_DTYPE_UINT8).to_vector<uint8_t>(),
+            (std::vector<uint8_t>{255}));
+  EXPECT_EQ(Tensor::full({1}, -9223372036854775808.0, PG_DTYPE_INT64).to_vector<int64_t>(),
+            (std::vector<int64_t>{INT64_MIN}));
 }
 
 }  // namespace
