@@ -151,6 +151,26 @@ int main(void) {
   CHECK_OK(pg_tensor_item_int64(ar_sum, &total));
   CHECK(total == 3 * big + 3);
 
+  /* bool host bytes other than 0 are true and read back as 1 (numpy's and torch's bools are
+     0 or 1): a byte 2 read back as 2, its logical_not as 3 and a sum counted it twice */
+  const unsigned char bytes[4] = {0, 2, 255, 1};
+  const int64_t s4[1] = {4};
+  unsigned char bgot[4] = {9, 9, 9, 9};
+  int64_t trues = 0;
+  pg_tensor_t bl = NULL, nb = NULL, bsum = NULL;
+  CHECK_OK(pg_tensor_from_data(bytes, PG_DTYPE_BOOL, s4, 1, NULL, &bl));
+  CHECK_OK(pg_tensor_to_host(bl, bgot, sizeof bgot));
+  CHECK(bgot[0] == 0 && bgot[1] == 1 && bgot[2] == 1 && bgot[3] == 1);
+  CHECK_OK(pg_tensor_logical_not(bl, &nb));
+  CHECK_OK(pg_tensor_to_host(nb, bgot, sizeof bgot));
+  CHECK(bgot[0] == 1 && bgot[1] == 0 && bgot[2] == 0 && bgot[3] == 0);
+  CHECK_OK(pg_tensor_sum(bl, NULL, 0, 0, &bsum));
+  CHECK_OK(pg_tensor_item_int64(bsum, &trues));
+  CHECK(trues == 3);
+  pg_tensor_free(bl);
+  pg_tensor_free(nb);
+  pg_tensor_free(bsum);
+
   pg_tensor_t all[] = {a,         b,         c,    sum, mm,     rows, mean, ints,
                        twice,     half,      r,    tr,  picked, u,    relu, ex,
                        pieces[0], pieces[1], lazy, fi,  fi2,    fi3,  ar,   ar_sum};

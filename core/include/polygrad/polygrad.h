@@ -95,7 +95,7 @@ POLYGRAD_API pg_api_status pg_compiled_kernel_count(size_t* out);
 /* ---- construction --------------------------------------------------------------------- */
 
 /** A tensor of `dtype` and shape (dims, ndim) holding a copy of numel * itemsize packed bytes
- *  at `data` (row-major). ndim 0 is a scalar. */
+ *  at `data` (row-major). ndim 0 is a scalar. A bool byte other than 0 is true (read back 1). */
 POLYGRAD_API pg_api_status pg_tensor_from_data(const void* data, pg_dtype dtype,
                                                const int64_t* dims, size_t ndim, const char* device,
                                                pg_tensor_t* out);
