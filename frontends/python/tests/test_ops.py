@@ -387,6 +387,14 @@ def test_gradients_at_zeros_bounds_and_saturation():
     np.testing.assert_allclose(p.grad.numpy(), t.grad.numpy(), rtol=1e-5)
 
 
+def test_hardswish_hardsigmoid_gradients_on_their_bounds():
+    # torch's hardswish takes the middle piece's gradient, x / 3 + 1/2, at x = -3 and 3 (-1/2
+    # and 3/2), and 1 at NaN; hardsigmoid's is 0 there.
+    x = [np.array([[-3.0, 3.0, -3.5, 3.5, 0.0, -1.0, 2.0, np.nan]], dtype=np.float32)]
+    compare(lambda x: x.hardswish(), None, F.hardswish, xs=x)
+    compare(lambda x: x.hardsigmoid(), None, F.hardsigmoid, xs=[x[0][:, :7]])
+
+
 def test_clamp_keeps_integer_dtypes_for_whole_bounds():
     x = np.array([1, 5, -3], dtype=np.int32)
     got = Tensor(x).clamp(0, 4).numpy()
