@@ -47,6 +47,13 @@ TEST(Errors, Matmul) {
       },
       {"matmul: shapes (2, 3) and (4, 5) do not match (3 != 4)"});
   expect_user_error([] { Tensor::scalar(1).matmul(m23()); }, {"matmul", "()", "(2, 3)"});
+  // Batch axes that do not broadcast: the operands' shapes, not the internal product's views.
+  expect_user_error(
+      [] {
+        Tensor::zeros({2, 3, 4}).matmul(Tensor::zeros({3, 4, 5}));
+      },
+      {"matmul: shapes (2, 3, 4) and (3, 4, 5): batch axes (2,) and (3,) do not "
+       "broadcast"});
 }
 
 TEST(Errors, Slicing) {
