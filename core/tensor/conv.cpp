@@ -105,7 +105,11 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
     user_error("conv2d: input " + lazy::shape_str(p.shape) + " and weight " +
                lazy::shape_str(w.shape) + " must both be 4-d (NCHW, OIHW)");
   const int64_t bs = p.shape[0], cin = p.shape[1], cout = w.shape[0];
-  if (groups <= 0 || cin % groups != 0 || cout % groups != 0 || w.shape[1] * groups != cin)
+  if (groups <= 0) user_error("conv2d: groups must be positive, not " + std::to_string(groups));
+  if (bias && detail::state(*bias, "conv2d").shape != Shape{cout})
+    user_error("conv2d: bias shape " + lazy::shape_str(bias->shape()) + " does not match weight " +
+               lazy::shape_str(w.shape) + " (" + std::to_string(cout) + " output channels)");
+  if (cin % groups != 0 || cout % groups != 0 || w.shape[1] * groups != cin)
     user_error("conv2d: input " + lazy::shape_str(p.shape) + " and weight " +
                lazy::shape_str(w.shape) + " do not match for groups=" + std::to_string(groups));
   const int64_t kh = w.shape[2], kw = w.shape[3];

@@ -99,6 +99,16 @@ TEST(Errors, NnShapes) {
       {"conv2d: input (1, 3, 5, 5) and weight (2, 4, 3, 3) do not match"});
   expect_user_error(
       [] {
+        Tensor::zeros({1, 2, 5, 5}).conv2d(Tensor::zeros({3, 2, 3, 3}), Tensor::zeros({4}));
+      },
+      {"conv2d: bias shape (4,) does not match weight (3, 2, 3, 3) (3 output channels)"});
+  expect_user_error(
+      [] {
+        Tensor::zeros({1, 2, 5, 5}).conv2d(Tensor::zeros({3, 2, 3, 3}), std::nullopt, 0);
+      },
+      {"conv2d: groups must be positive, not 0"});
+  expect_user_error(
+      [] {
         Tensor::zeros({1, 1, 2, 2}).max_pool2d(3);
       },
       {"max_pool2d: kernel (3, 3) does not fit", "(1, 1, 2, 2)"});
