@@ -142,8 +142,12 @@ Tensor Tensor::einsum(const std::string& formula_in, const std::vector<Tensor>& 
       char c = inputs[i][a];
       auto it = sizes.find(c);
       if (it != sizes.end() && it->second != s[a] && it->second != 1 && s[a] != 1)
-        user_error("einsum: subscript '" + std::string(1, c) + "' has sizes " +
-                   std::to_string(it->second) + " and " + std::to_string(s[a]));
+        user_error("einsum: " +
+                   (std::isdigit(static_cast<unsigned char>(c))
+                        ? "axis " + std::to_string(c - '0') + " of '...'"
+                        : "subscript '" + std::string(1, c) + "'") +
+                   " has sizes " + std::to_string(it->second) + " and " + std::to_string(s[a]) +
+                   " in '" + formula_in + "'");
       sizes[c] = it == sizes.end() ? s[a] : std::max(it->second, s[a]);
     }
   }

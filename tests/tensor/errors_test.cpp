@@ -119,6 +119,11 @@ TEST(Errors, NnShapes) {
         Tensor::einsum("ij,jk->ik", {m23(), Tensor::zeros({4, 2})});
       },
       {"einsum: subscript 'j' has sizes 3 and 4"});
+  expect_user_error(
+      [] {
+        Tensor::einsum("...i,...i->...", {m23(), Tensor::zeros({4, 3})});
+      },
+      {"einsum: axis 0 of '...' has sizes 2 and 4 in '...i,...i->...'"});
   expect_user_error([] { Tensor::einsum("ii->i", {m23()}); },
                     {"einsum: subscript 'i' repeats in 'ii' over axes of sizes 2 and 3"});
   expect_user_error([] { Tensor::einsum("...ijk->i", {m23()}); },
