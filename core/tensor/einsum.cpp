@@ -191,7 +191,12 @@ Tensor Tensor::einsum(const std::string& formula_in, const std::vector<Tensor>& 
   }
   std::vector<int64_t> summed;
   for (size_t a = out.size(); a < all.size(); ++a) summed.push_back(static_cast<int64_t>(a));
-  return summed.empty() ? product : product.sum(summed);
+  if (summed.empty()) return product;
+  // A contraction of several operands keeps their promoted dtype, as matmul's and torch's
+  // (int8 operands give int8; the sum's 32-bit accumulator does not show); one operand's sum
+  // ("ij->i") follows sum's dtype rule.
+  Tensor r = product.sum(summed);
+  return operands.size() > 1 ? r.cast(product.dtype()) : r;
 }
 
 namespace {

@@ -294,6 +294,20 @@ def test_einsum_rearrange():
             lambda x: x.permute(2, 0, 1))
 
 
+def test_einsum_keeps_small_int_dtypes():
+    # torch's contraction of int8 (uint8, int16) operands is int8 (wrapping), as matmul's; the
+    # sum's 32-bit accumulator does not show.
+    rng = np.random.default_rng(0)
+    for dt in (np.int8, np.uint8, np.int16):
+        a = rng.integers(0, 12, (3, 4)).astype(dt)
+        b = rng.integers(0, 12, (4, 5)).astype(dt)
+        for f, ops in [("ij,jk->ik", (a, b)), ("ij,ij->", (a, a)), ("ij,jk", (a, b))]:
+            got = Tensor.einsum(f, *[Tensor(x) for x in ops]).numpy()
+            want = torch.einsum(f, *[torch.tensor(x) for x in ops]).numpy()
+            assert got.dtype == want.dtype, (f, dt, got.dtype, want.dtype)
+            np.testing.assert_array_equal(got, want)
+
+
 def test_cat_stack_split_chunk():
     compare(lambda a, b: Tensor.cat(a, b), [(2, 3), (4, 3)], lambda a, b: torch.cat([a, b]))
     compare(lambda a, b: Tensor.cat(a, b, dim=1), [(2, 3), (2, 1)],
