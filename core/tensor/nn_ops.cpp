@@ -170,9 +170,23 @@ Tensor Tensor::cross_entropy(const Tensor& target, int64_t axis, double label_sm
 }
 
 Tensor Tensor::binary_crossentropy(const Tensor& target, Reduction reduction) const {
-  // torch clamps each log at -100 so p = 0 or 1 stays finite.
-  Tensor lp = log().maximum(-100.0), lq = (1.0 - *this).log().maximum(-100.0);
-  return reduce_loss(-(target * lp + (1.0 - target) * lq), reduction);
+  // torch's: each log clamped at -100, so p = 0 or 1 stays finite, and the gradient
+  // (p - y) / max(p (1 - p), 1e-12). Inside, that is the logs' own gradient; within 1e-12 of 0
+  // or at 1 (a sigmoid saturated in float32) the logs' is 0 * inf = NaN, so there the loss is
+  // its value plus (p - p') (p' - y) 1e12, p' = p detached (value 0, gradient torch's). The
+  // logs inside see 1/2 where that branch is taken. float16 and bfloat16 are worked in float32
+  // (1e12 is no float16), the result in the dtype p and y promote to.
+  const DType out = detail::promote_for("binary_crossentropy", detail::dt(detail::to_float(*this)),
+                                        detail::dt(target));
+  Tensor p = detail::to_float(*this);
+  if (p.dtype() == PG_DTYPE_FLOAT16 || p.dtype() == PG_DTYPE_BFLOAT16) p = p.cast(PG_DTYPE_FLOAT32);
+  Tensor edge = (p <= 1e-12).logical_or(p >= 1.0 - 1e-12);
+  Tensor ps = edge.where(0.5, p);
+  Tensor inside = -(target * ps.log() + (1.0 - target) * (1.0 - ps).log());
+  Tensor pd = p.detach(), yd = target.detach();
+  Tensor lp = pd.log().maximum(-100.0), lq = (1.0 - pd).log().maximum(-100.0);
+  Tensor at_edge = -(target * lp + (1.0 - target) * lq) + (p - pd) * ((pd - yd) * 1e12);
+  return reduce_loss(edge.where(at_edge, inside).cast(out.scalar()), reduction);
 }
 
 Tensor Tensor::binary_crossentropy_logits(const Tensor& target, Reduction reduction,

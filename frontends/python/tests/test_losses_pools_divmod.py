@@ -68,6 +68,22 @@ def test_binary_cross_entropy_logits_gradient_at_zero_logits():
                 x, torch.tensor(t), reduction="sum", pos_weight=torch.tensor(pw)))
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_binary_cross_entropy_at_probabilities_0_and_1(reduction):
+    # torch's values (logs clamped at -100) and gradients, (p - y) / max(p (1 - p), 1e-12), where
+    # p is 0, 1 or within 1e-12 of 0: finite, not 0 * inf = NaN.
+    p = np.array([[0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1e-13, 0.3, 0.999, 1 - 1e-7]], np.float32)
+    y = np.array([[0.0, 1.0, 0.5, 0.0, 1.0, 0.25, 0.0, 0.7, 1.0, 1.0]], np.float32)
+    compare(lambda x: x.binary_crossentropy(Tensor(y), reduction=reduction), [], xs=[p],
+            torch_fn=lambda x: F.binary_cross_entropy(x, torch.tensor(y), reduction=reduction))
+    # A sigmoid saturated to exactly 1 (or 0) in float32, as torch: gradient 0, not NaN.
+    logits = np.array([[20.0, -120.0, 120.0, 0.5]], np.float32)
+    yl = np.array([[1.0, 0.0, 0.0, 1.0]], np.float32)
+    compare(lambda x: x.sigmoid().binary_crossentropy(Tensor(yl), reduction=reduction), [],
+            xs=[logits], torch_fn=lambda x: F.binary_cross_entropy(x.sigmoid(), torch.tensor(yl),
+                                                                   reduction=reduction))
+
+
 def test_bad_reduction_names_the_choices():
     with pytest.raises(ValueError, match="'mean', 'sum' or 'none'"):
         Tensor([[0.5, 1.0]]).cross_entropy(Tensor([1]), reduction="avg")
