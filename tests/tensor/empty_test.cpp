@@ -45,6 +45,24 @@ TEST(Empty, OpsThatKeepTheAxisStayEmpty) {
   EXPECT_EQ(x.max(1).shape(), (Tensor::Shape{0}));
 }
 
+TEST(Empty, SplitAndChunkOfAnEmptyAxis) {
+  // torch (and tinygrad): split of an empty axis is one empty piece, chunk(n) n empty pieces.
+  const Tensor x = Tensor::zeros({0, 3});
+  std::vector<Tensor> s = x.split(int64_t{2}, 0);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].shape(), (Tensor::Shape{0, 3}));
+  std::vector<Tensor> c = x.chunk(3, 0);
+  ASSERT_EQ(c.size(), 3u);
+  for (const Tensor& t : c) EXPECT_EQ(t.shape(), (Tensor::Shape{0, 3}));
+  std::vector<Tensor> c1 = Tensor::zeros({3, 0}).chunk(2, -1);
+  ASSERT_EQ(c1.size(), 2u);
+  for (const Tensor& t : c1) EXPECT_EQ(t.shape(), (Tensor::Shape{3, 0}));
+  // An axis that is not empty splits as before, its last piece shorter.
+  std::vector<Tensor> s1 = x.split(int64_t{2}, 1);
+  ASSERT_EQ(s1.size(), 2u);
+  EXPECT_EQ(s1[1].shape(), (Tensor::Shape{0, 1}));
+}
+
 TEST(Empty, MaxMinArgmaxOverAnEmptyAxisAreUserErrors) {
   const Tensor x = Tensor::zeros({0, 3});
   expect_user_error([&] { x.max(0); }, {"max: cannot reduce over axis 0 of length 0", "(0, 3)"});
