@@ -48,10 +48,12 @@ Tensor Tensor::softplus(double beta) const {
   // torch's: log(1 + e^(bx)) / b, and x itself past bx = 20 (where they agree to float64's
   // last digits). Smooth at 0, so second derivatives are b/4 there (max(bx, 0) + log1p(e^-|bx|)
   // has kinks that dropped them); the exp sees at most 20, so the branch not taken keeps a
-  // finite gradient.
+  // finite gradient. (A select, not minimum(bx, 20): at bx = 20 itself minimum's tie gave
+  // the exp half the gradient, 1/2 where torch's is e^20 / (1 + e^20).)
   return widened(detail::to_float(*this), [beta](const Tensor& x) {
     Tensor bx = x * beta;
-    return (bx > 20.0).where(x, bx.minimum(20.0).exp().log1p() * (1.0 / beta));
+    Tensor above = bx > 20.0;
+    return above.where(x, above.where(20.0, bx).exp().log1p() * (1.0 / beta));
   });
 }
 Tensor Tensor::mish() const {

@@ -409,6 +409,16 @@ def test_hardswish_hardsigmoid_gradients_on_their_bounds():
     compare(lambda x: x.hardsigmoid(), None, F.hardsigmoid, xs=[x[0][:, :7]])
 
 
+def test_softplus_gradient_at_its_threshold():
+    # At beta x = 20 exactly torch's gradient is e^20 / (1 + e^20), not a tie's 1/2; logsigmoid
+    # (at -20) and mish (at 20) go through softplus.
+    x = [np.array([[19.5, 20.0, 20.5, 10.0, -20.0, 0.0]], dtype=np.float64)]
+    compare(lambda x: x.softplus(), None, F.softplus, xs=x)
+    compare(lambda x: x.softplus(2.0), None, lambda x: F.softplus(x, 2.0), xs=x)
+    compare(lambda x: x.logsigmoid(), None, F.logsigmoid, xs=[-x[0]])
+    compare(lambda x: x.mish(), None, F.mish, xs=x)
+
+
 def test_clamp_keeps_integer_dtypes_for_whole_bounds():
     x = np.array([1, 5, -3], dtype=np.int32)
     got = Tensor(x).clamp(0, 4).numpy()
