@@ -1,5 +1,7 @@
 // C API: element-wise ops, activations and reductions, generated from the op lists in
 // polygrad.h.
+#include <optional>
+
 #include "capi/support.hpp"
 
 using namespace polygrad;
@@ -94,9 +96,21 @@ pg_api_status pg_tensor_roll(pg_tensor_t x, const int64_t* shifts, size_t nshift
 pg_api_status pg_tensor_clamp(pg_tensor_t x, const double* min, const double* max,
                               pg_tensor_t* out) {
   return guard("pg_tensor_clamp", [&] {
-    std::optional<double> lo, hi;
-    if (min) lo = *min;
-    if (max) hi = *max;
+    // A whole double is an int bound (an int tensor stays int), any other a float one.
+    auto bound = [](const double* v) -> std::optional<Scalar> {
+      if (v == nullptr) return std::nullopt;
+      return Scalar::whole_or_float(*v);
+    };
+    put(out, arg(x, "x").clamp(bound(min), bound(max)));
+  });
+}
+
+pg_api_status pg_tensor_clamp_scalar(pg_tensor_t x, const pg_scalar* min, const pg_scalar* max,
+                                     pg_tensor_t* out) {
+  return guard("pg_tensor_clamp_scalar", [&] {
+    std::optional<Scalar> lo, hi;
+    if (min) lo = capi::scalar_arg(*min);
+    if (max) hi = capi::scalar_arg(*max);
     put(out, arg(x, "x").clamp(lo, hi));
   });
 }

@@ -62,7 +62,8 @@ Tensor Tensor::mish() const {
 Tensor Tensor::hardtanh(double min_val, double max_val) const {
   // clamp's values, the lower bound applied first (so max_val everywhere when min_val >
   // max_val, as torch's); torch's gradient is 0 on the bounds (clamp's is 1 there).
-  if (!detail::dt(*this).is_float()) return clamp(min_val, max_val);
+  if (!detail::dt(*this).is_float())
+    return clamp(Scalar::whole_or_float(min_val), Scalar::whole_or_float(max_val));
   Tensor lo = (*this <= min_val).where(min_val, *this);
   return (lo >= max_val).where(max_val, lo);
 }

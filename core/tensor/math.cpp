@@ -171,22 +171,21 @@ Tensor Tensor::minimum(const Tensor& o) const {
 Tensor Tensor::minimum(Scalar o) const {
   return minimum(detail::scalar_like(*this, o));
 }
-Tensor Tensor::clamp(std::optional<double> min, std::optional<double> max) const {
+Tensor Tensor::clamp(std::optional<Scalar> min, std::optional<Scalar> max) const {
   detail::state(*this, "clamp");
   Tensor r = *this;
+  // A float bound makes an integer tensor float32 (torch's clamp(0.0) of ints is float32).
+  if (!dt(r).is_float() && ((min && !min->is_int) || (max && !max->is_int)))
+    r = r.cast(PG_DTYPE_FLOAT32);
   if (!dt(r).is_float()) {
-    // A whole bound keeps an integer tensor's dtype (torch's clamp(0, 4) of ints is ints),
-    // first brought into the dtype's range (uint8's clamp(-1, 300) changes nothing; as a
-    // uint8 constant -1 wrapped to 255 and 300 to 44).
+    // An int bound keeps an integer tensor's dtype (torch's clamp(0, 4) of ints is ints),
+    // first brought into the dtype's range in integers (uint8's clamp(-1, 300) changes
+    // nothing: as a uint8 constant -1 wrapped to 255 and 300 to 44; int64's bounds beyond 2^53
+    // stay exact).
     const DType t = dt(r);
-    const double bits = 8.0 * t.itemsize();
-    const double lo = t.is_bool() ? 0 : t.is_unsigned() ? 0 : -std::ldexp(1.0, int(bits) - 1);
-    const double hi = t.is_bool()       ? 1
-                      : t.is_unsigned() ? std::ldexp(1.0, int(bits)) - 1
-                                        : std::ldexp(1.0, int(bits) - 1) - 1;
-    auto bound = [&](double v) {
-      if (std::trunc(v) != v) return Scalar(v);
-      return Scalar(static_cast<long long>(std::clamp(v, lo, std::min(hi, 0x1p62))));
+    const int64_t lo = t.int_min(), hi = t.int_max();
+    auto bound = [&](const Scalar& s) {
+      return Scalar(static_cast<long long>(std::clamp(s.int_value, lo, hi)));
     };
     if (min) r = r.maximum(bound(*min));
     if (max) r = r.minimum(bound(*max));

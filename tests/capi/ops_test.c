@@ -75,6 +75,34 @@ int main(void) {
   read_floats(half, fout, 3);
   CHECK_NEAR(fout[2], 1.5, 0);
 
+  /* clamp: whole double bounds keep an int tensor int; scalar bounds follow the scalar rule
+     (a float one, even 0.0, gives float32) and keep int64 values beyond 2^53 exact */
+  pg_tensor_t cl = NULL, clf = NULL, i64 = NULL, clb = NULL;
+  const double lo = 2.0;
+  CHECK_OK(pg_tensor_clamp(ints, &lo, NULL, &cl));
+  CHECK_OK(pg_tensor_dtype(cl, &dt));
+  CHECK(dt == PG_DTYPE_INT32);
+  CHECK_OK(pg_tensor_to_host(cl, iout, sizeof iout));
+  CHECK(iout[0] == 2 && iout[1] == 2 && iout[2] == 3);
+  const pg_scalar zero = pg_scalar_float(0.0), two = pg_scalar_float(2.0);
+  CHECK_OK(pg_tensor_clamp_scalar(ints, &zero, &two, &clf));
+  CHECK_OK(pg_tensor_dtype(clf, &dt));
+  CHECK(dt == PG_DTYPE_FLOAT32);
+  read_floats(clf, fout, 3);
+  CHECK(fout[0] == 1.0f && fout[1] == 2.0f && fout[2] == 2.0f);
+  const int64_t lv[3] = {(int64_t)1 << 62, ((int64_t)1 << 62) + 3, ((int64_t)1 << 62) + 9};
+  int64_t bout[3];
+  const pg_scalar blo = pg_scalar_int(((int64_t)1 << 62) + 1);
+  const pg_scalar bhi = pg_scalar_int(((int64_t)1 << 62) + 5);
+  CHECK_OK(pg_tensor_from_data(lv, PG_DTYPE_INT64, s3, 1, NULL, &i64));
+  CHECK_OK(pg_tensor_clamp_scalar(i64, &blo, &bhi, &clb));
+  CHECK_OK(pg_tensor_to_host(clb, bout, sizeof bout));
+  CHECK(bout[0] == blo.int_value && bout[1] == lv[1] && bout[2] == bhi.int_value);
+  pg_tensor_free(cl);
+  pg_tensor_free(clf);
+  pg_tensor_free(i64);
+  pg_tensor_free(clb);
+
   /* movement: reshape (3, 2) then transpose back to (2, 3) */
   pg_tensor_t r = NULL, tr = NULL;
   CHECK_OK(pg_tensor_reshape(a, s32, 2, &r));

@@ -133,6 +133,28 @@ TEST(Dtype, Int64BeyondDoublesStaysExact) {
   EXPECT_EQ(b.where(2, 1).dtype(), PG_DTYPE_INT32);
 }
 
+// clamp's bounds follow the scalar rule, as torch's: an int bound keeps an int tensor's dtype
+// (int64 bounds beyond 2^53 exact), a float bound makes it float32, even a whole one (torch:
+// int32 clamp(0.0) is float32); doubles through Scalar::whole_or_float stay int bounds.
+TEST(Dtype, ClampBoundsFollowTheScalarRule) {
+  const Tensor i = ints();  // {1, -2, 3}
+  EXPECT_EQ(i.clamp(0, 2).dtype(), PG_DTYPE_INT32);
+  EXPECT_EQ(i.clamp(0, 2).to_vector<int32_t>(), (std::vector<int32_t>{1, 0, 2}));
+  const Tensor f = i.clamp(0.0, 2.0);
+  EXPECT_EQ(f.dtype(), PG_DTYPE_FLOAT32);
+  EXPECT_EQ(f.to_vector<float>(), (std::vector<float>{1.0f, 0.0f, 2.0f}));
+  EXPECT_EQ(i.clamp(std::nullopt, 0.5).to_vector<float>(), (std::vector<float>{0.5f, -2.0f, 0.5f}));
+  EXPECT_EQ(i.clamp(polygrad::Scalar::whole_or_float(0.0)).dtype(), PG_DTYPE_INT32);
+  constexpr int64_t p62 = int64_t{1} << 62;
+  const Tensor big(std::vector<int64_t>{p62, p62 + 3, p62 + 9});
+  EXPECT_EQ(big.clamp(p62 + 1, p62 + 5).to_vector<int64_t>(),
+            (std::vector<int64_t>{p62 + 1, p62 + 3, p62 + 5}));
+  // Bounds beyond an int dtype's range are brought into it first (uint8: -1 and 300 change
+  // nothing).
+  const Tensor u(std::vector<uint8_t>{0, 7, 255});
+  EXPECT_EQ(u.clamp(-1, 300).to_vector<uint8_t>(), (std::vector<uint8_t>{0, 7, 255}));
+}
+
 // A bool scalar keeps a bool tensor bool, as torch's and tinygrad's (torch: b * True is
 // [True, False, True, False], b + True all True), and takes any other tensor's dtype; it was
 // an int scalar, so b * true was int32.

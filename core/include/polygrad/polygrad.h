@@ -266,9 +266,15 @@ POLYGRAD_API pg_api_status pg_tensor_lerp(pg_tensor_t x, pg_tensor_t end, pg_ten
 /** Shifts along dims (ndims 0: the flattened tensor, one shift), wrapping around. */
 POLYGRAD_API pg_api_status pg_tensor_roll(pg_tensor_t x, const int64_t* shifts, size_t nshifts,
                                           const int64_t* dims, size_t ndims, pg_tensor_t* out);
-/** Bounds are optional: NULL means unbounded. */
+/** Bounds are optional: NULL means unbounded. A whole double is an int bound (an int tensor
+ *  stays int, the bound brought into its range), any other a float bound (an int tensor
+ *  becomes float32). */
 POLYGRAD_API pg_api_status pg_tensor_clamp(pg_tensor_t x, const double* min, const double* max,
                                            pg_tensor_t* out);
+/** clamp with scalar bounds: an int one keeps an int tensor's dtype with its exact int64 value,
+ *  a float one (even 0.0) makes it float32, as torch's clamp. */
+POLYGRAD_API pg_api_status pg_tensor_clamp_scalar(pg_tensor_t x, const pg_scalar* min,
+                                                  const pg_scalar* max, pg_tensor_t* out);
 POLYGRAD_API pg_api_status pg_tensor_hardtanh(pg_tensor_t x, double min_val, double max_val,
                                               pg_tensor_t* out);
 

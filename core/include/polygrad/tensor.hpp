@@ -88,6 +88,13 @@ struct Scalar {
   /// A bool keeps a bool tensor's dtype (`b * true` is bool, as torch's and tinygrad's) and
   /// takes any other tensor's, as an int does.
   Scalar(bool v) : value(v ? 1 : 0), is_int(true), is_bool(true), int_value(v ? 1 : 0) {}
+  /// An int scalar when `v` is a whole number an int64 holds, else a float one (bounds given
+  /// as doubles: clamp(0, 4) of an int tensor stays int).
+  static Scalar whole_or_float(double v) {
+    const bool whole =
+        v >= -0x1p63 && v < 0x1p63 && v == static_cast<double>(static_cast<long long>(v));
+    return whole ? Scalar(static_cast<long long>(v)) : Scalar(v);
+  }
   double value;
   bool is_int;
   bool is_bool = false;
@@ -390,8 +397,10 @@ class POLYGRAD_API Tensor {
   Tensor maximum(Scalar o) const;
   Tensor minimum(const Tensor& o) const;
   Tensor minimum(Scalar o) const;
-  Tensor clamp(std::optional<double> min = std::nullopt,
-               std::optional<double> max = std::nullopt) const;
+  /// Bounds follow the scalar rule: an int bound keeps an int tensor's dtype (brought into
+  /// the dtype's range first), a float bound makes it float32, as torch's clamp does.
+  Tensor clamp(std::optional<Scalar> min = std::nullopt,
+               std::optional<Scalar> max = std::nullopt) const;
 
   // ---- activations ------------------------------------------------------------------------
   Tensor relu() const;

@@ -153,6 +153,7 @@ _SIGNATURES = {
     "pg_tensor_lerp": [T, T, T, PT],
     "pg_tensor_roll": [T, I64P, c_size_t, I64P, c_size_t, PT],
     "pg_tensor_clamp": [T, DP, DP, PT],
+    "pg_tensor_clamp_scalar": [T, POINTER(Scalar), POINTER(Scalar), PT],
     "pg_tensor_hardtanh": [T, c_double, c_double, PT],
     "pg_tensor_var": [T, I64P, c_size_t, c_int, c_double, PT],
     "pg_tensor_std": [T, I64P, c_size_t, c_int, c_double, PT],

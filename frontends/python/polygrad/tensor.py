@@ -726,6 +726,11 @@ class Tensor:
         if isinstance(lo, Tensor) or isinstance(hi, Tensor):
             out = self if lo is None else self.maximum(lo)
             return out if hi is None else out.minimum(hi)
+        if "pg_tensor_clamp_scalar" not in MISSING:
+            # int bounds keep an int tensor's dtype, float ones (0.0 too) make it float32
+            lo_c = None if lo is None else byref(_scalar(lo))
+            hi_c = None if hi is None else byref(_scalar(hi))
+            return _call(lib.pg_tensor_clamp_scalar, self._h, lo_c, hi_c)
         lo_c = None if lo is None else byref(c_double(float(lo)))
         hi_c = None if hi is None else byref(c_double(float(hi)))
         return _call(lib.pg_tensor_clamp, self._h, lo_c, hi_c)

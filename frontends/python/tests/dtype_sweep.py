@@ -375,6 +375,12 @@ def sec_special():
     # clamp with float bounds on ints (torch: result_type -> float32)
     check("int32 clamp(0.5, 2.5)", lambda t: t.clamp(0.5, 2.5), lambda t: t.clamp(0.5, 2.5),
           [In(np.array([0, 1, 2, 3]), "int32")])
+    # ...even whole float bounds; int bounds keep int64 values beyond 2**53 exact
+    check("int32 clamp(0.0, 2.0)", lambda t: t.clamp(0.0, 2.0), lambda t: t.clamp(0.0, 2.0),
+          [In(np.array([-1, 1, 2, 3]), "int32")])
+    check("int64 clamp(2**62+1, 2**62+5)", lambda t: t.clamp(2**62 + 1, 2**62 + 5),
+          lambda t: t.clamp(2**62 + 1, 2**62 + 5),
+          [In(np.array([2**62, 2**62 + 3, 2**62 + 9]), "int64")])
     # int64 values beyond 2**53 through construction
     big1 = 2**53 + 1
     for name, mkr in [("Tensor(int, dtype=int64)", lambda: Tensor(big1, dtype="int64")),
