@@ -28,6 +28,9 @@ pg_api_status pg_capture_begin(void) {
 
 pg_api_status pg_capture_end(pg_capture_t* out) {
   return guard("pg_capture_end", [&] {
+    // With no place for the handle the capture still ends (discarded), so the thread is not
+    // left recording, with every read failing.
+    if (out == nullptr) Captured::adopt(detail::end_capture());
     capi::check_out(out, "out");
     Captured c = Captured::adopt(detail::end_capture());  // on error *out stays as it was
     *out = new pg_capture{std::move(c)};

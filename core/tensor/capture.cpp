@@ -57,8 +57,21 @@ void Captured::run(const std::vector<Tensor>& inputs,
     if (in.shape != re.shape)
       user_error("capture: replacement " + std::to_string(i) + " has shape " +
                  lazy::shape_str(re.shape) + ", the input " + lazy::shape_str(in.shape));
-    from.push_back(lazy::realized_buffer(in.uop.get()));
-    to.push_back(lazy::realized_buffer(re.uop.get()));
+    // One buffer given twice (a function called with x for two arguments) takes one
+    // replacement: the same one twice is fine, two different ones an error.
+    const UOp* buffer = lazy::realized_buffer(in.uop.get());
+    const UOp* replacement = lazy::realized_buffer(re.uop.get());
+    bool seen = false;
+    for (size_t j = 0; j < from.size(); ++j)
+      if (from[j] == buffer) {
+        if (to[j] != replacement)
+          user_error("capture: inputs " + std::to_string(j) + " and " + std::to_string(i) +
+                     " are the same buffer with different replacements");
+        seen = true;
+      }
+    if (seen) continue;
+    from.push_back(buffer);
+    to.push_back(replacement);
   }
   impl_->run(from, to);
 }

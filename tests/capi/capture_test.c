@@ -46,6 +46,13 @@ int main(void) {
   for (int i = 0; i < 4; ++i) CHECK_NEAR(out[i], 3 * other[i], 0);
   CHECK(pg_capture_run_with(cap, &x, &three, 1) == PG_API_ERR_INVALID_ARGUMENT);
   CHECK(strstr(pg_last_error(), "shape") != NULL);
+  /* x given twice: one replacement twice is x2's run, two different ones an error */
+  const pg_tensor_t twice_in[2] = {x, x}, twice_re[2] = {x2, x2}, mixed_re[2] = {x2, x};
+  CHECK_OK(pg_capture_run_with(cap, twice_in, twice_re, 2));
+  read_floats(y, out, 4);
+  for (int i = 0; i < 4; ++i) CHECK_NEAR(out[i], 3 * other[i], 0);
+  CHECK(pg_capture_run_with(cap, twice_in, mixed_re, 2) == PG_API_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(pg_last_error(), "different replacements") != NULL);
   CHECK_OK(pg_capture_run(cap)); /* back to x's memory */
   read_floats(y, out, 4);
   for (int i = 0; i < 4; ++i) CHECK_NEAR(out[i], 3 * data[i], 0);
@@ -61,6 +68,14 @@ int main(void) {
   CHECK(cap != NULL);
   CHECK(strstr(pg_last_error(), "pg_capture_end") != NULL);
   CHECK(pg_capture_run(NULL) == PG_API_ERR_INVALID_ARGUMENT);
+  /* a NULL out still ends the recording: values read back again afterwards */
+  CHECK_OK(pg_capture_begin());
+  CHECK(pg_capture_end(NULL) == PG_API_ERR_INVALID_ARGUMENT);
+  total = 0;
+  CHECK_OK(pg_tensor_item(s, &total));
+  CHECK_NEAR(total, 3 * (20 + 21 + 22 + 23), 1e-4);
+  pg_capture_t none = NULL;
+  CHECK(pg_capture_end(&none) == PG_API_ERR_INVALID_ARGUMENT && none == NULL);
   pg_capture_free(cap);
   pg_capture_free(NULL);
   pg_tensor_free(s);

@@ -41,7 +41,8 @@ class POLYGRAD_API Captured {
   void run() const;
   /// Runs them with `replacements[i]` (realised first; same shape, dtype and device) in place
   /// of `inputs[i]`, a realised tensor the captured code read: new inputs without a copy, as
-  /// tinygrad's JIT takes new input tensors.
+  /// tinygrad's JIT takes new input tensors. An input given twice takes one replacement (two
+  /// different ones are an error).
   void run(const std::vector<Tensor>& inputs, const std::vector<Tensor>& replacements) const;
   /// Kernel launches per run.
   size_t kernel_count() const;

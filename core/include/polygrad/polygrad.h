@@ -435,12 +435,14 @@ typedef struct pg_capture* pg_capture_t;
  *  compiled but not run, and reading values back (to_host, item) fails. Captures do not nest. */
 POLYGRAD_API pg_api_status pg_capture_begin(void);
 /** Ends the recording and writes a new handle (free it with pg_capture_free); on an error (no
- *  capture open on this thread) *out is left as it was. */
+ *  capture open on this thread) *out is left as it was. A NULL out is an error that still ends
+ *  the recording (the capture is discarded). */
 POLYGRAD_API pg_api_status pg_capture_end(pg_capture_t* out);
 /** Runs the recorded launches in order over the same memory and waits for them. */
 POLYGRAD_API pg_api_status pg_capture_run(pg_capture_t c);
 /** Runs it with replacements[i] (realised first; same shape, dtype and device) in place of
- *  inputs[i], a realised tensor the captured code read: new inputs without a copy. */
+ *  inputs[i], a realised tensor the captured code read: new inputs without a copy. An input
+ *  given twice takes one replacement (two different ones are an error). */
 POLYGRAD_API pg_api_status pg_capture_run_with(pg_capture_t c, const pg_tensor_t* inputs,
                                                const pg_tensor_t* replacements, size_t n);
 /** Kernel launches per run. */
