@@ -197,7 +197,8 @@ pg_api_status pg_tensor_rearrange(pg_tensor_t x, const char* formula, const char
     std::map<std::string, int64_t> m;
     for (size_t i = 0; i < n; ++i) {
       if (!names[i]) user_error("names[" + std::to_string(i) + "] is NULL");
-      m[names[i]] = sizes[i];
+      if (!m.emplace(names[i], sizes[i]).second)
+        user_error("rearrange: size of '" + std::string(names[i]) + "' given twice");
     }
     put(out, arg(x, "x").rearrange(formula, m));
   });

@@ -345,6 +345,10 @@ Tensor Tensor::rearrange(const std::string& formula,
                  lazy::shape_str(p.shape));
     }
   }
+  for (const auto& [n, size] : sizes_in)  // (einops rejects these too)
+    if (std::find(names.begin(), names.end(), n) == names.end())
+      user_error("rearrange: a size is given for '" + n + "', which '" + formula +
+                 "' does not name on its left");
   std::vector<std::string> out_names;
   for (const auto& g : rhs) out_names.insert(out_names.end(), g.begin(), g.end());
   std::vector<std::string> a_sorted = names, b_sorted = out_names;

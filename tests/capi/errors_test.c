@@ -145,6 +145,14 @@ int main(void) {
   EXPECT_ERROR(pg_plugin_load("", &loaded), PG_API_ERR_INVALID_ARGUMENT, "pg_plugin_load",
                "empty plugin name");
 
+  /* rearrange: a size name given twice */
+  pg_tensor_t re = NULL;
+  const char* rnames[2] = {"a", "a"};
+  const int64_t rsizes[2] = {2, 3};
+  EXPECT_ERROR(pg_tensor_rearrange(x, "(a b) ... -> a b ...", rnames, rsizes, 2, &re),
+               PG_API_ERR_INVALID_ARGUMENT, "pg_tensor_rearrange", "'a' given twice");
+  CHECK(re == NULL);
+
   pg_tensor_free(x);
   pg_tensor_free(ints);
   pg_tensor_free(s);

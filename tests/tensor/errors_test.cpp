@@ -136,6 +136,11 @@ TEST(Errors, NnShapes) {
   expect_user_error([] { m23().rearrange("a (b c) -> a b c"); },
                     {"rearrange: cannot infer sizes of both 'b' and 'c'"});
   expect_user_error([] { m23().rearrange("a ... -> a"); }, {"rearrange", "one '...' on each side"});
+  expect_user_error(
+      [] {
+        m23().rearrange("a b -> b a", {{"c", 3}});
+      },
+      {"rearrange: a size is given for 'c'", "'a b -> b a'"});
   expect_user_error([] { m23().rearrange("(a ...) -> a ..."); },
                     {"rearrange", "'...' cannot be inside parentheses"});
   expect_user_error([] { m23().rearrange("a 2 -> a"); }, {"rearrange", "'2'", "only number"});
