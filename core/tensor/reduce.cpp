@@ -80,6 +80,22 @@ Tensor detail::reduce_max(const Tensor& t, const std::vector<int64_t>& axes, boo
   return reduce("max", t, Op::MAX, axes, keepdim);
 }
 
+Tensor detail::centered(const Tensor& x, const std::vector<int64_t>& axes) {
+  const lazy::Shape& shape = detail::state(x, "var").shape;
+  std::vector<std::pair<int64_t, int64_t>> first;
+  for (int64_t n : shape) first.emplace_back(0, n);
+  bool shift = true;
+  for (int64_t a : detail::norm_axes("var", axes, shape)) {
+    shift = shift && shape[static_cast<size_t>(a)] > 0;  // (an empty axis has no first)
+    first[static_cast<size_t>(a)] = {0, 1};
+  }
+  if (!shift) return x - x.mean(axes, true);
+  // The mean as x0 + mean(x - x0), one value to subtract per output, not x0 and a mean (a
+  // column variance's 8 column vectors of both spilled: 4.2 -> 6.3 ms at 4096 x 4096).
+  const Tensor x0 = x.shrink(first).detach();
+  return x - (x0 + (x - x0).mean(axes, true));
+}
+
 Tensor Tensor::max(const std::vector<int64_t>& axes, bool keepdim) const {
   nonempty("max", *this, axes);
   return detail::reduce_max(*this, axes, keepdim);
@@ -128,8 +144,7 @@ Tensor Tensor::var(const std::vector<int64_t>& axes, bool keepdim, double correc
   const detail::TensorImpl& p = detail::state(*this, "var");
   const int64_t n = count(p.shape, detail::norm_axes("var", axes, p.shape));
   return detail::widened(*this, [&](const Tensor& w) {
-    Tensor x = detail::to_float(w);
-    Tensor d = x - x.mean(axes, true);
+    Tensor d = detail::centered(detail::to_float(w), axes);
     Tensor ss = (d * d).sum(axes, keepdim);
     // max(0, n - correction), n taken as a size like mean's count.
     Tensor denom = size_count(n, ss.dtype(), p.device);

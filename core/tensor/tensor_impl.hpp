@@ -56,6 +56,13 @@ int64_t norm_axis(const char* op, int64_t axis, int64_t ndim, const lazy::Shape&
 std::vector<int64_t> norm_axes(const char* op, const std::vector<int64_t>& axes,
                                const lazy::Shape& shape);
 
+/// x - mean(x) over `axes`, the mean taken as x0 + mean(x - x0) with x0 the first element along
+/// them (detached: the gradient is mean's): equal values give exactly 0, as torch's
+/// Welford variance does, where a float sum of n equal values rounds and their mean need not
+/// be the value (var of a constant row was 1e-14, std's gradient there not 0); values far from
+/// 0 lose less to cancellation too.
+Tensor centered(const Tensor& x, const std::vector<int64_t>& axes);
+
 /// The max along `axes` as a reduction: over an axis of length 0 it is the dtype's lowest
 /// value (any, all, softmax and logsumexp of empty axes rely on it); Tensor::max refuses one.
 Tensor reduce_max(const Tensor& t, const std::vector<int64_t>& axes, bool keepdim);

@@ -68,6 +68,25 @@ TEST(ReducePrecision, LongColumnSumsAddInBlocks) {
   }
 }
 
+// Equal values have a variance of exactly 0, as torch's (Welford) gives: the mean is taken as
+// x0 + mean(x - x0), so 7 or 9 copies of 1.3f (whose float sum rounds, and whose plain mean
+// left a variance of 1.6e-14) center to 0. Then std is 0 with torch's gradient 0 there, and a
+// layernorm of a constant row is 0 (it was 3.8e-5); rows and columns alike.
+TEST(ReducePrecision, EqualValuesHaveZeroVariance) {
+  for (const int64_t n : {int64_t{7}, int64_t{9}}) {
+    Tensor x = Tensor::full({3, n}, 1.3, PG_DTYPE_FLOAT32);
+    x.requires_grad(true);
+    const Tensor s = x.std(1);
+    s.sum().backward();
+    EXPECT_EQ(x.var(1).to_vector<float>(), std::vector<float>(3, 0.0f)) << n;
+    EXPECT_EQ(s.to_vector<float>(), std::vector<float>(3, 0.0f)) << n;
+    ASSERT_TRUE(x.grad().has_value());
+    EXPECT_EQ(x.grad()->to_vector<float>(), std::vector<float>(3 * n, 0.0f)) << n;
+    EXPECT_EQ(x.layernorm().to_vector<float>(), std::vector<float>(3 * n, 0.0f)) << n;
+    EXPECT_EQ(x.T().contiguous().var(0).to_vector<float>(), std::vector<float>(3, 0.0f)) << n;
+  }
+}
+
 // A braced list of axes is a list, `{}` included: every axis (hand-derived: 1..6 in a 2 x 3
 // matrix sums to 21, its population variance is 35/12, its sample deviation sqrt(3.5)). The
 // one-axis overloads once took `{}` as axis 0.
