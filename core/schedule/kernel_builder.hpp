@@ -38,6 +38,8 @@ class KernelBuilder {
   const std::set<size_t>& deps() const { return deps_; }
   /// Buffer ids read directly from the graph (their contents before this schedule).
   const std::set<int64_t>& old_reads() const { return old_reads_; }
+  /// Buffers read as what an assign of the schedule wrote into them.
+  const std::set<int64_t>& version_reads() const { return version_reads_; }
 
  private:
   UOpRef index(const UOp* node, const std::vector<UOpRef>& idx, const UOpRef& gate);
@@ -102,6 +104,7 @@ class KernelBuilder {
   int64_t outer_extent_ = 0;
   std::set<size_t> deps_;
   std::set<int64_t> old_reads_;
+  std::set<int64_t> version_reads_;
   std::map<std::vector<const UOp*>, UOpRef> memo_;
   std::vector<UOpRef> keep_;  ///< the nodes memo_'s keys point to
 };

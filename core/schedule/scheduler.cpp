@@ -64,11 +64,19 @@ UOpRef Scheduler::realize_uncached(const UOp* node, std::optional<size_t>& item,
     if (!src_item) reads.insert(lazy::buffer_id(lazy::realized_buffer(src.get())));
     item =
         add_copy(dst, src->src(0), count * node->dtype().itemsize(), node->arg_str(), deps, reads);
+    if (node->src(0)->op() == Op::ASSIGN)
+      meta_[*item].version_reads.insert(
+          lazy::buffer_id(lazy::realized_buffer(lazy::assign_root(node->src(0).get()))));
     return lazy::reshape(dst, shape);
   }
   const std::string device = device_of(node);
   if (node->op() == Op::ASSIGN) {
     const UOp* target = node->src(0).get();
+    std::optional<size_t> before;  // an earlier assign of a chain to the same tensor
+    if (target->op() == Op::ASSIGN) {
+      realize(target, before, false);
+      target = lazy::assign_root(target);
+    }
     if (!lazy::is_realized(target))
       user_error("assign: the target must be a realised tensor, got a lazy " +
                  std::string(op_name(target->op())));
@@ -77,6 +85,7 @@ UOpRef Scheduler::realize_uncached(const UOp* node, std::optional<size_t>& item,
                  lazy::shape_str(shape_(node->src(1))) + " differ");
     const UOp* buf = lazy::realized_buffer(target);
     item = add_kernel(node->src(1).get(), shape, buf->ref(), device, lazy::buffer_id(buf));
+    if (before) meta_[*item].deps.insert(*before);
     return target->ref();
   }
   UOpRef out = ctx_.new_buffer(device, node->dtype(), count);
@@ -273,7 +282,7 @@ size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const U
   const int64_t batch = symbolic_reduces(ast, buffers, vars);
   if (!blocks) symbolic_counts(ast, vars);  // (a block count is no size)
   POLYGRAD_VERIFY(ast);
-  Meta meta{deps, kb.old_reads(), assign_target};
+  Meta meta{deps, kb.old_reads(), assign_target, kb.version_reads()};
   if (assign_target) {
     // A value that reads the target at other positions than it writes (a.assign(a.T)), or
     // that reads the target of another assign of this schedule (an optimizer step: each
@@ -294,7 +303,7 @@ size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const U
       KernelBuilder kb2(*this, device);
       UOpRef ast2 = kb2.build(value, shape, tmp);
       sched_.items.push_back({Item::Kind::kernel, device, ast2, kb2.buffers(), 0, {}});
-      meta_.push_back({kb2.deps(), kb2.old_reads(), std::nullopt});
+      meta_.push_back({kb2.deps(), kb2.old_reads(), std::nullopt, kb2.version_reads()});
       size_t first = sched_.items.size() - 1;
       return add_copy(out, tmp, lazy::numel(shape) * out->dtype().itemsize(), device, {first}, {});
     }
@@ -329,6 +338,20 @@ void Scheduler::order() {
   };
   for (size_t j = 0; j < n; ++j)
     for (size_t d : meta_[j].deps) edge(d, j);
+  // What each item depends on, directly or not (deps are made first: lower indices), when some
+  // item reads one write of a chain of assigns to a buffer: it runs before the chain's later
+  // writes it does not depend on.
+  bool versions = false;
+  for (const Meta& m : meta_) versions = versions || !m.version_reads.empty();
+  std::vector<std::vector<bool>> upstream;
+  if (versions) {
+    upstream.assign(n, std::vector<bool>(n, false));
+    for (size_t j = 0; j < n; ++j)
+      for (size_t d : meta_[j].deps) {
+        upstream[j][d] = true;
+        for (size_t k = 0; k < d; ++k) upstream[j][k] = upstream[j][k] || upstream[d][k];
+      }
+  }
   for (size_t w = 0; w < n; ++w) {
     if (!meta_[w].writes) continue;
     const int64_t b = *meta_[w].writes;
@@ -336,6 +359,7 @@ void Scheduler::order() {
       if (r == w) continue;
       if (meta_[r].old_reads.count(b) && !meta_[r].deps.count(w)) edge(r, w);
       if (meta_[r].writes == b && r < w) edge(r, w);
+      if (versions && meta_[r].version_reads.count(b) && !upstream[r][w]) edge(r, w);
     }
   }
   std::priority_queue<size_t, std::vector<size_t>, std::greater<size_t>> ready;
@@ -361,8 +385,8 @@ Schedule Scheduler::run(const std::vector<UOpRef>& roots) {
   for (const UOpRef& r : roots)
     for (const UOp* u : toposort(r)) {
       if (!seen.insert(u).second) continue;
-      if (u->op() == Op::ASSIGN && lazy::is_realized(u->src(0).get()))
-        assign_targets_.insert(lazy::buffer_id(lazy::realized_buffer(u->src(0).get())));
+      if (u->op() == Op::ASSIGN && lazy::is_realized(lazy::assign_root(u)))
+        assign_targets_.insert(lazy::buffer_id(lazy::realized_buffer(lazy::assign_root(u))));
       for (size_t i = 0; i < u->nsrcs(); ++i) {
         bool again = false;  // a source used twice by one node counts once
         for (size_t j = 0; j < i; ++j) again = again || u->src(j) == u->src(i);

@@ -57,6 +57,8 @@ class Scheduler {
     std::set<size_t> deps;
     std::set<int64_t> old_reads;
     std::optional<int64_t> writes;  ///< buffer id an ASSIGN or copy writes (ids may be < 0)
+    /// Buffers read as the result of an assign of this schedule (one write of a chain).
+    std::set<int64_t> version_reads = {};
   };
   UOpRef realize_uncached(const UOp* node, std::optional<size_t>& item, bool root);
   size_t add_kernel(const UOp* value, const lazy::Shape& shape, const UOpRef& out,

@@ -91,6 +91,12 @@ UOpRef assign(const UOpRef& target, const UOpRef& value);
 
 /// True for a realised tensor: a BUFFER, or RESHAPE of a BUFFER to a shape of the same count.
 bool is_realized(const UOp* u);
+/// The tensor a chain of ASSIGNs writes (`p.assign(a); p.assign(b)`: the second's target is the
+/// first): the target of the first; `u` itself when it is no ASSIGN.
+inline const UOp* assign_root(const UOp* u) {
+  while (u->op() == Op::ASSIGN) u = u->src(0).get();
+  return u;
+}
 /// The BUFFER behind a realised tensor (`u` must be one).
 inline const UOp* realized_buffer(const UOp* u) {
   return u->op() == Op::BUFFER ? u : u->src(0).get();

@@ -216,4 +216,27 @@ TEST(Realize, AssignsInOneCallReadOldValues) {
   expect_values(all[2], {2}, {1, 1});
 }
 
+// Two pending assigns to one tensor are a chain written in order: a value built before the
+// first reads the old contents, one built between them the first write's, when all are
+// realised together (the second assign used to run the first at once, so the value built
+// before it read the write: e gave 3, 5, 7).
+TEST(Realize, AChainOfPendingAssignsKeepsEachReadersVersion) {
+  Tensor t(std::vector<float>{1, 2, 3});
+  t.realize();
+  Tensor before = t + 1;
+  t.assign(t * 2);
+  Tensor between = t + 1;
+  t.assign(t + 10);
+  std::vector<Tensor> all{before, between, t};
+  Tensor::realize_all(all);
+  expect_values(before, {3}, {2, 3, 4});
+  expect_values(between, {3}, {3, 5, 7});
+  expect_values(t, {3}, {12, 14, 16});
+  // A long chain runs its oldest writes first beyond 64 pending ones, and still adds up.
+  Tensor c(std::vector<float>{0, 1});
+  c.realize();
+  for (int i = 0; i < 200; ++i) c.assign(c + 1);
+  expect_values(c, {2}, {200, 201});
+}
+
 }  // namespace
