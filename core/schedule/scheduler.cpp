@@ -338,20 +338,26 @@ void Scheduler::order() {
   };
   for (size_t j = 0; j < n; ++j)
     for (size_t d : meta_[j].deps) edge(d, j);
-  // What each item depends on, directly or not (deps are made first: lower indices), when some
-  // item reads one write of a chain of assigns to a buffer: it runs before the chain's later
-  // writes it does not depend on.
-  bool versions = false;
-  for (const Meta& m : meta_) versions = versions || !m.version_reads.empty();
-  std::vector<std::vector<bool>> upstream;
-  if (versions) {
-    upstream.assign(n, std::vector<bool>(n, false));
-    for (size_t j = 0; j < n; ++j)
-      for (size_t d : meta_[j].deps) {
-        upstream[j][d] = true;
-        for (size_t k = 0; k < d; ++k) upstream[j][k] = upstream[j][k] || upstream[d][k];
+  // An item that reads one write of a chain of assigns to a buffer runs before the chain's
+  // later writes, those it does not depend on, directly or not (its upstream items, found
+  // once per such reader).
+  std::vector<std::vector<bool>> upstream(n);
+  auto depends_on = [&](size_t r, size_t w) {
+    std::vector<bool>& up = upstream[r];
+    if (up.empty()) {
+      up.assign(n, false);
+      std::vector<size_t> stack(meta_[r].deps.begin(), meta_[r].deps.end());
+      while (!stack.empty()) {
+        const size_t d = stack.back();
+        stack.pop_back();
+        if (up[d]) continue;
+        up[d] = true;
+        for (size_t e : meta_[d].deps)
+          if (!up[e]) stack.push_back(e);
       }
-  }
+    }
+    return static_cast<bool>(up[w]);
+  };
   for (size_t w = 0; w < n; ++w) {
     if (!meta_[w].writes) continue;
     const int64_t b = *meta_[w].writes;
@@ -359,7 +365,7 @@ void Scheduler::order() {
       if (r == w) continue;
       if (meta_[r].old_reads.count(b) && !meta_[r].deps.count(w)) edge(r, w);
       if (meta_[r].writes == b && r < w) edge(r, w);
-      if (versions && meta_[r].version_reads.count(b) && !upstream[r][w]) edge(r, w);
+      if (meta_[r].version_reads.count(b) && !depends_on(r, w)) edge(r, w);
     }
   }
   std::priority_queue<size_t, std::vector<size_t>, std::greater<size_t>> ready;
