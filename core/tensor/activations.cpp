@@ -78,7 +78,9 @@ Tensor Tensor::hardswish() const {
   return (*this < -3.0).where(0.0, in.where(mid, *this));
 }
 Tensor Tensor::hardsigmoid() const {
-  return (*this + 3.0).relu6() * (1.0 / 6.0);
+  // torch's gradient is 0 at NaN (relu6's is 1 there): a NaN passes through detached.
+  Tensor nan = *this != *this;
+  return nan.where(detach(), (*this + 3.0).relu6() * (1.0 / 6.0));
 }
 
 }  // namespace polygrad
