@@ -20,21 +20,14 @@ Tensor Tensor::matmul(const Tensor& o) const {
   if (k != kb)
     user_error("matmul: shapes " + lazy::shape_str(p.shape) + " and " + lazy::shape_str(q.shape) +
                " do not match (" + std::to_string(k) + " != " + std::to_string(kb) + ")");
-  {
-    // The batch axes broadcast as the operands' own shapes say (the error names those, not
-    // the broadcast product's internal (..., n, 1, k) and (..., 1, m, k) views).
-    const Shape ba(a.shape().begin(), a.shape().end() - 2),
-        bb(b.shape().begin(), b.shape().end() - 2);
-    const size_t nb = std::max(ba.size(), bb.size());
-    for (size_t i = 0; i < nb; ++i) {
-      const int64_t da = i < nb - ba.size() ? 1 : ba[i - (nb - ba.size())];
-      const int64_t db = i < nb - bb.size() ? 1 : bb[i - (nb - bb.size())];
-      if (da != db && da != 1 && db != 1)
-        user_error("matmul: shapes " + lazy::shape_str(p.shape) + " and " +
-                   lazy::shape_str(q.shape) + ": batch axes " + lazy::shape_str(ba) + " and " +
-                   lazy::shape_str(bb) + " do not broadcast");
-    }
-  }
+  // The batch axes broadcast as the operands' own shapes say (the error names those, not the
+  // broadcast product's internal (..., n, 1, k) and (..., 1, m, k) views).
+  if (const Shape ba(a.shape().begin(), a.shape().end() - 2),
+      bb(b.shape().begin(), b.shape().end() - 2);
+      !detail::try_broadcast_shape(ba, bb))
+    user_error("matmul: shapes " + lazy::shape_str(p.shape) + " and " + lazy::shape_str(q.shape) +
+               ": batch axes " + lazy::shape_str(ba) + " and " + lazy::shape_str(bb) +
+               " do not broadcast");
   DType t = detail::promote_for("matmul", detail::dt(a), detail::dt(b));
   // A right operand whose batch axes are all 1 is a 2-d matrix for every batch.
   bool b_unbatched = b.ndim() > 2;

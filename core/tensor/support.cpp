@@ -72,18 +72,24 @@ std::vector<int64_t> norm_axes(const char* op, const std::vector<int64_t>& axes,
   return out;
 }
 
-lazy::Shape broadcast_shape(const char* op, const lazy::Shape& a, const lazy::Shape& b) {
+std::optional<lazy::Shape> try_broadcast_shape(const lazy::Shape& a, const lazy::Shape& b) {
   const size_t n = std::max(a.size(), b.size());
   lazy::Shape out(n);
   for (size_t i = 0; i < n; ++i) {
     int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
     int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    if (da != db && da != 1 && db != 1)
-      user_error(std::string(op) + ": shapes " + lazy::shape_str(a) + " and " + lazy::shape_str(b) +
-                 " do not broadcast");
+    if (da != db && da != 1 && db != 1) return std::nullopt;
     out[i] = da == 1 ? db : da;
   }
   return out;
+}
+
+lazy::Shape broadcast_shape(const char* op, const lazy::Shape& a, const lazy::Shape& b) {
+  std::optional<lazy::Shape> out = try_broadcast_shape(a, b);
+  if (!out)
+    user_error(std::string(op) + ": shapes " + lazy::shape_str(a) + " and " + lazy::shape_str(b) +
+               " do not broadcast");
+  return *out;
 }
 
 Tensor broadcast_to(const char* op, const Tensor& t, const lazy::Shape& shape) {

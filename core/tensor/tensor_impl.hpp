@@ -11,6 +11,7 @@
 #include <polygrad/tensor.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,8 @@ Tensor centered(const Tensor& x, const std::vector<int64_t>& axes);
 /// value (any, all, softmax and logsumexp of empty axes rely on it); Tensor::max refuses one.
 Tensor reduce_max(const Tensor& t, const std::vector<int64_t>& axes, bool keepdim);
 
+/// The numpy broadcast of two shapes; nothing when they do not broadcast.
+std::optional<lazy::Shape> try_broadcast_shape(const lazy::Shape& a, const lazy::Shape& b);
 /// The numpy broadcast of two shapes; user error "<op>: shapes A and B do not broadcast".
 lazy::Shape broadcast_shape(const char* op, const lazy::Shape& a, const lazy::Shape& b);
 /// `t` broadcast to `shape` (reshape adding leading 1s, then expand).
