@@ -105,7 +105,7 @@ Tensor Tensor::logsumexp(int64_t axis, bool keepdim) const {
 Tensor Tensor::layernorm(const std::vector<int64_t>& axes, double eps) const {
   detail::state(*this, "layernorm");
   return detail::widened(*this, [&](const Tensor& w) {  // (half types in float32, as var is)
-    Tensor d = detail::centered(detail::to_float(w), axes);
+    Tensor d = detail::centered("layernorm", detail::to_float(w), axes);
     return d * ((d * d).mean(axes, true) + eps).rsqrt();
   });
 }

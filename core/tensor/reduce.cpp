@@ -80,12 +80,12 @@ Tensor detail::reduce_max(const Tensor& t, const std::vector<int64_t>& axes, boo
   return reduce("max", t, Op::MAX, axes, keepdim);
 }
 
-Tensor detail::centered(const Tensor& x, const std::vector<int64_t>& axes) {
-  const lazy::Shape& shape = detail::state(x, "var").shape;
+Tensor detail::centered(const char* op, const Tensor& x, const std::vector<int64_t>& axes) {
+  const lazy::Shape& shape = detail::state(x, op).shape;
   std::vector<std::pair<int64_t, int64_t>> first;
   for (int64_t n : shape) first.emplace_back(0, n);
   bool shift = true;
-  for (int64_t a : detail::norm_axes("var", axes, shape)) {
+  for (int64_t a : detail::norm_axes(op, axes, shape)) {
     shift = shift && shape[static_cast<size_t>(a)] > 0;  // (an empty axis has no first)
     first[static_cast<size_t>(a)] = {0, 1};
   }
@@ -144,7 +144,7 @@ Tensor Tensor::var(const std::vector<int64_t>& axes, bool keepdim, double correc
   const detail::TensorImpl& p = detail::state(*this, "var");
   const int64_t n = count(p.shape, detail::norm_axes("var", axes, p.shape));
   return detail::widened(*this, [&](const Tensor& w) {
-    Tensor d = detail::centered(detail::to_float(w), axes);
+    Tensor d = detail::centered("var", detail::to_float(w), axes);
     Tensor ss = (d * d).sum(axes, keepdim);
     // max(0, n - correction), n taken as a size like mean's count.
     Tensor denom = size_count(n, ss.dtype(), p.device);

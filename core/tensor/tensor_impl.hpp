@@ -62,7 +62,8 @@ std::vector<int64_t> norm_axes(const char* op, const std::vector<int64_t>& axes,
 /// Welford variance does, where a float sum of n equal values rounds and their mean need not
 /// be the value (var of a constant row was 1e-14, std's gradient there not 0); values far from
 /// 0 lose less to cancellation too.
-Tensor centered(const Tensor& x, const std::vector<int64_t>& axes);
+/// Errors (a bad axis) name `op`.
+Tensor centered(const char* op, const Tensor& x, const std::vector<int64_t>& axes);
 
 /// The max along `axes` as a reduction: over an axis of length 0 it is the dtype's lowest
 /// value (any, all, softmax and logsumexp of empty axes rely on it); Tensor::max refuses one.

@@ -18,6 +18,8 @@ Tensor m23() {
 
 TEST(Errors, Reshape) {
   expect_user_error([] { m23().reshape({4}); }, {"reshape: cannot reshape (2, 3) to (4,)"});
+  // (layernorm centres as var does, and names itself)
+  expect_user_error([] { m23().layernorm({5}); }, {"layernorm: axis 5", "(2, 3)"});
   expect_user_error([] { m23().reshape({-1, -1}); }, {"reshape", "more than one -1"});
 }
 
