@@ -266,8 +266,7 @@ UOpRef KernelBuilder::load_realized(const UOp* node, const std::vector<UOpRef>& 
   std::optional<size_t> item;
   UOpRef view = owner_.realize(node, item, false);
   if (item) deps_.insert(*item);
-  if (node->op() == Op::ASSIGN)
-    version_reads_.insert(lazy::buffer_id(lazy::realized_buffer(lazy::assign_root(node))));
+  if (node->op() == Op::ASSIGN) version_reads_.insert(lazy::assigned_buffer_id(node));
   const lazy::Shape& shape = owner_.shape()(node);
   return load(view->src(0), shape, idx, gate);
 }

@@ -65,8 +65,7 @@ UOpRef Scheduler::realize_uncached(const UOp* node, std::optional<size_t>& item,
     item =
         add_copy(dst, src->src(0), count * node->dtype().itemsize(), node->arg_str(), deps, reads);
     if (node->src(0)->op() == Op::ASSIGN)
-      meta_[*item].version_reads.insert(
-          lazy::buffer_id(lazy::realized_buffer(lazy::assign_root(node->src(0).get()))));
+      meta_[*item].version_reads.insert(lazy::assigned_buffer_id(node->src(0).get()));
     return lazy::reshape(dst, shape);
   }
   const std::string device = device_of(node);
@@ -392,7 +391,7 @@ Schedule Scheduler::run(const std::vector<UOpRef>& roots) {
     for (const UOp* u : toposort(r)) {
       if (!seen.insert(u).second) continue;
       if (u->op() == Op::ASSIGN && lazy::is_realized(lazy::assign_root(u)))
-        assign_targets_.insert(lazy::buffer_id(lazy::realized_buffer(lazy::assign_root(u))));
+        assign_targets_.insert(lazy::assigned_buffer_id(u));
       for (size_t i = 0; i < u->nsrcs(); ++i) {
         bool again = false;  // a source used twice by one node counts once
         for (size_t j = 0; j < i; ++j) again = again || u->src(j) == u->src(i);

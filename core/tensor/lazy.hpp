@@ -101,6 +101,10 @@ inline const UOp* assign_root(const UOp* u) {
 inline const UOp* realized_buffer(const UOp* u) {
   return u->op() == Op::BUFFER ? u : u->src(0).get();
 }
+/// The id of the buffer an ASSIGN (or a chain of them) writes.
+inline int64_t assigned_buffer_id(const UOp* assign) {
+  return buffer_id(realized_buffer(assign_root(assign)));
+}
 
 }  // namespace polygrad::lazy
 
