@@ -629,8 +629,8 @@ Linearized Linearizer::run(const UOpRef& sink) {
   // depends on: not a k slice (optimize.hpp), whose steps all add into the same outputs.
   auto stores_depend_on = [&](const UOp* rng) {
     for (const UOpRef& st : sink->srcs()) {
-      const std::vector<const UOp*> in_index = toposort(st->src(0));
-      if (std::find(in_index.begin(), in_index.end(), rng) == in_index.end()) return false;
+      const LoopIds& ids = deps_.of(st->src(0).get());
+      if (!std::binary_search(ids.begin(), ids.end(), rng->arg_int())) return false;
     }
     return true;
   };
