@@ -7,12 +7,22 @@ namespace polygrad_test {
 
 using polygrad::range;
 
-UOpRef matmul_ast(int64_t m, int64_t n, int64_t kk) {
+namespace {
+
+/// o (m, n) = sum over k of a * b, each operand read k-major (a: (k, m); b: (n, k)) or not.
+UOpRef product_ast(int64_t m, int64_t n, int64_t kk, bool a_k_major, bool b_k_major) {
   UOpRef i = range(idx(m), 0), j = range(idx(n), 1), k = range(idx(kk), 2);
   UOpRef o = global(0, dtypes::float32), a = global(1, dtypes::float32);
   UOpRef b = global(2, dtypes::float32);
-  UOpRef prod = load(a, i * kk + k) * load(b, k * n + j);
+  UOpRef prod =
+      load(a, a_k_major ? k * m + i : i * kk + k) * load(b, b_k_major ? j * kk + k : k * n + j);
   return sink({store(o, i * n + j, reduce(Op::ADD, prod, {k}))});
+}
+
+}  // namespace
+
+UOpRef matmul_ast(int64_t m, int64_t n, int64_t kk) {
+  return product_ast(m, n, kk, false, false);
 }
 
 std::vector<float> plain_matmul(const std::vector<float>& a, const std::vector<float>& b, int64_t m,
@@ -57,19 +67,11 @@ void expect_packed_matmul(const UOpRef& ast, const polygrad::codegen::Target& t,
 }
 
 UOpRef matmul_nt_ast(int64_t m, int64_t n, int64_t kk) {
-  UOpRef i = range(idx(m), 0), j = range(idx(n), 1), k = range(idx(kk), 2);
-  UOpRef o = global(0, dtypes::float32), a = global(1, dtypes::float32);
-  UOpRef b = global(2, dtypes::float32);
-  UOpRef prod = load(a, i * kk + k) * load(b, j * kk + k);
-  return sink({store(o, i * n + j, reduce(Op::ADD, prod, {k}))});
+  return product_ast(m, n, kk, false, true);
 }
 
 UOpRef matmul_tn_ast(int64_t m, int64_t n, int64_t kk) {
-  UOpRef i = range(idx(m), 0), j = range(idx(n), 1), k = range(idx(kk), 2);
-  UOpRef o = global(0, dtypes::float32), a = global(1, dtypes::float32);
-  UOpRef b = global(2, dtypes::float32);
-  UOpRef prod = load(a, k * m + i) * load(b, k * n + j);
-  return sink({store(o, i * n + j, reduce(Op::ADD, prod, {k}))});
+  return product_ast(m, n, kk, true, false);
 }
 
 void check_matmul(int64_t m, int64_t n, int64_t kk, bool b_k_major,
