@@ -89,6 +89,10 @@ Tensor Tensor::pow(const Tensor& o) const {
   if (!t.is_float())
     return int_pow(detail::broadcast_to("pow", cast(t.scalar()), s),
                    detail::broadcast_to("pow", o.cast(t.scalar()), s));
+  // float16 and bfloat16 powers are worked in float32 and rounded once, as torch's are: in
+  // float16, 2^(y log2|x|) lost three times the precision of the result's rounding.
+  if (t.scalar() == PG_DTYPE_FLOAT16 || t.scalar() == PG_DTYPE_BFLOAT16)
+    return cast(PG_DTYPE_FLOAT32).pow(o.cast(PG_DTYPE_FLOAT32)).cast(t.scalar());
   Tensor x = detail::broadcast_to("pow", cast(t.scalar()), s);
   Tensor y = detail::broadcast_to("pow", o.cast(t.scalar()), s);
   // |x|^y = 2^(y log2|x|); a negative base needs a whole y: odd y flips the sign, others NaN.
@@ -127,6 +131,11 @@ Tensor Tensor::pow(Scalar o) const {
   if (o.is_int && o.value < 0 && !dt(*this).is_float() && !dt(*this).is_bool())
     user_error("pow: integers to negative integer powers are not allowed (" +
                std::to_string(static_cast<long long>(o.value)) + "); cast to a float first");
+  // A half type's power goes through float32 with the exponent as given: rounded to bfloat16,
+  // 1.7 would be 1.703125.
+  const pg_dtype h = dt(*this).scalar();
+  if (h == PG_DTYPE_FLOAT16 || h == PG_DTYPE_BFLOAT16)
+    return cast(PG_DTYPE_FLOAT32).pow(o).cast(h);
   return pow(scalar_like(*this, o));
 }
 Tensor Tensor::pow(Scalar base, const Tensor& x) {

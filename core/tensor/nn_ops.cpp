@@ -68,11 +68,12 @@ Tensor Tensor::softmax(int64_t axis) const {
     return reshape({1}).softmax(0).reshape({});
   }
   const int64_t a = detail::norm_axis("softmax", axis, ndim(), shape());
-  Tensor x = detail::to_float(*this);
-  Tensor e = (x - detail::reduce_max(x, {a}, true).detach()).exp();
-  // One reciprocal per row and a multiply per element (as torch's kernel does), not a division
-  // per element.
-  return e * e.sum(a, true).reciprocal();
+  return detail::widened(detail::to_float(*this), [a](const Tensor& x) {
+    Tensor e = (x - detail::reduce_max(x, {a}, true).detach()).exp();
+    // One reciprocal per row and a multiply per element (as torch's kernel does), not a
+    // division per element.
+    return e * e.sum(a, true).reciprocal();
+  });
 }
 
 Tensor Tensor::log_softmax(int64_t axis) const {
@@ -81,9 +82,10 @@ Tensor Tensor::log_softmax(int64_t axis) const {
     return reshape({1}).log_softmax(0).reshape({});
   }
   const int64_t a = detail::norm_axis("log_softmax", axis, ndim(), shape());
-  Tensor x = detail::to_float(*this);
-  Tensor s = x - detail::reduce_max(x, {a}, true).detach();  // (as in softmax)
-  return s - s.exp().sum(a, true).log();
+  return detail::widened(detail::to_float(*this), [a](const Tensor& x) {
+    Tensor s = x - detail::reduce_max(x, {a}, true).detach();  // (as in softmax)
+    return s - s.exp().sum(a, true).log();
+  });
 }
 
 Tensor Tensor::logsumexp(int64_t axis, bool keepdim) const {
@@ -92,13 +94,14 @@ Tensor Tensor::logsumexp(int64_t axis, bool keepdim) const {
     return reshape({1}).logsumexp(0, false);
   }
   const int64_t a = detail::norm_axis("logsumexp", axis, ndim(), shape());
-  Tensor x = detail::to_float(*this);
-  // The max keeps exp in range; an infinite one (a row of -inf, or one holding +inf) shifts by
-  // 0 instead, or inf - inf would make the result NaN, not -inf or +inf. Its gradient cancels
-  // in exact arithmetic, so it is not taken (the result's is the softmax).
-  Tensor m = detail::reduce_max(x, {a}, true).detach();
-  m = m.isinf().where(0.0, m);
-  Tensor r = (x - m).exp().sum(a, true).log() + m;
+  Tensor r = detail::widened(detail::to_float(*this), [a](const Tensor& x) {
+    // The max keeps exp in range; an infinite one (a row of -inf, or one holding +inf) shifts
+    // by 0 instead, or inf - inf would make the result NaN, not -inf or +inf. Its gradient
+    // cancels in exact arithmetic, so it is not taken (the result's is the softmax).
+    Tensor m = detail::reduce_max(x, {a}, true).detach();
+    m = m.isinf().where(0.0, m);
+    return (x - m).exp().sum(a, true).log() + m;
+  });
   return keepdim ? r : r.squeeze(a);
 }
 
