@@ -57,6 +57,10 @@ class KernelBuilder {
   int64_t count_in(const UOp* node, bool (*counts)(const UOp*), int64_t cap);
   int64_t ops(const UOp* node);
   int64_t gathers(const UOp* node);
+  int64_t reads(const UOp* node);
+  /// Buffers read that make a value worth writing once rather than recomputing in a reduce's
+  /// inner loop for every element of a range it does not use (see index_uncached).
+  static constexpr int64_t kRecomputedReads = 3;
   /// Padded pieces that make a value worth writing once rather than gathering again.
   static constexpr int64_t kGathers = 4;
   /// More ops than this make a value costly to recompute (see costly()).
@@ -91,6 +95,7 @@ class KernelBuilder {
   std::unordered_set<const UOp*> inlined_;
   std::unordered_map<const UOp*, int64_t> ops_;
   std::unordered_map<const UOp*, int64_t> gathers_;
+  std::unordered_map<const UOp*, int64_t> reads_;
   /// For each node of the kernel's inlined graph, how many paths lead to it from the root (how
   /// many times it is evaluated, up to the memo of equal indices), capped.
   std::unordered_map<const UOp*, int64_t> paths_;

@@ -113,6 +113,17 @@ TEST_F(ScheduleTest, LongArithmeticBroadcastOperandIsRealisedOnce) {
   EXPECT_EQ(kernels(testgraph::matmul(chain(4), w, 16, 12, 8)), 1u);
 }
 
+TEST_F(ScheduleTest, BroadcastOperandOfSeveralBuffersIsRealisedOnce) {
+  // A sum of three inputs as a matmul's broadcast operand (a residual stream's gradient) would
+  // read all three again for every output column: realised once. Two inputs stay inlined.
+  UOpRef a = input({16, 12}), b = input({16, 12}), c = input({16, 12}), w = input({12, 8});
+  UOpRef two = testgraph::ew(Op::ADD, a, b), three = testgraph::ew(Op::ADD, two, c);
+  schedule::Schedule s = run({testgraph::matmul(three, w, 16, 12, 8)});
+  ASSERT_EQ(s.items.size(), 2u);
+  EXPECT_EQ(s.items[1].buffers.size(), 3u);  // out, the realised sum, w
+  EXPECT_EQ(kernels(testgraph::matmul(two, w, 16, 12, 8)), 1u);
+}
+
 TEST_F(ScheduleTest, ReduceOverAMergedAxisSplitsItsRange) {
   // dW = x^T @ dy with the rows of x (batch * positions) read through a permuted view of a
   // (batch, k, positions) buffer: the reduce over the 4 * 9 rows runs as two ranges (4, 9),
