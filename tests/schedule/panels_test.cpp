@@ -190,6 +190,37 @@ TEST_F(PanelsTest, WeightGradientOperandsInPanelsKeepTheBatchAVariable) {
     ASSERT_NEAR(got[i], wv[i] - 0.5 * grad[i], 2e-4) << "sgd: " << i;
 }
 
+// dW = dy.T @ x with few columns (fewer than the 256 that pay for a row operand's copy
+// otherwise) and dy's rows 4 KiB apart, in one L1 set: every batch step's line of dy would miss,
+// so dy is read from a copy in panels of the row block all the same. Values against plain C++.
+TEST_F(PanelsTest, TransposedRowOperandInFewSetsIsPackedForFewColumns) {
+  const int64_t w = lanes();
+  if (w < 4) GTEST_SKIP() << "the device has too few vector lanes";
+  const int64_t m = 1024, n = 8 * w;
+  const int64_t batch = int64_t(caps_.l2_cache_bytes / (4 * m)) + 40;  // dy past an L2
+  std::vector<float> dyv = random_floats(batch * m, 51, -1, 1),
+                     xv = random_floats(batch * n, 52, -1, 1);
+  UOpRef dy = input(dyv, {batch, m});
+  UOpRef mm = testgraph::matmul(lazy::permute(dy, {1, 0}), input(xv, {batch, n}), m, batch, n);
+  schedule::Schedule s = runtime::cached_schedule({mm}, dev_);
+  const UOp* dy_buffer = dy->op() == Op::BUFFER ? dy.get() : dy->src(0).get();
+  bool dy_packed = false;
+  for (size_t c = 0; c + 1 < s.items.size(); ++c) {
+    const auto& bufs = s.items[c].buffers;
+    const auto& reads = s.items.back().buffers;
+    dy_packed =
+        dy_packed || (std::find(bufs.begin() + 1, bufs.end(), dy_buffer->ref()) != bufs.end() &&
+                      std::find(reads.begin(), reads.end(), bufs[0]) != reads.end());
+  }
+  EXPECT_TRUE(dy_packed) << "the matmul reads dy from a copy";
+  std::vector<float> dym(static_cast<size_t>(m * batch));
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t i = 0; i < m; ++i) dym[i * batch + b] = dyv[b * m + i];
+  std::vector<float> got = values(mm);
+  std::vector<double> want = plain_matmul(dym, xv, m, batch, n);
+  for (int64_t i = 0; i < m * n; ++i) ASSERT_NEAR(got[i], want[i], 2e-4) << i;
+}
+
 // A tail plan (the column block does not divide n): b is read from a copy written by a kernel
 // over b's rows, in column panels with a partial last one when the plan's moved-back last
 // vector lies within a panel (1023 columns), else in rows padded to 1040 when b's rows share a
