@@ -134,8 +134,7 @@ Tensor Tensor::pow(Scalar o) const {
   // A half type's power goes through float32 with the exponent as given: rounded to bfloat16,
   // 1.7 would be 1.703125.
   const pg_dtype h = dt(*this).scalar();
-  if (h == PG_DTYPE_FLOAT16 || h == PG_DTYPE_BFLOAT16)
-    return cast(PG_DTYPE_FLOAT32).pow(o).cast(h);
+  if (h == PG_DTYPE_FLOAT16 || h == PG_DTYPE_BFLOAT16) return cast(PG_DTYPE_FLOAT32).pow(o).cast(h);
   return pow(scalar_like(*this, o));
 }
 Tensor Tensor::pow(Scalar base, const Tensor& x) {
