@@ -226,7 +226,7 @@ struct RuleEntry {
 
 // clang-format off
 constexpr RuleEntry kRules[] = {
-    {Op::BUFFER, none}, {Op::CONST, none}, {Op::DEFINE_VAR, none}, {Op::BIND, none},
+    {Op::BUFFER, none}, {Op::IOTA, none}, {Op::CONST, none}, {Op::DEFINE_VAR, none}, {Op::BIND, none},
     {Op::NEG, neg_rule}, {Op::RECIP, recip}, {Op::SQRT, sqrt_rule}, {Op::EXP2, exp2},
     {Op::LOG2, log2}, {Op::SIN, sin_rule}, {Op::TRUNC, zero},
     {Op::ADD, add_rule}, {Op::SUB, sub_rule}, {Op::MUL, mul_rule}, {Op::FDIV, fdiv},

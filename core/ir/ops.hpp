@@ -39,6 +39,7 @@ inline constexpr uint32_t alu = unary | binary | ternary;
   X(BITCAST, opg::both, 1, 1, "src's bits reinterpreted as dtype (same itemsize)")            \
   /* --- tensor level ------------------------------------------------------------------ */   \
   X(BUFFER, opg::tensor, 0, 0, "device buffer: arg vector<int64> {id, element count}")     \
+  X(IOTA, opg::tensor, 0, 0, "0, 1, ..., n - 1 along its one axis: arg int64 n; int dtype")    \
   X(RESHAPE, opg::tensor | opg::movement, 1, -1, "srcs (x, dim...): new shape")               \
   X(PERMUTE, opg::tensor | opg::movement, 1, 1, "src x; arg vector<int64> axis order")        \
   X(EXPAND, opg::tensor | opg::movement, 1, -1, "srcs (x, dim...): broadcast shape")          \

@@ -83,6 +83,43 @@ bool contraction(const UOpRef& value, const std::vector<UOpRef>& ranges) {
   return slots.size() >= 2;
 }
 
+/// Whether `e` is the range `r`, through int casts.
+bool is_range_value(const UOp* e, const UOp* r) {
+  while (e->op() == Op::CAST && e->dtype().is_int()) e = e->src(0).get();
+  return e == r;
+}
+
+bool is_zero(const UOp* u) {
+  return u->op() == Op::CONST &&
+         (u->dtype().is_float() ? u->arg_float() == 0.0 : u->arg_int() == 0);
+}
+
+/// A sum over one range r < n of where(e == r, x, 0) (perhaps cast), e an int free of r: a
+/// one-hot selection (gather, an embedding's lookup, over an iota). It is x at r = e where
+/// 0 <= e < n, else 0: one load instead of n. (x reads r clamped into range, so a load never
+/// leaves its buffer.) Null when `value` is not of that form.
+UOpRef pick_one_hot(const UOpRef& value, const UOpRef& r) {
+  const UOp* v = value.get();
+  const bool cast_back = v->op() == Op::CAST;
+  if (cast_back) v = v->src(0).get();
+  if (v->op() != Op::WHERE || !is_zero(v->src(2).get()) || v->src(0)->op() != Op::CMPEQ) return {};
+  const UOp* c = v->src(0).get();
+  UOpRef e;
+  for (size_t s = 0; s < 2; ++s)
+    if (is_range_value(c->src(s).get(), r.get())) e = c->src(1 - s);
+  if (!e || !e->dtype().is_int()) return {};
+  std::set<const UOp*> used;
+  ranges_in(e, used);
+  if (used.count(r.get())) return {};
+  const UOp* end = r->src(0).get();
+  const UOpRef n =
+      end->op() == Op::CONST ? const_like(e, end->arg_int()) : cast(end->ref(), e->dtype());
+  const UOpRef valid = alu(Op::AND, {alu(Op::NOT, {lt(e, const_like(e, 0))}), lt(e, n)});
+  const UOpRef at = cast(where(valid, e, const_like(e, 0)), dtypes::index);
+  UOpRef picked = where(valid, substitute(v->src(1), {{r.get(), at}}), v->src(2));
+  return cast_back ? cast(picked, value->dtype()) : picked;
+}
+
 }  // namespace
 
 UOpRef KernelBuilder::new_range(int64_t extent) {
@@ -289,6 +326,9 @@ UOpRef KernelBuilder::index_uncached(const UOp* node, const std::vector<UOpRef>&
       break;
     case Op::CONST:
       return node->ref();
+    case Op::IOTA:  // the value is its index
+      return idx[0]->dtype() == node->dtype() ? idx[0]
+                                              : UOp::make(Op::CAST, node->dtype(), {idx[0]});
     case Op::CONTIGUOUS:
     case Op::COPY:
     case Op::ASSIGN:
@@ -568,7 +608,8 @@ int64_t KernelBuilder::reads(const UOp* node) {
     stack.pop_back();
     if (!seen.insert(u).second) continue;
     if (inlined_leaf(u)) {
-      n += u->op() != Op::CONST && u->op() != Op::DEFINE_VAR && u->op() != Op::BIND;
+      n += u->op() != Op::CONST && u->op() != Op::IOTA && u->op() != Op::DEFINE_VAR &&
+           u->op() != Op::BIND;
       continue;
     }
     for (const UOpRef& s : u->srcs()) stack.push_back(s.get());
@@ -668,6 +709,8 @@ UOpRef KernelBuilder::reduce(const UOp* node, const std::vector<UOpRef>& idx, co
   --reduce_depth_;
   nest_ = std::move(outer);
   if (srcs.size() == 1) return value;
+  if (lazy::reduce_op(node) == Op::ADD && srcs.size() == 2)
+    if (UOpRef picked = pick_one_hot(value, srcs[1])) return picked;
   split_ranges(value, srcs);
   // A contraction (a matmul: loads of two buffers along the reduced ranges) used more than
   // once, or inside another reduce, is realised: nested in another reduce (the logits in a

@@ -131,7 +131,7 @@ Tensor Tensor::gather(int64_t dim, const Tensor& index) const {
   }
   const int64_t n = p.shape[static_cast<size_t>(a)];
   // one-hot over a new last axis: mask[..., k] = index[...] == k; x moved to that axis.
-  Tensor mask = index.unsqueeze(-1) == Tensor::arange(n, p.device);
+  Tensor mask = index.unsqueeze(-1) == detail::iota(n, p.device);
   Tensor x = shrink(bounds).unsqueeze(-1).transpose(a, -1);  // axis a -> size 1, last -> n
   // (one hit per sum: exact; a sum widens small ints and bool, the result keeps x's dtype)
   return mask.where(x, 0).sum(-1).cast(dtype());

@@ -75,6 +75,8 @@ Shape ShapeOf::compute(const UOp* u) {
   switch (u->op()) {
     case Op::BUFFER:
       return {buffer_count(u)};
+    case Op::IOTA:
+      return {u->arg_int()};
     case Op::CONST:
     case Op::DEFINE_VAR:
     case Op::BIND:
@@ -123,6 +125,10 @@ int64_t buffer_id(const UOp* u) {
 }
 int64_t buffer_count(const UOp* u) {
   return u->arg_ints().at(1);
+}
+
+UOpRef iota(DType dtype, int64_t n) {
+  return UOp::make(Op::IOTA, dtype, {}, n);
 }
 
 UOpRef scalar(DType dtype, double v) {

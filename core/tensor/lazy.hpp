@@ -63,6 +63,8 @@ int64_t buffer_count(const UOp* u);
 UOpRef scalar(DType dtype, double v);
 /// `v` broadcast to `shape`: EXPAND(RESHAPE(CONST, 1...), shape).
 UOpRef full(DType dtype, double v, const Shape& shape);
+/// 0, 1, ..., n - 1 of an int `dtype`, computed where it is read (no buffer).
+UOpRef iota(DType dtype, int64_t n);
 /// `v` exactly, for an int dtype (wrapped to it): an int64 beyond 2^53 has no double.
 UOpRef full_int(DType dtype, int64_t v, const Shape& shape);
 

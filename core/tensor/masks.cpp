@@ -59,7 +59,7 @@ Tensor Tensor::one_hot(int64_t num_classes) const {
     user_error("one_hot: num_classes must be positive, not " + std::to_string(num_classes));
   Shape s(ndim() + 1, 1);
   s.back() = num_classes;
-  return (unsqueeze(-1) == Tensor::arange(num_classes, device()).reshape(s)).cast(PG_DTYPE_INT32);
+  return (unsqueeze(-1) == detail::iota(num_classes, device()).reshape(s)).cast(PG_DTYPE_INT32);
 }
 
 Tensor Tensor::any(const std::vector<int64_t>& axes, bool keepdim) const {

@@ -140,6 +140,11 @@ Tensor constant(Scalar v, DType dt, const lazy::Shape& shape, const std::string&
   return make(lazy::full(dt, v.value, shape), shape, device);
 }
 
+Tensor iota(int64_t n, const std::string& device) {
+  const DType t = n - 1 > INT32_MAX ? dtypes::int64 : dtypes::int32;
+  return make(lazy::iota(t, n), {n}, device);
+}
+
 Tensor scalar_like(const Tensor& t, Scalar s) {
   const TensorImpl& p = detail::state(t, "scalar");
   return constant(s, scalar_dtype(p.uop->dtype(), s), p.shape, p.device);

@@ -85,6 +85,10 @@ void check_same_device(const char* op, const Tensor& a, const Tensor& b);
 DType scalar_dtype(DType t, Scalar s);
 /// A tensor of `shape` on `device` filled with `v` (lazy CONST, no buffer).
 Tensor constant(Scalar v, DType dtype, const lazy::Shape& shape, const std::string& device);
+/// 0, 1, ..., n - 1 (int32; int64 past its range) on `device` (canonical), computed by the
+/// kernels that read it: no host buffer, and a one-hot sum over it (gather, an embedding's
+/// lookup) folds into one indexed load (see KernelBuilder::reduce).
+Tensor iota(int64_t n, const std::string& device);
 /// The dtype of an int scalar alone: int32, the default int, or int64 when int32 cannot hold
 /// it (as torch and numpy give, rather than wrap).
 DType int_scalar_dtype(Scalar s);

@@ -124,6 +124,22 @@ TEST_F(ScheduleTest, BroadcastOperandOfSeveralBuffersIsRealisedOnce) {
   EXPECT_EQ(kernels(testgraph::matmul(two, w, 16, 12, 8)), 1u);
 }
 
+TEST_F(ScheduleTest, OneHotSumOverAnIotaIsOneIndexedLoad) {
+  // gather's and an embedding lookup's form: sum over v of where(idx[i] == v, x[v, j], 0), v an
+  // iota. It reads x[idx[i], j] once, an elementwise kernel: no reduce over the 5 rows.
+  UOpRef x = input({5, 4}), idx = input({3}, dtypes::int32);
+  UOpRef hit = lazy::elementwise(
+      Op::CMPEQ, {lazy::expand(lazy::reshape(idx, {3, 1, 1}), {3, 5, 4}),
+                  lazy::expand(lazy::reshape(lazy::iota(dtypes::int32, 5), {1, 5, 1}), {3, 5, 4})});
+  UOpRef picked =
+      lazy::elementwise(Op::WHERE, {hit, lazy::expand(lazy::reshape(x, {1, 5, 4}), {3, 5, 4}),
+                                    lazy::full(dtypes::float32, 0.0, {3, 5, 4})});
+  schedule::Schedule s = run({lazy::reshape(lazy::reduce(picked, Op::ADD, {1}), {3, 4})});
+  ASSERT_EQ(s.items.size(), 1u);
+  EXPECT_EQ(reduces_in(s, 0), 0);
+  EXPECT_EQ(s.items[0].buffers.size(), 3u);  // out, idx, x
+}
+
 TEST_F(ScheduleTest, ReduceOverAMergedAxisSplitsItsRange) {
   // dW = x^T @ dy with the rows of x (batch * positions) read through a permuted view of a
   // (batch, k, positions) buffer: the reduce over the 4 * 9 rows runs as two ranges (4, 9),

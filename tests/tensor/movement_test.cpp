@@ -129,6 +129,19 @@ TEST(Dtypes, PadFillGatherAndTrianglesKeepTheTensorsDtype) {
   EXPECT_EQ(b.to_vector<uint8_t>(), (std::vector<uint8_t>{1, 0, 1, 1}));
 }
 
+TEST(Gather, ReadsOneElementPerIndexAndZeroOutsideTheAxis) {
+  // gather and an embedding-style lookup read x at each index (one load, not a sum over the
+  // axis); an index outside the axis gives 0, as the documented one-hot sum did.
+  const Tensor x = Tensor::arange(20).reshape({5, 4}).cast(PG_DTYPE_FLOAT32);
+  const Tensor idx(std::vector<int32_t>{3, 0, 4, 7, -2});
+  const std::vector<float> got = x.gather(0, idx.reshape({5, 1}).expand({5, 4})).to_vector<float>();
+  const std::vector<float> want{12, 13, 14, 15, 0, 1, 2, 3, 16, 17, 18, 19, 0, 0, 0, 0, 0, 0, 0, 0};
+  EXPECT_EQ(got, want);
+  const Tensor cols(std::vector<int64_t>{1, 3, 3, 0, 2});
+  EXPECT_EQ(x.gather(1, cols.reshape({5, 1})).to_vector<float>(),
+            (std::vector<float>{1, 7, 11, 12, 18}));
+}
+
 TEST(Slicing, StepsPastTheAxisTakeTheFirstElement) {
   // x[::s] for |s| >= the length: one element (the last one for a negative step), as numpy.
   const Tensor x(std::vector<float>{0, 1, 2, 3, 4, 5});
