@@ -208,11 +208,15 @@ Tensor Tensor::rand(const Shape& shape, pg_dtype dtype, const std::string& devic
   if (!DType(detail::check_dtype("rand", dtype)).is_float())
     user_error("rand: dtype " + DType(dtype).name() + " is not a float type (torch's rule)");
   const int64_t n = lazy::numel(shape);
-  auto draw = [n] {
+  // As many random bits as the dtype's significand holds (float16 11, bfloat16 8, otherwise
+  // float32's 24), so that no value rounds up to 1 in the dtype: [0, 1) as torch's.
+  const int bits_kept = dtype == PG_DTYPE_FLOAT16 ? 11 : dtype == PG_DTYPE_BFLOAT16 ? 8 : 24;
+  auto draw = [n, bits_kept] {
     std::vector<uint64_t> bits = random_bits(n);
     std::vector<double> v(bits.size());
-    // 24 bits so the float32 value never rounds up to 1.
-    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(bits[i] >> 40) * 0x1.0p-24;
+    const double scale = std::ldexp(1.0, -bits_kept);
+    for (size_t i = 0; i < v.size(); ++i)
+      v[i] = static_cast<double>(bits[i] >> (64 - bits_kept)) * scale;
     return v;
   };
   return drawn("rand", draw, dtype, shape, device);

@@ -105,6 +105,16 @@ def test_random():
     assert Tensor.randint(0, 5, shape=(2, 3)).shape == (2, 3)
 
 
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+def test_rand_half_stays_below_one(dt):
+    """rand draws [0, 1) in the dtype itself: a float32 draw rounded to float16 gave 1.0 for
+    about 1 value in 4000 (values above 1 - 2**-12 round up)."""
+    Tensor.manual_seed(3)
+    r = Tensor.rand(200000, dtype=dt).cast("float32").numpy()
+    assert r.min() >= 0 and r.max() < 1
+    assert abs(r.mean() - 0.5) < 0.01
+
+
 def test_properties_and_conversion():
     x = Tensor(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
     assert x.shape == (2, 3, 4) and x.ndim == 3 and x.numel() == 24
