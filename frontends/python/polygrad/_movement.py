@@ -64,6 +64,10 @@ def pad(self, arg, value=0.0):
     (last axis first: (left, right, top, bottom, ...))."""
     nd = self.ndim
     if arg and all(isinstance(a, numbers.Integral) for a in arg):
+        if len(arg) % 2 or len(arg) // 2 > nd:
+            raise _ffi.PolygradValueError(
+                f"pad: flat padding {tuple(arg)} needs an even length of at most {2 * nd} "
+                f"(a (left, right) pair per axis) for shape {self.shape}")
         pairs = [(0, 0)] * nd
         for i in range(len(arg) // 2):
             pairs[nd - 1 - i] = (arg[2 * i], arg[2 * i + 1])
