@@ -279,23 +279,26 @@ def rearrange(self, formula, **sizes):
 
 
 def conv2d(self, weight, bias=None, groups=1, stride=1, dilation=1, padding=0):
-    s, d, p = int64s(_pair(stride))[0], int64s(_pair(dilation))[0], int64s(_pair(padding))[0]
+    s, d, p = (int64s(_pair(v, "conv2d", n))[0] for v, n in
+               ((stride, "stride"), (dilation, "dilation"), (padding, "padding")))
     return _call(lib.pg_tensor_conv2d, self._h, weight._h, None if bias is None else bias._h,
                  int(groups), s, d, p)
 
 
 def max_pool2d(self, kernel_size=(2, 2), stride=None, dilation=1, padding=0, ceil_mode=False):
-    k = int64s(_pair(kernel_size))[0]
-    s = None if stride is None else int64s(_pair(stride))[0]
-    return _call(lib.pg_tensor_max_pool2d, self._h, k, s, int64s(_pair(dilation))[0],
-                 int64s(_pair(padding))[0], int(bool(ceil_mode)))
+    k = int64s(_pair(kernel_size, "max_pool2d", "kernel_size"))[0]
+    s = None if stride is None else int64s(_pair(stride, "max_pool2d", "stride"))[0]
+    d = int64s(_pair(dilation, "max_pool2d", "dilation"))[0]
+    p = int64s(_pair(padding, "max_pool2d", "padding"))[0]
+    return _call(lib.pg_tensor_max_pool2d, self._h, k, s, d, p, int(bool(ceil_mode)))
 
 
 def avg_pool2d(self, kernel_size=(2, 2), stride=None, padding=0, ceil_mode=False,
                count_include_pad=True):
-    k = int64s(_pair(kernel_size))[0]
-    s = None if stride is None else int64s(_pair(stride))[0]
-    return _call(lib.pg_tensor_avg_pool2d, self._h, k, s, int64s(_pair(padding))[0],
+    k = int64s(_pair(kernel_size, "avg_pool2d", "kernel_size"))[0]
+    s = None if stride is None else int64s(_pair(stride, "avg_pool2d", "stride"))[0]
+    p = int64s(_pair(padding, "avg_pool2d", "padding"))[0]
+    return _call(lib.pg_tensor_avg_pool2d, self._h, k, s, p,
                  int(bool(ceil_mode)), int(bool(count_include_pad)))
 
 

@@ -95,8 +95,15 @@ def _dev(device):
     return None if device is None else canonical_device_arg(device).encode()
 
 
-def _pair(v):
-    return (v, v) if isinstance(v, numbers.Integral) else tuple(v)
+def _pair(v, op="", name=""):
+    """An int or a 2-sequence as a pair; the C entries read exactly two values, so any other
+    length is an error here (a 1-tuple was read past its end, a longer one cut short)."""
+    if isinstance(v, numbers.Integral):
+        return (v, v)
+    t = tuple(v)
+    if len(t) != 2:
+        raise _ffi.PolygradValueError(f"{op}: {name} must be an int or a pair of ints, not {v!r}")
+    return t
 
 
 def _unary(name):

@@ -23,3 +23,37 @@ def test_pad_flat_form_full_rank():
     a = np.arange(6.0).reshape(2, 3)
     arg = (1, -1, 2, 0)
     np.testing.assert_array_equal(Tensor(a).pad(arg).numpy(), F.pad(torch.tensor(a), arg).numpy())
+
+
+@pytest.mark.parametrize("op,kw", [
+    ("avg_pool2d", {"kernel_size": (2, 2, 2)}),
+    ("avg_pool2d", {"kernel_size": (2,)}),
+    ("max_pool2d", {"kernel_size": 2, "stride": (1, 1, 1)}),
+    ("max_pool2d", {"kernel_size": 2, "padding": (1,)}),
+    ("max_pool2d", {"kernel_size": 2, "dilation": (1, 2, 3)}),
+])
+def test_pool_sizes_must_be_an_int_or_a_pair(op, kw):
+    """The C entries read two values: a 3-tuple was cut to its first two, a 1-tuple read
+    past its end."""
+    with pytest.raises(ValueError, match=op):
+        getattr(Tensor.ones(1, 1, 6, 6), op)(**kw).numpy()
+
+
+@pytest.mark.parametrize("kw", [{"stride": (1, 1, 1)}, {"padding": (1, 1, 1, 1)},
+                                {"dilation": (2,)}])
+def test_conv2d_sizes_must_be_an_int_or_a_pair(kw):
+    with pytest.raises(ValueError, match="conv2d"):
+        Tensor.ones(1, 1, 6, 6).conv2d(Tensor.ones(1, 1, 3, 3), **kw).numpy()
+
+
+def test_pool_and_conv_pairs_match_torch():
+    a = np.arange(2 * 7 * 6, dtype=np.float64).reshape(1, 2, 7, 6)
+    x, ta = Tensor(a), torch.tensor(a)
+    np.testing.assert_allclose(x.max_pool2d((3, 2), stride=(2, 1), padding=(1, 0)).numpy(),
+                               F.max_pool2d(ta, (3, 2), (2, 1), (1, 0)).numpy())
+    np.testing.assert_allclose(x.avg_pool2d(3, stride=(1, 2), padding=(0, 1)).numpy(),
+                               F.avg_pool2d(ta, 3, (1, 2), (0, 1)).numpy())
+    w = np.arange(2 * 2 * 3 * 2, dtype=np.float64).reshape(2, 2, 3, 2) / 10
+    np.testing.assert_allclose(
+        x.conv2d(Tensor(w), stride=(2, 1), dilation=(1, 2), padding=(1, 0)).numpy(),
+        F.conv2d(ta, torch.tensor(w), stride=(2, 1), dilation=(1, 2), padding=(1, 0)).numpy())
