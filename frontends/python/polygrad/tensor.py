@@ -748,6 +748,13 @@ class Tensor:
         """self ? x : y. A mix of one scalar and one tensor branch makes the scalar a 0-d
         tensor (the C API has entries for two tensors or two scalars only)."""
         xt, yt = isinstance(x, Tensor), isinstance(y, Tensor)
+        bools = (bool, np.bool_)
+        if isinstance(x, bools) and isinstance(y, bools):
+            # (the C API's scalars are ints or floats: two bools go as 0-d bool tensors, so
+            # the result stays bool, as in torch and tinygrad)
+            dev = self._device_bytes()
+            x, y = (_wrap(_scalar_handle(v, DTYPE_CODES["bool"], dev)) for v in (x, y))
+            return _call(lib.pg_tensor_where, self._h, x._h, y._h)
         if not xt and not yt and _is_scalar(x) and _is_scalar(y):
             return _call(lib.pg_tensor_where_scalar, self._h, _scalar(x), _scalar(y))
         if not xt:

@@ -57,3 +57,18 @@ def test_pool_and_conv_pairs_match_torch():
     np.testing.assert_allclose(
         x.conv2d(Tensor(w), stride=(2, 1), dilation=(1, 2), padding=(1, 0)).numpy(),
         F.conv2d(ta, torch.tensor(w), stride=(2, 1), dilation=(1, 2), padding=(1, 0)).numpy())
+
+
+def test_where_of_two_bool_scalars_stays_bool():
+    """where(c, True, False) gave int32 (the C API's scalars are ints or floats)."""
+    c = np.array([True, False, True])
+    expected = torch.where(torch.tensor(c), True, False)
+    out = Tensor(c).where(True, False)
+    assert out.dtype == "bool" and expected.dtype == torch.bool
+    np.testing.assert_array_equal(out.numpy(), expected.numpy())
+    out = Tensor(c).where(np.bool_(False), True)
+    assert out.dtype == "bool"
+    np.testing.assert_array_equal(out.numpy(), ~c)
+    # a bool with an int or a float still promotes (int32: the default int)
+    assert Tensor(c).where(True, 2).dtype == "int32"
+    assert Tensor(c).where(False, 2.5).dtype == "float32"
