@@ -340,15 +340,31 @@ class Tensor:
     def manual_seed(seed=0):
         check(lib.pg_manual_seed(int(seed)))
 
-    def full_like(self, fill_value):
-        if isinstance(fill_value, numbers.Integral) and abs(int(fill_value)) > 2**53:
-            return Tensor.full(self.shape, fill_value, dtype=self.dtype, device=self.device)
-        return _call(lib.pg_tensor_full_like, self._h, float(fill_value))
+    def full_like(self, fill_value, dtype=None, device=None, requires_grad=None):
+        """A tensor of self's shape filled with fill_value; dtype and device default to
+        self's (tinygrad's and torch's keywords)."""
+        if (dtype is not None or device is not None
+                or isinstance(fill_value, numbers.Integral) and abs(int(fill_value)) > 2**53):
+            return Tensor.full(self.shape, fill_value, dtype=dtype or self.dtype,
+                               device=device or self.device, requires_grad=requires_grad)
+        t = _call(lib.pg_tensor_full_like, self._h, float(fill_value))
+        if requires_grad:
+            t.requires_grad = True
+        return t
 
-    zeros_like = _unary("zeros_like")
-    ones_like = _unary("ones_like")
-    rand_like = _unary("rand_like")
-    randn_like = _unary("randn_like")
+    def zeros_like(self, dtype=None, device=None, requires_grad=None):
+        return self.full_like(0, dtype, device, requires_grad)
+
+    def ones_like(self, dtype=None, device=None, requires_grad=None):
+        return self.full_like(1, dtype, device, requires_grad)
+
+    def rand_like(self, dtype=None, device=None, requires_grad=None):
+        return Tensor.rand(*self.shape, dtype=dtype or self.dtype, device=device or self.device,
+                           requires_grad=requires_grad)
+
+    def randn_like(self, dtype=None, device=None, requires_grad=None):
+        return Tensor.randn(*self.shape, dtype=dtype or self.dtype,
+                            device=device or self.device, requires_grad=requires_grad)
 
     def _scalar_like(self, v):
         """A 0-d tensor for scalar `v` in the dtype `self op v` promotes to (a bool keeps self's

@@ -72,3 +72,24 @@ def test_where_of_two_bool_scalars_stays_bool():
     # a bool with an int or a float still promotes (int32: the default int)
     assert Tensor(c).where(True, 2).dtype == "int32"
     assert Tensor(c).where(False, 2.5).dtype == "float32"
+
+
+def test_like_constructors_take_dtype_and_device():
+    """zeros_like, ones_like, full_like, rand_like and randn_like take tinygrad's and torch's
+    dtype= and device= keywords (they took none)."""
+    x = Tensor(np.array([[1, 2, 3]], np.int16))
+    tx = torch.tensor([[1, 2, 3]], dtype=torch.int16)
+    for name, args in (("zeros_like", ()), ("ones_like", ()), ("full_like", (2.75,))):
+        for dt in ("float64", "int32", "bool"):
+            out = getattr(x, name)(*args, dtype=dt, device="cpu")
+            ref = getattr(torch, name)(tx, *args, dtype=getattr(torch, dt))
+            assert out.dtype == dt and out.shape == (1, 3) and out.device == "CPU"
+            np.testing.assert_array_equal(out.numpy(), ref.numpy())
+        assert getattr(x, name)(*args).dtype == "int16"
+    assert x.full_like(7, requires_grad=None).dtype == "int16"
+    f = Tensor.ones(2, 3)
+    for name in ("rand_like", "randn_like"):
+        out = getattr(f, name)(dtype="float64")
+        assert out.dtype == "float64" and out.shape == (2, 3)
+        assert getattr(f, name)().dtype == "float32"
+    assert f.zeros_like(requires_grad=True).requires_grad
