@@ -38,8 +38,9 @@ Tensor Tensor::matmul(const Tensor& o) const {
     // that shape. The cpu codegen runs 2-d matmul kernels ~100x faster than batched ones
     // (tensor_bench: (8, 1024, 144) @ (144, 32) 1.8 ms as a 2-d kernel, 170 ms batched).
     Shape out(a.shape().begin(), a.shape().end() - 1);
+    const int64_t rows = lazy::numel(out);  // (not -1: with k = 0 that is ambiguous)
     out.push_back(b.size(-1));
-    Tensor r = a.reshape({-1, k}).matmul(b).contiguous().reshape(out);
+    Tensor r = a.reshape({rows, k}).matmul(b).contiguous().reshape(out);
     return vec_b ? r.squeeze(-1) : r;
   }
   // (..., n, 1, k) * (..., 1, m, k), summed over k.
