@@ -141,16 +141,20 @@ Tensor Tensor::unflatten(int64_t dim, const Shape& sizes) const {
   s.insert(s.end(), sizes.begin(), sizes.end());
   s.insert(s.end(), p.shape.begin() + a + 1, p.shape.end());
   int64_t want = p.shape[static_cast<size_t>(a)], got = 1;
-  bool infer = false;
+  int64_t infer = 0;
   for (int64_t d : sizes) {
     if (d == -1)
-      infer = true;
+      ++infer;
     else
       got *= d;
   }
-  if (infer ? (got == 0 || want % got != 0) : got != want)
+  if (infer > 1 || (infer ? (got == 0 || want % got != 0) : got != want))
     user_error("unflatten: sizes " + ints_str(sizes) + " do not split axis " + std::to_string(dim) +
                " of shape " + lazy::shape_str(p.shape));
+  // The -1 is the axis' size over the others' (reshape's -1, over all of them, is ambiguous
+  // when another axis is 0: (2, 0) unflattened by (1, -1) is (1, 2, 0)).
+  for (size_t i = 0; infer && i < sizes.size(); ++i)
+    if (sizes[i] == -1) s[static_cast<size_t>(a) + i] = want / got;
   return reshape(s);
 }
 

@@ -28,3 +28,17 @@ def test_conv2d_with_no_input_channels_is_the_bias():
     ref = np.broadcast_to(b.reshape(1, 3, 1, 1), (2, 3, 2, 2))
     assert out.shape == ref.shape
     np.testing.assert_array_equal(out, ref)
+
+
+@pytest.mark.parametrize("shape,dim,sizes", [((2, 0), 0, (1, -1)), ((0, 3), 1, (-1, 3)),
+                                             ((2, 0, 6), 2, (2, -1)), ((4, 0), 0, (-1, 2))])
+def test_unflatten_infers_its_size_from_the_axis(shape, dim, sizes):
+    """unflatten's -1 is the axis' size over the other sizes; it was reshape's -1 over the
+    whole tensor, which is ambiguous when another axis is 0."""
+    out = Tensor.zeros(*shape).unflatten(dim, sizes)
+    assert out.shape == torch.zeros(shape).unflatten(dim, sizes).shape
+
+
+def test_unflatten_rejects_two_inferred_sizes():
+    with pytest.raises(ValueError, match="unflatten"):
+        Tensor.zeros(2, 6).unflatten(1, (-1, -1))
