@@ -84,18 +84,29 @@ for _f in (flip, transpose, squeeze, unsqueeze, flatten, unflatten, shrink, pad)
 
 # ---- indexing ---------------------------------------------------------------------------------
 
+_I64_MIN, _I64_MAX = -2**63, 2**63 - 1
+
+
+def _slice_bound(v):
+    """A slice bound or step as an int64: beyond int64 it is clamped (an axis is shorter than
+    2**63, so the slice is the same), where ctypes would silently wrap it."""
+    return min(max(int(v), _I64_MIN), _I64_MAX)
+
+
 def _index_entry(i):
     if i is None:
         return Index(2, 0, 0, 0, 0, 0, 1)
     if i is Ellipsis:
         return Index(3, 0, 0, 0, 0, 0, 1)
     if isinstance(i, slice):
-        step = 1 if i.step is None else int(i.step)
+        step = 1 if i.step is None else _slice_bound(i.step)
         if step == 0:
             raise ValueError("slice step cannot be zero")
-        return Index(1, 0, i.start is not None, 0 if i.start is None else int(i.start),
-                     i.stop is not None, 0 if i.stop is None else int(i.stop), step)
+        return Index(1, 0, i.start is not None, 0 if i.start is None else _slice_bound(i.start),
+                     i.stop is not None, 0 if i.stop is None else _slice_bound(i.stop), step)
     if isinstance(i, numbers.Integral):
+        if not _I64_MIN <= int(i) <= _I64_MAX:
+            raise IndexError(f"getitem: index {int(i)} is out of range")
         return Index(0, int(i), 0, 0, 0, 0, 1)
     raise TypeError(f"unsupported index {i!r}")
 
