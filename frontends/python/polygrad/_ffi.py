@@ -218,6 +218,30 @@ for _n in AXIS_OPS:
 for _n in LIST_OPS:
     _SIGNATURES["pg_tensor_" + _n] = [T, I64P, c_size_t, PT]
 
+_I64_MIN, _I64_MAX = -2**63, 2**63 - 1
+
+
+def int64_arg(v, where="argument"):
+    """`v` as an int for a C int64, or PolygradValueError when int64 cannot hold it (ctypes
+    would silently keep its low 64 bits: an axis of 2**64 became axis 0)."""
+    v = int(v)
+    if not _I64_MIN <= v <= _I64_MAX:
+        raise PolygradValueError(f"{where}: {v} does not fit in int64")
+    return v
+
+
+def _checked(name, f, positions):
+    """`f` with its c_int64 arguments at `positions` range-checked before the call."""
+    def call(*args):
+        for i in positions:
+            v = args[i]
+            if isinstance(v, int) and not _I64_MIN <= v <= _I64_MAX:
+                raise PolygradValueError(f"{name}: {v} does not fit in int64")
+        return f(*args)
+    call.__name__ = name
+    return call
+
+
 MISSING = []
 for _name, _args in _SIGNATURES.items():
     _fn = getattr(lib, _name, None)
@@ -226,6 +250,9 @@ for _name, _args in _SIGNATURES.items():
         continue
     _fn.argtypes = _args
     _fn.restype = ST
+    _ints = [i for i, a in enumerate(_args) if a is c_int64]
+    if _ints:
+        setattr(lib, _name, _checked(_name, _fn, _ints))
 lib.pg_last_error.argtypes = []
 lib.pg_last_error.restype = c_char_p
 lib.pg_tensor_free.argtypes = [T]
@@ -258,11 +285,12 @@ def fn(name):
 
 def int64s(values):
     """A C int64 array of `values` (a fresh array, kept alive by the caller)."""
-    values = list(values)
+    values = [int64_arg(v, "an int in a shape, axis or size list") for v in values]
     return (c_int64 * max(len(values), 1))(*values), len(values)
 
 
-__all__ = ["lib", "check", "fn", "RELEASE_FN", "raise_error", "int64s", "Scalar", "Index", "PolygradError",
+__all__ = ["lib", "check", "fn", "RELEASE_FN", "raise_error", "int64s", "int64_arg", "Scalar",
+           "Index", "PolygradError",
            "PolygradValueError", "PolygradDeviceError", "PolygradInternalError", "byref",
            "c_void_p", "c_int64", "c_double", "c_int", "c_char_p", "c_size_t", "DTYPE_NAMES",
            "DTYPE_CODES"]

@@ -33,7 +33,8 @@ def transpose(self, dim0=-2, dim1=-1):
 
 
 def squeeze(self, dim=None):
-    return _call(lib.pg_tensor_squeeze, self._h, None if dim is None else byref(_ffi.c_int64(dim)))
+    d = None if dim is None else byref(_ffi.c_int64(_ffi.int64_arg(dim, "squeeze")))
+    return _call(lib.pg_tensor_squeeze, self._h, d)
 
 
 def unsqueeze(self, dim):

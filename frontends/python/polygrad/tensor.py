@@ -798,11 +798,11 @@ class Tensor:
         return _call(lib.pg_tensor_std, self._h, arr, n, int(bool(keepdim)), float(correction))
 
     def argmax(self, axis=None, keepdim=False):
-        ax = None if axis is None else byref(c_int64(axis))
+        ax = None if axis is None else byref(c_int64(_ffi.int64_arg(axis, "axis")))
         return _call(lib.pg_tensor_argmax, self._h, ax, int(bool(keepdim)))
 
     def argmin(self, axis=None, keepdim=False):
-        ax = None if axis is None else byref(c_int64(axis))
+        ax = None if axis is None else byref(c_int64(_ffi.int64_arg(axis, "axis")))
         return _call(lib.pg_tensor_argmin, self._h, ax, int(bool(keepdim)))
 
     def logsumexp(self, axis=-1, keepdim=False):

@@ -93,3 +93,38 @@ def test_like_constructors_take_dtype_and_device():
         assert out.dtype == "float64" and out.shape == (2, 3)
         assert getattr(f, name)().dtype == "float32"
     assert f.zeros_like(requires_grad=True).requires_grad
+
+
+B = 2**64  # ctypes keeps the low 64 bits of a larger int: B + 6 was read as 6, B as 0
+
+
+@pytest.mark.parametrize("name,f", [
+    ("reshape", lambda t: t.reshape(B + 6)),
+    ("sum", lambda t: t.sum(B)),
+    ("transpose", lambda t: t.reshape(2, 3).transpose(B, 1)),
+    ("argmax", lambda t: t.argmax(B)),
+    ("squeeze", lambda t: t.reshape(1, 6).squeeze(B)),
+    ("softmax", lambda t: t.softmax(B)),
+    ("cumsum", lambda t: t.cumsum(B)),
+    ("tril", lambda t: t.reshape(2, 3).tril(B)),
+    ("pad", lambda t: t.pad((B, 0))),
+    ("repeat", lambda t: t.repeat(B + 1)),
+    ("split", lambda t: t.split(B + 2)),
+    ("roll", lambda t: t.roll(B + 1)),
+    ("zeros", lambda t: Tensor.zeros(B + 2)),
+    ("eye", lambda t: Tensor.eye(B + 2)),
+    ("one_hot", lambda t: Tensor([1]).one_hot(B + 3)),
+    ("randint", lambda t: Tensor.randint(0, B + 5, (2,), dtype="int64")),
+])
+def test_int_arguments_beyond_int64_are_errors(name, f):
+    """Every one of these computed a result from the wrapped value instead."""
+    with pytest.raises(ValueError, match="int64"):
+        f(Tensor(np.arange(6.0)))
+
+
+def test_int_arguments_at_the_int64_limits_still_pass():
+    t = Tensor(np.arange(6.0))
+    np.testing.assert_array_equal(t[2**63 - 1:-2**63:-1].numpy(), np.arange(6.0)[::-1])
+    np.testing.assert_array_equal(t.reshape(2, 3).tril(2**63 - 1).numpy(),
+                                  np.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(t.reshape(2, 3).tril(-2**63).numpy(), np.zeros((2, 3)))
