@@ -105,6 +105,11 @@ def _index_entry(i):
             raise ValueError("slice step cannot be zero")
         return Index(1, 0, i.start is not None, 0 if i.start is None else _slice_bound(i.start),
                      i.stop is not None, 0 if i.stop is None else _slice_bound(i.stop), step)
+    if isinstance(i, (bool, np.bool_)):
+        # numpy and torch read a bool as a new axis (kept or emptied), tinygrad has no bool
+        # indexing; as an int it silently picked row 1 or 0
+        raise TypeError(f"getitem: a bool index ({i!r}) is not supported; use None for a new "
+                        "axis or an int")
     if isinstance(i, numbers.Integral):
         if not _I64_MIN <= int(i) <= _I64_MAX:
             raise IndexError(f"getitem: index {int(i)} is out of range")

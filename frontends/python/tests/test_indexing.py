@@ -22,3 +22,10 @@ def test_int_index_beyond_int64_is_an_index_error(ix):
     """2**64 was read as 0 (ctypes wraps), and silently gave the first row."""
     with pytest.raises(IndexError):
         Tensor(A)[ix]
+
+
+@pytest.mark.parametrize("ix", [True, False, (0, True), np.bool_(True), (Ellipsis, False)])
+def test_bool_index_is_a_type_error(ix):
+    """A bool is an int to Python: t[True] gave t[1], where numpy and torch add an axis."""
+    with pytest.raises(TypeError, match="bool"):
+        Tensor(A)[ix]
