@@ -68,6 +68,12 @@ def _from_numpy(data, dtype, dev):
             arr = arr.astype(np.int32)  # (ints int32 cannot hold stay int64, as numpy's)
     name = arr.dtype.name
     if name not in _NP_OF:
+        if arr.dtype.kind not in "biuf":  # (a float128 still becomes float32)
+            # object arrays hold ints beyond int64/uint64 or None; a cast to float32 turned
+            # them into rounded values and NaN, and dropped a complex's imaginary part
+            raise TypeError(f"Tensor: cannot hold data of numpy dtype {arr.dtype} (ints beyond "
+                            "int64/uint64, None, complex numbers and strings have no tensor "
+                            "dtype)")
         arr, name = arr.astype(np.float32), "float32"
     if not arr.dtype.isnative:  # (big-endian data, say: the core reads native byte order)
         arr = arr.astype(arr.dtype.newbyteorder("="))

@@ -201,3 +201,13 @@ def test_numpy_scalars_keep_their_dtype():
         assert t.numpy() == v
     assert Tensor(1.5).dtype == "float32" and Tensor(3).dtype == "int32"
 
+
+
+@pytest.mark.parametrize("data", [[2**70], [None], [1 + 2j], ["a"],
+                                  np.array([1 + 1j])])
+def test_data_without_a_tensor_dtype_is_a_type_error(data):
+    """An object or complex array went through a float32 cast: 2**70 became a rounded float,
+    None NaN, and 1 + 2j lost its imaginary part; torch rejects them all."""
+    with pytest.raises(TypeError, match="Tensor"):
+        Tensor(data)
+
