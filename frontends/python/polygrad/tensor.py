@@ -333,6 +333,8 @@ class Tensor:
 
     @staticmethod
     def eye(n, m=None, dtype=None, device=None):
+        if m is not None and int(m) < 0:  # (the C API reads a negative m as m = n)
+            raise _ffi.PolygradValueError(f"eye: negative size m={m}")
         return _call(lib.pg_tensor_eye, int(n), -1 if m is None else int(m), _dtype_code(dtype),
                      _dev(device))
 

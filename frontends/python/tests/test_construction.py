@@ -211,3 +211,11 @@ def test_data_without_a_tensor_dtype_is_a_type_error(data):
     with pytest.raises(TypeError, match="Tensor"):
         Tensor(data)
 
+
+def test_eye_rejects_a_negative_m():
+    """eye(2, -2) was the 2 x 2 identity (the C API reads m < 0 as m = n); torch and tinygrad
+    raise."""
+    with pytest.raises(ValueError, match="eye"):
+        Tensor.eye(2, -2)
+    np.testing.assert_array_equal(Tensor.eye(2, 0).numpy(), np.eye(2, 0))
+    np.testing.assert_array_equal(Tensor.eye(2, 3).numpy(), np.eye(2, 3))
