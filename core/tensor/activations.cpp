@@ -41,8 +41,9 @@ Tensor Tensor::silu() const {
 }
 Tensor Tensor::elu(double alpha) const {
   // The negative branch sees min(x, 0): e^x of a large x, discarded, made its gradient NaN.
-  Tensor pos = *this > 0;
-  return pos.where(*this, alpha * pos.where(0.0, *this).expm1());
+  // At 0 it is alpha x: torch's gradient alpha and second derivative 0 there (the kink).
+  Tensor pos = *this > 0, zero = *this == 0;
+  return pos.where(*this, zero.where(alpha * *this, alpha * pos.where(0.0, *this).expm1()));
 }
 Tensor Tensor::softplus(double beta) const {
   // torch's: log(1 + e^(bx)) / b, and x itself past bx = 20 (where they agree to float64's

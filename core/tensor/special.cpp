@@ -94,12 +94,16 @@ Tensor Tensor::log1p() const {
   return widened(to_float(*this), [](const Tensor& x) {
     // log(u) * x / (u - 1) with u = 1 + x: the rounding of u cancels (Goldberg); x itself
     // where u is 1 (|x| below half an ulp of 1); log(u) itself where u is infinite or not
-    // positive, so the gradient is 1/u there as torch's (inf at -1, 0 at inf).
+    // positive, so the gradient is 1/u there as torch's (inf at -1, 0 at inf). The value is
+    // the quotient's, its gradient that of log(u), 1/u, to every order: the quotient's own
+    // second derivative cancels catastrophically near 0 (-556 for -1 at x = 1e-9), and x's is 0.
     Tensor u = 1.0 + x;
     Tensor one = u == 1.0, direct = (u <= 0.0) | u.isinf();
     Tensor us = (one | direct).where(2.0, u);
     Tensor plain = direct.where(u, 1.0).log();
-    return one.where(x, direct.where(plain, us.log() * (x / (us - 1.0))));
+    Tensor log_u = direct.where(1.0, u).log();
+    Tensor value = one.where(x, us.log() * (x / (us - 1.0)));
+    return direct.where(plain, value.detach() - (log_u.detach() - log_u));
   });
 }
 
@@ -107,14 +111,16 @@ Tensor Tensor::expm1() const {
   detail::state(*this, "expm1");
   return widened(to_float(*this), [](const Tensor& x) {
     // Near 0: (u - 1) * x / log(u) with u = e^x (Kahan), x itself where u is 1. Elsewhere
-    // e^x - 1 loses nothing, and its gradient stays e^x (the quotient's derivative cancels,
-    // 1e-3 relative at x = -11 in float32).
+    // e^x - 1 loses nothing. Near 0 the value is the quotient's and the gradient u's, e^x to
+    // every order: the quotient's second derivative cancels catastrophically (624 for 1 at
+    // x = 1e-9), and x's is 0.
     Tensor small = (x < 0.5) & (x > -0.5);
     Tensor xs = small.where(x, 0.25);
     Tensor u = xs.exp();
     Tensor one = u == 1.0;
     Tensor us = one.where(2.0, u);
     Tensor near = one.where(xs, (us - 1.0) * (xs / us.log()));
+    near = near.detach() - (u.detach() - u);
     return small.where(near, small.where(1.0, x).exp() - 1.0);
   });
 }
@@ -255,14 +261,14 @@ Tensor Tensor::softsign() const {
 Tensor Tensor::selu() const {
   constexpr double alpha = 1.6732632423543772848170429916717;
   constexpr double scale = 1.0507009873554804934193349852946;
-  Tensor x = to_float(*this), pos = x > 0.0;
-  return scale * pos.where(x, alpha * pos.where(0.0, x).expm1());
+  Tensor x = to_float(*this), pos = x > 0.0, zero = x == 0.0;  // (0: as elu's)
+  return scale * pos.where(x, zero.where(alpha * x, alpha * pos.where(0.0, x).expm1()));
 }
 
 Tensor Tensor::celu(double alpha) const {
   if (alpha == 0.0) user_error("celu: alpha must not be 0");
-  Tensor x = to_float(*this), pos = x > 0.0;
-  return pos.where(x, alpha * (pos.where(0.0, x) * (1.0 / alpha)).expm1());
+  Tensor x = to_float(*this), pos = x > 0.0, zero = x == 0.0;  // (0: as elu's)
+  return pos.where(x, zero.where(x, alpha * (pos.where(0.0, x) * (1.0 / alpha)).expm1()));
 }
 
 }  // namespace polygrad

@@ -1,0 +1,54 @@
+"""Second and third derivatives (gradient of a gradient, through Tensor.gradient) against
+torch's autograd in float64, at points where a precise composition's own derivatives cancel."""
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from polygrad import Tensor
+
+NEAR_ZERO = [0.0, 1e-300, -1e-300, 1e-17, -1e-17, 1e-9, -1e-9, 1e-4, -1e-4, 0.3, -0.3, -0.45]
+
+
+def derivatives(fn, x, order, torch_fn=None):
+    """The first `order` derivatives of sum(fn(x)) elementwise, polygrad's and torch's."""
+    p = Tensor(np.array(x, dtype=np.float64), requires_grad=True)
+    t = torch.tensor(np.array(x, dtype=np.float64), requires_grad=True)
+    pd, td = [], []
+    po, to = fn(p).sum(), (torch_fn or fn)(t).sum()
+    for _ in range(order):
+        (po,) = po.gradient(p)
+        (to,) = torch.autograd.grad(to, t, create_graph=True)
+        pd.append(po.numpy())
+        td.append(to.detach().numpy().copy())
+        po, to = po.sum(), to.sum()
+    return pd, td
+
+
+@pytest.mark.parametrize("name,fn,torch_fn", [
+    ("expm1", lambda x: x.expm1(), None),
+    ("log1p", lambda x: x.log1p(), None),
+    ("sinh", lambda x: x.sinh(), None),
+    ("cosh", lambda x: x.cosh(), None),
+    ("asinh", lambda x: x.asinh(), None),
+    ("atanh", lambda x: x.atanh(), None),
+    ("elu", lambda x: x.elu(0.7), lambda x: F.elu(x, 0.7)),
+    ("selu", lambda x: x.selu(), F.selu),
+    ("celu", lambda x: x.celu(0.5), lambda x: F.celu(x, 0.5)),
+])
+def test_third_derivatives_near_zero(name, fn, torch_fn):
+    # expm1 and log1p take their values from quotients that cancel rounding (Kahan's, Goldberg's)
+    # and x itself at |x| below half an ulp of 1; the quotients' second derivatives cancel
+    # catastrophically (expm1'' was 624 at 1e-9, 1 expected) and x's are 0 (expm1''(0) was 0).
+    pd, td = derivatives(fn, NEAR_ZERO, 3, torch_fn)
+    for k, (p, t) in enumerate(zip(pd, td)):
+        np.testing.assert_allclose(p, t, rtol=1e-9, atol=1e-12, err_msg=f"{name} order {k + 1}")
+
+
+def test_elu_family_second_derivative_at_zero_is_torchs():
+    # At the kink torch's first derivative is the negative branch's (alpha) and its second 0.
+    for fn, tf in [(lambda x: x.elu(0.7), lambda x: F.elu(x, 0.7)), (Tensor.selu, F.selu),
+                   (lambda x: x.celu(0.5), lambda x: F.celu(x, 0.5))]:
+        pd, td = derivatives(fn, [0.0, -0.0], 2, tf)
+        np.testing.assert_allclose(pd[0], td[0], rtol=1e-15)
+        np.testing.assert_array_equal(pd[1], [0.0, 0.0])
