@@ -110,7 +110,10 @@ Tensor Tensor::pow(const Tensor& o) const {
   Tensor nan = detail::constant(NAN, t, s, device());
   Tensor neg_result = whole.where(odd.where(-mag, mag), nan);
   Tensor r = (x < 0.0).where(neg_result, mag);
-  return (y == 0.0).where(1.0, r);  // x^0 = 1 even for x = 0 or NaN
+  // x^0 = 1 even for x = 0, +-inf or NaN. Only there: elsewhere r is 1 already and keeps the
+  // gradient ln|x| for y (a constant 1 gave 0: d/dy 2^y at y = 0 is ln 2).
+  Tensor one = (y == 0.0) & (zero | x.isfinite().logical_not());
+  return one.where(1.0, r);
 }
 Tensor Tensor::pow(Scalar o) const {
   if (!o.is_int && o.value == 0.5 && dt(*this).is_float()) return sqrt();

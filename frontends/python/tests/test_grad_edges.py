@@ -1,0 +1,23 @@
+"""First derivatives at the edges of ops' domains and the gradient API's argument forms,
+against torch's autograd in float64."""
+import numpy as np
+import torch
+
+from polygrad import Tensor
+
+
+def test_pow_tensor_exponent_gradient_at_zero_exponent():
+    # x^0 is 1 for every x, but d/dy x^y at y = 0 is ln x (it was 0: the result was the
+    # constant 1 wherever y = 0). At x = 0, +-inf and NaN, 1 stays a constant.
+    a = np.array([2.0, 0.5, 3.0, 0.0, np.inf, np.nan])
+    b = np.zeros(6)
+    pa, pb = Tensor(a, requires_grad=True), Tensor(b, requires_grad=True)
+    ga, gb = (pa ** pb).sum().gradient(pa, pb)
+    np.testing.assert_array_equal((pa ** pb).numpy(), np.ones(6))
+    np.testing.assert_allclose(gb.numpy()[:4], [np.log(2.0), np.log(0.5), np.log(3.0), 0.0],
+                               rtol=1e-15)
+    ta, tb = torch.tensor(a[:4], requires_grad=True), torch.tensor(b[:4], requires_grad=True)
+    tga, tgb = torch.autograd.grad((ta ** tb).sum(), (ta, tb))
+    np.testing.assert_allclose(gb.numpy()[:4], tgb.numpy(), rtol=1e-15)
+    np.testing.assert_array_equal(ga.numpy()[:4], tga.numpy())
+
