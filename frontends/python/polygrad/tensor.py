@@ -643,6 +643,8 @@ class Tensor:
 
     def gradient(self, *targets, gradient=None):
         """d(self)/d(targets) as new tensors, without touching any grad."""
+        if gradient is not None and not isinstance(gradient, Tensor):
+            gradient = Tensor(gradient)
         n = len(targets)
         arr = (c_void_p * n)(*[t._h for t in targets])
         outs = (c_void_p * n)()

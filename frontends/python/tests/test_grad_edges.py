@@ -21,3 +21,9 @@ def test_pow_tensor_exponent_gradient_at_zero_exponent():
     np.testing.assert_allclose(gb.numpy()[:4], tgb.numpy(), rtol=1e-15)
     np.testing.assert_array_equal(ga.numpy()[:4], tga.numpy())
 
+
+def test_gradient_takes_a_list_as_root_gradient_as_backward_does():
+    x = Tensor(np.array([1.0, 2.0, 3.0]), requires_grad=True)
+    (g,) = (x * x).gradient(x, gradient=[1.0, 0.5, 2.0])
+    np.testing.assert_array_equal(g.numpy(), [2.0, 2.0, 12.0])
+
