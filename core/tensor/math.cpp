@@ -83,7 +83,9 @@ Tensor Tensor::square() const {
 }
 Tensor Tensor::abs() const {
   if (dt(*this).is_unsigned() || dt(*this).is_bool()) return *this;
-  if (dt(*this).is_float()) return maximum(-*this);
+  // x sign(x), tinygrad's: +0 at +-0 (max(x, -x) kept a tie's second operand, -0 at +0, and
+  // 1 / |0| was -inf), and the gradient at 0 is g * 0 as torch's (NaN for an infinite g).
+  if (dt(*this).is_float()) return *this * sign();
   return (*this < 0).where(-*this, *this);
 }
 Tensor Tensor::sign() const {

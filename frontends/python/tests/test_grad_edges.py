@@ -27,3 +27,19 @@ def test_gradient_takes_a_list_as_root_gradient_as_backward_does():
     (g,) = (x * x).gradient(x, gradient=[1.0, 0.5, 2.0])
     np.testing.assert_array_equal(g.numpy(), [2.0, 2.0, 12.0])
 
+
+def test_abs_of_zero_is_positive_zero_with_gradient_zero():
+    # max(x, -x) gave -0 at +0 (a tie keeps the second operand): 1 / |0| was -inf, as was
+    # rsqrt(|0|). The gradient at 0 is 0 (g * sign(0)), as torch's.
+    for dtype in (np.float32, np.float64):
+        x = np.array([0.0, -0.0, -2.5, 3.0, np.inf, -np.inf], dtype=dtype)
+        p = Tensor(x, requires_grad=True)
+        a = p.abs()
+        assert not np.signbit(a.numpy()).any()
+        with np.errstate(divide="ignore"):
+            np.testing.assert_array_equal((1.0 / a).numpy(), 1.0 / np.abs(x))
+        (g,) = a.sum().gradient(p)
+        t = torch.tensor(x, requires_grad=True)
+        (tg,) = torch.autograd.grad(t.abs().sum(), t)
+        np.testing.assert_array_equal(g.numpy(), tg.numpy())
+    assert np.isnan(Tensor(np.array([np.nan])).abs().numpy()).all()
