@@ -199,14 +199,23 @@ SourceGrads reduce(const UOp* u, const UOpRef& g, ShapeOf& s) {
       return {mul(gx, div(hit, count))};
     }
     case Op::MUL: {
-      // prod/x where no factor is zero; with one zero only that position gets the product of
-      // the others; with two or more every partial product is zero.
-      UOpRef zero = like(x, 0, s), one = like(x, 1, s), is_zero = equals(x, zero);
-      UOpRef safe = pick(is_zero, one, x);
-      UOpRef others = lazy::expand(lazy::reduce(safe, Op::MUL, axes), in);
+      // The product of the others: prod/x where no factor is zero; with one zero only that
+      // position's is nonzero, the product of the nonzero factors; with two or more all are
+      // zero. Those zeros are written as products with the zero factors (their sum: the one
+      // zero, or the other of two) so that they keep their derivatives in the zeros: the
+      // second derivative of [2, 0, 3].prod() in x1 is 3 + 2, not 0.
+      UOpRef zero = like(x, 0, s), one = like(x, 1, s), two = like(x, 2, s);
+      UOpRef is_zero = equals(x, zero), safe = pick(is_zero, one, x);
+      UOpRef nonzero = lazy::expand(lazy::reduce(safe, Op::MUL, axes), in);
       UOpRef zeros = lazy::expand(lazy::reduce(lazy::cast(is_zero, x->dtype()), Op::ADD, axes), in);
-      UOpRef at_zero = pick(equals(zeros, one), others, zero);
-      UOpRef at_nonzero = pick(equals(zeros, zero), div(others, safe), zero);
+      UOpRef zero_sum = lazy::expand(lazy::reduce(pick(is_zero, x, zero), Op::ADD, axes), in);
+      UOpRef one_zero = equals(zeros, one);
+      UOpRef at_zero =
+          pick(one_zero, nonzero,
+               pick(equals(zeros, two), mul(nonzero, ew(Op::SUB, {zero_sum, x})), zero));
+      UOpRef others = div(nonzero, safe);
+      UOpRef at_nonzero =
+          pick(equals(zeros, zero), others, pick(one_zero, mul(others, zero_sum), zero));
       return {mul(gx, pick(is_zero, at_zero, at_nonzero))};
     }
     default:

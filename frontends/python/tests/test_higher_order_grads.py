@@ -10,19 +10,26 @@ from polygrad import Tensor
 NEAR_ZERO = [0.0, 1e-300, -1e-300, 1e-17, -1e-17, 1e-9, -1e-9, 1e-4, -1e-4, 0.3, -0.3, -0.45]
 
 
-def derivatives(fn, x, order, torch_fn=None):
-    """The first `order` derivatives of sum(fn(x)) elementwise, polygrad's and torch's."""
+def pg_derivatives(fn, x, order):
+    """The first `order` derivatives of sum(fn(x)) elementwise (each of the previous one's sum)."""
     p = Tensor(np.array(x, dtype=np.float64), requires_grad=True)
-    t = torch.tensor(np.array(x, dtype=np.float64), requires_grad=True)
-    pd, td = [], []
-    po, to = fn(p).sum(), (torch_fn or fn)(t).sum()
+    out, ds = fn(p).sum(), []
     for _ in range(order):
-        (po,) = po.gradient(p)
-        (to,) = torch.autograd.grad(to, t, create_graph=True)
-        pd.append(po.numpy())
-        td.append(to.detach().numpy().copy())
-        po, to = po.sum(), to.sum()
-    return pd, td
+        (out,) = out.gradient(p)
+        ds.append(out.numpy())
+        out = out.sum()
+    return ds
+
+
+def derivatives(fn, x, order, torch_fn=None):
+    """pg_derivatives and torch's."""
+    t = torch.tensor(np.array(x, dtype=np.float64), requires_grad=True)
+    out, ds = (torch_fn or fn)(t).sum(), []
+    for _ in range(order):
+        (out,) = torch.autograd.grad(out, t, create_graph=True)
+        ds.append(out.detach().numpy().copy())
+        out = out.sum()
+    return pg_derivatives(fn, x, order), ds
 
 
 @pytest.mark.parametrize("name,fn,torch_fn", [
@@ -52,3 +59,19 @@ def test_elu_family_second_derivative_at_zero_is_torchs():
         pd, td = derivatives(fn, [0.0, -0.0], 2, tf)
         np.testing.assert_allclose(pd[0], td[0], rtol=1e-15)
         np.testing.assert_array_equal(pd[1], [0.0, 0.0])
+
+
+def test_prod_second_derivative_at_zero_factors():
+    # d2_j = sum_i d^2 prod / dx_i dx_j = sum over i != j of the product of the factors but i, j.
+    # The first derivative's zeros (the products of the others that hold a zero) were constants,
+    # so every derivative in a zero factor was lost: [2, 0, 3] gave [3, 0, 2].
+    pd, td = derivatives(lambda x: x.prod(1), [[2.0, 0.0, 3.0], [1.0, 2.0, 3.0]], 2,
+                         lambda x: x.prod(1))
+    np.testing.assert_allclose(pd[1], td[1], rtol=1e-15)
+    np.testing.assert_allclose(pd[1], [[3.0, 5.0, 2.0], [5.0, 4.0, 3.0]], rtol=1e-15)
+    # Two and three zeros (torch's first derivative has no graph there): by hand.
+    pd = pg_derivatives(lambda x: x.prod(), [2.0, 0.0, 0.0, 4.0], 2)
+    np.testing.assert_array_equal(pd[0], [0.0, 0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(pd[1], [0.0, 8.0, 8.0, 0.0])
+    pd = pg_derivatives(lambda x: x.prod(), [0.0, 0.0, 0.0, 5.0], 2)
+    np.testing.assert_array_equal(pd[1], [0.0, 0.0, 0.0, 0.0])
