@@ -65,10 +65,11 @@ bool divides_a_range(const std::vector<UOpRef>& idx) {
   return false;
 }
 
-// Whether the reduce body `value` loads from two or more buffers at offsets that move with the
-// reduced `ranges`.
+// Whether the reduce body `value` loads two or more elements at offsets that move with the
+// reduced `ranges`: from two buffers, or from two places in one (attention's q . k, both read
+// from one projection's output).
 bool contraction(const UOpRef& value, const std::vector<UOpRef>& ranges) {
-  std::set<int64_t> slots;
+  std::set<const UOp*> reads;
   for (const UOp* u : toposort(value)) {
     if (u->op() != Op::LOAD) continue;
     const UOp* at = u->src(0).get();
@@ -76,11 +77,11 @@ bool contraction(const UOpRef& value, const std::vector<UOpRef>& ranges) {
     ranges_in(at->src(1), used);
     for (const UOpRef& r : ranges)
       if (used.count(r.get())) {
-        slots.insert(at->src(0)->arg_int());
+        reads.insert(at);
         break;
       }
   }
-  return slots.size() >= 2;
+  return reads.size() >= 2;
 }
 
 /// Whether `e` is the range `r`, through int casts.

@@ -98,6 +98,23 @@ TEST_F(ScheduleTest, CostlyBroadcastOperandIsRealisedOnce) {
   EXPECT_EQ(kernels(testgraph::matmul(scaled, w, 16, 12, 8)), 1u);
 }
 
+TEST_F(ScheduleTest, ContractionOfTwoViewsOfOneBufferIsRealisedOnce) {
+  // Attention's softmax(q @ k.T) with q and k two column slices of one projection's output:
+  // the scores are a contraction though both operands read one buffer, so they are realised
+  // by a matmul kernel and the softmax reads them (inlined, every pass of the softmax would
+  // recompute each score as a scalar dot product).
+  UOpRef qk = input({16, 24});
+  UOpRef q = lazy::shrink(qk, {{0, 16}, {0, 12}}), k = lazy::shrink(qk, {{0, 16}, {12, 24}});
+  UOpRef scores = testgraph::matmul(q, lazy::permute(k, {1, 0}), 16, 12, 16);
+  schedule::Schedule s = run({testgraph::softmax(scores, 16, 16)});
+  ASSERT_EQ(s.items.size(), 2u);
+  EXPECT_EQ(reduces_in(s, 0), 1);  // the scores
+  // x * x summed (one element per step) is no contraction: a row's sum of squares stays fused.
+  UOpRef x = input({16, 12});
+  UOpRef sq = lazy::reshape(lazy::reduce(testgraph::ew(Op::MUL, x, x), Op::ADD, {1}), {16, 1});
+  EXPECT_EQ(kernels(testgraph::ew(Op::MUL, x, lazy::expand(sq, {16, 12}))), 1u);
+}
+
 TEST_F(ScheduleTest, LongArithmeticBroadcastOperandIsRealisedOnce) {
   // A chain of 20 multiply-adds (no reduce, no transcendental) as a matmul's broadcast operand
   // would be recomputed for every output column: realised once. 8 ops stay inlined.
