@@ -190,8 +190,7 @@ Tensor arg_extreme(const char* op, const Tensor& t, std::optional<int64_t> axis,
   if (detail::dt(t).is_float()) hit = hit | t.isnan();
   lazy::Shape idx_shape(t.shape().size(), 1);
   idx_shape[static_cast<size_t>(a)] = n;
-  Tensor rev =
-      Tensor::arange(static_cast<double>(n), 0, -1, PG_DTYPE_INT32, t.device()).reshape(idx_shape);
+  Tensor rev = (Scalar(n) - detail::iota(n, t.device())).reshape(idx_shape);  // n, n - 1, ..., 1
   Tensor w = hit.where(rev, 0);
   return n - w.max(a, keepdim);
 }
@@ -210,8 +209,8 @@ namespace {
 /// Inclusive prefix sums along the last axis (length n) as one masked sum:
 /// out[i] = sum_j x[j] * (j <= i), n * n work.
 Tensor triangular_cumsum(const Tensor& x, int64_t n, const std::string& device) {
-  Tensor i = Tensor::arange(n, device).reshape({n, 1});
-  Tensor j = Tensor::arange(n, device).reshape({1, n});
+  Tensor i = detail::iota(n, device).reshape({n, 1});
+  Tensor j = detail::iota(n, device).reshape({1, n});
   return (j <= i).where(x.unsqueeze(-2), 0).sum(-1);
 }
 
