@@ -385,6 +385,7 @@ UOpRef KernelBuilder::index_uncached(const UOp* node, const std::vector<UOpRef>&
     return index(node->src(0).get(), x, gate);
   }
   if (node->op() == Op::PERMUTE) {
+    if (node != root_ && transposed_operand(node, idx)) return load_realized(node, idx, gate);
     const auto& order = node->arg_ints();
     std::vector<UOpRef> x(idx.size());
     for (size_t i = 0; i < order.size(); ++i) x[static_cast<size_t>(order[i])] = idx[i];
@@ -457,6 +458,30 @@ UOpRef KernelBuilder::index_uncached(const UOp* node, const std::vector<UOpRef>&
   // the write runs first, as a kernel of its own, and this one reads its target.
   if (node->op() == Op::ASSIGN) return load_realized(node, idx, gate);
   internal_error("schedule: cannot index " + node_to_string(*node));
+}
+
+// A batched permuted view read as a product's operand (in a matmul's reduce) whose last axis
+// the kernel's innermost output range walks, while its source's last (contiguous) axis is
+// walked by a reduce range: read in place, the operand is strided along the columns the
+// codegen vectorises, so the kernel falls back to scalar dot products. A token-mixing MLP's
+// weight gradient, whose upstream gradient is a transposed (batch, positions, channels)
+// buffer: 45 ms for 33M multiply-adds. Realised once as a contiguous copy of the view instead.
+// (A 2-D transpose, x @ w.T, keeps its panel copies: see codegen::panel_packing.)
+bool KernelBuilder::transposed_operand(const UOp* view, const std::vector<UOpRef>& idx) const {
+  const auto& order = view->arg_ints();
+  const size_t n = order.size();
+  if (!product_reduce_ || n < 3 || out_ranges_.empty() || idx.size() != n ||
+      idx.back().get() != out_ranges_.back().get() || order.back() == static_cast<int64_t>(n - 1))
+    return false;
+  for (size_t a = 0; a < n; ++a)
+    if (order[a] == static_cast<int64_t>(n - 1)) {
+      std::set<const UOp*> walks;  // reduce ranges only (r % c of a merged batch included)
+      ranges_in(idx[a], walks);
+      for (const UOpRef& o : out_ranges_)
+        if (walks.count(o.get())) return false;
+      return !walks.empty();
+    }
+  return false;
 }
 
 // The length of the longest prefix of the loop nest whose ranges are all in `deps`.
@@ -706,7 +731,10 @@ UOpRef KernelBuilder::reduce(const UOp* node, const std::vector<UOpRef>& idx, co
   }
   nest_.insert(nest_.end(), srcs.begin() + 1, srcs.end());
   ++reduce_depth_;
+  const bool was_product = product_reduce_;
+  product_reduce_ = node->src(0)->op() == Op::MUL;
   UOpRef value = index(node->src(0).get(), x, gate);
+  product_reduce_ = was_product;
   --reduce_depth_;
   nest_ = std::move(outer);
   if (srcs.size() == 1) return value;

@@ -53,6 +53,7 @@ class KernelBuilder {
   size_t nest_prefix(const std::set<const UOp*>& deps) const;
   bool hoistable(const std::set<const UOp*>& deps) const;
   bool can_fuse_reduce(const std::set<const UOp*>& deps) const;
+  bool transposed_operand(const UOp* view, const std::vector<UOpRef>& idx) const;
   bool costly(const UOp* node);
   int64_t count_in(const UOp* node, bool (*counts)(const UOp*), int64_t cap);
   int64_t ops(const UOp* node);
@@ -101,6 +102,8 @@ class KernelBuilder {
   std::unordered_map<const UOp*, int64_t> paths_;
   /// Reduces being built around the current node.
   int reduce_depth_ = 0;
+  /// Whether the innermost reduce being built sums a product (a contraction's operands).
+  bool product_reduce_ = false;
   /// How many different indexings of each node the kernel needs (see count_paths).
   std::unordered_map<const UOp*, int64_t> views_;
   int64_t next_range_ = 0;

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace polygrad {
 namespace {
 
@@ -113,6 +115,24 @@ TEST_F(ScheduleTest, ContractionOfTwoViewsOfOneBufferIsRealisedOnce) {
   UOpRef x = input({16, 12});
   UOpRef sq = lazy::reshape(lazy::reduce(testgraph::ew(Op::MUL, x, x), Op::ADD, {1}), {16, 1});
   EXPECT_EQ(kernels(testgraph::ew(Op::MUL, x, lazy::expand(sq, {16, 12}))), 1u);
+}
+
+TEST_F(ScheduleTest, BatchedTransposedOperandOfAContractionIsCopiedContiguous) {
+  // A token-mixing layer's weight gradient: y (b * c, h) transposed times g, where g is a
+  // (b, p, c) buffer read as (b * c, p). Read in place, g is strided along the output columns
+  // p (the codegen's vector axis): the kernel would fall back to scalar dot products. The
+  // permuted view is copied contiguous first and the matmul reads the copy.
+  const int64_t b = 4, c = 16, p = 8, h = 24;
+  UOpRef y = input({b * c, h}), g = input({b, p, c});
+  UOpRef gt = lazy::reshape(lazy::permute(g, {0, 2, 1}), {b * c, p});
+  schedule::Schedule s = run({testgraph::matmul(lazy::permute(y, {1, 0}), gt, h, b * c, p)});
+  ASSERT_EQ(s.items.size(), 2u);
+  EXPECT_EQ(reduces_in(s, 0), 0);  // the copy
+  const auto& reads = s.items[1].buffers;
+  EXPECT_NE(std::find(reads.begin(), reads.end(), s.items[0].buffers[0]), reads.end());
+  // A 2-d transpose (x @ w.T) is no batched view: one kernel (the codegen packs it).
+  UOpRef x = input({16, 12}), w = input({8, 12});
+  EXPECT_EQ(kernels(testgraph::matmul(x, lazy::permute(w, {1, 0}), 16, 12, 8)), 1u);
 }
 
 TEST_F(ScheduleTest, LongArithmeticBroadcastOperandIsRealisedOnce) {
