@@ -591,16 +591,20 @@ bool KernelBuilder::costly(const UOp* node) {
 }
 
 // The nodes of `node`'s value up to realised nodes and buffers that `counts` accepts, each
-// distinct node once, counted until `cap`.
-int64_t KernelBuilder::count_in(const UOp* node, bool (*counts)(const UOp*), int64_t cap) {
+// distinct node once, counted until `cap`; with `leaves`, those leaves (realised nodes,
+// buffers, constants) instead.
+int64_t KernelBuilder::count_in(const UOp* node, bool (*counts)(const UOp*), int64_t cap,
+                                bool leaves) {
   std::unordered_set<const UOp*> seen;
   std::vector<const UOp*> stack{node};
   int64_t n = 0;
   while (!stack.empty() && n < cap) {
     const UOp* u = stack.back();
     stack.pop_back();
-    if (!seen.insert(u).second || inlined_leaf(u)) continue;
-    n += counts(u);
+    if (!seen.insert(u).second) continue;
+    const bool leaf = inlined_leaf(u);
+    if (leaf == leaves) n += counts(u);
+    if (leaf) continue;
     for (const UOpRef& s : u->srcs()) stack.push_back(s.get());
   }
   return n;
@@ -626,21 +630,11 @@ int64_t KernelBuilder::gathers(const UOp* node) {
 // The distinct buffers and realised values `node`'s value reads, up to kRecomputedReads.
 int64_t KernelBuilder::reads(const UOp* node) {
   if (auto it = reads_.find(node); it != reads_.end()) return it->second;
-  std::unordered_set<const UOp*> seen;
-  std::vector<const UOp*> stack{node};
-  int64_t n = 0;
-  while (!stack.empty() && n < kRecomputedReads) {
-    const UOp* u = stack.back();
-    stack.pop_back();
-    if (!seen.insert(u).second) continue;
-    if (inlined_leaf(u)) {
-      n += u->op() != Op::CONST && u->op() != Op::IOTA && u->op() != Op::DEFINE_VAR &&
+  auto read = [](const UOp* u) {
+    return u->op() != Op::CONST && u->op() != Op::IOTA && u->op() != Op::DEFINE_VAR &&
            u->op() != Op::BIND;
-      continue;
-    }
-    for (const UOpRef& s : u->srcs()) stack.push_back(s.get());
-  }
-  return reads_.emplace(node, n).first->second;
+  };
+  return reads_.emplace(node, count_in(node, read, kRecomputedReads, true)).first->second;
 }
 
 // A reduce of many elements to one value runs on one thread of the launch grid; split it into

@@ -55,7 +55,7 @@ class KernelBuilder {
   bool can_fuse_reduce(const std::set<const UOp*>& deps) const;
   bool transposed_operand(const UOp* view, const std::vector<UOpRef>& idx) const;
   bool costly(const UOp* node);
-  int64_t count_in(const UOp* node, bool (*counts)(const UOp*), int64_t cap);
+  int64_t count_in(const UOp* node, bool (*counts)(const UOp*), int64_t cap, bool leaves = false);
   int64_t ops(const UOp* node);
   int64_t gathers(const UOp* node);
   int64_t reads(const UOp* node);

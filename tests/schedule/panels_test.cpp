@@ -34,6 +34,14 @@ std::vector<double> plain_matmul(const std::vector<float>& a, const std::vector<
   return c;
 }
 
+/// The (cols, rows) transpose of a row-major (rows, cols) matrix.
+std::vector<float> transposed(const std::vector<float>& v, int64_t rows, int64_t cols) {
+  std::vector<float> t(static_cast<size_t>(rows * cols));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) t[c * rows + r] = v[r * cols + c];
+  return t;
+}
+
 // A realised b larger than half an L2, with rows a multiple of 512 bytes apart or column
 // blocks of one or two cache lines: the matmul reads it from a copy in column panels, the
 // schedule's first kernel (a may follow in panels of rows, see below).
@@ -156,11 +164,8 @@ TEST_F(PanelsTest, WeightGradientOperandsInPanelsKeepTheBatchAVariable) {
     bool batch_var = false;
     for (const auto& [name, value] : s.items[2].vars) batch_var = batch_var || value == batch;
     EXPECT_TRUE(batch_var) << "the matmul takes the batch at launch";
-    std::vector<float> dym(static_cast<size_t>(m * batch));
-    for (int64_t b = 0; b < batch; ++b)
-      for (int64_t i = 0; i < m; ++i) dym[i * batch + b] = dyv[b * m + i];
     std::vector<float> got = values(mm);
-    std::vector<double> want = plain_matmul(dym, xv, m, batch, n);
+    std::vector<double> want = plain_matmul(transposed(dyv, batch, m), xv, m, batch, n);
     for (int64_t i = 0; i < m * n; ++i) ASSERT_NEAR(got[i], want[i], 2e-4) << batch << ": " << i;
     if (compiled == 0) compiled = runtime::compiled_kernel_count();
   }
@@ -182,10 +187,7 @@ TEST_F(PanelsTest, WeightGradientOperandsInPanelsKeepTheBatchAVariable) {
   runtime::realize({update}, dev_);
   std::vector<float> got(static_cast<size_t>(m * n));
   runtime::to_host(weights, got.data());
-  std::vector<float> dym(static_cast<size_t>(m * batch));
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t i = 0; i < m; ++i) dym[i * batch + b] = dyv[b * m + i];
-  std::vector<double> grad = plain_matmul(dym, xv, m, batch, n);
+  std::vector<double> grad = plain_matmul(transposed(dyv, batch, m), xv, m, batch, n);
   for (int64_t i = 0; i < m * n; ++i)
     ASSERT_NEAR(got[i], wv[i] - 0.5 * grad[i], 2e-4) << "sgd: " << i;
 }
@@ -213,11 +215,8 @@ TEST_F(PanelsTest, TransposedRowOperandInFewSetsIsPackedForFewColumns) {
                       std::find(reads.begin(), reads.end(), bufs[0]) != reads.end());
   }
   EXPECT_TRUE(dy_packed) << "the matmul reads dy from a copy";
-  std::vector<float> dym(static_cast<size_t>(m * batch));
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t i = 0; i < m; ++i) dym[i * batch + b] = dyv[b * m + i];
   std::vector<float> got = values(mm);
-  std::vector<double> want = plain_matmul(dym, xv, m, batch, n);
+  std::vector<double> want = plain_matmul(transposed(dyv, batch, m), xv, m, batch, n);
   for (int64_t i = 0; i < m * n; ++i) ASSERT_NEAR(got[i], want[i], 2e-4) << i;
 }
 
