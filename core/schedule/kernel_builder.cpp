@@ -735,7 +735,7 @@ UOpRef KernelBuilder::reduce(const UOp* node, const std::vector<UOpRef>& idx, co
   if (lazy::reduce_op(node) == Op::ADD && srcs.size() == 2)
     if (UOpRef picked = pick_one_hot(value, srcs[1])) return picked;
   split_ranges(value, srcs);
-  // A contraction (a matmul: loads of two buffers along the reduced ranges) used more than
+  // A contraction (a matmul: two loads along the reduced ranges) used more than
   // once, or inside another reduce, is realised: nested in another reduce (the logits in a
   // fused softmax or cross-entropy; a convolution's column gradient summed back over its
   // windows) it would be computed as scalar dot products, once per use, and a value used twice

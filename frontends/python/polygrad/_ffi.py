@@ -19,6 +19,11 @@ class PolygradValueError(PolygradError, ValueError):
     """PG_API_ERR_INVALID_ARGUMENT: a bad shape, axis, dtype, device name or handle."""
 
 
+class PolygradIndexError(PolygradValueError, IndexError):
+    """An int index outside its axis in getitem: an IndexError as numpy's and torch's (and a
+    PolygradValueError, as every invalid argument is)."""
+
+
 class PolygradDeviceError(PolygradError, RuntimeError):
     """PG_API_ERR_DEVICE: a device plugin failed (load, compile, launch, memory)."""
 

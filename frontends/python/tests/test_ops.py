@@ -5,6 +5,7 @@ import torch
 import torch.nn.functional as F
 
 from helpers import compare
+import polygrad
 from polygrad import Tensor
 
 S = [(3, 4)]
@@ -198,6 +199,20 @@ def test_getitem():
     compare(lambda x: x[::-1], s, lambda x: x.flip(0))
     compare(lambda x: x[:, ::-2, 1], s, lambda x: x.flip(1)[:, ::2, 1])
     compare(lambda x: x[-1, 3:0:-1], s, lambda x: x[-1].flip(0)[1:4])
+
+
+def test_int_index_out_of_range_is_an_index_error():
+    """As numpy's and torch's: an IndexError (it was a ValueError only), still a
+    PolygradValueError; slicing past the end stays empty, not an error."""
+    t = Tensor.ones(2, 3)
+    for idx in [5, -3, (0, 3), (Ellipsis, -4)]:
+        with pytest.raises(IndexError, match="out of range"):
+            t[idx]
+        with pytest.raises(polygrad.PolygradValueError):
+            t[idx]
+    with pytest.raises(IndexError):
+        torch.ones(2, 3)[5]
+    assert t[5:].shape == (0, 3)
 
 
 def test_tensor_index_and_gather():
