@@ -104,6 +104,11 @@ class KernelBuilder {
   int reduce_depth_ = 0;
   /// Whether the innermost reduce being built sums a product (a contraction's operands).
   bool product_reduce_ = false;
+  /// Its multiply-adds (the reduce's input elements).
+  int64_t product_macs_ = 0;
+  /// Multiply-adds from which a contraction's arithmetic operands are realised (see
+  /// index_uncached).
+  static constexpr int64_t kRealisedOperandMacs = int64_t{1} << 22;
   /// How many different indexings of each node the kernel needs (see count_paths).
   std::unordered_map<const UOp*, int64_t> views_;
   int64_t next_range_ = 0;

@@ -135,6 +135,22 @@ TEST_F(ScheduleTest, BatchedTransposedOperandOfAContractionIsCopiedContiguous) {
   EXPECT_EQ(kernels(testgraph::matmul(x, lazy::permute(w, {1, 0}), 16, 12, 8)), 1u);
 }
 
+TEST_F(ScheduleTest, ArithmeticOperandOfALargeContractionIsRealisedOnce) {
+  // relu(x) @ w with 8M multiply-adds: the ReLU is realised by a kernel of its own and the
+  // matmul reads its buffer (fused, each broadcast value cost a load, a max and a register
+  // broadcast). The same product of 16 x 12 x 8 keeps it fused (CostlyBroadcastOperand...).
+  UOpRef x = input({256, 128}), w = input({128, 256});
+  UOpRef relu = testgraph::ew(Op::MAX, x, testgraph::scalar_like(x, 0.0, {256, 128}));
+  schedule::Schedule s = run({testgraph::matmul(relu, w, 256, 128, 256)});
+  ASSERT_EQ(s.items.size(), 2u);
+  EXPECT_EQ(reduces_in(s, 0), 0);
+  const auto& reads = s.items[1].buffers;
+  EXPECT_NE(std::find(reads.begin(), reads.end(), s.items[0].buffers[0]), reads.end());
+  UOpRef small = input({16, 12}), ws = input({12, 8});
+  UOpRef relu_small = testgraph::ew(Op::MAX, small, testgraph::scalar_like(small, 0.0, {16, 12}));
+  EXPECT_EQ(kernels(testgraph::matmul(relu_small, ws, 16, 12, 8)), 1u);
+}
+
 TEST_F(ScheduleTest, LongArithmeticBroadcastOperandIsRealisedOnce) {
   // A chain of 20 multiply-adds (no reduce, no transcendental) as a matmul's broadcast operand
   // would be recomputed for every output column: realised once. 8 ops stay inlined.
