@@ -19,16 +19,8 @@ bool is_const(const UOp* u) {
   return u->op() == Op::CONST;
 }
 
-bool is_zero(const UOp* u) {
-  if (!is_const(u)) return false;
-  if (const auto* i = std::get_if<int64_t>(&u->arg())) return *i == 0;
-  if (const auto* d = std::get_if<double>(&u->arg())) return *d == 0.0;
-  if (const auto* b = std::get_if<bool>(&u->arg())) return !*b;
-  return false;
-}
-
 bool const_true(const UOp* u) {
-  return is_const(u) && !is_zero(u);
+  return is_const(u) && !is_zero_const(u);
 }
 
 /// True when `v` is integer index math and comparisons only (no loaded value): what the
@@ -58,8 +50,8 @@ UOpRef fold_gates(const UOpRef& root) {
       }
       case Op::ADD:
         if (n->dtype().is_vector()) return n;
-        if (is_zero(n->src(0).get())) return n->src(1);
-        if (is_zero(n->src(1).get())) return n->src(0);
+        if (is_zero_const(n->src(0).get())) return n->src(1);
+        if (is_zero_const(n->src(1).get())) return n->src(0);
         return n;
       default:
         return n;

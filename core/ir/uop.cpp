@@ -108,6 +108,14 @@ UOpRef const_like(const UOpRef& like, int64_t v) {
   return const_int(like->dtype(), v);
 }
 
+bool is_zero_const(const UOp* u) {
+  if (u->op() != Op::CONST) return false;
+  if (const auto* i = std::get_if<int64_t>(&u->arg())) return *i == 0;
+  if (const auto* d = std::get_if<double>(&u->arg())) return *d == 0.0;
+  if (const auto* b = std::get_if<bool>(&u->arg())) return !*b;
+  return false;
+}
+
 UOpRef define_var(const std::string& name, int64_t vmin, int64_t vmax, DType t) {
   return UOp::make(Op::DEFINE_VAR, t, {}, Var{name, vmin, vmax});
 }

@@ -125,6 +125,8 @@ UOpRef const_float(DType t, double v);
 UOpRef const_bool(bool v);
 /// A CONST of `like`'s dtype: `v` as an int for int/bool dtypes, as a double for floats.
 UOpRef const_like(const UOpRef& like, int64_t v);
+/// Whether `u` is a CONST of value 0 (0, 0.0, -0.0 or false).
+bool is_zero_const(const UOp* u);
 /// A DEFINE_VAR of dtype `t` (an int type) named `name` with inclusive bounds.
 UOpRef define_var(const std::string& name, int64_t vmin, int64_t vmax, DType t = dtypes::index);
 /// A RANGE 0..end-1 with loop id `id`.

@@ -90,11 +90,6 @@ bool is_range_value(const UOp* e, const UOp* r) {
   return e == r;
 }
 
-bool is_zero(const UOp* u) {
-  return u->op() == Op::CONST &&
-         (u->dtype().is_float() ? u->arg_float() == 0.0 : u->arg_int() == 0);
-}
-
 /// A sum over one range r < n of where(e == r, x, 0) (perhaps cast), e an int free of r: a
 /// one-hot selection (gather, an embedding's lookup, over an iota). It is x at r = e where
 /// 0 <= e < n, else 0: one load instead of n. (x reads r clamped into range, so a load never
@@ -103,7 +98,8 @@ UOpRef pick_one_hot(const UOpRef& value, const UOpRef& r) {
   const UOp* v = value.get();
   const bool cast_back = v->op() == Op::CAST;
   if (cast_back) v = v->src(0).get();
-  if (v->op() != Op::WHERE || !is_zero(v->src(2).get()) || v->src(0)->op() != Op::CMPEQ) return {};
+  if (v->op() != Op::WHERE || !is_zero_const(v->src(2).get()) || v->src(0)->op() != Op::CMPEQ)
+    return {};
   const UOp* c = v->src(0).get();
   UOpRef e;
   for (size_t s = 0; s < 2; ++s)
@@ -425,25 +421,7 @@ UOpRef KernelBuilder::index_uncached(const UOp* node, const std::vector<UOpRef>&
     return index(node->src(0).get(), x, gate);
   }
   if (is_alu(node->op()) || node->op() == Op::CAST || node->op() == Op::BITCAST) {
-    // A costly value read where the codegen cannot hoist it (a broadcast operand of a matmul,
-    // such as the logits' gradient in an MLP's backward pass) would be recomputed in an inner
-    // loop for every element of a range it does not depend on: realise it once instead.
-    if (node != root_ && costly(node) && (!hoistable(ranges_of(idx)) || divides_a_range(idx)))
-      return load_realized(node, idx, gate);
-    // So is a cheap one that reads several buffers, read in a reduce's inner loop: a
-    // transformer's output gradient, 2/n times the residual stream's five terms, as a matmul
-    // operand was read again for every column block (15 GFLOP/s for a 512 x 256 x 1024 matmul).
-    if (node != root_ && reduce_depth_ > 0 && reads(node) >= kRecomputedReads &&
-        !hoistable(ranges_of(idx)))
-      return load_realized(node, idx, gate);
-    // And, in a large contraction, any arithmetic operand (a ReLU's output, a scaled input):
-    // each value the tile broadcasts then costs a load, an op and a register broadcast instead
-    // of one broadcast load (512 x 256 x 1000 with relu(a): 3.5 ms, 1.9 ms from a buffer; the
-    // realising kernel 0.05 ms). Small ones stay fused: there the extra kernel costs more.
-    if (node != root_ && product_reduce_ && product_macs_ >= kRealisedOperandMacs &&
-        reduce_depth_ > 0 && node->op() != Op::CAST && node->op() != Op::BITCAST &&
-        reads(node) >= 1 && !hoistable(ranges_of(idx)))
-      return load_realized(node, idx, gate);
+    if (recomputed(node, idx)) return load_realized(node, idx, gate);
     // A long computation of several padded pieces summed by a reduce that other users need
     // too (a convolution's input gradient, nine pieces, feeding a batch norm's two sums and its
     // input gradient) would gather its pieces again in every kernel that reads it: realised
@@ -468,6 +446,29 @@ UOpRef KernelBuilder::index_uncached(const UOp* node, const std::vector<UOpRef>&
   internal_error("schedule: cannot index " + node_to_string(*node));
 }
 
+// Whether the value of `node` (an elementwise op), read at `idx`, is worth realising once
+// rather than recomputing where the codegen places it: in an inner loop, for every element of a
+// range it does not depend on (not hoistable), or once per position of a window (an index that
+// divides a range).
+bool KernelBuilder::recomputed(const UOp* node, const std::vector<UOpRef>& idx) {
+  if (node == root_) return false;
+  const bool inner = !hoistable(ranges_of(idx));
+  // A costly value (a broadcast operand of a matmul, such as the logits' gradient in an MLP's
+  // backward pass).
+  if (costly(node)) return inner || divides_a_range(idx);
+  if (!inner || reduce_depth_ == 0) return false;
+  // A cheap one that reads several buffers in a reduce's inner loop: a transformer's output
+  // gradient, 2/n times the residual stream's five terms, as a matmul operand was read again
+  // for every column block (15 GFLOP/s for a 512 x 256 x 1024 matmul).
+  if (reads(node) >= kRecomputedReads) return true;
+  // In a large contraction, any arithmetic operand (a ReLU's output, a scaled input): each
+  // value the tile broadcasts then costs a load, an op and a register broadcast instead of one
+  // broadcast load (512 x 256 x 1000 with relu(a): 3.5 ms, 1.9 ms from a buffer; the realising
+  // kernel 0.05 ms). Small ones stay fused: there the extra kernel costs more.
+  return product_macs_ >= kRealisedOperandMacs && node->op() != Op::CAST &&
+         node->op() != Op::BITCAST && reads(node) >= 1;
+}
+
 // A batched permuted view read as a product's operand (in a matmul's reduce) whose last axis
 // the kernel's innermost output range walks, while its source's last (contiguous) axis is
 // walked by a reduce range: read in place, the operand is strided along the columns the
@@ -478,7 +479,7 @@ UOpRef KernelBuilder::index_uncached(const UOp* node, const std::vector<UOpRef>&
 bool KernelBuilder::transposed_operand(const UOp* view, const std::vector<UOpRef>& idx) const {
   const auto& order = view->arg_ints();
   const size_t n = order.size();
-  if (!product_reduce_ || n < 3 || out_ranges_.empty() || idx.size() != n ||
+  if (product_macs_ == 0 || n < 3 || out_ranges_.empty() || idx.size() != n ||
       idx.back().get() != out_ranges_.back().get() || order.back() == static_cast<int64_t>(n - 1))
     return false;
   for (size_t a = 0; a < n; ++a)
@@ -733,12 +734,9 @@ UOpRef KernelBuilder::reduce(const UOp* node, const std::vector<UOpRef>& idx, co
   }
   nest_.insert(nest_.end(), srcs.begin() + 1, srcs.end());
   ++reduce_depth_;
-  const bool was_product = product_reduce_;
   const int64_t was_macs = product_macs_;
-  product_reduce_ = node->src(0)->op() == Op::MUL;
-  product_macs_ = lazy::numel(in);
+  product_macs_ = node->src(0)->op() == Op::MUL ? lazy::numel(in) : 0;
   UOpRef value = index(node->src(0).get(), x, gate);
-  product_reduce_ = was_product;
   product_macs_ = was_macs;
   --reduce_depth_;
   nest_ = std::move(outer);

@@ -53,6 +53,7 @@ class KernelBuilder {
   size_t nest_prefix(const std::set<const UOp*>& deps) const;
   bool hoistable(const std::set<const UOp*>& deps) const;
   bool can_fuse_reduce(const std::set<const UOp*>& deps) const;
+  bool recomputed(const UOp* node, const std::vector<UOpRef>& idx);
   bool transposed_operand(const UOp* view, const std::vector<UOpRef>& idx) const;
   bool costly(const UOp* node);
   int64_t count_in(const UOp* node, bool (*counts)(const UOp*), int64_t cap, bool leaves = false);
@@ -60,7 +61,7 @@ class KernelBuilder {
   int64_t gathers(const UOp* node);
   int64_t reads(const UOp* node);
   /// Buffers read that make a value worth writing once rather than recomputing in a reduce's
-  /// inner loop for every element of a range it does not use (see index_uncached).
+  /// inner loop for every element of a range it does not use (see recomputed()).
   static constexpr int64_t kRecomputedReads = 3;
   /// Padded pieces that make a value worth writing once rather than gathering again.
   static constexpr int64_t kGathers = 4;
@@ -102,12 +103,11 @@ class KernelBuilder {
   std::unordered_map<const UOp*, int64_t> paths_;
   /// Reduces being built around the current node.
   int reduce_depth_ = 0;
-  /// Whether the innermost reduce being built sums a product (a contraction's operands).
-  bool product_reduce_ = false;
-  /// Its multiply-adds (the reduce's input elements).
+  /// The multiply-adds (input elements) of the innermost reduce being built when it sums a
+  /// product (a contraction's operands), else 0.
   int64_t product_macs_ = 0;
   /// Multiply-adds from which a contraction's arithmetic operands are realised (see
-  /// index_uncached).
+  /// recomputed()).
   static constexpr int64_t kRealisedOperandMacs = int64_t{1} << 22;
   /// How many different indexings of each node the kernel needs (see count_paths).
   std::unordered_map<const UOp*, int64_t> views_;
