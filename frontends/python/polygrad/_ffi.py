@@ -223,14 +223,14 @@ for _n in AXIS_OPS:
 for _n in LIST_OPS:
     _SIGNATURES["pg_tensor_" + _n] = [T, I64P, c_size_t, PT]
 
-_I64_MIN, _I64_MAX = -2**63, 2**63 - 1
+INT64_MIN, INT64_MAX = -2**63, 2**63 - 1
 
 
 def int64_arg(v, where="argument"):
     """`v` as an int for a C int64, or PolygradValueError when int64 cannot hold it (ctypes
     would silently keep its low 64 bits: an axis of 2**64 became axis 0)."""
     v = int(v)
-    if not _I64_MIN <= v <= _I64_MAX:
+    if not INT64_MIN <= v <= INT64_MAX:
         raise PolygradValueError(f"{where}: {v} does not fit in int64")
     return v
 
@@ -239,9 +239,8 @@ def _checked(name, f, positions):
     """`f` with its c_int64 arguments at `positions` range-checked before the call."""
     def call(*args):
         for i in positions:
-            v = args[i]
-            if isinstance(v, int) and not _I64_MIN <= v <= _I64_MAX:
-                raise PolygradValueError(f"{name}: {v} does not fit in int64")
+            if isinstance(args[i], int):
+                int64_arg(args[i], name)
         return f(*args)
     call.__name__ = name
     return call

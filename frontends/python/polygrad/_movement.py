@@ -5,7 +5,7 @@ import numbers
 import numpy as np
 
 from . import _ffi
-from ._ffi import Index, byref, c_size_t, c_void_p, check, int64s, lib
+from ._ffi import Index, byref, c_size_t, c_void_p, int64s, lib
 from .tensor import Tensor, _call, _pair, _scalar, _shape_args, _wrap
 
 
@@ -85,13 +85,10 @@ for _f in (flip, transpose, squeeze, unsqueeze, flatten, unflatten, shrink, pad)
 
 # ---- indexing ---------------------------------------------------------------------------------
 
-_I64_MIN, _I64_MAX = -2**63, 2**63 - 1
-
-
 def _slice_bound(v):
     """A slice bound or step as an int64: beyond int64 it is clamped (an axis is shorter than
     2**63, so the slice is the same), where ctypes would silently wrap it."""
-    return min(max(int(v), _I64_MIN), _I64_MAX)
+    return min(max(int(v), _ffi.INT64_MIN), _ffi.INT64_MAX)
 
 
 def _index_entry(i):
@@ -111,7 +108,7 @@ def _index_entry(i):
         raise TypeError(f"getitem: a bool index ({i!r}) is not supported; use None for a new "
                         "axis or an int")
     if isinstance(i, numbers.Integral):
-        if not _I64_MIN <= int(i) <= _I64_MAX:
+        if not _ffi.INT64_MIN <= int(i) <= _ffi.INT64_MAX:
             raise IndexError(f"getitem: index {int(i)} is out of range")
         return Index(0, int(i), 0, 0, 0, 0, 1)
     raise TypeError(f"unsupported index {i!r}")

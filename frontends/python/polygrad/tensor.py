@@ -1,15 +1,13 @@
 """polygrad.Tensor: a lazy tensor over the C API. Each method is one C call (see docs/python.md
 for the few compositions, where the C API has no direct entry)."""
-import ctypes
-import itertools
 import math
 import numbers
 
 import numpy as np
 
 from . import _ffi, _pending
-from ._ffi import (DTYPE_CODES, DTYPE_NAMES, MISSING, RELEASE_FN, Index, Scalar, byref, c_char_p,
-                   c_double, c_int, c_int64, c_size_t, c_void_p, check, int64s, lib, raise_error)
+from ._ffi import (DTYPE_CODES, DTYPE_NAMES, MISSING, Scalar, byref, c_char_p, c_double, c_int,
+                   c_int64, c_size_t, c_void_p, check, int64s, lib, raise_error)
 from .device import canonical_device_arg, device_display
 from . import dtypes as _dt
 from ._host_data import _NP_OF, _aligned_empty, _from_numpy, fits_int32
@@ -235,138 +233,6 @@ class Tensor:
                 self._h, self._host = _from_numpy(data, dtype, dev)
         if requires_grad:
             self.requires_grad = True
-
-    @staticmethod
-    def _make(fname, shape, dtype, device, requires_grad, default="float32"):
-        dims, n = int64s(_shape_args(shape))
-        t = _call(getattr(lib, fname), dims, n, _dtype_code(dtype, default), _dev(device))
-        if requires_grad:
-            t.requires_grad = True
-        return t
-
-    @staticmethod
-    def zeros(*shape, dtype=None, device=None, requires_grad=None):
-        return Tensor._make("pg_tensor_zeros", shape, dtype, device, requires_grad)
-
-    @staticmethod
-    def ones(*shape, dtype=None, device=None, requires_grad=None):
-        return Tensor._make("pg_tensor_ones", shape, dtype, device, requires_grad)
-
-    @staticmethod
-    def empty(*shape, dtype=None, device=None, requires_grad=None):
-        return Tensor._make("pg_tensor_empty", shape, dtype, device, requires_grad)
-
-    @staticmethod
-    def rand(*shape, dtype=None, device=None, requires_grad=None):
-        return Tensor._make("pg_tensor_rand", shape, dtype, device, requires_grad)
-
-    @staticmethod
-    def randn(*shape, dtype=None, device=None, requires_grad=None):
-        return Tensor._make("pg_tensor_randn", shape, dtype, device, requires_grad)
-
-    @staticmethod
-    def full(shape, fill_value, dtype=None, device=None, requires_grad=None):
-        if isinstance(shape, numbers.Integral):
-            shape = (shape,)
-        if dtype is None:
-            dtype = ("bool" if isinstance(fill_value, bool) else
-                     _int_dtype(fill_value) if isinstance(fill_value, numbers.Integral)
-                     else "float32")
-        dims, n = int64s(shape)
-        if (isinstance(fill_value, numbers.Integral) and not isinstance(fill_value, bool)
-                and _dt.name_of(dtype) not in _FLOATS + ("bool",)):
-            t = _call(lib.pg_tensor_full_int, dims, n, _int64_bits(fill_value), _dtype_code(dtype),
-                      _dev(device))
-        else:
-            t = _call(lib.pg_tensor_full, dims, n, float(fill_value), _dtype_code(dtype),
-                      _dev(device))
-        if requires_grad:
-            t.requires_grad = True
-        return t
-
-    @staticmethod
-    def randint(low, high=None, shape=(), dtype="int32", device=None):
-        """Uniform integers in [low, high); randint(high, shape=...) starts at 0."""
-        if high is None:
-            low, high = 0, low
-        if isinstance(shape, numbers.Integral):
-            shape = (shape,)
-        dims, n = int64s(shape)
-        return _call(lib.pg_tensor_randint, int(low), int(high), dims, n, _dtype_code(dtype),
-                     _dev(device))
-
-    @staticmethod
-    def uniform(*shape, low=0.0, high=1.0, dtype=None, device=None, requires_grad=None):
-        """Uniform in [low, high): rand scaled (composition of rand, mul, add)."""
-        t = Tensor.rand(*shape, dtype=dtype, device=device) * (high - low) + low
-        if requires_grad:
-            t.requires_grad = True
-        return t
-
-    @staticmethod
-    def arange(stop, start=None, step=1, *, dtype=None, device=None):
-        """0..stop-1, or start..stop-1 by step. Two positional numbers a, b are read as torch's
-        arange(start=a, stop=b) when that is non-empty, otherwise as arange(stop=a, start=b)."""
-        if start is None:
-            lo, hi = 0, stop
-        elif (start - stop) * step > 0:  # arange(a, b): torch order gives values
-            lo, hi = stop, start
-        else:
-            lo, hi = start, stop
-        code = _dtype_code(dtype, "void") if dtype is not None else 0
-        ints = all(isinstance(v, numbers.Integral) for v in (lo, hi, step))
-        if ints and dtype is None and not all(fits_int32(v) for v in (lo, hi, step)):
-            code = DTYPE_CODES["int64"]
-        if ints and any(abs(int(v)) > 2**53 for v in (lo, hi, step)) and (
-                dtype is None or _dt.name_of(dtype) not in _FLOATS + ("bool",)):
-            code = code or DTYPE_CODES["int64"]  # (exactly: beyond 2**53 a double is not)
-            return _call(lib.pg_tensor_arange_int, int(lo), int(hi), int(step), code, _dev(device))
-        if dtype is None and not all(float(v).is_integer() for v in (lo, hi, step)):
-            code = DTYPE_CODES["float32"]
-        return _call(lib.pg_tensor_arange, float(lo), float(hi), float(step), code,
-                     _dev(device))
-
-    @staticmethod
-    def linspace(start, stop, steps, dtype=None, device=None):
-        return _call(lib.pg_tensor_linspace, float(start), float(stop), int(steps),
-                     _dtype_code(dtype), _dev(device))
-
-    @staticmethod
-    def eye(n, m=None, dtype=None, device=None):
-        if m is not None and int(m) < 0:  # (the C API reads a negative m as m = n)
-            raise _ffi.PolygradValueError(f"eye: negative size m={m}")
-        return _call(lib.pg_tensor_eye, int(n), -1 if m is None else int(m), _dtype_code(dtype),
-                     _dev(device))
-
-    @staticmethod
-    def manual_seed(seed=0):
-        check(lib.pg_manual_seed(int(seed)))
-
-    def full_like(self, fill_value, dtype=None, device=None, requires_grad=None):
-        """A tensor of self's shape filled with fill_value; dtype and device default to
-        self's (tinygrad's and torch's keywords)."""
-        if (dtype is not None or device is not None
-                or isinstance(fill_value, numbers.Integral) and abs(int(fill_value)) > 2**53):
-            return Tensor.full(self.shape, fill_value, dtype=dtype or self.dtype,
-                               device=device or self.device, requires_grad=requires_grad)
-        t = _call(lib.pg_tensor_full_like, self._h, float(fill_value))
-        if requires_grad:
-            t.requires_grad = True
-        return t
-
-    def zeros_like(self, dtype=None, device=None, requires_grad=None):
-        return self.full_like(0, dtype, device, requires_grad)
-
-    def ones_like(self, dtype=None, device=None, requires_grad=None):
-        return self.full_like(1, dtype, device, requires_grad)
-
-    def rand_like(self, dtype=None, device=None, requires_grad=None):
-        return Tensor.rand(*self.shape, dtype=dtype or self.dtype, device=device or self.device,
-                           requires_grad=requires_grad)
-
-    def randn_like(self, dtype=None, device=None, requires_grad=None):
-        return Tensor.randn(*self.shape, dtype=dtype or self.dtype,
-                            device=device or self.device, requires_grad=requires_grad)
 
     def _scalar_like(self, v):
         """A 0-d tensor for scalar `v` in the dtype `self op v` promotes to (a bool keeps self's
@@ -822,4 +688,5 @@ class Tensor:
         return _call(lib.pg_tensor_cumsum, self._h, int(axis))
 
 
+from . import _construction  # noqa: E402,F401  (adds the constructors and the *_like methods)
 from . import _movement  # noqa: E402,F401  (adds movement, nn and indexing methods)
