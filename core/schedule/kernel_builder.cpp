@@ -4,6 +4,7 @@
 #include "codegen/rebuild.hpp"
 #include "ir/error.hpp"
 #include "ir/graph.hpp"
+#include "schedule/reduce_forms.hpp"
 #include "schedule/scheduler.hpp"
 #include "symbolic/simplify.hpp"
 
@@ -82,39 +83,6 @@ bool contraction(const UOpRef& value, const std::vector<UOpRef>& ranges) {
       }
   }
   return reads.size() >= 2;
-}
-
-/// Whether `e` is the range `r`, through int casts.
-bool is_range_value(const UOp* e, const UOp* r) {
-  while (e->op() == Op::CAST && e->dtype().is_int()) e = e->src(0).get();
-  return e == r;
-}
-
-/// A sum over one range r < n of where(e == r, x, 0) (perhaps cast), e an int free of r: a
-/// one-hot selection (gather, an embedding's lookup, over an iota). It is x at r = e where
-/// 0 <= e < n, else 0: one load instead of n. (x reads r clamped into range, so a load never
-/// leaves its buffer.) Null when `value` is not of that form.
-UOpRef pick_one_hot(const UOpRef& value, const UOpRef& r) {
-  const UOp* v = value.get();
-  const bool cast_back = v->op() == Op::CAST;
-  if (cast_back) v = v->src(0).get();
-  if (v->op() != Op::WHERE || !is_zero_const(v->src(2).get()) || v->src(0)->op() != Op::CMPEQ)
-    return {};
-  const UOp* c = v->src(0).get();
-  UOpRef e;
-  for (size_t s = 0; s < 2; ++s)
-    if (is_range_value(c->src(s).get(), r.get())) e = c->src(1 - s);
-  if (!e || !e->dtype().is_int()) return {};
-  std::set<const UOp*> used;
-  ranges_in(e, used);
-  if (used.count(r.get())) return {};
-  const UOp* end = r->src(0).get();
-  const UOpRef n =
-      end->op() == Op::CONST ? const_like(e, end->arg_int()) : cast(end->ref(), e->dtype());
-  const UOpRef valid = alu(Op::AND, {alu(Op::NOT, {lt(e, const_like(e, 0))}), lt(e, n)});
-  const UOpRef at = cast(where(valid, e, const_like(e, 0)), dtypes::index);
-  UOpRef picked = where(valid, substitute(v->src(1), {{r.get(), at}}), v->src(2));
-  return cast_back ? cast(picked, value->dtype()) : picked;
 }
 
 }  // namespace
@@ -744,6 +712,13 @@ UOpRef KernelBuilder::reduce(const UOp* node, const std::vector<UOpRef>& idx, co
   if (lazy::reduce_op(node) == Op::ADD && srcs.size() == 2)
     if (UOpRef picked = pick_one_hot(value, srcs[1])) return picked;
   split_ranges(value, srcs);
+  // A factor the reduced ranges do not move is multiplied once, after the sum: the gradient
+  // of a mean over a sequence, broadcast along the positions, times attention's weights
+  // (P^T @ dO with dO constant along the positions) would otherwise be a product summed over
+  // them for every feature (a ViT-like step's backward: 32 x 64 x 96 x 64 scalar multiply-adds).
+  UOpRef scale;
+  if (lazy::reduce_op(node) == Op::ADD)
+    scale = factor_out_invariant(value, {srcs.begin() + 1, srcs.end()});
   // A contraction (a matmul: two loads along the reduced ranges) used more than
   // once, or inside another reduce, is realised: nested in another reduce (the logits in a
   // fused softmax or cross-entropy; a convolution's column gradient summed back over its
@@ -754,7 +729,9 @@ UOpRef KernelBuilder::reduce(const UOp* node, const std::vector<UOpRef>& idx, co
       contraction(value, {srcs.begin() + 1, srcs.end()}))
     return load_realized(node, idx, gate);
   srcs[0] = value;
-  return UOp::make(Op::REDUCE, node->dtype(), srcs, static_cast<int64_t>(lazy::reduce_op(node)));
+  UOpRef sum =
+      UOp::make(Op::REDUCE, node->dtype(), srcs, static_cast<int64_t>(lazy::reduce_op(node)));
+  return scale ? alu(Op::MUL, {sum, scale}) : sum;
 }
 
 }  // namespace polygrad::schedule

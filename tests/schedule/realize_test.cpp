@@ -100,6 +100,25 @@ TEST_F(RealizeTest, ColumnNormalisation) {
   expect_near(got, want, 1e-6);
 }
 
+TEST_F(RealizeTest, SumOfAProductWithAFactorFreeOfTheReducedAxis) {
+  // sum_k x[i, k] * c[i, j] * y[k, j]: c leaves the loop, x * y stays in it.
+  const int n = 5, k = 7, m = 3;
+  auto x = random_floats(n * k, 8), c = random_floats(n * m, 9), y = random_floats(k * m, 10);
+  UOpRef xe = lazy::expand(lazy::reshape(input(x, {n, k}), {n, k, 1}), {n, k, m});
+  UOpRef ce = lazy::expand(lazy::reshape(input(c, {n, m}), {n, 1, m}), {n, k, m});
+  UOpRef ye = lazy::expand(lazy::reshape(input(y, {k, m}), {1, k, m}), {n, k, m});
+  UOpRef prod = testgraph::ew(Op::MUL, testgraph::ew(Op::MUL, xe, ce), ye);
+  auto got = values(lazy::reshape(lazy::reduce(prod, Op::ADD, {1}), {n, m}));
+  std::vector<double> want;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < m; ++j) {
+      double sum = 0;
+      for (int r = 0; r < k; ++r) sum += double(x[i * k + r]) * c[i * m + j] * y[r * m + j];
+      want.push_back(sum);
+    }
+  expect_near(got, want, 1e-5);
+}
+
 TEST_F(RealizeTest, MovementOps) {
   auto x = random_floats(3 * 4, 7);
   UOpRef xi = input(x, {3, 4});

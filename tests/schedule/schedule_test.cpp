@@ -193,6 +193,25 @@ TEST_F(ScheduleTest, OneHotSumOverAnIotaIsOneIndexedLoad) {
   EXPECT_EQ(s.items[0].buffers.size(), 3u);  // out, idx, x
 }
 
+TEST_F(ScheduleTest, FactorFreeOfTheReducedRangeIsMultipliedAfterTheSum) {
+  // out[i, j] = sum_k x[i, k] * c[i, j] (a mean's gradient, constant along k, times attention's
+  // weights): c[i, j] is multiplied once after a sum of x alone, not inside the loop over k.
+  UOpRef x = input({6, 5}), c = input({6, 4});
+  UOpRef prod = testgraph::ew(Op::MUL, lazy::expand(lazy::reshape(x, {6, 5, 1}), {6, 5, 4}),
+                              lazy::expand(lazy::reshape(c, {6, 1, 4}), {6, 5, 4}));
+  schedule::Schedule s = run({lazy::reshape(lazy::reduce(prod, Op::ADD, {1}), {6, 4})});
+  ASSERT_EQ(s.items.size(), 1u);
+  int reduces = 0;
+  for (const UOp* u : toposort(s.items[0].ast))
+    if (u->op() == Op::REDUCE) {
+      ++reduces;
+      int loads = 0;
+      for (const UOp* v : toposort(u->src(0))) loads += v->op() == Op::LOAD;
+      EXPECT_EQ(loads, 1) << "only x is read in the loop";
+    }
+  EXPECT_EQ(reduces, 1);
+}
+
 TEST_F(ScheduleTest, ReduceOverAMergedAxisSplitsItsRange) {
   // dW = x^T @ dy with the rows of x (batch * positions) read through a permuted view of a
   // (batch, k, positions) buffer: the reduce over the 4 * 9 rows runs as two ranges (4, 9),
