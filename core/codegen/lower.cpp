@@ -101,6 +101,15 @@ int64_t eval(const UOp& u, const std::unordered_map<std::string, int64_t>& vals)
   }
 }
 
+/// Whether a store's address depends on a loaded value (a scatter's out[e] += x with e read
+/// from memory): its read-modify-writes of one address must run in the order they were built.
+bool stores_at_loaded_index(const UOpRef& sink) {
+  for (const UOpRef& st : sink->srcs())
+    for (const UOp* u : toposort(st->src(0)))
+      if (u->op() == Op::LOAD) return true;
+  return false;
+}
+
 }  // namespace
 
 pg_kernel_program LoweredKernel::program() const {
@@ -133,7 +142,11 @@ std::array<uint32_t, 3> LoweredKernel::launch_global(
 
 LoweredKernel lower(const UOpRef& sink, const Target& target) {
   check_kernel_ast(sink);
-  UOpRef ast = unroll_small_reduces(unroll_selectors(simplify_indexing(sink)));
+  // A scatter keeps its loops as built (the launched range owns its addresses; the others,
+  // sequential inside, must not be unrolled into copies whose loads could pass their stores).
+  const bool scatter = stores_at_loaded_index(sink);
+  UOpRef ast = simplify_indexing(sink);
+  ast = unroll_small_reduces(scatter ? ast : unroll_selectors(ast));
   // Decomposed when the target requires it, or (exp2/log2) when it has SIMD lanes, for speed.
   if (target.caps.flags & PG_CAP_DECOMPOSE_TRANSCENDENTAL)
     ast = decompose_transcendentals(ast, target);
@@ -142,7 +155,7 @@ LoweredKernel lower(const UOpRef& sink, const Target& target) {
   // A kernel the upcast vectorises keeps its loops (the vectors need its innermost range);
   // one it does not may have them reordered or tiled, and is planned again if they were.
   UpcastPlan plan = choose_upcast(ast, target);
-  if (plan.j == nullptr) {
+  if (plan.j == nullptr && !scatter) {
     const UOpRef moved = tile_transposes(order_loops(ast));
     if (moved != ast) {
       ast = moved;

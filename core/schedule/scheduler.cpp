@@ -6,6 +6,7 @@
 #include "ir/error.hpp"
 #include "ir/graph.hpp"
 #include "schedule/kernel_builder.hpp"
+#include "schedule/scatter.hpp"
 #include "schedule/symbolic_sizes.hpp"
 
 #include <polygrad/error.hpp>
@@ -254,6 +255,21 @@ size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const U
   UOpRef ast = kb.build(value, shape, out);
   std::vector<UOpRef> buffers = kb.buffers();
   std::set<size_t> deps = kb.deps();
+  // A one-hot sum over an output axis (an embedding's gradient: V x tokens x D multiply-adds)
+  // is a scatter-add into the zeroed output instead (tokens x D), compiled for its sizes.
+  if (!assign_target) {
+    const UOp* var = kb.outer_var();
+    if (UOpRef scatter = scatter_form(
+            var ? substitute(ast, {{var, const_int(dtypes::index, kb.outer_extent())}}) : ast)) {
+      const UOpRef zeros = lazy::full(out->dtype(), 0.0, shape);
+      keep(zeros);
+      deps.insert(add_kernel(zeros.get(), shape, out, device, std::nullopt));
+      POLYGRAD_VERIFY(scatter);
+      sched_.items.push_back({Item::Kind::kernel, device, scatter, buffers, 0, {}});
+      meta_.push_back({deps, kb.old_reads(), std::nullopt, kb.version_reads()});
+      return sched_.items.size() - 1;
+    }
+  }
   bool bound = false;  // the outer variable compiled in by the packing
   int64_t rows = 1;    // the other output extents (the outer one as built)
   for (size_t i = 0; i + 1 < shape.size(); ++i) rows *= shape[i];

@@ -119,6 +119,31 @@ TEST_F(RealizeTest, SumOfAProductWithAFactorFreeOfTheReducedAxis) {
   expect_near(got, want, 1e-5);
 }
 
+TEST_F(RealizeTest, OneHotSumOverAnOutputAxisScattersIntoZeros) {
+  // out[v, d] = sum over n of where(idx[n] == v, x[n, d], 0), run as a scatter-add: repeated
+  // indices add up, indices outside 0..v-1 add nothing, untouched rows stay 0. 16 columns
+  // (blocks of 8) and 5 (no blocks).
+  const std::vector<int32_t> idx{3, 0, 3, -1, 6, 3, 7, 0, 2, 100, 3, 6, 1, 3};
+  const int n = static_cast<int>(idx.size()), v = 7;
+  for (int d : {16, 5}) {
+    auto x = random_floats(static_cast<size_t>(n * d), 11);
+    UOpRef ix = runtime::from_host(dev_, dtypes::int32, {n}, idx.data());
+    UOpRef xe = lazy::expand(lazy::reshape(input(x, {n, d}), {n, 1, d}), {n, v, d});
+    UOpRef hit = lazy::elementwise(
+        Op::CMPEQ,
+        {lazy::expand(lazy::reshape(ix, {n, 1, 1}), {n, v, d}),
+         lazy::expand(lazy::reshape(lazy::iota(dtypes::int32, v), {1, v, 1}), {n, v, d})});
+    UOpRef picked =
+        lazy::elementwise(Op::WHERE, {hit, xe, lazy::full(dtypes::float32, 0.0, {n, v, d})});
+    auto got = values(lazy::reshape(lazy::reduce(picked, Op::ADD, {0}), {v, d}));
+    std::vector<double> want(static_cast<size_t>(v * d), 0.0);
+    for (int i = 0; i < n; ++i)
+      if (idx[i] >= 0 && idx[i] < v)
+        for (int j = 0; j < d; ++j) want[idx[i] * d + j] += x[i * d + j];
+    expect_near(got, want, 1e-6);
+  }
+}
+
 TEST_F(RealizeTest, MovementOps) {
   auto x = random_floats(3 * 4, 7);
   UOpRef xi = input(x, {3, 4});

@@ -212,6 +212,53 @@ TEST_F(ScheduleTest, FactorFreeOfTheReducedRangeIsMultipliedAfterTheSum) {
   EXPECT_EQ(reduces, 1);
 }
 
+// sum over n of where(idx[n] == v, x[n, d], 0) as a (v, d) output: an embedding's gradient.
+UOpRef one_hot_sum_over_output_axis(const UOpRef& idx, const UOpRef& x, int64_t n, int64_t v,
+                                    int64_t d) {
+  UOpRef hit = lazy::elementwise(
+      Op::CMPEQ, {lazy::expand(lazy::reshape(idx, {n, 1, 1}), {n, v, d}),
+                  lazy::expand(lazy::reshape(lazy::iota(dtypes::int32, v), {1, v, 1}), {n, v, d})});
+  UOpRef picked =
+      lazy::elementwise(Op::WHERE, {hit, lazy::expand(lazy::reshape(x, {n, 1, d}), {n, v, d}),
+                                    lazy::full(dtypes::float32, 0.0, {n, v, d})});
+  return lazy::reshape(lazy::reduce(picked, Op::ADD, {0}), {v, d});
+}
+
+TEST_F(ScheduleTest, OneHotSumOverAnOutputAxisIsAScatterAdd) {
+  // A zeroing kernel, then out[idx[n], d] += x[n, d]: 12 x 16 adds, not 7 x 12 x 16. Launched
+  // over the column blocks (16 / 8), so every launch step owns its addresses.
+  UOpRef idx = input({12}, dtypes::int32), x = input({12, 16});
+  schedule::Schedule s = run({one_hot_sum_over_output_axis(idx, x, 12, 7, 16)});
+  ASSERT_EQ(s.items.size(), 2u);
+  EXPECT_EQ(s.items[0].buffers.size(), 1u);  // zeros
+  EXPECT_EQ(s.items[1].buffers[0], s.items[0].buffers[0]);
+  EXPECT_EQ(reduces_in(s, 1), 0);
+  const UOp* store = s.items[1].ast->src(0).get();
+  int indirect = 0;
+  for (const UOp* u : toposort(store->src(0))) indirect += u->op() == Op::LOAD;
+  EXPECT_EQ(indirect, 1) << "the store's address reads idx";
+  codegen::Target plain;  // no vector lanes
+  plain.caps.dtype_mask = ~uint64_t{0};
+  plain.caps.max_global_dims[0] = 1u << 30;
+  EXPECT_EQ(codegen::lower(s.items[1].ast, plain).launch_global({})[0], 2u);
+  // 5 columns, no blocks: the codegen keeps the loops as built (moving the columns, the
+  // loads' contiguous axis, innermost would launch over the tokens).
+  UOpRef x5 = input({12, 5});
+  schedule::Schedule s5 = run({one_hot_sum_over_output_axis(idx, x5, 12, 7, 5)});
+  ASSERT_EQ(s5.items.size(), 2u);
+  EXPECT_EQ(codegen::lower(s5.items[1].ast, plain).launch_global({})[0], 5u);
+  codegen::Target simd = plain;  // 8 float lanes
+  simd.caps.vector_width_bytes = 32;
+  simd.caps.max_vector_lanes = 8;
+  EXPECT_EQ(codegen::lower(s5.items[1].ast, simd).launch_global({})[0], 5u);
+  EXPECT_EQ(codegen::lower(s.items[1].ast, simd).launch_global({})[0], 2u);
+  // No other output axis to launch over: the one-hot sum stays.
+  UOpRef x1 = input({12, 1});
+  schedule::Schedule s1 = run({one_hot_sum_over_output_axis(idx, x1, 12, 7, 1)});
+  ASSERT_EQ(s1.items.size(), 1u);
+  EXPECT_EQ(reduces_in(s1, 0), 1);
+}
+
 TEST_F(ScheduleTest, ReduceOverAMergedAxisSplitsItsRange) {
   // dW = x^T @ dy with the rows of x (batch * positions) read through a permuted view of a
   // (batch, k, positions) buffer: the reduce over the 4 * 9 rows runs as two ranges (4, 9),

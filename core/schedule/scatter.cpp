@@ -1,0 +1,95 @@
+// The scatter-add form of a one-hot sum over an output axis (see scatter.hpp).
+#include "schedule/scatter.hpp"
+
+#include "ir/graph.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace polygrad::schedule {
+
+namespace {
+
+bool uses(const UOpRef& e, const std::set<const UOp*>& ranges) {
+  for (const UOp* u : toposort(e))
+    if (u->op() == Op::RANGE && ranges.count(u)) return true;
+  return false;
+}
+
+/// `e` without int casts.
+const UOp* strip_int_casts(const UOp* e) {
+  while (e->op() == Op::CAST && e->dtype().is_int()) e = e->src(0).get();
+  return e;
+}
+
+}  // namespace
+
+UOpRef scatter_form(const UOpRef& ast) {
+  if (ast->op() != Op::SINK || ast->nsrcs() != 1) return {};
+  const UOpRef& store = ast->src(0);
+  if (store->nsrcs() != 2) return {};
+  const UOpRef& red = store->src(1);
+  const DType t = red->dtype();
+  if (red->op() != Op::REDUCE || red->arg_int() != static_cast<int64_t>(Op::ADD) ||
+      (t != dtypes::float32 && t != dtypes::float64 && !t.is_int()))
+    return {};
+  std::set<const UOp*> reduced;
+  for (size_t i = 1; i < red->nsrcs(); ++i) reduced.insert(red->src(i).get());
+  UOpRef body = red->src(0);
+  const bool cast_back = body->op() == Op::CAST;
+  if (cast_back) body = body->src(0);
+  if (body->op() != Op::WHERE || !is_zero_const(body->src(2).get()) ||
+      body->src(0)->op() != Op::CMPEQ)
+    return {};
+  const UOp* cmp = body->src(0).get();
+  const UOp* v = nullptr;
+  UOpRef e;
+  for (size_t s = 0; s < 2 && !v; ++s) {
+    const UOp* side = strip_int_casts(cmp->src(s).get());
+    if (side->op() == Op::RANGE && !reduced.count(side)) {
+      v = side;
+      e = cmp->src(1 - s);
+    }
+  }
+  if (!v || !e->dtype().is_int() || v->src(0)->op() != Op::CONST || !uses(e, reduced) ||
+      uses(e, {v}))
+    return {};
+  // The other output ranges, outermost first, then the reduced ones.
+  std::vector<const UOp*> outs, loops;
+  for (const UOp* u : toposort(ast))
+    if (u->op() == Op::RANGE) {
+      if (u->src(0)->op() != Op::CONST) return {};
+      if (u != v) (reduced.count(u) ? loops : outs).push_back(u);
+    }
+  if (outs.empty()) return {};
+  auto by_id = [](const UOp* a, const UOp* b) { return a->arg_int() < b->arg_int(); };
+  std::sort(outs.begin(), outs.end(), by_id);
+  std::sort(loops.begin(), loops.end(), by_id);
+  int64_t id = 0;
+  for (const UOp* u : toposort(ast))
+    if (u->op() == Op::RANGE) id = std::max(id, u->arg_int() + 1);
+  std::unordered_map<const UOp*, UOpRef> renumber;
+  auto fresh = [&](int64_t extent) { return range(const_int(dtypes::index, extent), id++); };
+  const UOp* inner = outs.back();
+  const int64_t inner_extent = inner->src(0)->arg_int();
+  const bool blocks = inner_extent % kScatterBlock == 0 && inner_extent > kScatterBlock;
+  for (const UOp* u : outs)
+    if (u != inner || !blocks) renumber.emplace(u, fresh(u->src(0)->arg_int()));
+  UOpRef block = blocks ? fresh(inner_extent / kScatterBlock) : UOpRef();
+  for (const UOp* u : loops) renumber.emplace(u, fresh(u->src(0)->arg_int()));
+  if (blocks) renumber.emplace(inner, block * kScatterBlock + fresh(kScatterBlock));
+  // out[e] += where(0 <= e < n, x at v = e, 0), e clamped into range for the address.
+  const UOpRef n = const_like(e, v->src(0)->arg_int());
+  const UOpRef valid = alu(Op::AND, {alu(Op::NOT, {lt(e, const_like(e, 0))}), lt(e, n)});
+  const UOpRef at = cast(where(valid, e, const_like(e, 0)), dtypes::index);
+  UOpRef add = where(valid, substitute(body->src(1), {{v, at}}), body->src(2));
+  if (cast_back) add = cast(add, t);
+  const UOpRef& index = store->src(0);
+  const UOpRef to =
+      UOp::make(Op::INDEX, index->dtype(), {index->src(0), substitute(index->src(1), {{v, at}})});
+  const UOpRef rmw =
+      UOp::make(Op::STORE, store->dtype(), {to, alu(Op::ADD, {UOp::make(Op::LOAD, t, {to}), add})});
+  return substitute(UOp::make(Op::SINK, ast->dtype(), {rmw}, ast->arg()), renumber);
+}
+
+}  // namespace polygrad::schedule
