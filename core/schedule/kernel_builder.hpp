@@ -47,6 +47,10 @@ class KernelBuilder {
   UOpRef load(const UOpRef& buffer, const lazy::Shape& shape, const std::vector<UOpRef>& idx,
               const UOpRef& gate);
   UOpRef load_realized(const UOp* node, const std::vector<UOpRef>& idx, const UOpRef& gate);
+  /// load_realized, with `node` realised in the order this kernel's output ranges walk its
+  /// axes (a permuted copy) when `idx` is a permutation of output ranges.
+  UOpRef load_realized_in_walk_order(const UOp* node, const std::vector<UOpRef>& idx,
+                                     const UOpRef& gate);
   UOpRef reduce(const UOp* node, const std::vector<UOpRef>& idx, const UOpRef& gate);
   UOpRef split_reduce(const UOp* node);
   void split_ranges(UOpRef& value, std::vector<UOpRef>& srcs);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_map>
 
 namespace polygrad::schedule {
 
@@ -24,36 +25,51 @@ const UOp* strip_int_casts(const UOp* e) {
 
 }  // namespace
 
+std::optional<OneHotSum> one_hot_over_output(const UOpRef& value, const std::vector<UOpRef>& ranges,
+                                             Op op) {
+  const DType t = value->dtype();
+  if (op != Op::ADD || (t != dtypes::float32 && t != dtypes::float64 && !t.is_int())) return {};
+  std::set<const UOp*> reduced;
+  for (const UOpRef& r : ranges) reduced.insert(r.get());
+  OneHotSum m;
+  m.where = value;
+  m.cast_back = value->op() == Op::CAST;
+  if (m.cast_back) m.where = value->src(0);
+  const UOpRef& body = m.where;
+  if (body->op() != Op::WHERE || !is_zero_const(body->src(2).get()) ||
+      body->src(0)->op() != Op::CMPEQ)
+    return {};
+  const UOp* cmp = body->src(0).get();
+  for (size_t s = 0; s < 2 && !m.v; ++s) {
+    const UOp* side = strip_int_casts(cmp->src(s).get());
+    if (side->op() == Op::RANGE && !reduced.count(side)) {
+      m.v = side;
+      m.e = cmp->src(1 - s);
+    }
+  }
+  if (!m.v || !m.e->dtype().is_int() || m.v->src(0)->op() != Op::CONST || !uses(m.e, reduced) ||
+      uses(m.e, {m.v}))
+    return {};
+  return m;
+}
+
 UOpRef scatter_form(const UOpRef& ast) {
   if (ast->op() != Op::SINK || ast->nsrcs() != 1) return {};
   const UOpRef& store = ast->src(0);
   if (store->nsrcs() != 2) return {};
   const UOpRef& red = store->src(1);
+  if (red->op() != Op::REDUCE) return {};
+  const std::vector<UOpRef> ranges(red->srcs().begin() + 1, red->srcs().end());
+  const std::optional<OneHotSum> m =
+      one_hot_over_output(red->src(0), ranges, static_cast<Op>(red->arg_int()));
+  if (!m) return {};
   const DType t = red->dtype();
-  if (red->op() != Op::REDUCE || red->arg_int() != static_cast<int64_t>(Op::ADD) ||
-      (t != dtypes::float32 && t != dtypes::float64 && !t.is_int()))
-    return {};
+  const UOp* v = m->v;
+  const UOpRef& e = m->e;
+  const UOpRef& body = m->where;
+  const bool cast_back = m->cast_back;
   std::set<const UOp*> reduced;
-  for (size_t i = 1; i < red->nsrcs(); ++i) reduced.insert(red->src(i).get());
-  UOpRef body = red->src(0);
-  const bool cast_back = body->op() == Op::CAST;
-  if (cast_back) body = body->src(0);
-  if (body->op() != Op::WHERE || !is_zero_const(body->src(2).get()) ||
-      body->src(0)->op() != Op::CMPEQ)
-    return {};
-  const UOp* cmp = body->src(0).get();
-  const UOp* v = nullptr;
-  UOpRef e;
-  for (size_t s = 0; s < 2 && !v; ++s) {
-    const UOp* side = strip_int_casts(cmp->src(s).get());
-    if (side->op() == Op::RANGE && !reduced.count(side)) {
-      v = side;
-      e = cmp->src(1 - s);
-    }
-  }
-  if (!v || !e->dtype().is_int() || v->src(0)->op() != Op::CONST || !uses(e, reduced) ||
-      uses(e, {v}))
-    return {};
+  for (const UOpRef& r : ranges) reduced.insert(r.get());
   // The other output ranges, outermost first, then the reduced ones.
   std::vector<const UOp*> outs, loops;
   for (const UOp* u : toposort(ast))

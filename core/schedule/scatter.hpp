@@ -4,11 +4,28 @@
 
 #include "ir/uop.hpp"
 
+#include <optional>
+#include <vector>
+
 namespace polygrad::schedule {
 
 /// The rows a scatter kernel's innermost output range is split into blocks of (one vector of
 /// float32 on AVX2), so that range loops innermost and stays contiguous.
 inline constexpr int64_t kScatterBlock = 8;
+
+/// A reduce body of the form where(e == v, x, 0) (perhaps cast) over the reduced `ranges`,
+/// v a range they do not include (an output range) and e an int they move and v does not.
+struct OneHotSum {
+  const UOp* v = nullptr;
+  UOpRef e;
+  UOpRef where;  ///< the WHERE
+  bool cast_back = false;
+};
+
+/// The one-hot form of a reduce's body `value` with op `op` over `ranges`, when it has one and
+/// sums a float32, float64 or int.
+std::optional<OneHotSum> one_hot_over_output(const UOpRef& value, const std::vector<UOpRef>& ranges,
+                                             Op op);
 
 /// `ast` (a kernel built by KernelBuilder, every range of a constant extent) when it stores
 /// out[..., v, ...] = sum over ranges R of where(e == v, x, 0), v an output range and e an int

@@ -144,6 +144,33 @@ TEST_F(RealizeTest, OneHotSumOverAnOutputAxisScattersIntoZeros) {
   }
 }
 
+TEST_F(RealizeTest, OneHotSumInsideAValueIsScatteredThenAdded) {
+  // A tied embedding's gradient: the lookup's one-hot sum built as (d, v), transposed and added
+  // to a (v, d) matmul.
+  const std::vector<int32_t> idx{2, 0, 2, 5, 9, 2, 1, 0, 4, 2};
+  const int n = static_cast<int>(idx.size()), v = 6, d = 16, k = 3;
+  auto x = random_floats(static_cast<size_t>(n * d), 12), a = random_floats(v * k, 13),
+       b = random_floats(k * d, 14);
+  UOpRef ix = runtime::from_host(dev_, dtypes::int32, {n}, idx.data());
+  UOpRef hit = lazy::elementwise(
+      Op::CMPEQ, {lazy::expand(lazy::reshape(ix, {n, 1, 1}), {n, d, v}),
+                  lazy::expand(lazy::reshape(lazy::iota(dtypes::int32, v), {1, 1, v}), {n, d, v})});
+  UOpRef xe = lazy::expand(lazy::reshape(input(x, {n, d}), {n, d, 1}), {n, d, v});
+  UOpRef picked =
+      lazy::elementwise(Op::WHERE, {hit, xe, lazy::full(dtypes::float32, 0.0, {n, d, v})});
+  UOpRef dv = lazy::reshape(lazy::reduce(picked, Op::ADD, {0}), {d, v});
+  auto got = values(testgraph::ew(Op::ADD, lazy::permute(dv, {1, 0}),
+                                  testgraph::matmul(input(a, {v, k}), input(b, {k, d}), v, k, d)));
+  std::vector<double> want(static_cast<size_t>(v * d), 0.0);
+  for (int r = 0; r < v; ++r)
+    for (int c = 0; c < d; ++c)
+      for (int j = 0; j < k; ++j) want[r * d + c] += double(a[r * k + j]) * b[j * d + c];
+  for (int i = 0; i < n; ++i)
+    if (idx[i] < v)
+      for (int c = 0; c < d; ++c) want[idx[i] * d + c] += x[i * d + c];
+  expect_near(got, want, 1e-5);
+}
+
 TEST_F(RealizeTest, MovementOps) {
   auto x = random_floats(3 * 4, 7);
   UOpRef xi = input(x, {3, 4});

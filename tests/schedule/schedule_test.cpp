@@ -259,6 +259,35 @@ TEST_F(ScheduleTest, OneHotSumOverAnOutputAxisIsAScatterAdd) {
   EXPECT_EQ(reduces_in(s1, 0), 1);
 }
 
+TEST_F(ScheduleTest, OneHotSumInsideAValueIsScatteredInTheOrderItIsRead) {
+  // A tied embedding's gradient: the lookup's one-hot sum, built as (d, v), read transposed
+  // and added to the output projection's (v, d) weight gradient. It becomes a scatter of its
+  // own, written as (v, d), so the matmul kernel reads it at the offsets it stores to.
+  const int64_t n = 12, v = 7, d = 16, k = 5;
+  UOpRef idx = input({n}, dtypes::int32), x = input({n, d}), a = input({v, k}), b = input({k, d});
+  UOpRef hit = lazy::elementwise(
+      Op::CMPEQ, {lazy::expand(lazy::reshape(idx, {n, 1, 1}), {n, d, v}),
+                  lazy::expand(lazy::reshape(lazy::iota(dtypes::int32, v), {1, 1, v}), {n, d, v})});
+  UOpRef picked =
+      lazy::elementwise(Op::WHERE, {hit, lazy::expand(lazy::reshape(x, {n, d, 1}), {n, d, v}),
+                                    lazy::full(dtypes::float32, 0.0, {n, d, v})});
+  UOpRef dv = lazy::reshape(lazy::reduce(picked, Op::ADD, {0}), {d, v});
+  schedule::Schedule s =
+      run({testgraph::ew(Op::ADD, lazy::permute(dv, {1, 0}), testgraph::matmul(a, b, v, k, d))});
+  ASSERT_EQ(s.items.size(), 3u);  // zeros, the scatter, the matmul
+  EXPECT_EQ(reduces_in(s, 1), 0);
+  const UOpRef& scattered = s.items[1].buffers[0];
+  const UOp* store = s.items[2].ast->src(0).get();
+  int reads = 0;
+  for (const UOp* u : toposort(s.items[2].ast))
+    if (u->op() == Op::INDEX && u->src(0)->op() == Op::DEFINE_GLOBAL &&
+        s.items[2].buffers[static_cast<size_t>(u->src(0)->arg_int())] == scattered) {
+      ++reads;
+      EXPECT_EQ(u->src(1), store->src(0)->src(1)) << "read where the kernel stores";
+    }
+  EXPECT_EQ(reads, 1);
+}
+
 TEST_F(ScheduleTest, ReduceOverAMergedAxisSplitsItsRange) {
   // dW = x^T @ dy with the rows of x (batch * positions) read through a permuted view of a
   // (batch, k, positions) buffer: the reduce over the 4 * 9 rows runs as two ranges (4, 9),
