@@ -68,14 +68,17 @@ UOpRef scatter_form(const UOpRef& ast) {
   const UOpRef& e = m->e;
   const UOpRef& body = m->where;
   const bool cast_back = m->cast_back;
-  std::set<const UOp*> reduced;
+  std::set<const UOp*> reduced, nested;  // (nested: the ranges of REDUCEs inside x)
   for (const UOpRef& r : ranges) reduced.insert(r.get());
+  for (const UOp* u : toposort(body->src(1)))
+    if (u->op() == Op::REDUCE)
+      for (size_t i = 1; i < u->nsrcs(); ++i) nested.insert(u->src(i).get());
   // The other output ranges, outermost first, then the reduced ones.
   std::vector<const UOp*> outs, loops;
   for (const UOp* u : toposort(ast))
-    if (u->op() == Op::RANGE) {
+    if (u->op() == Op::RANGE && u != v && !nested.count(u)) {
       if (u->src(0)->op() != Op::CONST) return {};
-      if (u != v) (reduced.count(u) ? loops : outs).push_back(u);
+      (reduced.count(u) ? loops : outs).push_back(u);
     }
   if (outs.empty()) return {};
   auto by_id = [](const UOp* a, const UOp* b) { return a->arg_int() < b->arg_int(); };

@@ -123,12 +123,16 @@ TEST_F(RealizeTest, OneHotSumOverAnOutputAxisScattersIntoZeros) {
   // out[v, d] = sum over n of where(idx[n] == v, x[n, d], 0), run as a scatter-add: repeated
   // indices add up, indices outside 0..v-1 add nothing, untouched rows stay 0. 16 columns
   // (blocks of 8) and 5 (no blocks).
+  // With `normalised`, x / x.sum(1): a computed value scattered (its row sums realised first).
   const std::vector<int32_t> idx{3, 0, 3, -1, 6, 3, 7, 0, 2, 100, 3, 6, 1, 3};
   const int n = static_cast<int>(idx.size()), v = 7;
-  for (int d : {16, 5}) {
-    auto x = random_floats(static_cast<size_t>(n * d), 11);
+  for (auto [d, normalised] : {std::pair{16, false}, {5, false}, {16, true}}) {
+    auto x = random_floats(static_cast<size_t>(n * d), 11, 0.5f, 2.0f);
     UOpRef ix = runtime::from_host(dev_, dtypes::int32, {n}, idx.data());
-    UOpRef xe = lazy::expand(lazy::reshape(input(x, {n, d}), {n, 1, d}), {n, v, d});
+    UOpRef xn = input(x, {n, d});
+    if (normalised)
+      xn = testgraph::ew(Op::FDIV, xn, lazy::expand(lazy::reduce(xn, Op::ADD, {1}), {n, d}));
+    UOpRef xe = lazy::expand(lazy::reshape(xn, {n, 1, d}), {n, v, d});
     UOpRef hit = lazy::elementwise(
         Op::CMPEQ,
         {lazy::expand(lazy::reshape(ix, {n, 1, 1}), {n, v, d}),
@@ -137,9 +141,12 @@ TEST_F(RealizeTest, OneHotSumOverAnOutputAxisScattersIntoZeros) {
         lazy::elementwise(Op::WHERE, {hit, xe, lazy::full(dtypes::float32, 0.0, {n, v, d})});
     auto got = values(lazy::reshape(lazy::reduce(picked, Op::ADD, {0}), {v, d}));
     std::vector<double> want(static_cast<size_t>(v * d), 0.0);
-    for (int i = 0; i < n; ++i)
+    for (int i = 0; i < n; ++i) {
+      double row = 0;
+      for (int j = 0; j < d; ++j) row += x[i * d + j];
       if (idx[i] >= 0 && idx[i] < v)
-        for (int j = 0; j < d; ++j) want[idx[i] * d + j] += x[i * d + j];
+        for (int j = 0; j < d; ++j) want[idx[i] * d + j] += x[i * d + j] / (normalised ? row : 1);
+    }
     expect_near(got, want, 1e-6);
   }
 }
