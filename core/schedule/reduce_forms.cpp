@@ -7,21 +7,16 @@
 
 namespace polygrad::schedule {
 
-namespace {
-
 bool uses_any(const UOpRef& e, const std::set<const UOp*>& ranges) {
   for (const UOp* u : toposort(e))
     if (u->op() == Op::RANGE && ranges.count(u)) return true;
   return false;
 }
 
-/// Whether `e` is the range `r`, through int casts.
-bool is_range_value(const UOp* e, const UOp* r) {
+const UOp* strip_int_casts(const UOp* e) {
   while (e->op() == Op::CAST && e->dtype().is_int()) e = e->src(0).get();
-  return e == r;
+  return e;
 }
-
-}  // namespace
 
 UOpRef pick_one_hot(const UOpRef& value, const UOpRef& r) {
   const UOp* v = value.get();
@@ -32,7 +27,7 @@ UOpRef pick_one_hot(const UOpRef& value, const UOpRef& r) {
   const UOp* c = v->src(0).get();
   UOpRef e;
   for (size_t s = 0; s < 2; ++s)
-    if (is_range_value(c->src(s).get(), r.get())) e = c->src(1 - s);
+    if (strip_int_casts(c->src(s).get()) == r.get()) e = c->src(1 - s);
   if (!e || !e->dtype().is_int()) return {};
   if (uses_any(e, {r.get()})) return {};
   const UOp* end = r->src(0).get();

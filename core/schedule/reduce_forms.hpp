@@ -6,9 +6,15 @@
 
 #include "ir/uop.hpp"
 
+#include <set>
 #include <vector>
 
 namespace polygrad::schedule {
+
+/// Whether `e` uses any of `ranges`.
+bool uses_any(const UOpRef& e, const std::set<const UOp*>& ranges);
+/// `e` without the int casts around it.
+const UOp* strip_int_casts(const UOp* e);
 
 /// A sum over one range r < n of where(e == r, x, 0) (perhaps cast), e an int free of r: a
 /// one-hot selection (gather, an embedding's lookup, over an iota). It is x at r = e where

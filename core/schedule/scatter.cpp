@@ -2,28 +2,13 @@
 #include "schedule/scatter.hpp"
 
 #include "ir/graph.hpp"
+#include "schedule/reduce_forms.hpp"
 
 #include <algorithm>
 #include <set>
 #include <unordered_map>
 
 namespace polygrad::schedule {
-
-namespace {
-
-bool uses(const UOpRef& e, const std::set<const UOp*>& ranges) {
-  for (const UOp* u : toposort(e))
-    if (u->op() == Op::RANGE && ranges.count(u)) return true;
-  return false;
-}
-
-/// `e` without int casts.
-const UOp* strip_int_casts(const UOp* e) {
-  while (e->op() == Op::CAST && e->dtype().is_int()) e = e->src(0).get();
-  return e;
-}
-
-}  // namespace
 
 std::optional<OneHotSum> one_hot_over_output(const UOpRef& value, const std::vector<UOpRef>& ranges,
                                              Op op) {
@@ -47,8 +32,8 @@ std::optional<OneHotSum> one_hot_over_output(const UOpRef& value, const std::vec
       m.e = cmp->src(1 - s);
     }
   }
-  if (!m.v || !m.e->dtype().is_int() || m.v->src(0)->op() != Op::CONST || !uses(m.e, reduced) ||
-      uses(m.e, {m.v}))
+  if (!m.v || !m.e->dtype().is_int() || m.v->src(0)->op() != Op::CONST || !uses_any(m.e, reduced) ||
+      uses_any(m.e, {m.v}))
     return {};
   return m;
 }
