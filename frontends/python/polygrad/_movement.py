@@ -62,9 +62,9 @@ def shrink(self, arg):
 
 def pad(self, arg, value=0.0):
     """arg: one (before, after) per axis (None: no padding), or torch's flat form
-    (last axis first: (left, right, top, bottom, ...))."""
+    (last axis first: (left, right, top, bottom, ...)); an empty one pads nothing, as torch's."""
     nd = self.ndim
-    if arg and all(isinstance(a, numbers.Integral) for a in arg):
+    if all(isinstance(a, numbers.Integral) for a in arg):  # (() is the flat form, no pairs)
         if len(arg) % 2 or len(arg) // 2 > nd:
             raise _ffi.PolygradValueError(
                 f"pad: flat padding {tuple(arg)} needs an even length of at most {2 * nd} "

@@ -25,6 +25,15 @@ def test_pad_flat_form_full_rank():
     np.testing.assert_array_equal(Tensor(a).pad(arg).numpy(), F.pad(torch.tensor(a), arg).numpy())
 
 
+@pytest.mark.parametrize("arg", [(), []])
+def test_pad_of_no_pairs_is_the_tensor(arg):
+    # torch's F.pad(x, ()) gives x back (an empty flat form); it raised "0 pad pairs".
+    a = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(Tensor(a).pad(arg).numpy(), F.pad(torch.tensor(a), arg).numpy())
+    assert Tensor(a).pad(arg).shape == (2, 3)
+    assert Tensor(2.5).pad(arg).numpy() == 2.5
+
+
 @pytest.mark.parametrize("op,kw", [
     ("avg_pool2d", {"kernel_size": (2, 2, 2)}),
     ("avg_pool2d", {"kernel_size": (2,)}),
