@@ -225,12 +225,14 @@ Tensor Tensor::pad(const std::vector<std::pair<int64_t, int64_t>>& pads, double 
 
 Tensor Tensor::flip(const std::vector<int64_t>& axes) const {
   const detail::TensorImpl& p = detail::state(*this, "flip");
+  // A 0-d tensor takes axis 0 or -1, as one of one element, and is its own flip (torch's).
+  const int64_t n = std::max<int64_t>(ndim(), 1);
   std::vector<int64_t> ax;
-  for (int64_t a : axes) ax.push_back(detail::norm_axis("flip", a, ndim(), p.shape));
+  for (int64_t a : axes) ax.push_back(detail::norm_axis("flip", a, n, p.shape));
   std::sort(ax.begin(), ax.end());
   if (std::adjacent_find(ax.begin(), ax.end()) != ax.end())
     user_error("flip: axes " + ints_str(axes) + " repeat an axis");
-  if (ax.empty()) return *this;
+  if (ax.empty() || ndim() == 0) return *this;
   return make(lazy::flip(p.uop, ax), p.shape, p.device);
 }
 

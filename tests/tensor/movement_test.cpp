@@ -180,4 +180,18 @@ TEST(Splitting, AnEmptyAxis) {
   EXPECT_EQ(Tensor::arange(5).chunk(10).size(), 5u);  // (a non-empty axis: ceil(5 / 10) = 1)
 }
 
+// A 0-d tensor flips as one of one element: axis 0 or -1 (or none) gives it back, axis 1 is out
+// of range, as torch's (torch.flip(torch.tensor(3.), [0]) is 3; flip raised for every axis).
+TEST(Flip, AZeroDimTensorIsItsOwnFlip) {
+  const Tensor x = Tensor::full({}, 3.0);
+  for (const std::vector<int64_t>& axes :
+       {std::vector<int64_t>{}, std::vector<int64_t>{0}, std::vector<int64_t>{-1}}) {
+    const Tensor f = x.flip(axes);
+    EXPECT_EQ(f.shape(), Tensor::Shape{});
+    EXPECT_EQ(f.item<float>(), 3.0f);
+  }
+  EXPECT_THROW(x.flip({1}), polygrad::Error);
+  EXPECT_THROW(x.flip({0, -1}), polygrad::Error);
+}
+
 }  // namespace
