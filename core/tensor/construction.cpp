@@ -282,6 +282,20 @@ Tensor Tensor::arange(double start, double stop, double step, std::optional<pg_d
   const pg_dtype dt = dtype ? *dtype : whole ? PG_DTYPE_INT32 : PG_DTYPE_FLOAT32;
   if (!std::isfinite(start) || !std::isfinite(stop) || !std::isfinite(step))
     user_error("arange: start, stop and step must be finite");
+  if (!whole && DType(dt).is_int()) {
+    // torch's: start and step are truncated (a step that truncates to 0 is an error) and the
+    // values start + i * step wrap into the dtype; the count is ceil((stop - start) / step) of
+    // the numbers as given, but for int64 of the truncated ones. (arange(0, 5, 1.5) was 0, 1.5,
+    // 3, 4.5 truncated, [0, 1, 3, 4]; torch's int32 is [0, 1, 2, 3], its int64 [0, 1, 2, 3, 4].)
+    const double count = dt == PG_DTYPE_INT64
+                             ? std::ceil((std::trunc(stop) - std::trunc(start)) / std::trunc(step))
+                             : std::ceil((stop - start) / step);
+    start = std::trunc(start);
+    step = std::trunc(step);
+    if (step == 0)
+      user_error("arange: step truncates to zero in integer dtype " + DType(dt).name());
+    return arange(start, start + std::max(0.0, count) * step, step, dt, device);
+  }
   const auto n =
       static_cast<int64_t>(host_count("arange", std::max(0.0, std::ceil((stop - start) / step))));
   std::vector<double> v(static_cast<size_t>(n));

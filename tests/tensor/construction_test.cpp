@@ -54,6 +54,28 @@ TEST(Construction, Ranges) {
   expect_values(Tensor::eye(2, 3), {2, 3}, {1, 0, 0, 0, 1, 0});
 }
 
+// An integer dtype with a fractional step or bound, as torch's (its values, torch 2.x):
+// arange(0, 5, 1.5, dtype=int32) is [0, 1, 2, 3] and int64 [0, 1, 2, 3, 4]; a step that
+// truncates to 0 is an error.
+TEST(Construction, IntegerRangesOfFractionalSteps) {
+  auto ints = [](double a, double b, double s, pg_dtype t) {
+    return Tensor::arange(a, b, s, t).cast(PG_DTYPE_INT64).to_vector<int64_t>();
+  };
+  using V = std::vector<int64_t>;
+  EXPECT_EQ(ints(0, 5, 1.5, PG_DTYPE_INT32), (V{0, 1, 2, 3}));
+  EXPECT_EQ(ints(0, 5, 1.5, PG_DTYPE_INT64), (V{0, 1, 2, 3, 4}));
+  EXPECT_EQ(ints(0, 5, 1.5, PG_DTYPE_UINT8), (V{0, 1, 2, 3}));
+  EXPECT_EQ(ints(0.9, 5.5, 1.3, PG_DTYPE_INT32), (V{0, 1, 2, 3}));
+  EXPECT_EQ(ints(0.9, 5.5, 1.3, PG_DTYPE_INT64), (V{0, 1, 2, 3, 4}));
+  EXPECT_EQ(ints(0.5, 5, 1, PG_DTYPE_INT32), (V{0, 1, 2, 3, 4}));
+  EXPECT_EQ(ints(0, -3, -1.5, PG_DTYPE_INT32), (V{0, -1}));
+  EXPECT_EQ(ints(0, -3, -1.5, PG_DTYPE_INT64), (V{0, -1, -2}));
+  EXPECT_EQ(ints(0, -3, -1.5, PG_DTYPE_UINT8), (V{0, 255}));
+  EXPECT_EQ(Tensor::arange(0, 5, 1.5, PG_DTYPE_INT32).dtype(), PG_DTYPE_INT32);
+  EXPECT_THROW(Tensor::arange(0, 5, 0.5, PG_DTYPE_INT32), polygrad::Error);
+  expect_values(Tensor::arange(0, 5, 1.5, PG_DTYPE_FLOAT32), {4}, {0, 1.5, 3, 4.5});
+}
+
 TEST(Random, SeededUniform) {
   Tensor::manual_seed(42);
   std::vector<float> a = Tensor::rand({1000}).to_vector<float>();
