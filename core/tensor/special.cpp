@@ -71,6 +71,15 @@ ArcParts arc_parts(const Tensor& x) {
   return {mid, (xi / si).atan(), (so / yo).atan()};
 }
 
+// asin at x = +-1 from its leading terms there, sign(x) (pi/2 - sqrt(2 (1 - |x|))), whose
+// derivatives are torch's: +inf, then sign(x) inf (atan's form gave inf * 0 = NaN for the
+// second). Elsewhere (`edge` false) it reads 0, where its root is finite.
+Tensor asin_at_edge(const Tensor& x, const Tensor& edge) {
+  Tensor xe = edge.where(x, 0.0), neg = xe < 0.0;
+  Tensor r = kPi / 2 - (2.0 * (1.0 - neg.where(-xe, xe))).sqrt();
+  return neg.where(-r, r);
+}
+
 // The first `terms` odd Taylor coefficients of tanh, a_1 = 1, a_3 = -1/3, a_5 = 2/15, ...,
 // from tanh' = 1 - tanh^2: (k + 1) a_(k+1) = -sum over i + j = k of a_i a_j (every product of
 // one k has the same sign, so nothing cancels).
@@ -192,10 +201,14 @@ Tensor Tensor::acosh() const {
   detail::state(*this, "acosh");
   return widened(to_float(*this), [](const Tensor& x) {
     // log1p(t + sqrt(t) sqrt(t + 2)) with t = x - 1 (exact near 1); log(2x) for large x.
-    // (sqrt(t (t + 2)) gave the gradient inf * 0 = NaN at x = 1; torch's is inf.)
-    Tensor big = x > kLogLimit;
-    Tensor t = big.where(0.0, x - 1.0), b = big.where(x, 1.0);
-    return big.where(b.log() + kLn2, (t + t.sqrt() * (t + 2.0).sqrt()).log1p());
+    // (sqrt(t (t + 2)) gave the gradient inf * 0 = NaN at x = 1; torch's is inf.) At x = 1,
+    // sqrt(2 (x - 1)), the leading term, whose derivatives are torch's, inf and -inf (the
+    // product's second was inf * 0 = NaN); the others then read x = 2.
+    Tensor edge = x == 1.0, big = x > kLogLimit;
+    Tensor t = (big | edge).where(1.0, x - 1.0), b = big.where(x, 1.0);
+    Tensor at_edge = (2.0 * (edge.where(x, 2.0) - 1.0)).sqrt();
+    return edge.where(at_edge,
+                      big.where(b.log() + kLn2, (t + t.sqrt() * (t + 2.0).sqrt()).log1p()));
   });
 }
 
@@ -222,8 +235,11 @@ Tensor Tensor::asin() const {
   detail::state(*this, "asin");
   return widened(to_float(*this), [](const Tensor& x) {
     // |x| <= 1/sqrt(2): atan(x / s), s = sqrt(1 - x^2); beyond, +-(pi/2 - atan(s / |x|)).
-    ArcParts a = arc_parts(x);
-    return a.mid.where(a.inner, (x < 0.0).where(a.outer - kPi / 2, kPi / 2 - a.outer));
+    // At |x| = 1 asin_at_edge, and the atan form reads 0 (where its gradient is finite).
+    Tensor edge = magnitude(x) == 1.0;
+    ArcParts a = arc_parts(edge.where(0.0, x));
+    Tensor inside = a.mid.where(a.inner, (x < 0.0).where(a.outer - kPi / 2, kPi / 2 - a.outer));
+    return edge.where(asin_at_edge(x, edge), inside);
   });
 }
 
@@ -232,8 +248,11 @@ Tensor Tensor::acos() const {
   return widened(to_float(*this), [](const Tensor& x) {
     // pi/2 - asin(x) in the middle; atan(s / x) above 1/sqrt(2), where acos is small (no
     // cancellation), and pi - atan(s / |x|) below -1/sqrt(2).
-    ArcParts a = arc_parts(x);
-    return a.mid.where(kPi / 2 - a.inner, (x < 0.0).where(kPi - a.outer, a.outer));
+    // At |x| = 1, pi/2 - asin_at_edge (0 and pi).
+    Tensor edge = magnitude(x) == 1.0;
+    ArcParts a = arc_parts(edge.where(0.0, x));
+    Tensor inside = a.mid.where(kPi / 2 - a.inner, (x < 0.0).where(kPi - a.outer, a.outer));
+    return edge.where(kPi / 2 - asin_at_edge(x, edge), inside);
   });
 }
 

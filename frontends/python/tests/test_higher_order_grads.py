@@ -75,3 +75,20 @@ def test_prod_second_derivative_at_zero_factors():
     np.testing.assert_array_equal(pd[1], [0.0, 8.0, 8.0, 0.0])
     pd = pg_derivatives(lambda x: x.prod(), [0.0, 0.0, 0.0, 5.0], 2)
     np.testing.assert_array_equal(pd[1], [0.0, 0.0, 0.0, 0.0])
+
+
+@pytest.mark.parametrize("name,fn,x,d1,d2", [
+    # torch 2.x: asin' = (1 - x^2)^-1/2, asin'' = x (1 - x^2)^-3/2, acosh'' = -x (x^2 - 1)^-3/2.
+    ("asin", Tensor.asin, [-1.0, 1.0], [np.inf, np.inf], [-np.inf, np.inf]),
+    ("acos", Tensor.acos, [-1.0, 1.0], [-np.inf, -np.inf], [np.inf, -np.inf]),
+    ("acosh", Tensor.acosh, [1.0], [np.inf], [-np.inf]),
+])
+def test_second_derivatives_at_domain_edges_are_torchs(name, fn, x, d1, d2):
+    # The precise compositions took inf * 0 = NaN for the second derivative at the edges.
+    pd, td = derivatives(fn, x, 2, getattr(torch, name))
+    np.testing.assert_array_equal(td[0], d1)
+    np.testing.assert_array_equal(td[1], d2)
+    np.testing.assert_array_equal(pd[0], d1)
+    np.testing.assert_array_equal(pd[1], d2)
+    np.testing.assert_array_equal(fn(Tensor(np.array(x))).numpy(), getattr(torch, name)(
+        torch.tensor(x, dtype=torch.float64)).numpy())
