@@ -48,6 +48,27 @@ Tensor int_pow(const Tensor& b, const Tensor& e) {
   return (e < k(0)).where(negative, acc);
 }
 
+// (+-0)^y as IEEE's pow: 1 for y = 0, 0 for y > 0 and inf for y < 0, negative for -0 and an
+// odd integer y, NaN for NaN. `neg` marks -0; the result has no gradient.
+Tensor pow_of_zero(const Tensor& neg, const Tensor& y) {
+  Tensor odd = neg & y.isfinite() & (y.trunc() == y) & ((y * 0.5).trunc() * 2.0 != y);
+  Tensor one = scalar_like(y, 1.0), big = scalar_like(y, INFINITY), nil = scalar_like(y, 0.0);
+  Tensor r = (y == 0.0).where(one, (y < 0.0).where(big, nil));
+  return y.isnan().where(y, odd.where(-r, r)).detach();
+}
+
+// A term of value 0 whose derivative in v is the value d, +-inf and NaN included, for a
+// gradient given where the computed one would be 0 * inf: d (v - v') with v' = v detached
+// where d is finite, sign(d) sqrt(v - v') where it is infinite (sqrt's derivative at 0),
+// (v - v') sqrt(v - v') where it is NaN (0 + 0 / 0). Each root reads 1 where not chosen. An
+// infinite v has none (v - v' would be NaN).
+Tensor with_derivative(const Tensor& v, const Tensor& d) {
+  Tensor s = v.isfinite().where(v - v.detach(), 0.0), inf = d.isinf(), nan = d.isnan();
+  Tensor si = inf.where(s, 1.0), sn = nan.where(s, 1.0);
+  Tensor finite = (inf | nan).where(0.0, d) * s;
+  return inf.where((d < 0.0).where(-si.sqrt(), si.sqrt()), nan.where(sn * sn.sqrt(), finite));
+}
+
 }  // namespace
 
 Tensor Tensor::add(const Tensor& o) const {
@@ -96,24 +117,27 @@ Tensor Tensor::pow(const Tensor& o) const {
   Tensor x = detail::broadcast_to("pow", cast(t.scalar()), s);
   Tensor y = detail::broadcast_to("pow", o.cast(t.scalar()), s);
   // |x|^y = 2^(y log2|x|); a negative base needs a whole y: odd y flips the sign, others NaN.
-  // At x = 0 the logarithm is taken of 1 and the result masked (0, or inf for y < 0): its
-  // gradient is then 0 there, not 0 * inf = NaN.
+  // At x = 0 the logarithm is taken of 1 (its gradient would be 0 * inf = NaN) and the
+  // result is (+-0)^y with torch's derivatives: y (+-0)^(y - 1) in x (0 for y = 0: 1 for
+  // y = 1, inf for 0 < y < 1, -inf for y < 0) and (+-0)^y ln 0 in y (0 for y >= 0). They
+  // were 0 for every y, and (-0)^-1 was inf.
   Tensor zero = x == 0.0;
-  Tensor mag = (y * zero.where(1.0, x.abs()).log2()).exp2();
-  // (Constants of the result's dtype: where(Scalar, Scalar) would make float32 ones and
-  // promote a float16 power to float32.)
-  Tensor inf = detail::constant(INFINITY, t, s, device()),
-         nil = detail::constant(0, t, s, device());
-  mag = zero.where((y < 0.0).where(inf, nil), mag);
+  Tensor mag = zero.where(0.0, y * zero.where(1.0, x.abs()).log2()).exp2();
   Tensor whole = y.trunc() == y;
   Tensor odd = whole & ((y * 0.5).trunc() * 2.0 != y);
   Tensor nan = detail::constant(NAN, t, s, device());
   Tensor neg_result = whole.where(odd.where(-mag, mag), nan);
   Tensor r = (x < 0.0).where(neg_result, mag);
-  // x^0 = 1 even for x = 0, +-inf or NaN. Only there: elsewhere r is 1 already and keeps the
+  Tensor neg_zero = zero & (1.0 / zero.where(x, 1.0) < 0.0);
+  Tensor at_zero = pow_of_zero(neg_zero, y), yd = y.detach();
+  Tensor dx = (yd == 0.0).where(0.0, yd * pow_of_zero(neg_zero, yd - 1.0));
+  Tensor dy = ((yd < 0.0) | yd.isnan()).where(-at_zero * INFINITY, 0.0);
+  at_zero =
+      at_zero + with_derivative(x, zero.where(dx, 0.0)) + with_derivative(y, zero.where(dy, 0.0));
+  // x^0 = 1 even for x = +-inf or NaN. Only there: elsewhere r is 1 already and keeps the
   // gradient ln|x| for y (a constant 1 gave 0: d/dy 2^y at y = 0 is ln 2).
-  Tensor one = (y == 0.0) & (zero | x.isfinite().logical_not());
-  return one.where(1.0, r);
+  Tensor one = (y == 0.0) & x.isfinite().logical_not();
+  return one.where(1.0, zero.where(at_zero, r));
 }
 Tensor Tensor::pow(Scalar o) const {
   if (!o.is_int && o.value == 0.5 && dt(*this).is_float()) return sqrt();

@@ -43,3 +43,19 @@ def test_abs_of_zero_is_positive_zero_with_gradient_zero():
         (tg,) = torch.autograd.grad(t.abs().sum(), t)
         np.testing.assert_array_equal(g.numpy(), tg.numpy())
     assert np.isnan(Tensor(np.array([np.nan])).abs().numpy()).all()
+
+
+def test_pow_tensor_exponent_gradients_at_a_zero_base():
+    # torch's: d/dx = y x^(y-1) (1 at y = 1, inf for 0 < y < 1, -+inf for y < 0 by the sign
+    # of (+-0)^(y-1)) and d/dy = x^y ln x, 0 for y >= 0. Both were 0 for every y, and
+    # (-0)^-1 was inf (IEEE's and torch's -inf).
+    a = np.array([0.0] * 5 + [-0.0] * 4)
+    b = np.array([2.0, 1.0, 0.5, -1.0, -2.0, 1.0, 0.5, -1.0, -2.0])
+    pa, pb = Tensor(a, requires_grad=True), Tensor(b, requires_grad=True)
+    out = pa ** pb
+    ga, gb = out.sum().gradient(pa, pb)
+    inf = np.inf
+    np.testing.assert_array_equal(out.numpy(), [0, 0, 0, inf, inf, 0, 0, -inf, inf])
+    np.testing.assert_array_equal(ga.numpy(), [0, 1, inf, -inf, -inf, 1, inf, -inf, inf])
+    np.testing.assert_array_equal(gb.numpy(), [0, 0, 0, -inf, -inf, 0, 0, inf, -inf])
+
