@@ -121,8 +121,11 @@ Tensor Tensor::pow(const Tensor& o) const {
   // result is (+-0)^y with torch's derivatives: y (+-0)^(y - 1) in x (0 for y = 0: 1 for
   // y = 1, inf for 0 < y < 1, -inf for y < 0) and (+-0)^y ln 0 in y (0 for y >= 0). They
   // were 0 for every y, and (-0)^-1 was inf.
-  Tensor zero = x == 0.0;
-  Tensor mag = zero.where(0.0, y * zero.where(1.0, x.abs()).log2()).exp2();
+  // x^0 = 1 even for x = +-inf or NaN (`one`; it reads 1 too, where its gradient is finite).
+  // Only there: elsewhere r is 1 already and keeps the gradient ln|x| for y (a constant 1 gave
+  // 0: d/dy 2^y at y = 0 is ln 2).
+  Tensor zero = x == 0.0, one = (y == 0.0) & x.isfinite().logical_not(), exact = zero | one;
+  Tensor mag = exact.where(0.0, y * exact.where(1.0, x.abs()).log2()).exp2();
   Tensor whole = y.trunc() == y;
   Tensor odd = whole & ((y * 0.5).trunc() * 2.0 != y);
   Tensor nan = detail::constant(NAN, t, s, device());
@@ -134,9 +137,6 @@ Tensor Tensor::pow(const Tensor& o) const {
   Tensor dy = ((yd < 0.0) | yd.isnan()).where(-at_zero * INFINITY, 0.0);
   at_zero =
       at_zero + with_derivative(x, zero.where(dx, 0.0)) + with_derivative(y, zero.where(dy, 0.0));
-  // x^0 = 1 even for x = +-inf or NaN. Only there: elsewhere r is 1 already and keeps the
-  // gradient ln|x| for y (a constant 1 gave 0: d/dy 2^y at y = 0 is ln 2).
-  Tensor one = (y == 0.0) & x.isfinite().logical_not();
   return one.where(1.0, zero.where(at_zero, r));
 }
 Tensor Tensor::pow(Scalar o) const {

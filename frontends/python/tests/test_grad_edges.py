@@ -59,3 +59,15 @@ def test_pow_tensor_exponent_gradients_at_a_zero_base():
     np.testing.assert_array_equal(ga.numpy(), [0, 1, inf, -inf, -inf, 1, inf, -inf, inf])
     np.testing.assert_array_equal(gb.numpy(), [0, 0, 0, -inf, -inf, 0, 0, inf, -inf])
 
+
+def test_zeroth_power_gradient_at_an_infinite_base():
+    # x^0 = 1 at +-inf too, with torch's gradient 0 in x: 2^(0 * log2 inf) was a discarded
+    # branch whose value, NaN, made its gradient 0 * NaN = NaN.
+    x = np.array([np.inf, -np.inf, 2.0])
+    for e in (0, 0.0, Tensor(np.zeros(3))):
+        p = Tensor(x, requires_grad=True)
+        out = p ** e
+        (g,) = out.sum().gradient(p)
+        np.testing.assert_array_equal(out.numpy(), [1.0, 1.0, 1.0])
+        np.testing.assert_array_equal(g.numpy(), [0.0, 0.0, 0.0])
+
