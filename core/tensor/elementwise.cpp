@@ -148,12 +148,20 @@ Tensor Tensor::pow(Scalar o) const {
   const bool ints = !dt(*this).is_float() && !dt(*this).is_bool() && o.is_int && o.value > 0;
   const bool product = dt(*this).is_float() ? n <= kMaxProductPower : ints && n <= 64;
   if (product && n >= 1 && std::trunc(n) == n) {
-    Tensor r, base = *this;
-    for (auto k = static_cast<int64_t>(n); k > 0; k >>= 1) {
-      if (k & 1) r = r.defined() ? r * base : base;
-      if (k > 1) base = base * base;
-    }
-    return o.value < 0 ? r.reciprocal() : r;
+    auto power = [n](Tensor base) {
+      Tensor r;
+      for (auto k = static_cast<int64_t>(n); k > 0; k >>= 1) {
+        if (k & 1) r = r.defined() ? r * base : base;
+        if (k > 1) base = base * base;
+      }
+      return r;
+    };
+    if (o.value > 0) return power(*this);
+    // 1 / x^n (torch's value for x^-2 is 1 / (x x)), but (1 / x)^n at x = 0 and +-inf: there
+    // its gradient is torch's -n x^(-n-1), +-inf and -+0, where 1 / x^n's was inf * 0 = NaN.
+    Tensor edge = (*this == 0.0) | isinf();
+    return edge.where(power(edge.where(*this, 1.0).reciprocal()),
+                      power(edge.where(1.0, *this)).reciprocal());
   }
   if (o.is_int && o.value < 0 && !dt(*this).is_float() && !dt(*this).is_bool())
     user_error("pow: integers to negative integer powers are not allowed (" +

@@ -71,3 +71,15 @@ def test_zeroth_power_gradient_at_an_infinite_base():
         np.testing.assert_array_equal(out.numpy(), [1.0, 1.0, 1.0])
         np.testing.assert_array_equal(g.numpy(), [0.0, 0.0, 0.0])
 
+
+def test_negative_integer_power_gradient_at_zero_and_infinity():
+    # torch's -n x^(-n-1): 1 / x^n took inf * 0 = NaN through x^n at x = +-0 and +-inf.
+    x = np.array([0.0, -0.0, np.inf, -np.inf, 2.0])
+    p = Tensor(x, requires_grad=True)
+    (g2,) = (p ** -2).sum().gradient(p)
+    (g3,) = (p ** -3).sum().gradient(p)
+    np.testing.assert_array_equal(g2.numpy(), [-np.inf, np.inf, 0.0, 0.0, -0.25])
+    np.testing.assert_array_equal(g3.numpy(), [-np.inf, -np.inf, 0.0, 0.0, -0.1875])
+    with np.errstate(divide="ignore"):
+        np.testing.assert_array_equal((p ** -2).numpy(), 1.0 / (x * x))
+
