@@ -119,8 +119,10 @@ SourceGrads mul_rule(const UOp* u, const UOpRef& g, ShapeOf&) {
   return {mul(g, u->src(1)), mul(g, u->src(0))};
 }
 SourceGrads fdiv(const UOp* u, const UOpRef& g, ShapeOf&) {
-  const UOpRef &x = u->src(0), &y = u->src(1);
-  return {div(g, y), neg(div(mul(g, x), mul(y, y)))};  // d(x/y) = g/y, -g x/y^2
+  // d(x/y) = g/y, -g (x/y)/y as torch's: x/y^2 overflowed where (x/y)/y is finite, and its
+  // own gradient took 0 * inf = NaN through y*y at y = 0 (torch's d2 of 1/y there is +-inf).
+  const UOpRef& y = u->src(1);
+  return {div(g, y), neg(mul(g, div(u->ref(), y)))};
 }
 SourceGrads max_rule(const UOp* u, const UOpRef& g, ShapeOf& s) {
   // The larger source takes g; on a tie each takes half.

@@ -83,3 +83,13 @@ def test_negative_integer_power_gradient_at_zero_and_infinity():
     with np.errstate(divide="ignore"):
         np.testing.assert_array_equal((p ** -2).numpy(), 1.0 / (x * x))
 
+
+def test_division_gradient_in_the_divisor_is_torchs_quotient_form():
+    # -g (x/y)/y as torch's: -g x/y^2 overflowed in y^2 (0 for 1e200 / 1e200, torch's
+    # -1e-200), and its own derivative took 0 * inf = NaN through y*y at y = 0 (torch: +-inf).
+    n = np.array([1.0, 1.0, 1e200, 3.0])
+    y = Tensor(np.array([0.0, -0.0, 1e200, 4.0]), requires_grad=True)
+    (g,) = (Tensor(n) / y).sum().gradient(y)
+    (g2,) = g.sum().gradient(y)
+    np.testing.assert_array_equal(g.numpy(), [-np.inf, -np.inf, -1e-200, -0.1875])
+    np.testing.assert_array_equal(g2.numpy(), [np.inf, -np.inf, 0.0, 0.09375])
