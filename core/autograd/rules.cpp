@@ -125,11 +125,12 @@ SourceGrads fdiv(const UOp* u, const UOpRef& g, ShapeOf&) {
   return {div(g, y), neg(mul(g, div(u->ref(), y)))};
 }
 SourceGrads max_rule(const UOp* u, const UOpRef& g, ShapeOf& s) {
-  // The larger source takes g; on a tie each takes half.
+  // The larger source takes g and the smaller 0; on a tie each takes half, and where either is
+  // NaN (unordered) each takes g, as torch's (a NaN gave both 0).
   const UOpRef &x = u->src(0), &y = u->src(1);
-  UOpRef half = mul(g, like(g, 0.5, s)), zero = like(g, 0, s), tie = equals(x, y);
-  return {pick(ew(Op::CMPLT, {y, x}), g, pick(tie, half, zero)),
-          pick(ew(Op::CMPLT, {x, y}), g, pick(tie, half, zero))};
+  UOpRef half = mul(g, like(g, 0.5, s)), zero = like(g, 0, s);
+  UOpRef share = pick(equals(x, y), half, g);
+  return {pick(ew(Op::CMPLT, {x, y}), zero, share), pick(ew(Op::CMPLT, {y, x}), zero, share)};
 }
 SourceGrads where_rule(const UOp* u, const UOpRef& g, ShapeOf& s) {
   const UOpRef& c = u->src(0);

@@ -93,3 +93,17 @@ def test_division_gradient_in_the_divisor_is_torchs_quotient_form():
     (g2,) = g.sum().gradient(y)
     np.testing.assert_array_equal(g.numpy(), [-np.inf, -np.inf, -1e-200, -0.1875])
     np.testing.assert_array_equal(g2.numpy(), [np.inf, -np.inf, 0.0, 0.09375])
+
+
+def test_maximum_and_minimum_pass_the_gradient_to_both_sources_at_a_nan():
+    # torch's: a NaN compares unordered, so neither source is the smaller and each takes g
+    # (both took 0); a tie still splits g in halves.
+    nan = np.nan
+    a = Tensor(np.array([nan, 1.0, 2.0, 3.0]), requires_grad=True)
+    b = Tensor(np.array([0.0, nan, 2.0, 1.0]), requires_grad=True)
+    ga, gb = a.maximum(b).sum().gradient(a, b)
+    np.testing.assert_array_equal(ga.numpy(), [1.0, 1.0, 0.5, 1.0])
+    np.testing.assert_array_equal(gb.numpy(), [1.0, 1.0, 0.5, 0.0])
+    ga, gb = a.minimum(b).sum().gradient(a, b)
+    np.testing.assert_array_equal(ga.numpy(), [1.0, 1.0, 0.5, 0.0])
+    np.testing.assert_array_equal(gb.numpy(), [1.0, 1.0, 0.5, 1.0])
