@@ -194,10 +194,12 @@ Tensor Tensor::clamp(std::optional<Scalar> min, std::optional<Scalar> max) const
     return r;
   }
   // Selects, not maximum/minimum: torch's gradient is 1 on the bounds too (a tie of maximum
-  // would give 1/2), 0 outside.
+  // would give 1/2), 0 outside, and 0 at NaN (torch's mask min <= x <= max; it was 1).
+  if (!min && !max) return r;
+  Tensor nan = r.isnan(), x = r;
   if (min) r = (r < *min).where(*min, r);
   if (max) r = (r > *max).where(*max, r);
-  return r;
+  return nan.where(x.detach(), r);
 }
 
 }  // namespace polygrad

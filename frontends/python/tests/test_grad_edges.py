@@ -107,3 +107,16 @@ def test_maximum_and_minimum_pass_the_gradient_to_both_sources_at_a_nan():
     ga, gb = a.minimum(b).sum().gradient(a, b)
     np.testing.assert_array_equal(ga.numpy(), [1.0, 1.0, 0.5, 0.0])
     np.testing.assert_array_equal(gb.numpy(), [1.0, 1.0, 0.5, 1.0])
+
+
+def test_clamp_gradient_at_nan_is_zero():
+    # torch's clamp passes g where min <= x <= max, which a NaN is not (the selects gave 1);
+    # its value stays NaN.
+    x = np.array([np.nan, 0.5, 2.0, -2.0, 1.0])
+    for lo, hi, want in [(-1.0, 1.0, [0, 1, 0, 0, 1]), (-1.0, None, [0, 1, 1, 0, 1]),
+                         (None, 1.0, [0, 1, 0, 1, 1])]:
+        p = Tensor(x, requires_grad=True)
+        out = p.clamp(lo, hi)
+        (g,) = out.sum().gradient(p)
+        np.testing.assert_array_equal(g.numpy(), want)
+        assert np.isnan(out.numpy()[0])
