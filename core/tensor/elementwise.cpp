@@ -129,8 +129,15 @@ Tensor Tensor::pow(const Tensor& o) const {
   Tensor whole = y.trunc() == y;
   Tensor odd = whole & ((y * 0.5).trunc() * 2.0 != y);
   Tensor nan = detail::constant(NAN, t, s, device());
+  // A finite negative base has torch's NaN derivatives: in x and y where y is not whole
+  // (`frac`: the value is NaN; they were 0) and in y everywhere (ln x of a negative x; it was
+  // ln|x| x^y). (The product with NaN reads mag only where it is taken: elsewhere its gradient
+  // would be 0 * NaN.)
+  Tensor below = x < 0.0, frac = below & whole.logical_not() & x.isfinite();
   Tensor neg_result = whole.where(odd.where(-mag, mag), nan);
-  Tensor r = (x < 0.0).where(neg_result, mag);
+  neg_result = frac.where(frac.where(mag, 0.0) * nan, neg_result) -
+               with_derivative(y, below.where(nan, 0.0));
+  Tensor r = below.where(neg_result, mag);
   Tensor neg_zero = zero & (1.0 / zero.where(x, 1.0) < 0.0);
   Tensor at_zero = pow_of_zero(neg_zero, y), yd = y.detach();
   Tensor dx = (yd == 0.0).where(0.0, yd * pow_of_zero(neg_zero, yd - 1.0));

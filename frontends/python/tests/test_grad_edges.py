@@ -120,3 +120,18 @@ def test_clamp_gradient_at_nan_is_zero():
         (g,) = out.sum().gradient(p)
         np.testing.assert_array_equal(g.numpy(), want)
         assert np.isnan(out.numpy()[0])
+
+
+def test_pow_tensor_exponent_gradients_at_a_negative_base_are_torchs_nan():
+    # x^y of a negative x: NaN in y always (torch's x^y ln x; it was ln|x| x^y) and in x too
+    # where y is not whole and the value is NaN (it was 0); a whole y keeps y x^(y-1) in x.
+    a = Tensor(np.array([-2.0, -2.0, -2.0, -0.5, 2.0]), requires_grad=True)
+    b = Tensor(np.array([2.0, 3.0, 0.5, -1.5, 0.5]), requires_grad=True)
+    out = a ** b
+    ga, gb = out.sum().gradient(a, b)
+    nan = np.nan
+    np.testing.assert_allclose(out.numpy(), [4.0, -8.0, nan, nan, np.sqrt(2.0)], rtol=1e-15)
+    np.testing.assert_allclose(ga.numpy(), [-4.0, 12.0, nan, nan, 0.5 / np.sqrt(2.0)],
+                               rtol=1e-15)
+    np.testing.assert_allclose(gb.numpy(), [nan, nan, nan, nan, np.sqrt(2.0) * np.log(2.0)],
+                               rtol=1e-15)
