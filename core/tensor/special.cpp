@@ -269,12 +269,14 @@ Tensor Tensor::logsigmoid() const {
 
 Tensor Tensor::softsign() const {
   // x / (1 + |x|), and for |x| >= 1 the equal sign(x) (1 - 1 / (1 + |x|)), whose gradient
-  // 1 / (1 + |x|)^2 does not come out of a cancellation (4e-6 relative at x = 100).
+  // 1 / (1 + |x|)^2 does not come out of a cancellation (4e-6 relative at x = 100). At the
+  // kink x = 0, x itself: torch's second derivative there is 0 (the right side's was -2).
   Tensor x = to_float(*this);
-  return odd(x, [](const Tensor& y) {
+  Tensor r = odd(x, [](const Tensor& y) {
     Tensor big = y >= 1.0;
     return big.where(1.0 - 1.0 / (1.0 + big.where(y, 1.0)), y / (1.0 + y));
   });
+  return (x == 0.0).where(x, r);
 }
 
 Tensor Tensor::selu() const {

@@ -92,3 +92,14 @@ def test_second_derivatives_at_domain_edges_are_torchs(name, fn, x, d1, d2):
     np.testing.assert_array_equal(pd[1], d2)
     np.testing.assert_array_equal(fn(Tensor(np.array(x))).numpy(), getattr(torch, name)(
         torch.tensor(x, dtype=torch.float64)).numpy())
+
+
+def test_softsign_second_derivative_at_zero_is_torchs():
+    # At the kink the one-sided second derivatives are +2 (left) and -2 (right): torch's is 0,
+    # the odd composition took the right side's. The first is 1 on both sides.
+    x = [0.0, -0.0, 0.5, -0.5, 2.0]
+    pd, td = derivatives(Tensor.softsign, x, 2, F.softsign)
+    np.testing.assert_array_equal(pd[0][:2], [1.0, 1.0])
+    np.testing.assert_array_equal(pd[1][:2], [0.0, 0.0])
+    np.testing.assert_allclose(pd[1], td[1], rtol=1e-15)
+    np.testing.assert_allclose(pd[1][2:], [-2 / 1.5 ** 3, 2 / 1.5 ** 3, -2 / 27], rtol=1e-15)
