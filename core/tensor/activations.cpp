@@ -72,11 +72,11 @@ Tensor Tensor::hardswish() const {
   // torch's pieces: 0 below -3, x (x + 3) / 6 on [-3, 3], x above, so the gradient on the
   // bounds is the middle piece's, x / 3 + 1/2 (-1/2 at -3, 3/2 at 3), as torch's (x times
   // relu6, whose gradient is 0 on its bounds, gave 0 and 1 there). The middle piece sees 0
-  // where it is not taken, so a NaN's gradient is x's 1, not 0 * NaN.
-  Tensor in = *this <= 3.0;
-  Tensor xm = in.where(*this, 0.0);
+  // where it is not taken, so a NaN's gradient is x's 1, not 0 * NaN, and -inf's is 0.
+  Tensor in = *this <= 3.0, below = *this < -3.0;
+  Tensor xm = (in & below.logical_not()).where(*this, 0.0);
   Tensor mid = xm * (xm + 3.0) * (1.0 / 6.0);
-  return (*this < -3.0).where(0.0, in.where(mid, *this));
+  return below.where(0.0, in.where(mid, *this));
 }
 Tensor Tensor::hardsigmoid() const {
   // torch's gradient is 0 at NaN (relu6's is 1 there): a NaN passes through detached.

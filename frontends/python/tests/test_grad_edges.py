@@ -135,3 +135,12 @@ def test_pow_tensor_exponent_gradients_at_a_negative_base_are_torchs_nan():
                                rtol=1e-15)
     np.testing.assert_allclose(gb.numpy(), [nan, nan, nan, nan, np.sqrt(2.0) * np.log(2.0)],
                                rtol=1e-15)
+
+
+def test_hardswish_gradient_at_minus_infinity_is_zero():
+    # torch's 0 (x < -3); the middle piece x (x + 3) / 6, discarded there, read -inf and gave
+    # 0 * -inf = NaN. The bounds keep the middle piece's x / 3 + 1/2, a NaN x's 1.
+    x = np.array([-np.inf, -3.0, 3.0, np.inf, -4.0, np.nan])
+    p = Tensor(x, requires_grad=True)
+    (g,) = p.hardswish().sum().gradient(p)
+    np.testing.assert_array_equal(g.numpy(), [0.0, -0.5, 1.5, 1.0, 0.0, 1.0])
