@@ -213,7 +213,9 @@ class POLYGRAD_API Tensor {
   /// 0, 1, ..., stop-1 (int32).
   static Tensor arange(int64_t stop, const std::string& device = "");
   /// start, start+step, ... below stop (above it for a negative step). Without a dtype: int32
-  /// when start, stop and step are whole numbers, else float32.
+  /// when start, stop and step are whole numbers, else float32. An integer dtype with a
+  /// fractional start or step truncates both, as torch's (a step truncating to 0 is an error),
+  /// and takes the count ceil((stop - start) / step) of the numbers given (int64: truncated).
   static Tensor arange(double start, double stop, double step = 1.0,
                        std::optional<pg_dtype> dtype = std::nullopt,
                        const std::string& device = "");
