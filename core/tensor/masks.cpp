@@ -41,13 +41,12 @@ Tensor Tensor::triu(int64_t diagonal) const {
 
 Tensor Tensor::masked_fill(const Tensor& mask, Scalar value) const {
   detail::state(*this, "masked_fill");
-  // The value takes this tensor's dtype (torch's), and the result keeps its shape.
+  detail::state(mask, "masked_fill");
+  // The value takes this tensor's dtype (torch's); tensor and mask broadcast against each
+  // other (torch's out-of-place masked_fill and tinygrad's mask.where(value, x)).
+  detail::broadcast_shape("masked_fill", shape(), mask.shape());
   Tensor v = detail::constant(value, dt(*this), {}, device());
-  Tensor r = mask.bool_().where(v, *this);
-  if (r.shape() != shape())
-    user_error("masked_fill: mask shape " + lazy::shape_str(mask.shape()) +
-               " does not broadcast to " + lazy::shape_str(shape()));
-  return r;
+  return mask.bool_().where(v, *this);
 }
 
 Tensor Tensor::one_hot(int64_t num_classes) const {

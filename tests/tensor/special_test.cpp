@@ -186,6 +186,24 @@ TEST(Masks, TriangleFillOneHotAnyAllRollLerp) {
   EXPECT_EQ(a.outer(b).to_vector<float>(), (std::vector<float>{3, 10, 6, 20}));
 }
 
+// torch's out-of-place masked_fill (and tinygrad's mask.where(value, x)) broadcasts the tensor
+// and the mask against each other: a (3,) row filled by a (2, 3) mask is (2, 3).
+TEST(Masks, MaskedFillBroadcastsTensorAndMask) {
+  Tensor row(std::vector<float>{0.5f, -1.5f, 2.5f});
+  Tensor mask(std::vector<bool>{true, false, true, false, true, true}, {2, 3});
+  Tensor r = row.masked_fill(mask, 0);
+  EXPECT_EQ(r.shape(), (Tensor::Shape{2, 3}));
+  EXPECT_EQ(r.to_vector<float>(), (std::vector<float>{0, -1.5f, 0, 0.5f, 0, 0}));
+  Tensor col = Tensor(std::vector<int32_t>{1, 2}, {2, 1}).masked_fill(mask, 7);
+  EXPECT_EQ(col.shape(), (Tensor::Shape{2, 3}));
+  EXPECT_EQ(col.to_vector<int32_t>(), (std::vector<int32_t>{7, 1, 7, 2, 7, 7}));
+  tensor_test::expect_user_error(
+      [&] {
+        row.masked_fill(Tensor(std::vector<bool>{true, false}), 1);
+      },
+      {"masked_fill", "(3,)", "(2,)"});
+}
+
 TEST(SpecialFunctions, LogsumexpOfInfiniteRows) {
   // A row of -inf sums nothing (-inf); a row holding +inf is +inf; neither is inf - inf = NaN.
   const double inf = std::numeric_limits<double>::infinity();

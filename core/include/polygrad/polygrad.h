@@ -255,7 +255,7 @@ POLYGRAD_API pg_api_status pg_tensor_where_scalar(pg_tensor_t cond, pg_scalar a,
 /** The lower / upper triangle of the last two axes (column - row <= / >= diagonal). */
 POLYGRAD_API pg_api_status pg_tensor_tril(pg_tensor_t x, int64_t diagonal, pg_tensor_t* out);
 POLYGRAD_API pg_api_status pg_tensor_triu(pg_tensor_t x, int64_t diagonal, pg_tensor_t* out);
-/** value (in x's dtype) where mask is true. */
+/** value (in x's dtype) where mask is true; x and mask broadcast against each other. */
 POLYGRAD_API pg_api_status pg_tensor_masked_fill(pg_tensor_t x, pg_tensor_t mask, pg_scalar value,
                                                  pg_tensor_t* out);
 /** int32 indicators along a new last axis; num_classes -1: max + 1 (reads the data). */

@@ -498,7 +498,7 @@ class POLYGRAD_API Tensor {
   /// The lower (upper) triangle of the last two axes: column - row <= (>=) diagonal; 0 else.
   Tensor tril(int64_t diagonal = 0) const;
   Tensor triu(int64_t diagonal = 0) const;
-  /// `value` (in this tensor's dtype) where `mask` is true.
+  /// `value` (in this tensor's dtype) where `mask` is true; the two broadcast (torch's).
   Tensor masked_fill(const Tensor& mask, Scalar value) const;
   /// int32 indicators along a new last axis; -1 classes: max + 1 (reads the data).
   Tensor one_hot(int64_t num_classes = -1) const;
