@@ -70,6 +70,11 @@ Tensor Tensor::permute(const std::vector<int64_t>& order) const {
 Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
   const detail::TensorImpl& p = detail::state(*this, "transpose");
   const auto n = static_cast<int64_t>(p.shape.size());
+  if (n == 0) {  // (dims 0 or -1, as torch's: an axis of one element)
+    detail::norm_axis("transpose", dim0, 1, p.shape);
+    detail::norm_axis("transpose", dim1, 1, p.shape);
+    return *this;
+  }
   int64_t a = detail::norm_axis("transpose", dim0, n, p.shape);
   int64_t b = detail::norm_axis("transpose", dim1, n, p.shape);
   std::vector<int64_t> order;

@@ -194,4 +194,18 @@ TEST(Flip, AZeroDimTensorIsItsOwnFlip) {
   EXPECT_THROW(x.flip({0, -1}), polygrad::Error);
 }
 
+// A 0-d tensor takes axis 0 or -1 as an axis of one element in flip and transpose, as torch's
+// (torch.tensor(2.5).flip(0) and .transpose(0, -1) are the tensor; tinygrad's flip too).
+TEST(ZeroDim, FlipAndTransposeTakeAxisZero) {
+  Tensor s = Tensor::scalar(2.5);
+  for (int64_t a : {0, -1}) {
+    EXPECT_EQ(s.flip(a).shape(), Tensor::Shape{});
+    EXPECT_EQ(s.flip(a).item<float>(), 2.5f);
+  }
+  EXPECT_EQ(s.transpose(0, -1).shape(), Tensor::Shape{});
+  EXPECT_EQ(s.transpose(-1, 0).item<float>(), 2.5f);
+  tensor_test::expect_user_error([&] { s.flip(1); }, {"flip", "axis 1", "()"});
+  tensor_test::expect_user_error([&] { s.transpose(0, 2); }, {"transpose", "axis 2", "()"});
+}
+
 }  // namespace
