@@ -192,7 +192,13 @@ Tensor Tensor::max_pool2d(Size2 kernel, std::optional<Size2> stride, Size2 dilat
   check_pool_padding("max_pool2d", kernel, dilation, padding);
   const int64_t oy = window_count(size(-2), padding.h, kernel.h, s.h, dilation.h, ceil_mode);
   const int64_t ox = window_count(size(-1), padding.w, kernel.w, s.w, dilation.w, ceil_mode);
-  Tensor x = pad_for_windows(*this, padding, oy, ox, kernel, s, dilation, -INFINITY, -INFINITY);
+  // Padded with max's identity: -inf, or an int dtype's least value and false (tinygrad's
+  // dtypes.min; an int tensor's -inf became 0, a bool one's true).
+  const DType t = detail::dt(*this);
+  const double least = t.is_float()  ? -INFINITY
+                       : t.is_bool() ? 0.0
+                                     : static_cast<double>(t.int_min());
+  Tensor x = pad_for_windows(*this, padding, oy, ox, kernel, s, dilation, least, least);
   if (s.h == kernel.h && s.w == kernel.w && dilation.h == 1 && dilation.w == 1)
     return tiles(x, kernel.h, kernel.w, oy, ox).max({-3, -1});
   // A select, not maximum, per kernel offset: at a tie the earlier offset keeps the window's

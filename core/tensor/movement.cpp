@@ -223,7 +223,7 @@ Tensor Tensor::pad(const std::vector<std::pair<int64_t, int64_t>>& pads, double 
   Scalar fill = value;
   if (t.is_bool())
     fill = Scalar(value != 0.0);
-  else if (t.is_int() && std::fabs(value) < 9.2e18)
+  else if (t.is_int() && value >= -0x1p63 && value < 0x1p63)  // (int64's least value included)
     fill = Scalar(static_cast<long long>(std::trunc(value)));
   return mask.where(padded, detail::constant(fill, t, s, q.device));
 }

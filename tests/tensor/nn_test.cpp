@@ -148,4 +148,21 @@ TEST(MaxPool, OverlappingWindowsGiveATiesGradientToTheFirstMaximum) {
   EXPECT_EQ(m[3], 8.0f);
 }
 
+// Padding of an int or bool max_pool2d is the dtype's least value (tinygrad's dtypes.min), as
+// -inf is a float's: an int tensor was padded with 0 and a bool one with true, so windows of
+// negative values over the border came out 0 and every bool window true.
+TEST(MaxPool, IntAndBoolPaddingIsTheDtypesLeastValue) {
+  const Tensor::Shape s{1, 1, 2, 2};
+  const Tensor i32(std::vector<int32_t>{-5, -6, -7, -8}, s);
+  EXPECT_EQ(i32.max_pool2d(2, polygrad::Size2{1}, 1, 1).to_vector<int32_t>(),
+            (std::vector<int32_t>{-5, -5, -6, -5, -5, -6, -7, -7, -8}));
+  EXPECT_EQ(i32.max_pool2d(2, std::nullopt, 1, 1).to_vector<int32_t>(),  // (tiled windows)
+            (std::vector<int32_t>{-5, -6, -7, -8}));
+  const Tensor i64 = i32.cast(PG_DTYPE_INT64) - (int64_t{1} << 40);
+  EXPECT_EQ(i64.max_pool2d(2, std::nullopt, 1, 1).to_vector<int64_t>()[3], -8 - (int64_t{1} << 40));
+  const Tensor b(std::vector<bool>{false, false, false, true}, s);
+  EXPECT_EQ(b.max_pool2d(2, polygrad::Size2{1}, 1, 1).to_vector<uint8_t>(),
+            (std::vector<uint8_t>{0, 0, 0, 0, 1, 1, 0, 1, 1}));
+}
+
 }  // namespace
