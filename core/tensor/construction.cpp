@@ -158,9 +158,14 @@ Tensor Tensor::from_host_memory(void* data, pg_dtype dtype, const Shape& shape,
   return make(node, shape, d);
 }
 
-Tensor Tensor::full(const Shape& shape, Scalar value, pg_dtype dtype, const std::string& device) {
+Tensor Tensor::full(const Shape& shape, Scalar value, std::optional<pg_dtype> dtype,
+                    const std::string& device) {
   check_shape("full", shape);
-  const DType t(detail::check_dtype("full", dtype));
+  if (!dtype)
+    dtype = value.is_bool  ? PG_DTYPE_BOOL
+            : value.is_int ? detail::int_scalar_dtype(value).scalar()
+                           : PG_DTYPE_FLOAT32;
+  const DType t(detail::check_dtype("full", *dtype));
   // A float value truncates into an int dtype, as torch's; one whose truncation the dtype
   // cannot hold (NaN, inf, 1e20 for int32) is an error, as in torch, not an arbitrary value.
   if (!value.is_int && t.is_int()) {

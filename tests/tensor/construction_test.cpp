@@ -40,6 +40,24 @@ TEST(Construction, Fills) {
   EXPECT_EQ(Tensor::full_like(f, 3).to_vector<int32_t>(), (std::vector<int32_t>{3, 3}));
 }
 
+// Without a dtype, full takes its value's, as tinygrad's Tensor.full: int32 for an int (int64
+// past int32), bool for a bool, float32 for a float. An int fill gave float32.
+TEST(Construction, FullWithoutADtypeTakesTheValues) {
+  Tensor i = Tensor::full({2, 2}, 3);
+  EXPECT_EQ(i.dtype(), PG_DTYPE_INT32);
+  EXPECT_EQ(i.to_vector<int32_t>(), (std::vector<int32_t>{3, 3, 3, 3}));
+  Tensor big = Tensor::full({1}, int64_t{1} << 40);
+  EXPECT_EQ(big.dtype(), PG_DTYPE_INT64);
+  EXPECT_EQ(big.to_vector<int64_t>(), (std::vector<int64_t>{int64_t{1} << 40}));
+  Tensor b = Tensor::full({2}, true);
+  EXPECT_EQ(b.dtype(), PG_DTYPE_BOOL);
+  EXPECT_EQ(b.to_vector<uint8_t>(), (std::vector<uint8_t>{1, 1}));
+  Tensor f = Tensor::full({}, 3.5);
+  EXPECT_EQ(f.dtype(), PG_DTYPE_FLOAT32);
+  EXPECT_EQ(f.item<float>(), 3.5f);
+  EXPECT_EQ(Tensor::full({1}, 3.0).dtype(), PG_DTYPE_FLOAT32);  // (a float, though whole)
+}
+
 TEST(Construction, Ranges) {
   Tensor a = Tensor::arange(5);
   EXPECT_EQ(a.dtype(), PG_DTYPE_INT32);

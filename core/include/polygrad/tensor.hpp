@@ -183,8 +183,10 @@ class POLYGRAD_API Tensor {
                       const std::string& device = "");
   static Tensor ones(const Shape& shape, pg_dtype dtype = PG_DTYPE_FLOAT32,
                      const std::string& device = "");
-  /// An int `value` fills an int dtype exactly (an int64 beyond 2^53 too).
-  static Tensor full(const Shape& shape, Scalar value, pg_dtype dtype = PG_DTYPE_FLOAT32,
+  /// An int `value` fills an int dtype exactly (an int64 beyond 2^53 too). Without a dtype,
+  /// the value's own, as tinygrad's: bool for a bool, int32 for an int (int64 past int32's
+  /// range), float32 for a float.
+  static Tensor full(const Shape& shape, Scalar value, std::optional<pg_dtype> dtype = std::nullopt,
                      const std::string& device = "");
   /// A tensor whose contents are unspecified (a fresh buffer).
   static Tensor empty(const Shape& shape, pg_dtype dtype = PG_DTYPE_FLOAT32,
