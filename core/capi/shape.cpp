@@ -64,6 +64,20 @@ pg_api_status pg_tensor_pad(pg_tensor_t x, const int64_t* pads, size_t naxes, do
                [&] { put(out, arg(x, "x").pad(pairs(pads, naxes, "pads"), value)); });
 }
 
+pg_api_status pg_tensor_pad_mode(pg_tensor_t x, const int64_t* pads, size_t naxes, int mode,
+                                 double value, pg_tensor_t* out) {
+  return guard("pg_tensor_pad_mode", [&] {
+    if (mode < PG_PAD_CONSTANT || mode > PG_PAD_CIRCULAR)
+      user_error("argument 'mode' is " + std::to_string(mode) +
+                 ", not a pg_pad_mode (PG_PAD_CONSTANT, _REFLECT, _REPLICATE or _CIRCULAR)");
+    const PadMode m = mode == PG_PAD_REFLECT     ? PadMode::reflect
+                      : mode == PG_PAD_REPLICATE ? PadMode::replicate
+                      : mode == PG_PAD_CIRCULAR  ? PadMode::circular
+                                                 : PadMode::constant;
+    put(out, arg(x, "x").pad(pairs(pads, naxes, "pads"), m, value));
+  });
+}
+
 pg_api_status pg_tensor_getitem(pg_tensor_t x, const pg_index* index, size_t n, pg_tensor_t* out) {
   return guard("pg_tensor_getitem", [&] {
     if (!index && n > 0) user_error("argument 'index' is NULL");

@@ -1,4 +1,5 @@
-// Movement ops: reshape, permute, expand, squeeze, flatten, shrink, pad, flip, repeat.
+// Movement ops: reshape, permute, expand, squeeze, flatten, shrink, pad (and its modes), flip,
+// repeat.
 #include "tensor/tensor_impl.hpp"
 
 #include <algorithm>
@@ -226,6 +227,69 @@ Tensor Tensor::pad(const std::vector<std::pair<int64_t, int64_t>>& pads, double 
   else if (t.is_int() && value >= -0x1p63 && value < 0x1p63)  // (int64's least value included)
     fill = Scalar(static_cast<long long>(std::trunc(value)));
   return mask.where(padded, detail::constant(fill, t, s, q.device));
+}
+
+Tensor Tensor::pad(const std::vector<std::pair<int64_t, int64_t>>& pads, PadMode mode,
+                   double value) const {
+  if (mode == PadMode::constant) return pad(pads, value);
+  const detail::TensorImpl& p = detail::state(*this, "pad");
+  const char* name = mode == PadMode::reflect     ? "reflect"
+                     : mode == PadMode::replicate ? "replicate"
+                     : mode == PadMode::circular  ? "circular"
+                                                  : nullptr;
+  if (name == nullptr)
+    user_error("pad: unknown pad mode " + std::to_string(static_cast<int>(mode)));
+  if (pads.size() != p.shape.size())
+    user_error("pad: " + std::to_string(pads.size()) + " pad pairs for shape " +
+               lazy::shape_str(p.shape));
+  // Positive amounts pad axis by axis, each a cat of its edge pieces; negative ones crop,
+  // after the padding for reflect and replicate and before it for circular (torch's orders:
+  // the values agree wherever both are defined; tinygrad crops first).
+  std::vector<std::pair<int64_t, int64_t>> crops;
+  for (auto [b, a] : pads) crops.emplace_back(std::min<int64_t>(b, 0), std::min<int64_t>(a, 0));
+  const bool crop_first = mode == PadMode::circular;
+  Tensor x = crop_first ? pad(crops) : *this;
+  for (size_t d = 0; d < pads.size(); ++d) {
+    const int64_t s = x.shape()[d];
+    const int64_t b = std::max<int64_t>(pads[d].first, 0), a = std::max<int64_t>(pads[d].second, 0);
+    if (b == 0 && a == 0) continue;
+    const bool fits = mode == PadMode::reflect ? b < s && a < s
+                      : mode == PadMode::circular
+                          ? b <= s && a <= s
+                          : s > 0 && b <= detail::kMaxElements && a <= detail::kMaxElements - s - b;
+    if (!fits)
+      user_error(std::string("pad: ") + name + " pads (" + std::to_string(pads[d].first) + ", " +
+                 std::to_string(pads[d].second) + ") of axis " + std::to_string(d) + " of shape " +
+                 lazy::shape_str(p.shape) +
+                 (mode == PadMode::reflect ? " must be less than the axis' size"
+                  : mode == PadMode::circular
+                      ? " must be at most the axis' size"
+                      : " need a non-empty axis and a length of at most 2^62"));
+    auto range = [&](int64_t lo, int64_t hi) {
+      std::vector<std::pair<int64_t, int64_t>> bounds;
+      for (int64_t n : x.shape()) bounds.emplace_back(0, n);
+      bounds[d] = {lo, hi};
+      return x.shrink(bounds);
+    };
+    auto edge = [&](int64_t i, int64_t n) {
+      Shape e = x.shape();
+      e[d] = n;
+      return range(i, i + 1).expand(e);
+    };
+    const auto ad = static_cast<int64_t>(d);
+    std::vector<Tensor> parts;
+    if (b > 0)
+      parts.push_back(mode == PadMode::reflect     ? range(1, b + 1).flip(ad)
+                      : mode == PadMode::replicate ? edge(0, b)
+                                                   : range(s - b, s));
+    parts.push_back(x);
+    if (a > 0)
+      parts.push_back(mode == PadMode::reflect     ? range(s - 1 - a, s - 1).flip(ad)
+                      : mode == PadMode::replicate ? edge(s - 1, a)
+                                                   : range(0, a));
+    x = cat(parts, ad);
+  }
+  return crop_first ? x : x.pad(crops);
 }
 
 Tensor Tensor::flip(const std::vector<int64_t>& axes) const {

@@ -106,6 +106,11 @@ int main(void) {
   const int64_t pads[4] = {INT64_MAX, 0, 0, 0};
   EXPECT_ERROR(pg_tensor_pad(x, pads, 2, 0.0, &out), PG_API_ERR_INVALID_ARGUMENT, "pg_tensor_pad",
                "longer than 2^62");
+  const int64_t wide[4] = {0, 0, 3, 0};
+  EXPECT_ERROR(pg_tensor_pad_mode(x, wide, 2, PG_PAD_REFLECT, 0.0, &out),
+               PG_API_ERR_INVALID_ARGUMENT, "pg_tensor_pad_mode: pad: reflect", "less than");
+  EXPECT_ERROR(pg_tensor_pad_mode(x, wide, 2, 7, 0.0, &out), PG_API_ERR_INVALID_ARGUMENT,
+               "pg_tensor_pad_mode", "not a pg_pad_mode");
   EXPECT_ERROR(pg_tensor_arange(0, 1e30, 1, PG_DTYPE_VOID, NULL, &out), PG_API_ERR_INVALID_ARGUMENT,
                "pg_tensor_arange", "more than host memory holds");
   EXPECT_ERROR(pg_tensor_eye(INT64_MAX, 1, PG_DTYPE_FLOAT32, NULL, &out),

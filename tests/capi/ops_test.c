@@ -199,6 +199,23 @@ int main(void) {
   pg_tensor_free(nb);
   pg_tensor_free(bsum);
 
+  /* pad modes: [1 2 3; 4 5 6] padded (0, 1) rows, (2, 1) columns (torch's F.pad values) */
+  const int64_t pads[4] = {0, 1, 2, 1};
+  const int want_modes[3][18] = {{3, 2, 1, 2, 3, 2, 6, 5, 4, 5, 6, 5, 3, 2, 1, 2, 3, 2},
+                                 {1, 1, 1, 2, 3, 3, 4, 4, 4, 5, 6, 6, 4, 4, 4, 5, 6, 6},
+                                 {2, 3, 1, 2, 3, 1, 5, 6, 4, 5, 6, 4, 2, 3, 1, 2, 3, 1}};
+  const int modes[3] = {PG_PAD_REFLECT, PG_PAD_REPLICATE, PG_PAD_CIRCULAR};
+  for (int m = 0; m < 3; ++m) {
+    pg_tensor_t padded = NULL;
+    float got[18];
+    CHECK_OK(pg_tensor_pad_mode(a, pads, 2, modes[m], 0.0, &padded));
+    CHECK_OK(pg_tensor_shape(padded, dims, 4, &ndim));
+    CHECK(ndim == 2 && dims[0] == 3 && dims[1] == 6);
+    CHECK_OK(pg_tensor_to_host(padded, got, sizeof got));
+    for (int i = 0; i < 18; ++i) CHECK_NEAR(got[i], want_modes[m][i], 0);
+    pg_tensor_free(padded);
+  }
+
   pg_tensor_t all[] = {a,         b,         c,    sum, mm,     rows, mean, ints,
                        twice,     half,      r,    tr,  picked, u,    relu, ex,
                        pieces[0], pieces[1], lazy, fi,  fi2,    fi3,  ar,   ar_sum};

@@ -208,4 +208,70 @@ TEST(ZeroDim, FlipAndTransposeTakeAxisZero) {
   tensor_test::expect_user_error([&] { s.transpose(0, 2); }, {"transpose", "axis 2", "()"});
 }
 
+// Pad modes against torch's F.pad (values committed from torch 1.13): x = 1..12 as 3 x 4,
+// rows padded (1, 2) and columns (2, 1); negative amounts crop the padded tensor (circular:
+// crop, then pad).
+TEST(PadModes, ReflectReplicateCircularAsTorch) {
+  using polygrad::PadMode;
+  std::vector<int32_t> v(12);
+  for (int i = 0; i < 12; ++i) v[static_cast<size_t>(i)] = i + 1;
+  const Tensor x = Tensor(v, {3, 4}).float_();
+  const std::vector<std::pair<int64_t, int64_t>> p{{1, 2}, {2, 1}}, neg{{1, 0}, {-1, 2}};
+  auto values = [](const Tensor& t) {
+    std::vector<int32_t> r;
+    for (float f : t.to_vector<float>()) r.push_back(static_cast<int32_t>(f));
+    return r;
+  };
+  const Tensor r = x.pad(p, PadMode::reflect);
+  EXPECT_EQ(r.shape(), (Tensor::Shape{6, 7}));
+  EXPECT_EQ(values(r), (std::vector<int32_t>{7, 6, 5, 6, 7, 8, 7, 3,  2,  1, 2,  3,  4,  3,
+                                             7, 6, 5, 6, 7, 8, 7, 11, 10, 9, 10, 11, 12, 11,
+                                             7, 6, 5, 6, 7, 8, 7, 3,  2,  1, 2,  3,  4,  3}));
+  EXPECT_EQ(values(x.pad(p, PadMode::replicate)),
+            (std::vector<int32_t>{1, 1, 1, 2,  3,  4,  4,  1, 1, 1, 2,  3,  4,  4,
+                                  5, 5, 5, 6,  7,  8,  8,  9, 9, 9, 10, 11, 12, 12,
+                                  9, 9, 9, 10, 11, 12, 12, 9, 9, 9, 10, 11, 12, 12}));
+  EXPECT_EQ(
+      values(x.pad(p, PadMode::circular)),
+      (std::vector<int32_t>{11, 12, 9, 10, 11, 12, 9, 3, 4, 1, 2, 3, 4, 1, 7, 8, 5, 6, 7, 8, 5,
+                            11, 12, 9, 10, 11, 12, 9, 3, 4, 1, 2, 3, 4, 1, 7, 8, 5, 6, 7, 8, 5}));
+  EXPECT_EQ(
+      values(x.pad(neg, PadMode::reflect)),
+      (std::vector<int32_t>{6, 7, 8, 7, 6, 2, 3, 4, 3, 2, 6, 7, 8, 7, 6, 10, 11, 12, 11, 10}));
+  EXPECT_EQ(
+      values(x.pad(neg, PadMode::replicate)),
+      (std::vector<int32_t>{2, 3, 4, 4, 4, 2, 3, 4, 4, 4, 6, 7, 8, 8, 8, 10, 11, 12, 12, 12}));
+  EXPECT_EQ(
+      values(x.pad(neg, PadMode::circular)),
+      (std::vector<int32_t>{10, 11, 12, 10, 11, 2, 3, 4, 2, 3, 6, 7, 8, 6, 7, 10, 11, 12, 10, 11}));
+  // Reflect pads against the whole axis before the crop: [1, 2, 3] by (-1, 2) is [2, 3, 2, 1].
+  EXPECT_EQ(values(Tensor(std::vector<float>{1, 2, 3}).pad({{-1, 2}}, PadMode::reflect)),
+            (std::vector<int32_t>{2, 3, 2, 1}));
+  // A circular pad of the whole axis; an int tensor keeps its dtype; constant is pad(value).
+  const Tensor c = Tensor(v, {3, 4}).pad({{0, 3}, {4, 0}}, PadMode::circular);
+  EXPECT_EQ(c.dtype(), PG_DTYPE_INT32);
+  EXPECT_EQ(c.shape(), (Tensor::Shape{6, 8}));
+  EXPECT_EQ(c.to_vector<int32_t>()[44], 9);
+  EXPECT_EQ(values(x.pad({{0, 0}, {1, 0}}, PadMode::constant, 5))[0], 5);
+  // The gradient of the mirrored elements adds up (torch: [2, 8, 18, 8] for the sum of squares).
+  const Tensor y = Tensor(std::vector<float>{1, 2, 3, 4}).requires_grad(true);
+  y.pad({{2, 1}}, PadMode::reflect).square().sum().backward();
+  EXPECT_EQ(y.grad()->to_vector<float>(), (std::vector<float>{2, 8, 18, 8}));
+  tensor_test::expect_user_error(
+      [&] {
+        x.pad({{0, 0}, {4, 0}}, PadMode::reflect);
+      },
+      {"pad: reflect", "(4, 0)", "axis 1", "(3, 4)"});
+  tensor_test::expect_user_error(
+      [&] {
+        x.pad({{0, 5}, {0, 0}}, PadMode::circular);
+      },
+      {"pad: circular", "(0, 5)", "axis 0"});
+  tensor_test::expect_user_error(
+      [&] {
+        Tensor::zeros({0, 2}).pad({{1, 0}, {0, 0}}, PadMode::replicate);
+      },
+      {"pad: replicate", "non-empty"});
+}
+
 }  // namespace

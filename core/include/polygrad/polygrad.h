@@ -337,6 +337,18 @@ POLYGRAD_API pg_api_status pg_tensor_shrink(pg_tensor_t x, const int64_t* bounds
 /** `pads` holds (before, after) per axis: 2 * naxes values; filled with `value`. */
 POLYGRAD_API pg_api_status pg_tensor_pad(pg_tensor_t x, const int64_t* pads, size_t naxes,
                                          double value, pg_tensor_t* out);
+/** How pg_tensor_pad_mode fills (torch's and tinygrad's pad modes); passed as an int, so a
+ *  value outside the enum is an error. */
+typedef enum pg_pad_mode {
+  PG_PAD_CONSTANT = 0,  /**< `value` */
+  PG_PAD_REFLECT = 1,   /**< the axis mirrored without its edge element; pads < the axis' size */
+  PG_PAD_REPLICATE = 2, /**< the edge element repeated; the axis must not be empty */
+  PG_PAD_CIRCULAR = 3   /**< the axis wrapped around; pads <= the axis' size */
+} pg_pad_mode;
+/** pg_tensor_pad filled as `mode` says; `value` is PG_PAD_CONSTANT's fill. Negative amounts
+ *  crop the padded tensor (circular: crop, then pad), as torch's. */
+POLYGRAD_API pg_api_status pg_tensor_pad_mode(pg_tensor_t x, const int64_t* pads, size_t naxes,
+                                              int mode, double value, pg_tensor_t* out);
 POLYGRAD_API pg_api_status pg_tensor_getitem(pg_tensor_t x, const pg_index* index, size_t n,
                                              pg_tensor_t* out);
 POLYGRAD_API pg_api_status pg_tensor_gather(pg_tensor_t x, int64_t dim, pg_tensor_t index,

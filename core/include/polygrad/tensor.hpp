@@ -109,6 +109,11 @@ struct Size2 {
   int64_t w;
 };
 
+/// How pad fills: with a value (constant), the axis mirrored without its edge element
+/// (reflect), the edge element repeated (replicate), or the axis wrapped around (circular), as
+/// torch's and tinygrad's pad modes.
+enum class PadMode { constant, reflect, replicate, circular };
+
 /// How a loss reduces its per-element values: their mean, their sum, or none (torch's).
 enum class Reduction { mean, sum, none };
 
@@ -529,6 +534,11 @@ class POLYGRAD_API Tensor {
   Tensor shrink(const std::vector<std::pair<int64_t, int64_t>>& bounds) const;
   /// Per axis (before, after) elements of `value`; negative amounts crop.
   Tensor pad(const std::vector<std::pair<int64_t, int64_t>>& pads, double value = 0.0) const;
+  /// Same, filled as `mode` says (`value` is constant mode's fill). Reflect pads must be less
+  /// than the axis' size, circular ones at most it, and replicate needs a non-empty axis;
+  /// negative amounts crop the padded tensor (circular: crop first), as torch's.
+  Tensor pad(const std::vector<std::pair<int64_t, int64_t>>& pads, PadMode mode,
+             double value = 0.0) const;
   Tensor flip(const std::vector<int64_t>& axes) const;
   Tensor flip(int64_t axis) const { return flip(std::vector<int64_t>{axis}); }
   /// (A braced list, `flip({})` included, is a list of axes, not one axis.)
