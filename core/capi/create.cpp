@@ -55,12 +55,19 @@ pg_api_status pg_tensor_scalar(double value, pg_dtype dtype, const char* device,
 PG_TENSOR_FILL_OPS(PG_X)
 #undef PG_X
 
+namespace {
+// PG_DTYPE_VOID: no dtype, so Tensor::full takes the value's own.
+std::optional<pg_dtype> fill_dtype(pg_dtype dtype) {
+  return dtype == PG_DTYPE_VOID ? std::nullopt : std::optional<pg_dtype>(dtype);
+}
+}  // namespace
+
 pg_api_status pg_tensor_full(const int64_t* dims, size_t ndim, double value, pg_dtype dtype,
                              const char* device, pg_tensor_t* out) {
   return guard("pg_tensor_full", [&] {
     capi::check_out(out, "out");
-    capi::put(out,
-              Tensor::full(capi::ints(dims, ndim, "dims"), value, dtype, capi::device_arg(device)));
+    capi::put(out, Tensor::full(capi::ints(dims, ndim, "dims"), value, fill_dtype(dtype),
+                                capi::device_arg(device)));
   });
 }
 
@@ -69,7 +76,7 @@ pg_api_status pg_tensor_full_int(const int64_t* dims, size_t ndim, int64_t value
   return guard("pg_tensor_full_int", [&] {
     capi::check_out(out, "out");
     capi::put(out, Tensor::full(capi::ints(dims, ndim, "dims"), static_cast<long long>(value),
-                                dtype, capi::device_arg(device)));
+                                fill_dtype(dtype), capi::device_arg(device)));
   });
 }
 

@@ -179,6 +179,24 @@ int main(void) {
   CHECK_OK(pg_tensor_item_int64(ar_sum, &total));
   CHECK(total == 3 * big + 3);
 
+  /* PG_DTYPE_VOID fills take the value's dtype, as Tensor::full without one (tinygrad's) */
+  const int64_t s1[1] = {1};
+  pg_tensor_t vi = NULL, vbig = NULL, vf = NULL;
+  CHECK_OK(pg_tensor_full_int(s1, 1, 3, PG_DTYPE_VOID, NULL, &vi));
+  CHECK_OK(pg_tensor_full_int(s1, 1, big, PG_DTYPE_VOID, NULL, &vbig));
+  CHECK_OK(pg_tensor_full(s1, 1, 3.0, PG_DTYPE_VOID, NULL, &vf));
+  CHECK_OK(pg_tensor_dtype(vi, &dt));
+  CHECK(dt == PG_DTYPE_INT32);
+  CHECK_OK(pg_tensor_dtype(vbig, &dt));
+  CHECK(dt == PG_DTYPE_INT64);
+  CHECK_OK(pg_tensor_item_int64(vbig, &total));
+  CHECK(total == big);
+  CHECK_OK(pg_tensor_dtype(vf, &dt));
+  CHECK(dt == PG_DTYPE_FLOAT32);
+  pg_tensor_free(vi);
+  pg_tensor_free(vbig);
+  pg_tensor_free(vf);
+
   /* bool host bytes other than 0 are true and read back as 1 (numpy's and torch's bools are
      0 or 1): a byte 2 read back as 2, its logical_not as 3 and a sum counted it twice */
   const unsigned char bytes[4] = {0, 2, 255, 1};

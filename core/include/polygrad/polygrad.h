@@ -127,9 +127,11 @@ POLYGRAD_API void pg_tensor_free(pg_tensor_t t);
 PG_TENSOR_FILL_OPS(PG_X)
 #undef PG_X
 
+/** A tensor of `value` as `dtype`; PG_DTYPE_VOID is float32 (Tensor::full of a double). */
 POLYGRAD_API pg_api_status pg_tensor_full(const int64_t* dims, size_t ndim, double value,
                                           pg_dtype dtype, const char* device, pg_tensor_t* out);
-/** pg_tensor_full with an exact integer (an int64 beyond 2^53); ndim 0 makes a 0-d tensor. */
+/** pg_tensor_full with an exact integer (an int64 beyond 2^53); ndim 0 makes a 0-d tensor.
+ *  PG_DTYPE_VOID is the value's own: int32, or int64 past int32's range (tinygrad's full). */
 POLYGRAD_API pg_api_status pg_tensor_full_int(const int64_t* dims, size_t ndim, int64_t value,
                                               pg_dtype dtype, const char* device, pg_tensor_t* out);
 /** Uniform integers in [low, high). */
