@@ -37,12 +37,14 @@ bool index_only(const UOpRef& v) {
 UOpRef fold_gates(const UOpRef& root) {
   return rebuild(root, [](const UOpRef& n) -> UOpRef {
     switch (n->op()) {
-      case Op::LOAD:
-        if (n->nsrcs() == 3 && is_const(n->src(2).get()))
-          return const_true(n->src(2).get())
-                     ? UOp::make(Op::LOAD, n->dtype(), {n->src(0)}, n->arg())
-                     : n->src(1);
+      case Op::LOAD: {
+        if (n->nsrcs() != 3) return n;
+        const UOpRef g = index_only(n->src(2)) ? simplify(n->src(2)) : n->src(2);
+        if (is_const(g.get()))
+          return const_true(g.get()) ? UOp::make(Op::LOAD, n->dtype(), {n->src(0)}, n->arg())
+                                     : n->src(1);
         return n;
+      }
       case Op::WHERE: {
         const UOpRef c = index_only(n->src(0)) ? simplify(n->src(0)) : n->src(0);
         if (is_const(c.get())) return const_true(c.get()) ? n->src(1) : n->src(2);
@@ -93,7 +95,61 @@ std::vector<const UOp*> selector_ranges(const UOpRef& sink) {
   return out;
 }
 
+/// The output ranges r of `sink` (constant extent, not the outermost) that an index reads as
+/// (r + k) // c or (r + k) % c, with c a constant from 2 to kMaxStride dividing the extent, and
+/// that c (the first one found per range).
+constexpr int64_t kMaxStride = 4;
+std::vector<std::pair<const UOp*, int64_t>> strided_ranges(const UOpRef& sink) {
+  const std::vector<const UOp*> order = toposort(sink);
+  std::unordered_set<const UOp*> reduced;
+  const UOp* outer = nullptr;
+  for (const UOp* u : order)
+    if (u->op() == Op::REDUCE)
+      for (size_t i = 1; i < u->nsrcs(); ++i) reduced.insert(u->src(i).get());
+  for (const UOp* u : order)
+    if (u->op() == Op::RANGE && !reduced.count(u) && (!outer || u->arg_int() < outer->arg_int()))
+      outer = u;
+  std::vector<std::pair<const UOp*, int64_t>> out;
+  for (const UOp* u : order) {
+    if ((u->op() != Op::MOD && u->op() != Op::IDIV) || !is_const(u->src(1).get())) continue;
+    const UOp* r = u->src(0).get();
+    if (r->op() == Op::ADD && is_const(r->src(1).get())) r = r->src(0).get();
+    const int64_t c = u->src(1)->arg_int();
+    if (r->op() != Op::RANGE || r == outer || reduced.count(r) || c < 2 || c > kMaxStride ||
+        !is_const(r->src(0).get()) || r->src(0)->arg_int() % c != 0)
+      continue;
+    bool seen = false;
+    for (const auto& [q, _] : out) seen = seen || q == r;
+    if (!seen) out.emplace_back(r, c);
+  }
+  return out;
+}
+
 }  // namespace
+
+UOpRef unroll_strides(const UOpRef& sink) {
+  UOpRef out = sink;
+  for (const auto& [r, c] : strided_ranges(sink)) {
+    const UOpRef q = range(const_int(r->dtype(), r->src(0)->arg_int() / c), r->arg_int());
+    std::vector<UOpRef> stores;
+    size_t before = 0, after = 0;
+    for (const UOpRef& st : out->srcs()) {
+      before += loads(st) * static_cast<size_t>(c);
+      for (int64_t p = 0; p < c; ++p) {
+        UOpRef copy = fold_gates(simplify_indexing(
+            substitute_range(st, r, q * c + UOp::make(Op::CONST, r->dtype(), {}, p))));
+        if (copy->nsrcs() == 3 && is_const(copy->src(2).get())) {
+          if (!const_true(copy->src(2).get())) continue;  // a store never made
+          copy = UOp::make(Op::STORE, copy->dtype(), {copy->src(0), copy->src(1)}, copy->arg());
+        }
+        after += loads(copy);
+        stores.push_back(copy);
+      }
+    }
+    if (after < before) out = UOp::make(Op::SINK, out->dtype(), stores, out->arg());
+  }
+  return out;
+}
 
 UOpRef unroll_selectors(const UOpRef& sink) {
   UOpRef out = sink;

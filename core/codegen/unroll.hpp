@@ -15,6 +15,14 @@ namespace polygrad::codegen {
 /// otherwise.
 UOpRef unroll_selectors(const UOpRef& sink);
 
+/// A strided convolution's input gradient reads each piece of its window at (y + k) // s under
+/// a gate on (y + k) % s: per element, every piece's division, remainder and gate, though for
+/// a given y % s only some pieces are ever valid (a stride-2 3 x 3 window: 2.25 of 9 on
+/// average). `sink` with each output range r so read (constant extent that s divides, s up to
+/// 4, not the outermost) as r' * s + p, one store per p with its gates folded, when the copies
+/// together load less than the store they came from. Unchanged otherwise.
+UOpRef unroll_strides(const UOpRef& sink);
+
 /// `sink` with each REDUCE over ranges of constant extents whose product is at most 16 (a
 /// 2 x 2 pool's window, a 10-class softmax's sum) written out as a chain of its op over the
 /// values, in the loop's order: no loop, no accumulator.
