@@ -146,7 +146,8 @@ LoweredKernel lower(const UOpRef& sink, const Target& target) {
   // sequential inside, must not be unrolled into copies whose loads could pass their stores).
   const bool scatter = stores_at_loaded_index(sink);
   UOpRef ast = simplify_indexing(sink);
-  ast = unroll_small_reduces(scatter ? ast : unroll_selectors(unroll_strides(ast)));
+  ast =
+      unroll_small_reduces(scatter ? ast : unroll_selectors(unroll_segments(unroll_strides(ast))));
   // Decomposed when the target requires it, or (exp2/log2) when it has SIMD lanes, for speed.
   if (target.caps.flags & PG_CAP_DECOMPOSE_TRANSCENDENTAL)
     ast = decompose_transcendentals(ast, target);

@@ -6,6 +6,7 @@
 #include "symbolic/simplify.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <unordered_set>
 #include <vector>
 
@@ -125,7 +126,82 @@ std::vector<std::pair<const UOp*, int64_t>> strided_ranges(const UOpRef& sink) {
   return out;
 }
 
+/// For each output range r of `sink` (constant extent E, not the outermost) compared with
+/// constants (r < c, c < r, r == c, r != c), the segment length S: the greatest common
+/// divisor of E and of the places where a comparison can change its answer, when it is at
+/// least 2 and leaves 2 to kMaxCopies segments.
+std::vector<std::pair<const UOp*, int64_t>> segmented_ranges(const UOpRef& sink) {
+  const std::vector<const UOp*> order = toposort(sink);
+  std::unordered_set<const UOp*> reduced;
+  const UOp* outer = nullptr;
+  for (const UOp* u : order)
+    if (u->op() == Op::REDUCE)
+      for (size_t i = 1; i < u->nsrcs(); ++i) reduced.insert(u->src(i).get());
+  for (const UOp* u : order)
+    if (u->op() == Op::RANGE && !reduced.count(u) && (!outer || u->arg_int() < outer->arg_int()))
+      outer = u;
+  std::vector<std::pair<const UOp*, int64_t>> out;  // (range, gcd so far)
+  for (const UOp* u : order) {
+    if (!is_compare(u->op()) || u->nsrcs() != 2) continue;
+    for (int s = 0; s < 2; ++s) {
+      const UOp* r = u->src(s).get();
+      const UOp* c = u->src(1 - s).get();
+      if (r->op() != Op::RANGE || r == outer || reduced.count(r) || !is_const(c) ||
+          !is_const(r->src(0).get()))
+        continue;
+      // r < c changes at c, c < r at c + 1, r == c and r != c at both.
+      std::vector<int64_t> at;
+      if (u->op() != Op::CMPLT || s == 0) at.push_back(c->arg_int());
+      if (u->op() != Op::CMPLT || s == 1) at.push_back(c->arg_int() + 1);
+      auto it = std::find_if(out.begin(), out.end(), [&](const auto& e) { return e.first == r; });
+      if (it == out.end()) it = out.insert(out.end(), {r, r->src(0)->arg_int()});
+      for (int64_t b : at)
+        if (b > 0 && b < r->src(0)->arg_int()) it->second = std::gcd(it->second, b);
+    }
+  }
+  std::vector<std::pair<const UOp*, int64_t>> kept;
+  for (const auto& [r, len] : out) {
+    const int64_t segments = r->src(0)->arg_int() / len;
+    if (len >= 2 && segments >= 2 && segments <= kMaxCopies) kept.emplace_back(r, len);
+  }
+  return kept;
+}
+
+/// `st` stored once per value p < copies of `r` = p * step + `inner` (`inner` null: p alone),
+/// with the gates folded; empty when some copy loads as much as `st`, so nothing is gained.
+std::vector<UOpRef> copies_of(const UOpRef& st, const UOp* r, int64_t copies, int64_t step,
+                              const UOpRef& inner) {
+  const size_t before = loads(st);
+  std::vector<UOpRef> out;
+  for (int64_t p = 0; p < copies; ++p) {
+    const UOpRef at = UOp::make(Op::CONST, r->dtype(), {}, p * step);
+    UOpRef copy = fold_gates(simplify_indexing(substitute_range(st, r, inner ? at + inner : at)));
+    if (copy->nsrcs() == 3 && is_const(copy->src(2).get())) {
+      if (!const_true(copy->src(2).get())) continue;  // a store never made
+      copy = UOp::make(Op::STORE, copy->dtype(), {copy->src(0), copy->src(1)}, copy->arg());
+    }
+    if (loads(copy) >= before) return {};
+    out.push_back(copy);
+  }
+  return out;
+}
+
 }  // namespace
+
+UOpRef unroll_segments(const UOpRef& sink) {
+  UOpRef out = sink;
+  for (const auto& [r, len] : segmented_ranges(sink)) {
+    const UOpRef inner = range(const_int(r->dtype(), len), r->arg_int());
+    std::vector<UOpRef> stores;
+    for (const UOpRef& st : out->srcs()) {
+      std::vector<UOpRef> copies = copies_of(st, r, r->src(0)->arg_int() / len, len, inner);
+      if (copies.empty()) return out;
+      stores.insert(stores.end(), copies.begin(), copies.end());
+    }
+    out = UOp::make(Op::SINK, out->dtype(), stores, out->arg());
+  }
+  return out;
+}
 
 UOpRef unroll_strides(const UOpRef& sink) {
   UOpRef out = sink;

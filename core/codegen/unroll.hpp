@@ -15,6 +15,16 @@ namespace polygrad::codegen {
 /// otherwise.
 UOpRef unroll_selectors(const UOpRef& sink);
 
+/// The gradient of chunks (an LSTM's four gates, attention's q, k and v split from one
+/// projection) is their concatenation: every element of the (batch, 4 * hidden) result
+/// computes all four pieces' gated values and selects one, gates on a range too long for
+/// unroll_selectors (256 columns). `sink` with each such output range (constant extent, not
+/// the outermost, compared with constants) split into segments between the places where a
+/// comparison changes (their greatest common divisor with the extent, from 2, 2 to 64
+/// segments): one store per segment over a range of the segment's length, its gates folded,
+/// when every copy loads less than the store it came from. Unchanged otherwise.
+UOpRef unroll_segments(const UOpRef& sink);
+
 /// A strided convolution's input gradient reads each piece of its window at (y + k) // s under
 /// a gate on (y + k) % s: per element, every piece's division, remainder and gate, though for
 /// a given y % s only some pieces are ever valid (a stride-2 3 x 3 window: 2.25 of 9 on

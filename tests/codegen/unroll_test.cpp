@@ -109,6 +109,45 @@ TEST(Unroll, SmallReducesBecomeChains) {
 namespace polygrad_test {
 namespace {
 
+// out (4, 256): the concatenation of four (4, 64) pieces along the columns (chunk's gradient),
+// piece k selected by 64k - 1 < j < 64(k + 1), its load gated the same way.
+UOpRef four_chunks() {
+  UOpRef r = range(idx(4), 0), j = range(idx(256), 1);
+  UOpRef o = global(0, dtypes::float32);
+  UOpRef sum;
+  for (int64_t k = 0; k < 4; ++k) {
+    UOpRef x = global(static_cast<int>(k + 1), dtypes::float32);
+    UOpRef in = polygrad::alu(Op::AND, {polygrad::alu(Op::CMPLT, {idx(64 * k - 1), j}),
+                                        polygrad::alu(Op::CMPLT, {j, idx(64 * (k + 1))})});
+    UOpRef v = polygrad::where(in, gated_load(x, r * 64 + j - idx(64 * k), in),
+                               polygrad::const_float(dtypes::float32, 0.0));
+    sum = sum ? sum + v : v;
+  }
+  return sink({store(o, r * 256 + j, sum)});
+}
+
+TEST(Unroll, ChunksOfALongAxisSplitIntoSegments) {
+  // 256 columns: too many to unroll one by one; the comparisons change at 64, 128 and 192, so
+  // four stores over 64 columns each, one load apiece.
+  UOpRef ast = four_chunks();
+  EXPECT_EQ(polygrad::codegen::unroll_selectors(ast), ast);
+  UOpRef out = polygrad::codegen::unroll_segments(ast);
+  ASSERT_EQ(out->nsrcs(), 4u) << "one store per segment";
+  for (const UOpRef& st : out->srcs()) EXPECT_EQ(loads(st), 1u);
+
+  std::vector<HostBuf> bufs{HostBuf::zeros<float>(4 * 256)};
+  std::vector<std::vector<float>> xs(4, std::vector<float>(256));
+  for (size_t k = 0; k < 4; ++k) {
+    for (size_t i = 0; i < 256; ++i) xs[k][i] = float(k * 1000 + i);
+    bufs.push_back(HostBuf::of(xs[k]));
+  }
+  lower_and_run(ast, bufs);
+  const std::vector<float> got = bufs[0].as<float>();
+  for (int64_t r = 0; r < 4; ++r)
+    for (int64_t j = 0; j < 256; ++j)
+      ASSERT_EQ(got[r * 256 + j], xs[j / 64][r * 64 + j % 64]) << "row " << r << " column " << j;
+}
+
 // A stride-2, 3-tap transposed convolution (a strided convolution's input gradient), padding
 // 1: out[r, y] = sum over k of g[r, (y + 1 - k) / 2] where y + 1 - k is even and in 0..15.
 UOpRef strided_gradient() {
