@@ -68,26 +68,33 @@ size_t loads(const UOpRef& v) {
   return n;
 }
 
+/// The ranges the unrolling passes leave alone: those a REDUCE binds, and the outermost output
+/// range (the launch's dimension).
+struct KeptRanges {
+  explicit KeptRanges(const std::vector<const UOp*>& order) {
+    for (const UOp* u : order)
+      if (u->op() == Op::REDUCE)
+        for (size_t i = 1; i < u->nsrcs(); ++i) reduced.insert(u->src(i).get());
+    for (const UOp* u : order)
+      if (u->op() == Op::RANGE && !reduced.count(u) && (!outer || u->arg_int() < outer->arg_int()))
+        outer = u;
+  }
+  bool operator()(const UOp* r) const { return r == outer || reduced.count(r) != 0; }
+  std::unordered_set<const UOp*> reduced;
+  const UOp* outer = nullptr;
+};
+
 /// The output ranges of `sink` that a constant extent lets unroll and a comparison with a
 /// constant marks as a selector, the outermost (the launch's dimension) left out.
 std::vector<const UOp*> selector_ranges(const UOpRef& sink) {
   const std::vector<const UOp*> order = toposort(sink);
-  std::unordered_set<const UOp*> reduced;
-  const UOp* outer = nullptr;
-  for (const UOp* u : order) {
-    if (u->op() == Op::REDUCE)
-      for (size_t i = 1; i < u->nsrcs(); ++i) reduced.insert(u->src(i).get());
-  }
-  for (const UOp* u : order)
-    if (u->op() == Op::RANGE && !reduced.count(u) && (!outer || u->arg_int() < outer->arg_int()))
-      outer = u;
+  const KeptRanges kept(order);
   std::vector<const UOp*> out;
   for (const UOp* u : order) {
     if (!is_compare(u->op()) || u->nsrcs() != 2) continue;
     for (int s = 0; s < 2; ++s) {
       const UOp* r = u->src(s).get();
-      if (r->op() != Op::RANGE || r == outer || reduced.count(r) || !is_const(u->src(1 - s).get()))
-        continue;
+      if (r->op() != Op::RANGE || kept(r) || !is_const(u->src(1 - s).get())) continue;
       const UOp* e = r->src(0).get();
       if (!is_const(e) || e->arg_int() < 2 || e->arg_int() > kMaxCopies) continue;
       if (std::find(out.begin(), out.end(), r) == out.end()) out.push_back(r);
@@ -102,22 +109,15 @@ std::vector<const UOp*> selector_ranges(const UOpRef& sink) {
 constexpr int64_t kMaxStride = 4;
 std::vector<std::pair<const UOp*, int64_t>> strided_ranges(const UOpRef& sink) {
   const std::vector<const UOp*> order = toposort(sink);
-  std::unordered_set<const UOp*> reduced;
-  const UOp* outer = nullptr;
-  for (const UOp* u : order)
-    if (u->op() == Op::REDUCE)
-      for (size_t i = 1; i < u->nsrcs(); ++i) reduced.insert(u->src(i).get());
-  for (const UOp* u : order)
-    if (u->op() == Op::RANGE && !reduced.count(u) && (!outer || u->arg_int() < outer->arg_int()))
-      outer = u;
+  const KeptRanges kept(order);
   std::vector<std::pair<const UOp*, int64_t>> out;
   for (const UOp* u : order) {
     if ((u->op() != Op::MOD && u->op() != Op::IDIV) || !is_const(u->src(1).get())) continue;
     const UOp* r = u->src(0).get();
     if (r->op() == Op::ADD && is_const(r->src(1).get())) r = r->src(0).get();
     const int64_t c = u->src(1)->arg_int();
-    if (r->op() != Op::RANGE || r == outer || reduced.count(r) || c < 2 || c > kMaxStride ||
-        !is_const(r->src(0).get()) || r->src(0)->arg_int() % c != 0)
+    if (r->op() != Op::RANGE || kept(r) || c < 2 || c > kMaxStride || !is_const(r->src(0).get()) ||
+        r->src(0)->arg_int() % c != 0)
       continue;
     bool seen = false;
     for (const auto& [q, _] : out) seen = seen || q == r;
@@ -132,23 +132,14 @@ std::vector<std::pair<const UOp*, int64_t>> strided_ranges(const UOpRef& sink) {
 /// least 2 and leaves 2 to kMaxCopies segments.
 std::vector<std::pair<const UOp*, int64_t>> segmented_ranges(const UOpRef& sink) {
   const std::vector<const UOp*> order = toposort(sink);
-  std::unordered_set<const UOp*> reduced;
-  const UOp* outer = nullptr;
-  for (const UOp* u : order)
-    if (u->op() == Op::REDUCE)
-      for (size_t i = 1; i < u->nsrcs(); ++i) reduced.insert(u->src(i).get());
-  for (const UOp* u : order)
-    if (u->op() == Op::RANGE && !reduced.count(u) && (!outer || u->arg_int() < outer->arg_int()))
-      outer = u;
+  const KeptRanges kept(order);
   std::vector<std::pair<const UOp*, int64_t>> out;  // (range, gcd so far)
   for (const UOp* u : order) {
     if (!is_compare(u->op()) || u->nsrcs() != 2) continue;
     for (int s = 0; s < 2; ++s) {
       const UOp* r = u->src(s).get();
       const UOp* c = u->src(1 - s).get();
-      if (r->op() != Op::RANGE || r == outer || reduced.count(r) || !is_const(c) ||
-          !is_const(r->src(0).get()))
-        continue;
+      if (r->op() != Op::RANGE || kept(r) || !is_const(c) || !is_const(r->src(0).get())) continue;
       // r < c changes at c, c < r at c + 1, r == c and r != c at both.
       std::vector<int64_t> at;
       if (u->op() != Op::CMPLT || s == 0) at.push_back(c->arg_int());
@@ -159,12 +150,12 @@ std::vector<std::pair<const UOp*, int64_t>> segmented_ranges(const UOpRef& sink)
         if (b > 0 && b < r->src(0)->arg_int()) it->second = std::gcd(it->second, b);
     }
   }
-  std::vector<std::pair<const UOp*, int64_t>> kept;
+  std::vector<std::pair<const UOp*, int64_t>> split;
   for (const auto& [r, len] : out) {
     const int64_t segments = r->src(0)->arg_int() / len;
-    if (len >= 2 && segments >= 2 && segments <= kMaxCopies) kept.emplace_back(r, len);
+    if (len >= 2 && segments >= 2 && segments <= kMaxCopies) split.emplace_back(r, len);
   }
-  return kept;
+  return split;
 }
 
 /// `st` stored once per value p < copies of `r` = p * step + `inner` (`inner` null: p alone),
@@ -186,19 +177,27 @@ std::vector<UOpRef> copies_of(const UOpRef& st, const UOp* r, int64_t copies, in
   return out;
 }
 
+/// `sink` with each store replaced by its `copies`, or unchanged when some store has none.
+template <typename Copies>
+UOpRef replace_stores(const UOpRef& sink, const Copies& copies) {
+  std::vector<UOpRef> stores;
+  for (const UOpRef& st : sink->srcs()) {
+    std::vector<UOpRef> c = copies(st);
+    if (c.empty()) return sink;
+    stores.insert(stores.end(), c.begin(), c.end());
+  }
+  return UOp::make(Op::SINK, sink->dtype(), stores, sink->arg());
+}
+
 }  // namespace
 
 UOpRef unroll_segments(const UOpRef& sink) {
   UOpRef out = sink;
   for (const auto& [r, len] : segmented_ranges(sink)) {
     const UOpRef inner = range(const_int(r->dtype(), len), r->arg_int());
-    std::vector<UOpRef> stores;
-    for (const UOpRef& st : out->srcs()) {
-      std::vector<UOpRef> copies = copies_of(st, r, r->src(0)->arg_int() / len, len, inner);
-      if (copies.empty()) return out;
-      stores.insert(stores.end(), copies.begin(), copies.end());
-    }
-    out = UOp::make(Op::SINK, out->dtype(), stores, out->arg());
+    out = replace_stores(out, [&, r = r, len = len](const UOpRef& st) {
+      return copies_of(st, r, r->src(0)->arg_int() / len, len, inner);
+    });
   }
   return out;
 }
@@ -207,22 +206,8 @@ UOpRef unroll_strides(const UOpRef& sink) {
   UOpRef out = sink;
   for (const auto& [r, c] : strided_ranges(sink)) {
     const UOpRef q = range(const_int(r->dtype(), r->src(0)->arg_int() / c), r->arg_int());
-    std::vector<UOpRef> stores;
-    size_t before = 0, after = 0;
-    for (const UOpRef& st : out->srcs()) {
-      before += loads(st) * static_cast<size_t>(c);
-      for (int64_t p = 0; p < c; ++p) {
-        UOpRef copy = fold_gates(simplify_indexing(
-            substitute_range(st, r, q * c + UOp::make(Op::CONST, r->dtype(), {}, p))));
-        if (copy->nsrcs() == 3 && is_const(copy->src(2).get())) {
-          if (!const_true(copy->src(2).get())) continue;  // a store never made
-          copy = UOp::make(Op::STORE, copy->dtype(), {copy->src(0), copy->src(1)}, copy->arg());
-        }
-        after += loads(copy);
-        stores.push_back(copy);
-      }
-    }
-    if (after < before) out = UOp::make(Op::SINK, out->dtype(), stores, out->arg());
+    out = replace_stores(
+        out, [&, r = r, c = c](const UOpRef& st) { return copies_of(st, r, c, 1, q * c); });
   }
   return out;
 }
