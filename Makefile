@@ -42,6 +42,9 @@ bench: build
 	build/release/bin/bench_realize
 	$(BLAS_CORE) OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=2 \
 	  /usr/bin/python3 bench/compare.py build/release/bin/bench_ops
+	repo=$(CURDIR) build=$(CURDIR)/build/release bash -c 'source frontends/python/install_venv.sh'
+	$(BLAS_CORE) OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=2 \
+	  build/release/venv/bin/python bench/models.py
 
 format:
 	git ls-files '*.cpp' '*.hpp' '*.h' '*.c' | xargs clang-format -i
