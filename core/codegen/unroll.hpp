@@ -29,8 +29,8 @@ UOpRef unroll_segments(const UOpRef& sink);
 /// a gate on (y + k) % s: per element, every piece's division, remainder and gate, though for
 /// a given y % s only some pieces are ever valid (a stride-2 3 x 3 window: 2.25 of 9 on
 /// average). `sink` with each output range r so read (constant extent that s divides, s up to
-/// 4, not the outermost) as r' * s + p, one store per p with its gates folded, when the copies
-/// together load less than the store they came from. Unchanged otherwise.
+/// 4, not the outermost) as r' * s + p, one store per p with its gates folded, when every copy
+/// loads less than the store it came from. Unchanged otherwise.
 UOpRef unroll_strides(const UOpRef& sink);
 
 /// `sink` with each REDUCE over ranges of constant extents whose product is at most 16 (a
