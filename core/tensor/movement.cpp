@@ -233,12 +233,21 @@ Tensor Tensor::pad(const std::vector<std::pair<int64_t, int64_t>>& pads, PadMode
                    double value) const {
   if (mode == PadMode::constant) return pad(pads, value);
   const detail::TensorImpl& p = detail::state(*this, "pad");
-  const char* name = mode == PadMode::reflect     ? "reflect"
-                     : mode == PadMode::replicate ? "replicate"
-                     : mode == PadMode::circular  ? "circular"
-                                                  : nullptr;
-  if (name == nullptr)
-    user_error("pad: unknown pad mode " + std::to_string(static_cast<int>(mode)));
+  const char* name = nullptr;
+  const char* limit = nullptr;  // what a pad too long for the axis violates
+  switch (mode) {
+    case PadMode::reflect:
+      name = "reflect", limit = " must be less than the axis' size";
+      break;
+    case PadMode::replicate:
+      name = "replicate", limit = " need a non-empty axis and a length of at most 2^62";
+      break;
+    case PadMode::circular:
+      name = "circular", limit = " must be at most the axis' size";
+      break;
+    default:
+      user_error("pad: unknown pad mode " + std::to_string(static_cast<int>(mode)));
+  }
   if (pads.size() != p.shape.size())
     user_error("pad: " + std::to_string(pads.size()) + " pad pairs for shape " +
                lazy::shape_str(p.shape));
@@ -253,40 +262,33 @@ Tensor Tensor::pad(const std::vector<std::pair<int64_t, int64_t>>& pads, PadMode
     const int64_t s = x.shape()[d];
     const int64_t b = std::max<int64_t>(pads[d].first, 0), a = std::max<int64_t>(pads[d].second, 0);
     if (b == 0 && a == 0) continue;
-    const bool fits = mode == PadMode::reflect ? b < s && a < s
-                      : mode == PadMode::circular
-                          ? b <= s && a <= s
-                          : s > 0 && b <= detail::kMaxElements && a <= detail::kMaxElements - s - b;
+    bool fits = s > 0 && b <= detail::kMaxElements && a <= detail::kMaxElements - s - b;
+    if (mode == PadMode::reflect) fits = b < s && a < s;
+    if (mode == PadMode::circular) fits = b <= s && a <= s;
     if (!fits)
       user_error(std::string("pad: ") + name + " pads (" + std::to_string(pads[d].first) + ", " +
                  std::to_string(pads[d].second) + ") of axis " + std::to_string(d) + " of shape " +
-                 lazy::shape_str(p.shape) +
-                 (mode == PadMode::reflect ? " must be less than the axis' size"
-                  : mode == PadMode::circular
-                      ? " must be at most the axis' size"
-                      : " need a non-empty axis and a length of at most 2^62"));
+                 lazy::shape_str(p.shape) + limit);
     auto range = [&](int64_t lo, int64_t hi) {
       std::vector<std::pair<int64_t, int64_t>> bounds;
       for (int64_t n : x.shape()) bounds.emplace_back(0, n);
       bounds[d] = {lo, hi};
       return x.shrink(bounds);
     };
-    auto edge = [&](int64_t i, int64_t n) {
-      Shape e = x.shape();
-      e[d] = n;
-      return range(i, i + 1).expand(e);
-    };
     const auto ad = static_cast<int64_t>(d);
+    // The n elements that go before (`before`) or after the axis.
+    auto piece = [&](bool before, int64_t n) {
+      if (mode == PadMode::reflect)
+        return (before ? range(1, n + 1) : range(s - 1 - n, s - 1)).flip(ad);
+      if (mode == PadMode::circular) return before ? range(s - n, s) : range(0, n);
+      Shape e = x.shape();  // replicate: the edge element, n times
+      e[d] = n;
+      return (before ? range(0, 1) : range(s - 1, s)).expand(e);
+    };
     std::vector<Tensor> parts;
-    if (b > 0)
-      parts.push_back(mode == PadMode::reflect     ? range(1, b + 1).flip(ad)
-                      : mode == PadMode::replicate ? edge(0, b)
-                                                   : range(s - b, s));
+    if (b > 0) parts.push_back(piece(true, b));
     parts.push_back(x);
-    if (a > 0)
-      parts.push_back(mode == PadMode::reflect     ? range(s - 1 - a, s - 1).flip(ad)
-                      : mode == PadMode::replicate ? edge(s - 1, a)
-                                                   : range(0, a));
+    if (a > 0) parts.push_back(piece(false, a));
     x = cat(parts, ad);
   }
   return crop_first ? x : x.pad(crops);
