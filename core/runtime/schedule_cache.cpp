@@ -4,6 +4,7 @@
 #include "runtime/buffers.hpp"
 
 #include "ir/graph.hpp"
+#include "ir/ptr_map.hpp"
 #include "runtime/runtime.hpp"
 
 #include <polygrad/error.hpp>
@@ -14,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace polygrad::runtime {
@@ -23,25 +25,117 @@ namespace {
 /// Buffers the cached schedule creates get ids from here (never a real buffer's id).
 std::atomic<int64_t> next_placeholder{-(int64_t{1} << 40)};
 
+/// A graph read for the cache: its nodes in toposort order, each node's sources as positions
+/// in that order, its input buffers in order with their devices, and a hash of all of it
+/// that leaves out which buffers the inputs are and the ASSIGN serials (lazy::assign).
+struct Structure {
+  std::vector<const UOp*> nodes;
+  std::vector<uint32_t> srcs;  // every node's source positions, one node after another
+  std::vector<const UOp*> inputs;
+  std::vector<std::string> devices;  // the target device, then each input's
+  size_t hash = 0;
+};
+
+Structure structure_of(const UOpRef& sink, const std::string& device) {
+  Structure g;
+  g.nodes = toposort(sink);
+  g.devices.push_back(device);
+  g.hash = std::hash<std::string>{}(device);
+  detail::PtrMap<uint32_t> position(g.nodes.size());
+  for (const UOp* u : g.nodes) {
+    const uint32_t at = static_cast<uint32_t>(position.size());
+    position.put(u, at);
+    size_t h = hash_mix(static_cast<size_t>(u->op()), u->dtype().key());
+    if (u->op() == Op::BUFFER) {
+      g.inputs.push_back(u);
+      g.devices.push_back(buffer_device(u));
+      h = hash_mix(hash_mix(h, static_cast<size_t>(lazy::buffer_count(u))),
+                   std::hash<std::string>{}(g.devices.back()));
+    } else if (u->op() != Op::ASSIGN) {
+      h = hash_mix(h, arg_hash(u->arg()));
+    }
+    for (const UOpRef& s : u->srcs()) {
+      g.srcs.push_back(*position.find(s.get()));
+      h = hash_mix(h, g.srcs.back());
+    }
+    g.hash = hash_mix(g.hash, h);
+  }
+  return g;
+}
+
 struct Entry {
   UOpRef key_graph;  // keeps the key alive
+  /// The key graph's nodes in the order of the graph it was made from, that graph's source
+  /// positions and devices, and its hash: what a graph must match to use this entry.
+  std::vector<const UOp*> nodes;
+  std::vector<uint32_t> srcs;
+  std::vector<std::string> devices;
+  size_t hash = 0;
+  /// The placeholders of the inputs, in input order.
+  std::vector<const UOp*> inputs;
   schedule::Schedule schedule;
   /// Buffers the schedule creates: placeholder -> device.
   std::map<const UOp*, std::string> created;
 };
 
-/// Entries by (devices, graph), the least recently used dropped beyond the limit (kMaxEntries
-/// unless set): a program
-/// that builds a new graph per step (a constant that changes every step) would otherwise grow
-/// the cache by a graph and its schedule each step.
+/// Whether `g` has the entry's structure: the same ops, dtypes, args (a buffer's count, not
+/// its id; no ASSIGN serial), sources at the same positions, and devices.
+bool same_structure(const Structure& g, const Entry& e) {
+  if (g.hash != e.hash || g.nodes.size() != e.nodes.size() || g.srcs != e.srcs ||
+      g.devices != e.devices)
+    return false;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const UOp* u = g.nodes[i];
+    const UOp* k = e.nodes[i];
+    if (u->op() != k->op() || u->dtype() != k->dtype() || u->nsrcs() != k->nsrcs()) return false;
+    if (u->op() == Op::BUFFER) {
+      if (lazy::buffer_count(u) != lazy::buffer_count(k)) return false;
+    } else if (u->op() != Op::ASSIGN && !arg_equal(u->arg(), k->arg())) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// Entries by structure hash, the least recently used dropped beyond the limit (kMaxEntries
+/// unless set): a program that builds a new graph per step (a constant that changes every
+/// step) would otherwise grow the cache by a graph and its schedule each step.
 struct Cache {
   static constexpr size_t kMaxEntries = 2048;
-  using Key = std::pair<std::vector<std::string>, const UOp*>;
+  using Order = std::list<std::shared_ptr<Entry>>;
   std::mutex mu;
-  std::list<Key> order;  // most recently used first
-  std::map<Key, std::pair<std::shared_ptr<Entry>, std::list<Key>::iterator>> entries;
+  Order order;  // most recently used first
+  std::unordered_multimap<size_t, Order::iterator> by_hash;
   size_t hits = 0;
   size_t limit = kMaxEntries;
+
+  /// The entry `g` matches, made the most recently used; or null.
+  std::shared_ptr<Entry> find(const Structure& g) {
+    auto [first, last] = by_hash.equal_range(g.hash);
+    for (auto it = first; it != last; ++it)
+      if (same_structure(g, **it->second)) {
+        order.splice(order.begin(), order, it->second);
+        ++hits;
+        return order.front();
+      }
+    return nullptr;
+  }
+
+  void insert(std::shared_ptr<Entry> e) {
+    order.push_front(std::move(e));
+    by_hash.emplace(order.front()->hash, order.begin());
+    while (order.size() > limit) drop_last();
+  }
+
+  void drop_last() {
+    auto [first, last] = by_hash.equal_range(order.back()->hash);
+    for (auto it = first; it != last; ++it)
+      if (it->second == std::prev(order.end())) {
+        by_hash.erase(it);
+        break;
+      }
+    order.pop_back();
+  }
 };
 
 Cache& cache() {
@@ -49,25 +143,22 @@ Cache& cache() {
   return *c;
 }
 
-}  // namespace
-
-schedule::Schedule cached_schedule(const std::vector<UOpRef>& roots, const std::string& device) {
-  // The graph with its inputs replaced by placeholders -(k+1).
-  UOpRef sink = UOp::make(Op::SINK, dtypes::void_, std::span<const UOpRef>(roots));
-  // Each ASSIGN's serial (lazy::assign) becomes its number in toposort order: the same
-  // structure, the same key.
-  std::unordered_map<const UOp*, UOpRef> to_placeholder, key_of;
-  std::vector<UOpRef> inputs;
-  std::vector<std::string> devices{device};
+/// A new entry for the graph `g`: the graph with its inputs replaced by placeholders -(k+1)
+/// and each ASSIGN's serial by its number in toposort order (the same structure, the same
+/// key), scheduled.
+std::shared_ptr<Entry> schedule_entry(const Structure& g) {
+  auto entry = std::make_shared<Entry>();
+  std::unordered_map<const UOp*, UOpRef> key_of;
+  std::map<const UOp*, std::string> input_device;
   int64_t assigns = 0;
   std::vector<UOpRef> srcs;
-  for (const UOp* u : toposort(sink)) {
+  for (const UOp* u : g.nodes) {
     if (u->op() == Op::BUFFER) {
-      inputs.push_back(u->ref());
-      devices.push_back(buffer_device(u));
-      UOpRef ph =
-          lazy::buffer(u->dtype(), lazy::buffer_count(u), -static_cast<int64_t>(inputs.size()));
-      to_placeholder.emplace(u, ph);
+      const size_t k = entry->inputs.size();
+      UOpRef ph = lazy::buffer(u->dtype(), lazy::buffer_count(u), -static_cast<int64_t>(k + 1));
+      entry->inputs.push_back(ph.get());
+      input_device[ph.get()] = g.devices[k + 1];
+      entry->nodes.push_back(ph.get());
       key_of.emplace(u, std::move(ph));
       continue;
     }
@@ -77,71 +168,68 @@ schedule::Schedule cached_schedule(const std::vector<UOpRef>& roots, const std::
       srcs.push_back(key_of.at(s.get()));
       same = same && srcs.back() == s;
     }
-    key_of.emplace(u, same ? u->ref()
-                           : UOp::make(u->op(), u->dtype(), srcs,
-                                       u->op() == Op::ASSIGN ? Arg(++assigns) : u->arg()));
+    UOpRef key = same ? u->ref()
+                      : UOp::make(u->op(), u->dtype(), srcs,
+                                  u->op() == Op::ASSIGN ? Arg(++assigns) : u->arg());
+    entry->nodes.push_back(key.get());
+    key_of.emplace(u, std::move(key));
   }
-  UOpRef key_graph = key_of.at(sink.get());
+  entry->key_graph = key_of.at(g.nodes.back());
+  entry->srcs = g.srcs;
+  entry->devices = g.devices;
+  entry->hash = g.hash;
+  schedule::Context ctx;
+  ctx.device = g.devices[0];
+  ctx.new_buffer = [&](const std::string& dev, DType t, int64_t n) {
+    UOpRef b = lazy::buffer(t, n, next_placeholder.fetch_sub(1));
+    entry->created[b.get()] = dev;
+    return b;
+  };
+  ctx.buffer_device = [&](const UOp* b) {
+    auto in = input_device.find(b);
+    if (in != input_device.end()) return in->second;
+    auto made = entry->created.find(b);
+    if (made != entry->created.end()) return made->second;
+    internal_error("schedule cache: unknown buffer " + node_to_string(*b));
+  };
+  ctx.target = [](const std::string& dev) {
+    codegen::Target t;
+    t.caps = device_handle(dev).properties().caps;
+    return t;
+  };
+  std::vector<UOpRef> key_roots(entry->key_graph->srcs().begin(), entry->key_graph->srcs().end());
+  entry->schedule = schedule::make_schedule(key_roots, ctx);
+  // Only the buffers the schedule uses are made per run (a second scheduling pass leaves the
+  // first one's behind).
+  std::unordered_set<const UOp*> used;
+  for (const schedule::Item& item : entry->schedule.items)
+    for (const UOpRef& b : item.buffers) used.insert(b.get());
+  for (const UOpRef& b : entry->schedule.intermediates) used.insert(b.get());
+  for (const UOpRef& o : entry->schedule.outputs)
+    for (const UOp* u : toposort(o)) used.insert(u);
+  std::erase_if(entry->created, [&](const auto& kv) { return !used.count(kv.first); });
+  return entry;
+}
+
+}  // namespace
+
+schedule::Schedule cached_schedule(const std::vector<UOpRef>& roots, const std::string& device) {
+  UOpRef sink = UOp::make(Op::SINK, dtypes::void_, std::span<const UOpRef>(roots));
+  const Structure g = structure_of(sink, device);
   Cache& c = cache();
   std::shared_ptr<Entry> entry;
   {
     std::lock_guard<std::mutex> lock(c.mu);
-    auto it = c.entries.find({devices, key_graph.get()});
-    if (it != c.entries.end()) {
-      entry = it->second.first;
-      c.order.splice(c.order.begin(), c.order, it->second.second);
-      ++c.hits;
-    }
+    entry = c.find(g);
   }
   if (!entry) {
-    entry = std::make_shared<Entry>();
-    entry->key_graph = key_graph;
-    std::map<const UOp*, std::string> input_device;
-    for (const auto& [real, ph] : to_placeholder) input_device[ph.get()] = buffer_device(real);
-    schedule::Context ctx;
-    ctx.device = device;
-    ctx.new_buffer = [&](const std::string& dev, DType t, int64_t n) {
-      UOpRef b = lazy::buffer(t, n, next_placeholder.fetch_sub(1));
-      entry->created[b.get()] = dev;
-      return b;
-    };
-    ctx.buffer_device = [&](const UOp* b) {
-      auto in = input_device.find(b);
-      if (in != input_device.end()) return in->second;
-      auto made = entry->created.find(b);
-      if (made != entry->created.end()) return made->second;
-      internal_error("schedule cache: unknown buffer " + node_to_string(*b));
-    };
-    ctx.target = [](const std::string& dev) {
-      codegen::Target t;
-      t.caps = device_handle(dev).properties().caps;
-      return t;
-    };
-    std::vector<UOpRef> key_roots(key_graph->srcs().begin(), key_graph->srcs().end());
-    entry->schedule = schedule::make_schedule(key_roots, ctx);
-    // Only the buffers the schedule uses are made per run (a second scheduling pass leaves the
-    // first one's behind).
-    std::unordered_set<const UOp*> used;
-    for (const schedule::Item& item : entry->schedule.items)
-      for (const UOpRef& b : item.buffers) used.insert(b.get());
-    for (const UOpRef& b : entry->schedule.intermediates) used.insert(b.get());
-    for (const UOpRef& o : entry->schedule.outputs)
-      for (const UOp* u : toposort(o)) used.insert(u);
-    std::erase_if(entry->created, [&](const auto& kv) { return !used.count(kv.first); });
+    entry = schedule_entry(g);
     std::lock_guard<std::mutex> lock(c.mu);
-    Cache::Key key{devices, key_graph.get()};
-    if (!c.entries.count(key)) {  // (another thread may have scheduled the same graph)
-      c.order.push_front(key);
-      c.entries.emplace(key, std::make_pair(entry, c.order.begin()));
-      while (c.entries.size() > c.limit) {
-        c.entries.erase(c.order.back());
-        c.order.pop_back();
-      }
-    }
+    if (!c.find(g)) c.insert(entry);  // (another thread may have scheduled the same graph)
   }
   // Instantiate: placeholders -> real inputs and fresh buffers.
   std::unordered_map<const UOp*, UOpRef> real;
-  for (const auto& [in, ph] : to_placeholder) real.emplace(ph.get(), in->ref());
+  for (size_t k = 0; k < g.inputs.size(); ++k) real.emplace(entry->inputs[k], g.inputs[k]->ref());
   for (const auto& [ph, dev] : entry->created)
     real.emplace(ph, new_buffer(dev, ph->dtype(), lazy::buffer_count(ph)));
   auto map_buffer = [&](const UOpRef& b) { return real.at(b.get()); };
@@ -157,13 +245,14 @@ schedule::Schedule cached_schedule(const std::vector<UOpRef>& roots, const std::
 ScheduleCacheStats schedule_cache_stats() {
   Cache& c = cache();
   std::lock_guard<std::mutex> lock(c.mu);
-  return {c.entries.size(), c.hits};
+  return {c.order.size(), c.hits};
 }
 
 void set_schedule_cache_limit(size_t limit) {
   Cache& c = cache();
   std::lock_guard<std::mutex> lock(c.mu);
   c.limit = std::max<size_t>(limit, 1);
+  while (c.order.size() > c.limit) c.drop_last();
 }
 
 }  // namespace polygrad::runtime

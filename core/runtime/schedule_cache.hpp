@@ -1,10 +1,12 @@
 // The schedule cache: schedules keyed by graph structure, so a graph rebuilt with the same ops
 // and shapes over other buffers (every training step, every call of a model) skips scheduling.
 //
-// The key is the roots' graph with each input BUFFER replaced by a placeholder numbered in
-// toposort order (hash-consing makes equal structures the same node), plus the inputs' devices
-// and the target device. A hit maps the cached schedule's placeholders to the real inputs and
-// fresh buffers for everything the schedule creates.
+// A lookup reads the graph once: its nodes in toposort order, each with its op, dtype, arg and
+// its sources' positions in that order, and its inputs' devices, hashed leaving out which
+// buffers the inputs are; an entry of that hash is then compared node by node. A miss builds
+// the key graph (each input BUFFER replaced by a placeholder numbered in toposort order) and
+// schedules it. A hit maps the cached schedule's placeholders to the real inputs and fresh
+// buffers for everything the schedule creates.
 #ifndef POLYGRAD_RUNTIME_SCHEDULE_CACHE_HPP
 #define POLYGRAD_RUNTIME_SCHEDULE_CACHE_HPP
 

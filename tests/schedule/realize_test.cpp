@@ -309,6 +309,29 @@ TEST_F(RealizeTest, SameStructureOverOtherBuffersHitsTheScheduleCache) {
   EXPECT_EQ(after.entries, before.entries);
 }
 
+// The cache compares structure, not identity: (x - y) * x and (x - y) * y have the same ops in
+// the same order over two buffers of one size, but the product reads another source, so each is
+// scheduled on its own; y - x reads its inputs in the other order than x - y and shares its
+// schedule with the inputs swapped.
+TEST_F(RealizeTest, TheScheduleCacheTellsSourcesApartAndMapsInputsByPosition) {
+  std::vector<float> x = {1, 2, 3, 4}, y = {10, 20, 30, 40};
+  auto ew = [](Op op, const UOpRef& a, const UOpRef& b) { return testgraph::ew(op, a, b); };
+  UOpRef xi = input(x, {4}), yi = input(y, {4});
+  EXPECT_EQ(values(ew(Op::MUL, ew(Op::SUB, xi, yi), xi))[1], -36.0f);
+  runtime::ScheduleCacheStats before = runtime::schedule_cache_stats();
+  EXPECT_EQ(values(ew(Op::MUL, ew(Op::SUB, xi, yi), yi))[1], -360.0f);
+  EXPECT_EQ(values(ew(Op::SUB, xi, yi))[2], -27.0f);
+  EXPECT_EQ(runtime::schedule_cache_stats().hits, before.hits);
+  std::vector<float> got = values(ew(Op::SUB, yi, xi));
+  EXPECT_EQ(runtime::schedule_cache_stats().hits, before.hits + 1);
+  for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(got[i], y[i] - x[i]) << i;
+  // A constant's value and a buffer's size are each a structure of their own.
+  EXPECT_EQ(values(testgraph::ew(Op::ADD, xi, lazy::full(dtypes::float32, 7, {4})))[0], 8.0f);
+  EXPECT_EQ(values(testgraph::ew(Op::ADD, xi, lazy::full(dtypes::float32, 9, {4})))[0], 10.0f);
+  EXPECT_EQ(values(ew(Op::SUB, input({5, 6, 7}, {3}), input({10, 20, 30}, {3})))[2], -23.0f);
+  EXPECT_EQ(runtime::schedule_cache_stats().hits, before.hits + 1);
+}
+
 TEST_F(RealizeTest, LargeReductionsToOneValueAreSplitAndExact) {
   const int64_t n = int64_t{1} << 16;
   std::vector<float> x(static_cast<size_t>(n));
