@@ -7,7 +7,10 @@ Usage (the Makefile's `bench` target runs it):
 
 Each step is a forward pass, the backward pass and every gradient realised, from the same
 weights and inputs in both libraries; the losses are printed side by side. Prints the best of
-8 steps in milliseconds and the ratio torch / polygrad (> 1: polygrad is faster).
+8 steps in milliseconds and the ratio torch / polygrad (> 1: polygrad is faster), for
+polygrad's eager step (the graph built, looked up in the schedule cache and launched every
+step) and for the same step under TinyJit (kernels replayed; its gradients are checked equal
+to the eager step's, also with other inputs read in place).
 """
 import sys
 import time
@@ -15,7 +18,7 @@ import time
 import numpy as np
 import torch
 
-from polygrad import Tensor
+from polygrad import Tensor, TinyJit
 
 F = torch.nn.functional
 rng = np.random.default_rng(0)
@@ -120,13 +123,14 @@ def compare(name, build, weights, inputs):
     tw = {k: torch.tensor(v, requires_grad=True) for k, v in weights.items()}
     pin, tin = [Tensor(v) for v in inputs], [torch.tensor(v) for v in inputs]
 
-    def pg_step():
-        loss = build(pw, pin, "pg")
+    def pg_step(*inp):
+        loss = build(pw, list(inp) or pin, "pg")
         loss.backward()
-        Tensor.realize_all([loss] + [p.grad for p in pw.values()])
+        out = [loss] + [p.grad for p in pw.values()]
+        Tensor.realize_all(out)
         for p in pw.values():
             p.grad = None
-        return loss
+        return out
 
     def torch_step():
         loss = build(tw, tin, "torch")
@@ -135,15 +139,25 @@ def compare(name, build, weights, inputs):
             p.grad = None
         return loss
 
-    lp, lt = pg_step().item(), torch_step().item()
-    ours, theirs = best_ms(pg_step), best_ms(torch_step)
-    print(f"{name:<14}{lp:>10.5f}{lt:>10.5f}{ours:>12.2f}{theirs:>10.2f}{theirs / ours:>7.2f}")
+    jit_step = TinyJit(pg_step)
+    for inp in (pin, [Tensor(np.ascontiguousarray(v[::-1])) for v in inputs]):
+        for _ in range(3):
+            got = jit_step(*inp)
+        for want, have in zip(pg_step(*inp), got):
+            if not np.array_equal(want.numpy(), have.numpy()):
+                raise SystemExit(f"{name}: the TinyJit step differs from the eager step")
+    lp, lt = pg_step()[0].item(), torch_step().item()
+    ours, jit, theirs = best_ms(pg_step), best_ms(lambda: jit_step(*pin)), best_ms(torch_step)
+    print(f"{name:<14}{lp:>10.5f}{lt:>10.5f}{ours:>9.2f}{theirs / ours:>7.2f}{jit:>9.2f}"
+          f"{theirs / jit:>7.2f}{theirs:>10.2f}")
 
 
 def main():
     torch.set_num_threads(2)
     only = sys.argv[1] if len(sys.argv) > 1 else ""
-    print(f"{'model':<14}{'loss':>10}{'torch':>10}{'polygrad ms':>12}{'torch ms':>10}{'ratio':>7}")
+    print(f"{'':<34}{'polygrad eager':>16}{'under TinyJit':>16}")
+    print(f"{'model':<14}{'loss':>10}{'torch':>10}{'ms':>9}{'ratio':>7}{'ms':>9}{'ratio':>7}"
+          f"{'torch ms':>10}")
     for name, (build, weights, inputs) in MODELS.items():
         if only in name:
             compare(name, build, weights, inputs)
