@@ -171,6 +171,7 @@ _SIGNATURES = {
     "pg_tensor_unflatten": [T, c_int64, I64P, c_size_t, PT],
     "pg_tensor_shrink": [T, I64P, c_size_t, PT],
     "pg_tensor_pad": [T, I64P, c_size_t, c_double, PT],
+    "pg_tensor_pad_mode": [T, I64P, c_size_t, c_int, c_double, PT],
     "pg_tensor_getitem": [T, POINTER(Index), c_size_t, PT],
     "pg_tensor_gather": [T, c_int64, T, PT],
     "pg_tensor_cat": [PT, c_size_t, c_int64, PT],

@@ -60,9 +60,19 @@ def shrink(self, arg):
     return _call(lib.pg_tensor_shrink, self._h, arr, len(arg))
 
 
-def pad(self, arg, value=0.0):
+_PAD_MODES = {"constant": 0, "reflect": 1, "replicate": 2, "circular": 3}
+
+
+def pad(self, arg, mode="constant", value=0.0):
     """arg: one (before, after) per axis (None: no padding), or torch's flat form
-    (last axis first: (left, right, top, bottom, ...)); an empty one pads nothing, as torch's."""
+    (last axis first: (left, right, top, bottom, ...)); an empty one pads nothing, as torch's.
+    mode: "constant" (fills with value), "reflect", "replicate" or "circular", as tinygrad's and
+    torch's; only "constant" takes a value."""
+    if mode not in _PAD_MODES:
+        raise _ffi.PolygradValueError(
+            f"pad: mode {mode!r} is not one of {', '.join(map(repr, _PAD_MODES))}")
+    if mode != "constant" and value != 0.0:
+        raise _ffi.PolygradValueError(f"pad: mode {mode!r} takes no value (got {value!r})")
     nd = self.ndim
     if all(isinstance(a, numbers.Integral) for a in arg):  # (() is the flat form, no pairs)
         if len(arg) % 2 or len(arg) // 2 > nd:
@@ -76,7 +86,9 @@ def pad(self, arg, value=0.0):
         pairs = [(0, 0) if a is None else tuple(a) for a in arg]
     flat = [v for p in pairs for v in p]
     arr, _ = int64s(flat)
-    return _call(lib.pg_tensor_pad, self._h, arr, len(pairs), float(value))
+    if mode == "constant":
+        return _call(lib.pg_tensor_pad, self._h, arr, len(pairs), float(value))
+    return _call(lib.pg_tensor_pad_mode, self._h, arr, len(pairs), _PAD_MODES[mode], 0.0)
 
 
 for _f in (flip, transpose, squeeze, unsqueeze, flatten, unflatten, shrink, pad):

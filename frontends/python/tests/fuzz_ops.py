@@ -99,7 +99,7 @@ class Lib:
 
     def pad(self, x, pairs, value=0.0):
         if self.pg:
-            return x.pad(tuple(pairs), value)
+            return x.pad(tuple(pairs), value=value)
         flat = []
         for lo, hi in reversed(pairs):
             flat += [lo, hi]

@@ -182,10 +182,34 @@ def test_movement():
     compare(lambda x: x.pad(((0, 0), (1, 2), (2, 0))), s,
             lambda x: F.pad(x, (2, 0, 1, 2)))
     compare(lambda x: x.pad((1, 1)), s, lambda x: F.pad(x, (1, 1)))
+    compare(lambda x: x.pad((1, 1), value=2.5), s, lambda x: F.pad(x, (1, 1), value=2.5))
     compare(lambda x: x.flip(0), s, lambda x: x.flip(0))
     compare(lambda x: x.flip((0, 2)), s, lambda x: x.flip((0, 2)))
     compare(lambda x: x.repeat(2, 1, 3), s)
     compare(lambda x: x.T, [(3, 4)], lambda x: x.T)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+def test_pad_modes(mode):
+    # torch pads the last axis of a 3-d tensor in these modes and the last two of a 4-d one;
+    # circular also crops.
+    cases = [((1, 2), (2, 3, 5)), ((2, 0, 1, 3), (1, 2, 4, 5)), ((3, 1, 0, 2), (1, 2, 4, 5))]
+    if mode == "circular":
+        cases.append(((-1, 2, 2, -1), (1, 2, 4, 5)))
+    for flat, shape in cases:
+        compare(lambda x: x.pad(flat, mode=mode), [shape], lambda x: F.pad(x, flat, mode=mode))
+    compare(lambda x: x.pad(((0, 0), (0, 0), (1, 1), (2, 2)), mode), [(1, 2, 4, 5)],
+            lambda x: F.pad(x, (2, 2, 1, 1), mode=mode))
+
+
+def test_pad_mode_errors():
+    x = Tensor(np.zeros((2, 3), np.float32))
+    with pytest.raises(ValueError, match="'wrap' is not one of"):
+        x.pad((1, 1), mode="wrap")
+    with pytest.raises(ValueError, match="takes no value"):
+        x.pad((1, 1), mode="reflect", value=1.0)
+    with pytest.raises(ValueError, match="reflect"):
+        x.pad((3, 3), mode="reflect")
 
 
 def test_getitem():
