@@ -116,6 +116,14 @@ Tensor Tensor::gather(int64_t dim, const Tensor& index) const {
   const detail::TensorImpl& p = detail::state(*this, "gather");
   const detail::TensorImpl& ip = detail::state(index, "gather");
   detail::check_same_device("gather", *this, index);
+  // A 0-d input or index is one of length 1 (axis 0 or -1), as torch's: the result has the
+  // index's shape.
+  if ((p.shape.empty() || ip.shape.empty()) && p.shape.size() <= 1 && ip.shape.size() <= 1) {
+    detail::norm_axis("gather", dim, 1, {1});
+    return reshape({static_cast<int64_t>(numel())})
+        .gather(0, index.reshape({static_cast<int64_t>(index.numel())}))
+        .reshape(ip.shape);
+  }
   const int64_t a = detail::norm_axis("gather", dim, ndim(), p.shape);
   if (DType(index.dtype()).is_float() || DType(index.dtype()).is_bool())
     user_error("gather: index must be an int tensor, not " + dtype_name(index.dtype()));

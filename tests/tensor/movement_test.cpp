@@ -142,6 +142,22 @@ TEST(Gather, ReadsOneElementPerIndexAndZeroOutsideTheAxis) {
             (std::vector<float>{1, 7, 11, 12, 18}));
 }
 
+TEST(Gather, AZeroDimensionalInputOrIndexIsOneOfLengthOne) {
+  // torch: tensor(5.).gather(0, tensor(0)) is tensor(5.), gather(-1, tensor([0, 0])) is
+  // tensor([5., 5.]), tensor([1., 2.]).gather(0, tensor(1)) is tensor(2.); axis 1 is out of
+  // range. (It was "axis 0 out of range for shape ()".)
+  const Tensor five = Tensor::full({}, 5.0);
+  const Tensor g = five.gather(0, Tensor::full({}, 0, PG_DTYPE_INT32));
+  EXPECT_EQ(g.shape(), (std::vector<int64_t>{}));
+  EXPECT_EQ(g.item<float>(), 5.0f);
+  EXPECT_EQ(five.gather(-1, Tensor(std::vector<int32_t>{0, 0})).to_vector<float>(),
+            (std::vector<float>{5, 5}));
+  const Tensor h = Tensor(std::vector<float>{1, 2}).gather(0, Tensor::full({}, 1, PG_DTYPE_INT64));
+  EXPECT_EQ(h.shape(), (std::vector<int64_t>{}));
+  EXPECT_EQ(h.item<float>(), 2.0f);
+  EXPECT_THROW(five.gather(1, Tensor::full({}, 0, PG_DTYPE_INT32)), polygrad::Error);
+}
+
 TEST(Slicing, StepsPastTheAxisTakeTheFirstElement) {
   // x[::s] for |s| >= the length: one element (the last one for a negative step), as numpy.
   const Tensor x(std::vector<float>{0, 1, 2, 3, 4, 5});
