@@ -109,6 +109,11 @@ SourceGrads sin_rule(const UOp* u, const UOpRef& g, ShapeOf& s) {
   UOpRef cos_x = ew(Op::SIN, {add(x, like(x, std::numbers::pi / 2, s))});
   return {mul(g, cos_x)};  // d sin(x) = g cos(x) = g sin(x + pi/2)
 }
+SourceGrads tanh_rule(const UOp* u, const UOpRef& g, ShapeOf& s) {
+  UOpRef out = u->ref();
+  return {
+      mul(g, ew(Op::SUB, {like(out, 1.0, s), mul(out, out)}))};  // d tanh(x) = g (1 - tanh(x)^2)
+}
 SourceGrads add_rule(const UOp*, const UOpRef& g, ShapeOf&) {
   return {g, g};
 }
@@ -240,7 +245,8 @@ struct RuleEntry {
 constexpr RuleEntry kRules[] = {
     {Op::BUFFER, none}, {Op::IOTA, none}, {Op::CONST, none}, {Op::DEFINE_VAR, none}, {Op::BIND, none},
     {Op::NEG, neg_rule}, {Op::RECIP, recip}, {Op::SQRT, sqrt_rule}, {Op::EXP2, exp2},
-    {Op::LOG2, log2}, {Op::SIN, sin_rule}, {Op::TRUNC, zero},
+    {Op::LOG2, log2}, {Op::SIN, sin_rule}, {Op::TANH, tanh_rule},
+    {Op::TRUNC, zero},
     {Op::ADD, add_rule}, {Op::SUB, sub_rule}, {Op::MUL, mul_rule}, {Op::FDIV, fdiv},
     {Op::MAX, max_rule}, {Op::WHERE, where_rule}, {Op::MULACC, mulacc},
     {Op::CMPLT, none}, {Op::CMPNE, none}, {Op::CMPEQ, none},

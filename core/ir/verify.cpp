@@ -52,6 +52,7 @@ void check_alu(const UOp& u, const Checker& c) {
     case Op::EXP2:
     case Op::LOG2:
     case Op::SIN:
+    case Op::TANH:
     case Op::TRUNC:
     case Op::FDIV:
       c.result(t.scalar_type().is_float(), "a float type");

@@ -51,6 +51,8 @@ std::optional<double> fold_float(Op op, double a, double b, double c) {
       return std::log2(a);
     case Op::SIN:
       return std::sin(a);
+    case Op::TANH:
+      return std::tanh(a);
     case Op::TRUNC:
       return std::trunc(a);
     case Op::ADD:

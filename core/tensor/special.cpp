@@ -80,22 +80,6 @@ Tensor asin_at_edge(const Tensor& x, const Tensor& edge) {
   return neg.where(-r, r);
 }
 
-// The first `terms` odd Taylor coefficients of tanh, a_1 = 1, a_3 = -1/3, a_5 = 2/15, ...,
-// from tanh' = 1 - tanh^2: (k + 1) a_(k+1) = -sum over i + j = k of a_i a_j (every product of
-// one k has the same sign, so nothing cancels).
-std::vector<double> tanh_series(int terms) {
-  std::vector<long double> a(2 * terms, 0.0L);
-  a[1] = 1.0L;
-  for (int k = 2; k + 1 < 2 * terms; k += 2) {
-    long double s = 0.0L;
-    for (int i = 1; i < k; i += 2) s += a[i] * a[k - i];
-    a[k + 1] = -s / (k + 1);
-  }
-  std::vector<double> odd_terms;
-  for (int i = 1; i < 2 * terms; i += 2) odd_terms.push_back(static_cast<double>(a[i]));
-  return odd_terms;
-}
-
 }  // namespace
 
 Tensor Tensor::log1p() const {
@@ -140,22 +124,10 @@ Tensor Tensor::log10() const {
 
 Tensor Tensor::tanh() const {
   detail::state(*this, "tanh");
-  return widened(to_float(*this), [](const Tensor& x) {
-    // (1 - u) / (1 + u) with u = e^-2y <= 1, y = |x|, where it loses nothing (y > ln2 / 2,
-    // u < 1/2); below, the odd Taylor series, whose terms shrink by (y / (pi/2))^2 < 0.049
-    // (2 * sigmoid(2x) - 1 lost all digits near 0: tanh(1e-6) was 1.19e-7).
-    return odd(x, [](const Tensor& y) {
-      const double limit = kLn2 / 2;
-      Tensor small = y < limit;
-      Tensor u = (small.where(1.0, y) * -2.0).exp();
-      Tensor ys = small.where(y, 0.0), z = ys * ys;
-      static const std::vector<double> a32 = tanh_series(6), a64 = tanh_series(13);
-      const std::vector<double>& a = dt(y).scalar() == PG_DTYPE_FLOAT64 ? a64 : a32;
-      Tensor p = detail::scalar_like(z, a.back());
-      for (size_t i = a.size() - 1; i-- > 0;) p = p * z + a[i];
-      return small.where(ys * p, (1.0 - u) / (1.0 + u));
-    });
-  });
+  // One TANH node (its gradient 1 - tanh^2); the codegen decomposes it (decompose_tanh). It
+  // was 40 nodes here, and building an LSTM step's graph spent most of its time in them.
+  return widened(to_float(*this),
+                 [](const Tensor& x) { return detail::elementwise(Op::TANH, {x}); });
 }
 
 Tensor Tensor::sinh() const {

@@ -61,6 +61,19 @@ TEST(GradientStructure, ShapesFollowTargets) {
   for (const UOpRef& x : g) EXPECT_NO_THROW(verify(x));
 }
 
+// d tanh(x) = g (1 - t^2) reads the TANH node itself: no decomposition at the tensor level, so
+// a gradient of it is as small as its value (and a second gradient differentiates TANH again).
+TEST(GradientStructure, TanhsGradientReadsTheTanh) {
+  UOpRef x = buf({4});
+  UOpRef t = ew(Op::TANH, {x});
+  UOpRef g = autograd::gradient(t, ones(t), {x})[0];
+  EXPECT_TRUE(contains(g, t));
+  EXPECT_LE(toposort(g).size(), 12u) << to_string(g);
+  UOpRef g2 = autograd::gradient(g, ones(g), {x})[0];
+  EXPECT_TRUE(contains(g2, t));
+  EXPECT_FALSE(contains_op(g2, Op::EXP2));
+}
+
 TEST(GradientStructure, RootIsTarget) {
   UOpRef x = buf({2});
   UOpRef g = lazy::full(dtypes::float32, 3, {2});

@@ -1,5 +1,6 @@
 // EXP2, LOG2 and SIN decomposed into ALU ops (PG_CAP_DECOMPOSE_TRANSCENDENTAL) and run on the
-// cpu, compared with the C library over a sweep and the edge values.
+// cpu, compared with the C library over a sweep and the edge values; TANH, decomposed on every
+// target, likewise.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -139,6 +140,40 @@ TEST(Transcendental, Float32SinWithoutFloat64) {
   polygrad::codegen::Target t = decomposing();
   t.caps.dtype_mask &= ~(uint64_t{1} << PG_DTYPE_FLOAT64);
   check<float>(dtypes::float32, t, 2.0, 2.0, 1000);
+}
+
+/// TANH, lowered for `target`, against tanh in long double: at most `max_ulps`, signed zeros
+/// kept, +-1 at +-inf, NaN for NaN.
+template <typename T>
+void check_tanh(DType dt, const polygrad::codegen::Target& target, double max_ulps) {
+  std::vector<T> x = inputs<T>();
+  for (double y = -12; y < 12; y += 0.013) x.push_back(T(y));
+  for (double y = 0.3; y < 0.4; y += 0.0007) x.push_back(T(y));  // around ln2 / 2
+  const int64_t n = static_cast<int64_t>(x.size());
+  UOpRef r = range(idx(n), 0);
+  UOpRef ast = sink({store(global(0, dt), r, polygrad::alu(Op::TANH, {load(global(1, dt), r)}))});
+  Compiled c = compile(ast, target);
+  std::vector<HostBuf> bufs{HostBuf::zeros<T>(n), HostBuf::of(x)};
+  run(c, bufs);
+  std::vector<T> got = bufs[0].as<T>();
+  double worst = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const T want = static_cast<T>(std::tanh(static_cast<long double>(x[i])));
+    const double d = ulps(got[i], want);
+    EXPECT_LE(d, max_ulps) << "tanh(" << x[i] << ") = " << got[i] << ", want " << want;
+    if (want == 0) {
+      EXPECT_EQ(std::signbit(got[i]), std::signbit(x[i])) << x[i];
+    }
+    worst = std::max(worst, d);
+  }
+  std::printf("worst ulps: tanh %.2f\n", worst);
+}
+
+TEST(Transcendental, TanhIsDecomposedOnEveryTarget) {
+  check_tanh<float>(dtypes::float32, cpu_target(), 3.0);
+  check_tanh<float>(dtypes::float32, decomposing(), 3.0);
+  check_tanh<double>(dtypes::float64, cpu_target(), 3.0);
+  check_tanh<double>(dtypes::float64, decomposing(), 3.0);
 }
 
 }  // namespace
