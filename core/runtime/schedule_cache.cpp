@@ -36,15 +36,36 @@ struct Structure {
   size_t hash = 0;
 };
 
+/// The size of the latest graph read: the next one is likely as large (every step of a
+/// training loop), so its position map starts that large instead of growing to it.
+std::atomic<size_t> latest_size{64};
+
 Structure structure_of(const UOpRef& sink, const std::string& device) {
   Structure g;
-  g.nodes = toposort(sink);
   g.devices.push_back(device);
   g.hash = std::hash<std::string>{}(device);
-  detail::PtrMap<uint32_t> position(g.nodes.size());
-  for (const UOp* u : g.nodes) {
-    const uint32_t at = static_cast<uint32_t>(position.size());
-    position.put(u, at);
+  g.nodes.reserve(latest_size.load(std::memory_order_relaxed));
+  g.srcs.reserve(2 * g.nodes.capacity());
+  // A depth-first walk in toposort's order (sources in order, each node after them); one map
+  // holds both "seen" (kOpen) and each node's position once it is placed.
+  constexpr uint32_t kOpen = UINT32_MAX;
+  detail::PtrMap<uint32_t> position(g.nodes.capacity());
+  std::vector<std::pair<const UOp*, size_t>> stack{{sink.get(), 0}};
+  position.put(sink.get(), kOpen);
+  while (!stack.empty()) {
+    auto& [n, next] = stack.back();
+    if (next < n->nsrcs()) {
+      const UOp* s = n->src(next++).get();
+      if (!position.find(s)) {
+        position.put(s, kOpen);
+        stack.emplace_back(s, 0);
+      }
+      continue;
+    }
+    const UOp* u = n;
+    stack.pop_back();
+    position.put(u, static_cast<uint32_t>(g.nodes.size()));
+    g.nodes.push_back(u);
     size_t h = hash_mix(static_cast<size_t>(u->op()), u->dtype().key());
     if (u->op() == Op::BUFFER) {
       g.inputs.push_back(u);
@@ -60,6 +81,7 @@ Structure structure_of(const UOpRef& sink, const std::string& device) {
     }
     g.hash = hash_mix(g.hash, h);
   }
+  latest_size.store(g.nodes.size(), std::memory_order_relaxed);
   return g;
 }
 
