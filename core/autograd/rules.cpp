@@ -114,6 +114,10 @@ SourceGrads tanh_rule(const UOp* u, const UOpRef& g, ShapeOf& s) {
   return {
       mul(g, ew(Op::SUB, {like(out, 1.0, s), mul(out, out)}))};  // d tanh(x) = g (1 - tanh(x)^2)
 }
+SourceGrads sigmoid_rule(const UOp* u, const UOpRef& g, ShapeOf& s) {
+  UOpRef out = u->ref();
+  return {mul(g, mul(out, ew(Op::SUB, {like(out, 1.0, s), out})))};  // d s(x) = g s (1 - s)
+}
 SourceGrads add_rule(const UOp*, const UOpRef& g, ShapeOf&) {
   return {g, g};
 }
@@ -246,6 +250,7 @@ constexpr RuleEntry kRules[] = {
     {Op::BUFFER, none}, {Op::IOTA, none}, {Op::CONST, none}, {Op::DEFINE_VAR, none}, {Op::BIND, none},
     {Op::NEG, neg_rule}, {Op::RECIP, recip}, {Op::SQRT, sqrt_rule}, {Op::EXP2, exp2},
     {Op::LOG2, log2}, {Op::SIN, sin_rule}, {Op::TANH, tanh_rule},
+    {Op::SIGMOID, sigmoid_rule},
     {Op::TRUNC, zero},
     {Op::ADD, add_rule}, {Op::SUB, sub_rule}, {Op::MUL, mul_rule}, {Op::FDIV, fdiv},
     {Op::MAX, max_rule}, {Op::WHERE, where_rule}, {Op::MULACC, mulacc},

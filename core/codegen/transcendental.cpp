@@ -211,6 +211,14 @@ UOpRef tanh_(const UOpRef& x, const Fmt& f) {
   return where(negative, -r, r);
 }
 
+/// 1 / (1 + e) for x >= 0, e / (1 + e) below, e = e^-|x| <= 1: neither overflows. e is
+/// EXP2(-|x| * log2(e)), which the passes after this one take as e^-|x|.
+UOpRef sigmoid_(const UOpRef& x, const Fmt& f) {
+  UOpRef negative = lt(x, c(f, 0.0));
+  UOpRef e = alu(Op::EXP2, {where(negative, x, -x) * c(f, std::numbers::log2e)});
+  return where(negative, e, c(f, 1.0)) / (c(f, 1.0) + e);
+}
+
 }  // namespace
 
 namespace {
@@ -238,14 +246,14 @@ UOpRef decompose_if(const UOpRef& root, const Target& target, Want want) {
 
 }  // namespace
 
-UOpRef decompose_tanh(const UOpRef& root) {
+UOpRef decompose_activations(const UOpRef& root) {
   return rebuild(root, [&](const UOpRef& n) -> UOpRef {
-    if (n->op() != Op::TANH) return n;
+    if (n->op() != Op::TANH && n->op() != Op::SIGMOID) return n;
     DType t = n->dtype();
     DType work = t.scalar() == PG_DTYPE_FLOAT64 ? dtypes::float64 : dtypes::float32;
     UOpRef x = n->src(0);
     if (x->dtype() != work) x = cast(x, work);
-    UOpRef r = tanh_(x, fmt_of(work));
+    UOpRef r = n->op() == Op::TANH ? tanh_(x, fmt_of(work)) : sigmoid_(x, fmt_of(work));
     return r->dtype() == t ? r : cast(r, t);
   });
 }

@@ -53,6 +53,7 @@ void check_alu(const UOp& u, const Checker& c) {
     case Op::LOG2:
     case Op::SIN:
     case Op::TANH:
+    case Op::SIGMOID:
     case Op::TRUNC:
     case Op::FDIV:
       c.result(t.scalar_type().is_float(), "a float type");

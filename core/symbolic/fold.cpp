@@ -53,6 +53,8 @@ std::optional<double> fold_float(Op op, double a, double b, double c) {
       return std::sin(a);
     case Op::TANH:
       return std::tanh(a);
+    case Op::SIGMOID:
+      return a < 0 ? std::exp(a) / (1.0 + std::exp(a)) : 1.0 / (1.0 + std::exp(-a));
     case Op::TRUNC:
       return std::trunc(a);
     case Op::ADD:

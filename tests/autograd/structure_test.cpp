@@ -61,9 +61,10 @@ TEST(GradientStructure, ShapesFollowTargets) {
   for (const UOpRef& x : g) EXPECT_NO_THROW(verify(x));
 }
 
-// d tanh(x) = g (1 - t^2) reads the TANH node itself: no decomposition at the tensor level, so
-// a gradient of it is as small as its value (and a second gradient differentiates TANH again).
-TEST(GradientStructure, TanhsGradientReadsTheTanh) {
+// d tanh(x) = g (1 - t^2) reads the TANH node itself, d sigmoid(x) = g s (1 - s) the SIGMOID: no
+// decomposition at the tensor level, so a gradient of it is as small as its value (and a second
+// gradient differentiates TANH again).
+TEST(GradientStructure, TanhsAndSigmoidsGradientsReadTheirValue) {
   UOpRef x = buf({4});
   UOpRef t = ew(Op::TANH, {x});
   UOpRef g = autograd::gradient(t, ones(t), {x})[0];
@@ -72,6 +73,12 @@ TEST(GradientStructure, TanhsGradientReadsTheTanh) {
   UOpRef g2 = autograd::gradient(g, ones(g), {x})[0];
   EXPECT_TRUE(contains(g2, t));
   EXPECT_FALSE(contains_op(g2, Op::EXP2));
+  // Likewise sigmoid's, g s (1 - s).
+  UOpRef s = ew(Op::SIGMOID, {x});
+  UOpRef gs = autograd::gradient(s, ones(s), {x})[0];
+  EXPECT_TRUE(contains(gs, s));
+  EXPECT_FALSE(contains_op(gs, Op::WHERE));
+  EXPECT_LE(toposort(gs).size(), 12u) << to_string(gs);
 }
 
 TEST(GradientStructure, RootIsTarget) {
