@@ -145,7 +145,7 @@ LoweredKernel lower(const UOpRef& sink, const Target& target) {
   // A scatter keeps its loops as built (the launched range owns its addresses; the others,
   // sequential inside, must not be unrolled into copies whose loads could pass their stores).
   const bool scatter = stores_at_loaded_index(sink);
-  UOpRef ast = simplify_indexing(decompose_activations(sink));
+  UOpRef ast = simplify_indexing(sink);
   ast =
       unroll_small_reduces(scatter ? ast : unroll_selectors(unroll_segments(unroll_strides(ast))));
   // Decomposed when the target requires it, or (exp2/log2) when it has SIMD lanes, for speed.

@@ -180,45 +180,6 @@ UOpRef sin_(const UOpRef& x, const Fmt& f) {
   return where(bad, c(f, std::numeric_limits<double>::quiet_NaN()), v);
 }
 
-/// The first `terms` odd Taylor coefficients of tanh, a_1 = 1, a_3 = -1/3, a_5 = 2/15, ...,
-/// from tanh' = 1 - tanh^2: (k + 1) a_(k+1) = -sum over i + j = k of a_i a_j (every product of
-/// one k has the same sign, so nothing cancels).
-std::vector<double> tanh_series(int terms) {
-  std::vector<long double> a(2 * static_cast<size_t>(terms), 0.0L);
-  a[1] = 1.0L;
-  for (size_t k = 2; k + 1 < a.size(); k += 2) {
-    long double s = 0.0L;
-    for (size_t i = 1; i < k; i += 2) s += a[i] * a[k - i];
-    a[k + 1] = -s / static_cast<long double>(k + 1);
-  }
-  std::vector<double> odd_terms;
-  for (size_t i = 1; i < a.size(); i += 2) odd_terms.push_back(static_cast<double>(a[i]));
-  return odd_terms;
-}
-
-/// tanh(x) = sign(x) tanh(y), y = |x|: (1 - u) / (1 + u) with u = e^-2y where it loses
-/// nothing (y > ln2 / 2, u < 1/2); below, the odd Taylor series, whose terms shrink by
-/// (y / (pi/2))^2 < 0.049 (6 terms for float32, 13 for float64). u is EXP2(-2y * log2(e)),
-/// which the passes after this one take as e^-2y.
-UOpRef tanh_(const UOpRef& x, const Fmt& f) {
-  static const std::vector<double> a32 = tanh_series(6), a64 = tanh_series(13);
-  UOpRef negative = lt(x, c(f, 0.0));
-  UOpRef y = where(negative, -x, x);
-  UOpRef z = y * y;
-  UOpRef series = y * horner(z, f.dbl ? a64 : a32, f);
-  UOpRef u = alu(Op::EXP2, {(y * c(f, -2.0)) * c(f, std::numbers::log2e)});
-  UOpRef r = where(lt(y, c(f, std::numbers::ln2 / 2)), series, (c(f, 1.0) - u) / (c(f, 1.0) + u));
-  return where(negative, -r, r);
-}
-
-/// 1 / (1 + e) for x >= 0, e / (1 + e) below, e = e^-|x| <= 1: neither overflows. e is
-/// EXP2(-|x| * log2(e)), which the passes after this one take as e^-|x|.
-UOpRef sigmoid_(const UOpRef& x, const Fmt& f) {
-  UOpRef negative = lt(x, c(f, 0.0));
-  UOpRef e = alu(Op::EXP2, {where(negative, x, -x) * c(f, std::numbers::log2e)});
-  return where(negative, e, c(f, 1.0)) / (c(f, 1.0) + e);
-}
-
 }  // namespace
 
 namespace {
@@ -245,18 +206,6 @@ UOpRef decompose_if(const UOpRef& root, const Target& target, Want want) {
 }
 
 }  // namespace
-
-UOpRef decompose_activations(const UOpRef& root) {
-  return rebuild(root, [&](const UOpRef& n) -> UOpRef {
-    if (n->op() != Op::TANH && n->op() != Op::SIGMOID) return n;
-    DType t = n->dtype();
-    DType work = t.scalar() == PG_DTYPE_FLOAT64 ? dtypes::float64 : dtypes::float32;
-    UOpRef x = n->src(0);
-    if (x->dtype() != work) x = cast(x, work);
-    UOpRef r = n->op() == Op::TANH ? tanh_(x, fmt_of(work)) : sigmoid_(x, fmt_of(work));
-    return r->dtype() == t ? r : cast(r, t);
-  });
-}
 
 UOpRef decompose_transcendentals(const UOpRef& root, const Target& target) {
   return decompose_if(root, target, [](const UOp&) { return true; });

@@ -22,12 +22,6 @@
 
 namespace polygrad::codegen {
 
-/// `root` with every TANH and SIGMOID replaced by ALU ops and EXP2 (every target: no plugin
-/// renders them). tanh(x) = sign(x) (1 - u) / (1 + u), u = e^-2|x|, for |x| > ln2 / 2; below,
-/// its odd Taylor series (6 terms for float32, 13 for float64). sigmoid(x) = 1 / (1 + e) for
-/// x >= 0, e / (1 + e) below, e = e^-|x|. float16 and bfloat16 in float32.
-UOpRef decompose_activations(const UOpRef& root);
-
 /// `root` with every EXP2, LOG2 and SIN replaced by ALU ops.
 UOpRef decompose_transcendentals(const UOpRef& root, const Target& target);
 

@@ -75,8 +75,8 @@ inline constexpr uint32_t alu = unary | binary | ternary;
   X(EXP2, opg::both | opg::unary, 1, 1, "2^x (floats)")                                       \
   X(LOG2, opg::both | opg::unary, 1, 1, "log2(x) (floats)")                                   \
   X(SIN, opg::both | opg::unary, 1, 1, "sin(x) (floats)")                                     \
-  X(TANH, opg::both | opg::unary, 1, 1, "tanh(x) (floats); the codegen decomposes it")       \
-  X(SIGMOID, opg::both | opg::unary, 1, 1, "1 / (1 + e^-x) (floats); the codegen decomposes it") \
+  X(TANH, opg::tensor | opg::unary, 1, 1, "tanh(x) (floats); expanded before scheduling")   \
+  X(SIGMOID, opg::tensor | opg::unary, 1, 1, "1 / (1 + e^-x) (floats); expanded likewise")    \
   X(TRUNC, opg::both | opg::unary, 1, 1, "round toward zero (floats)")                        \
   /* --- binary ALU --------------------------------------------------------------------- */   \
   X(ADD, opg::both | opg::binary | opg::commutative, 2, 2, "a + b (ints wrap)")               \

@@ -582,7 +582,7 @@ bool KernelBuilder::costly(const UOp* node) {
   if (inlined_leaf(node)) {
     c = false;
   } else if (node->op() == Op::REDUCE_AXIS || node->op() == Op::EXP2 || node->op() == Op::LOG2 ||
-             node->op() == Op::SIN || node->op() == Op::TANH || node->op() == Op::SIGMOID) {
+             node->op() == Op::SIN) {
     c = true;
   } else {
     for (const UOpRef& s : node->srcs()) c = c || costly(s.get());

@@ -5,6 +5,7 @@
 #include "codegen/optimize.hpp"
 #include "ir/error.hpp"
 #include "ir/graph.hpp"
+#include "schedule/activations.hpp"
 #include "schedule/kernel_builder.hpp"
 #include "schedule/scatter.hpp"
 #include "schedule/symbolic_sizes.hpp"
@@ -444,12 +445,13 @@ Schedule make_schedule(const std::vector<UOpRef>& roots, const Context& ctx) {
   // A long value that two kernels compute inline is found only once both are built; then the
   // schedule is made again with it realised where the first of them meets it. (The first
   // pass stays alive meanwhile, so no node it made is freed and its address reused.)
+  const std::vector<UOpRef> expanded = expand_activations(roots);
   Scheduler first(ctx);
-  Schedule s = first.run(roots);
+  Schedule s = first.run(expanded);
   std::unordered_set<const UOp*> again = first.inlined_twice();
   if (again.empty()) return s;
   Scheduler second(ctx, std::move(again));
-  return second.run(roots);
+  return second.run(expanded);
 }
 
 }  // namespace polygrad::schedule

@@ -1,2 +1,3 @@
-target_sources(polygrad_compiler PRIVATE schedule/kernel_builder.cpp schedule/reduce_forms.cpp
+target_sources(polygrad_compiler PRIVATE schedule/activations.cpp schedule/kernel_builder.cpp
+  schedule/reduce_forms.cpp
   schedule/scatter.cpp schedule/scheduler.cpp schedule/symbolic_sizes.cpp)

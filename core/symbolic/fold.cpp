@@ -51,10 +51,6 @@ std::optional<double> fold_float(Op op, double a, double b, double c) {
       return std::log2(a);
     case Op::SIN:
       return std::sin(a);
-    case Op::TANH:
-      return std::tanh(a);
-    case Op::SIGMOID:
-      return a < 0 ? std::exp(a) / (1.0 + std::exp(a)) : 1.0 / (1.0 + std::exp(-a));
     case Op::TRUNC:
       return std::trunc(a);
     case Op::ADD:

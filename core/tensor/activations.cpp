@@ -18,9 +18,9 @@ Tensor Tensor::leaky_relu(double neg_slope) const {
   return (*this > 0).where(*this, *this * neg_slope);
 }
 Tensor Tensor::sigmoid() const {
-  // One SIGMOID node, its gradient g s (1 - s); the codegen decomposes it (1 / (1 + e^-x) for
-  // x >= 0, e^x / (1 + e^x) below, so neither form overflows). It was 8 nodes here, and the
-  // gradient through them 3 selects.
+  // One SIGMOID node, its gradient g s (1 - s), expanded by the scheduler
+  // (schedule/activations.hpp: 1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) below, so neither
+  // form overflows). It was 8 nodes here, and the gradient through them 3 selects.
   return widened(detail::to_float(*this),
                  [](const Tensor& x) { return detail::elementwise(Op::SIGMOID, {x}); });
 }

@@ -124,8 +124,8 @@ Tensor Tensor::log10() const {
 
 Tensor Tensor::tanh() const {
   detail::state(*this, "tanh");
-  // One TANH node (its gradient 1 - tanh^2); the codegen decomposes it (decompose_activations). It
-  // was 40 nodes here, and building an LSTM step's graph spent most of its time in them.
+  // One TANH node (its gradient 1 - tanh^2), expanded by the scheduler (schedule/activations.hpp).
+  // It was 40 nodes here, and building an LSTM step's graph spent most of its time in them.
   return widened(to_float(*this),
                  [](const Tensor& x) { return detail::elementwise(Op::TANH, {x}); });
 }

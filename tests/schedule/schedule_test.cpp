@@ -43,6 +43,23 @@ TEST_F(ScheduleTest, ElementwiseChainIsOneKernel) {
   EXPECT_EQ(lazy::shape_of(s.outputs[0]), (Shape{64, 32}));
 }
 
+// TANH and SIGMOID are single lazy nodes; the scheduler expands them into their elementwise ops
+// (EXP2 among them) before building kernels, which never see them.
+TEST_F(ScheduleTest, TanhAndSigmoidAreExpandedBeforeScheduling) {
+  UOpRef x = input({8, 5});
+  UOpRef y =
+      testgraph::ew(Op::ADD, lazy::elementwise(Op::TANH, {x}), lazy::elementwise(Op::SIGMOID, {x}));
+  schedule::Schedule s = run({y});
+  ASSERT_EQ(s.items.size(), 1u);
+  size_t exps = 0;
+  for (const UOp* u : toposort(s.items[0].ast)) {
+    EXPECT_NE(u->op(), Op::TANH);
+    EXPECT_NE(u->op(), Op::SIGMOID);
+    exps += u->op() == Op::EXP2;
+  }
+  EXPECT_EQ(exps, 2u);
+}
+
 TEST_F(ScheduleTest, RowReductionsFuseIntoOneKernel) {
   UOpRef x = input({16, 33});
   EXPECT_EQ(kernels(testgraph::softmax(x, 16, 33)), 1u);
