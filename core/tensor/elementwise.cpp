@@ -20,6 +20,13 @@ Tensor true_div(const Tensor& a, const Tensor& b) {
   return binary("div", Op::FDIV, a.cast(t.scalar()), b.cast(t.scalar()));
 }
 
+// A scalar divisor or dividend next to `t`, in the dtype the division runs in: an int or bool
+// tensor divides as float32, so an int scalar is not first wrapped into the tensor's dtype
+// (int8 / 300 was int8 / 44, uint8 / -3 was uint8 / 253; torch divides by 300 and -3).
+Tensor div_scalar_like(const Tensor& t, Scalar s) {
+  return scalar_like(detail::to_float(t), s);
+}
+
 Tensor sub_impl(const Tensor& a, const Tensor& b) {
   if (dt(a).is_bool() && dt(b).is_bool())
     user_error("sub: subtracting bool tensors is not supported; use bitwise_xor");
@@ -95,7 +102,7 @@ Tensor Tensor::div(const Tensor& o) const {
   return true_div(*this, o);
 }
 Tensor Tensor::div(Scalar o) const {
-  return true_div(*this, scalar_like(*this, o));
+  return true_div(*this, div_scalar_like(*this, o));
 }
 Tensor Tensor::neg() const {
   detail::state(*this, "neg");
@@ -339,7 +346,7 @@ Tensor operator/(const Tensor& a, Scalar b) {
   return a.div(b);
 }
 Tensor operator/(Scalar a, const Tensor& b) {
-  return scalar_like(b, a).div(b);
+  return div_scalar_like(b, a).div(b);
 }
 Tensor operator%(const Tensor& a, const Tensor& b) {
   return a.mod(b);

@@ -177,4 +177,21 @@ TEST(Dtype, BoolScalarKeepsBool) {
   EXPECT_EQ((b + 1).dtype(), PG_DTYPE_INT32);  // an int scalar still gives int32
 }
 
+// An int scalar divides an int tensor by its own value, in float32 (torch 1.13's values): it
+// was wrapped into the tensor's dtype first, so int8 / 300 divided by 44 and uint8 / -3 by 253.
+TEST(Dtype, DivisionByAnIntScalarOutsideTheDtype) {
+  const Tensor i8 = Tensor(std::vector<int32_t>{100, 44, -20}).cast(PG_DTYPE_INT8);
+  const Tensor q = i8 / 300;
+  EXPECT_EQ(q.dtype(), PG_DTYPE_FLOAT32);
+  EXPECT_EQ(q.to_vector<float>(),
+            (std::vector<float>{0.3333333432674408f, 0.14666666090488434f, -0.06666667014360428f}));
+  EXPECT_EQ((300 / i8).to_vector<float>(), (std::vector<float>{3.0f, 6.818181991577148f, -15.0f}));
+  const Tensor u8(std::vector<uint8_t>{200, 44});
+  EXPECT_EQ((u8 / -3).to_vector<float>(),
+            (std::vector<float>{-66.66666412353516f, -14.666666984558105f}));
+  const Tensor i32(std::vector<int32_t>{7});
+  EXPECT_EQ((i32 / (int64_t{1} << 40)).to_vector<float>(),
+            (std::vector<float>{6.366462912410498e-12f}));
+}
+
 }  // namespace
