@@ -90,6 +90,7 @@ Tensor Tensor::abs() const {
 }
 Tensor Tensor::sign() const {
   detail::state(*this, "sign");
+  if (dt(*this).is_bool()) return *this;  // torch's and tinygrad's: a bool is its own sign
   Tensor one = detail::scalar_like(*this, 1), zero = detail::scalar_like(*this, 0);
   // NaN compares false both ways: sign(NaN) = 0, as torch's sign (numpy: NaN). At 0 the
   // value is x * 0, so the gradient reaches x (zeros, as torch's; tinygrad adds x * 0).

@@ -194,4 +194,13 @@ TEST(Dtype, DivisionByAnIntScalarOutsideTheDtype) {
             (std::vector<float>{6.366462912410498e-12f}));
 }
 
+// sign of a bool tensor is the tensor itself, bool, as torch's (torch.sign([True, False]) is
+// [True, False]) and tinygrad's; it was int32 (the -1/0/1 constants took the int scalar rule).
+TEST(Dtype, SignOfBoolIsBool) {
+  const Tensor b(std::vector<bool>{true, false, true});
+  const Tensor s = b.sign();
+  EXPECT_EQ(s.dtype(), PG_DTYPE_BOOL);
+  EXPECT_EQ(s.to_vector<uint8_t>(), (std::vector<uint8_t>{1, 0, 1}));
+}
+
 }  // namespace
