@@ -237,6 +237,9 @@ DivMod floor_divmod(const char* name, const Tensor& a0, const Tensor& b0) {
     Tensor wrong = (r != 0.0) & ((r < 0.0) ^ (y < 0.0));
     q = wrong.where(q - 1.0, q);
     r = wrong.where(r + y, r);
+    // An infinite dividend has no floor quotient: NaN, as torch's and Python's (its remainder
+    // is NaN already); over 0 it is a / b, +-inf, as torch's. (floor(inf / 2.5) gave inf.)
+    q = (x.isinf() & (y != 0.0)).where(NAN, q);
     return {q.cast(t.scalar()), r.cast(t.scalar())};
   }
   // C's IDIV and MOD truncate toward zero: one step toward -inf where the remainder's sign

@@ -124,4 +124,19 @@ TEST(FloorDivision, GradientsMatchTheDefinition) {
   EXPECT_EQ(g[1].to_vector<float>(), (std::vector<float>{-2, 2, 3}));
 }
 
+// An infinite dividend has no floor quotient: torch 1.13 (and Python) give NaN, and a / b
+// over 0; finite over infinite is 0 or -1. float32, float64 and float16 alike; floor(inf / b)
+// gave +-inf.
+TEST(FloorDivision, InfiniteDividendIsNaN) {
+  const std::vector<double> a = {INFINITY, -INFINITY, INFINITY, -INFINITY, INFINITY, 2.5, -2.5};
+  const std::vector<double> b = {2.5, 2.5, -0.5, -1e30, 0.0, INFINITY, INFINITY};
+  for (pg_dtype t : {PG_DTYPE_FLOAT32, PG_DTYPE_FLOAT64, PG_DTYPE_FLOAT16}) {
+    const auto q = Tensor(a).cast(t).floordiv(Tensor(b).cast(t)).to_vector<double>();
+    for (size_t i = 0; i < 4; ++i) EXPECT_TRUE(std::isnan(q[i])) << a[i] << " // " << b[i];
+    EXPECT_EQ(q[4], INFINITY);
+    EXPECT_EQ(q[5], 0.0);
+    EXPECT_EQ(q[6], -1.0);
+  }
+}
+
 }  // namespace
