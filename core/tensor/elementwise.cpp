@@ -141,7 +141,8 @@ Tensor Tensor::pow(const Tensor& o) const {
   // ln|x| x^y). (The product with NaN reads mag only where it is taken: elsewhere its gradient
   // would be 0 * NaN.)
   Tensor below = x < 0.0, frac = below & whole.logical_not() & x.isfinite();
-  Tensor neg_result = whole.where(odd.where(-mag, mag), nan);
+  // (-inf)^y for a y not whole is |x|^y, +inf or +0, as IEEE's and torch's pow (it was NaN).
+  Tensor neg_result = whole.where(odd.where(-mag, mag), x.isinf().where(mag, nan));
   neg_result = frac.where(frac.where(mag, 0.0) * nan, neg_result) -
                with_derivative(y, below.where(nan, 0.0));
   Tensor r = below.where(neg_result, mag);

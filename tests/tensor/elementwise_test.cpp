@@ -172,4 +172,21 @@ TEST(Hardtanh, CrossedBoundsGiveTheUpperOneAsTorchs) {
                              {0, 0, 2, 3, 0, 0});
 }
 
+// (-inf)^y for a y that is not whole is +inf (y > 0) or +0 (y < 0), IEEE's pow and torch
+// 1.13's tensor pow for float32, float64 and bfloat16 (it was NaN, as a finite negative base's);
+// whole exponents keep their signs: (-inf)^3 = -inf, (-inf)^-3 = -0.
+TEST(FloatPower, NegativeInfinityToAFractionalPower) {
+  const std::vector<double> y = {1.5, -0.5, 2.5, -2.5, 1e-30, 3.0, -3.0, 2.0};
+  const std::vector<double> x(y.size(), -INFINITY);
+  for (pg_dtype t : {PG_DTYPE_FLOAT32, PG_DTYPE_FLOAT64, PG_DTYPE_BFLOAT16}) {
+    const auto r = Tensor(x).cast(t).pow(Tensor(y).cast(t)).to_vector<double>();
+    EXPECT_EQ(r, (std::vector<double>{INFINITY, 0.0, INFINITY, 0.0, INFINITY, -INFINITY, -0.0,
+                                      INFINITY}));
+    EXPECT_FALSE(std::signbit(r[1]));
+    EXPECT_TRUE(std::signbit(r[6]));
+  }
+  EXPECT_EQ(Tensor(std::vector<float>{-INFINITY}).pow(2.5).to_vector<float>(),
+            (std::vector<float>{INFINITY}));
+}
+
 }  // namespace
