@@ -158,6 +158,17 @@ TEST(Gather, AZeroDimensionalInputOrIndexIsOneOfLengthOne) {
   EXPECT_THROW(five.gather(1, Tensor::full({}, 0, PG_DTYPE_INT32)), polygrad::Error);
 }
 
+// A uint64 index works as any other int index (it failed with "eq: no dtype holds both uint64
+// and int32", naming an op the caller never called); one_hot likewise.
+TEST(Gather, Uint64IndexAndOneHot) {
+  const Tensor x = Tensor::arange(6).reshape({2, 3}).cast(PG_DTYPE_FLOAT32);
+  const Tensor idx = Tensor(std::vector<int64_t>{2, 0, 1, 1}).reshape({2, 2}).cast(PG_DTYPE_UINT64);
+  EXPECT_EQ(x.gather(1, idx).to_vector<float>(), (std::vector<float>{2, 0, 4, 4}));
+  const Tensor h = Tensor(std::vector<int64_t>{2, 0}).cast(PG_DTYPE_UINT64).one_hot(3);
+  EXPECT_EQ(h.dtype(), PG_DTYPE_INT32);
+  EXPECT_EQ(h.to_vector<int32_t>(), (std::vector<int32_t>{0, 0, 1, 1, 0, 0}));
+}
+
 TEST(Slicing, StepsPastTheAxisTakeTheFirstElement) {
   // x[::s] for |s| >= the length: one element (the last one for a negative step), as numpy.
   const Tensor x(std::vector<float>{0, 1, 2, 3, 4, 5});
