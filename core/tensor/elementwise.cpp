@@ -121,6 +121,11 @@ Tensor Tensor::pow(const Tensor& o) const {
   // float16, 2^(y log2|x|) lost three times the precision of the result's rounding.
   if (t.scalar() == PG_DTYPE_FLOAT16 || t.scalar() == PG_DTYPE_BFLOAT16)
     return cast(PG_DTYPE_FLOAT32).pow(o.cast(PG_DTYPE_FLOAT32)).cast(t.scalar());
+  // float32 powers are worked in float64 and rounded once, as floordiv's are: in float32 the
+  // error of y log2|x| grows with it, and 2^(y log2|x|) was up to 43 ulps from the true power
+  // (5 on average over x in [0.01, 100], y in [-8, 8]), where torch's is within one.
+  if (t.scalar() == PG_DTYPE_FLOAT32)
+    return cast(PG_DTYPE_FLOAT64).pow(o.cast(PG_DTYPE_FLOAT64)).cast(t.scalar());
   Tensor x = detail::broadcast_to("pow", cast(t.scalar()), s);
   Tensor y = detail::broadcast_to("pow", o.cast(t.scalar()), s);
   // |x|^y = 2^(y log2|x|); a negative base needs a whole y: odd y flips the sign, others NaN.

@@ -189,4 +189,16 @@ TEST(FloatPower, NegativeInfinityToAFractionalPower) {
             (std::vector<float>{INFINITY}));
 }
 
+// float32 powers are rounded once from float64: torch 1.13's values exactly. Computed in
+// float32, 2^(y log2|x|) was several ulps off (65504^2.5 gave 1098169319424, 1e-30^-0.5
+// 1000000590970880, 97.3^7.7 2034553791184896).
+TEST(FloatPower, Float32IsRoundedOnceAsTorchs) {
+  const Tensor x(std::vector<float>{65504.0f, 1e-30f, 2.5f, 97.3f, 0.013f, 55.5f});
+  const Tensor y(std::vector<float>{2.5f, -0.5f, 2.5f, 7.7f, -7.9f, -6.25f});
+  EXPECT_EQ(x.pow(y).to_vector<float>(),
+            (std::vector<float>{1098169909248.0f, 999999986991104.0f, 9.88211727142334f,
+                                2034551106830336.0f, 794049594261504.0f, 1.2536285377839906e-11f}));
+  EXPECT_EQ(x.pow(2.5).to_vector<float>()[0], 1098169909248.0f);
+}
+
 }  // namespace
