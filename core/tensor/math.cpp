@@ -118,7 +118,10 @@ Tensor Tensor::round() const {
   Tensor frac = *this - f;
   Tensor f_even = (f * 0.5).floor() * 2.0 == f;
   Tensor up = (frac > 0.5) | ((frac == 0.5) & f_even.logical_not());
-  return up.where(f + 1, f);
+  Tensor r = up.where(f + 1, f);
+  // A zero keeps x's sign, as IEEE's round-half-even and torch's: round(-0.4) is -0.0 (-1 + 1
+  // gave +0.0).
+  return (r == 0.0).where(*this * 0.0, r);
 }
 Tensor Tensor::isnan() const {
   return *this != *this;

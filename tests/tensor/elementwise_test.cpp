@@ -201,4 +201,18 @@ TEST(FloatPower, Float32IsRoundedOnceAsTorchs) {
   EXPECT_EQ(x.pow(2.5).to_vector<float>()[0], 1098169909248.0f);
 }
 
+// round of -0.5 < x < 0 is -0.0, as torch's round (torch.round([-0.4, -0.5, 0.4, -1.5, 2.5,
+// -0.0]) is [-0., -0., 0., -2., 2., -0.]); -1 + 1 gave +0.0.
+TEST(Round, NegativeZeroAsTorchs) {
+  for (pg_dtype t : {PG_DTYPE_FLOAT32, PG_DTYPE_FLOAT64, PG_DTYPE_FLOAT16}) {
+    const auto r = Tensor(std::vector<double>{-0.4, -0.5, 0.4, -1.5, 2.5, -0.0})
+                       .cast(t)
+                       .round()
+                       .to_vector<double>();
+    EXPECT_EQ(r, (std::vector<double>{-0.0, -0.0, 0.0, -2.0, 2.0, -0.0}));
+    const std::vector<bool> negative = {true, true, false, true, false, true};
+    for (size_t i = 0; i < r.size(); ++i) EXPECT_EQ(std::signbit(r[i]), negative[i]) << i;
+  }
+}
+
 }  // namespace
