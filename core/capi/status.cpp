@@ -6,6 +6,7 @@
 #include <polygrad/error.hpp>
 
 #include <cmath>
+#include <cstdio>
 #include <new>
 
 namespace polygrad::capi {
@@ -78,9 +79,13 @@ Scalar scalar_arg(pg_scalar s) {
   if (!s.is_int) return Scalar(s.value);
   if (static_cast<double>(s.int_value) == s.value)
     return Scalar(static_cast<long long>(s.int_value));
-  // ({3.0, 1}: value holds the int. One no int64 holds, NaN or past 2^63, has no int form.)
-  if (!(std::fabs(s.value) < 0x1p63))
-    user_error("an int scalar's value " + std::to_string(s.value) + " is no int64");
+  // ({3.0, 1}: value holds the int. One no int64 holds, NaN, fractional or outside
+  // [-2^63, 2^63), has no int form: {2.5, 1} was truncated to 2 and -2^63 refused.)
+  if (!(s.value >= -0x1p63 && s.value < 0x1p63) || std::trunc(s.value) != s.value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.17g", s.value);
+    user_error(std::string("an int scalar's value ") + text + " is no int64");
+  }
   return Scalar(static_cast<long long>(s.value));
 }
 

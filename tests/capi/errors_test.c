@@ -126,8 +126,17 @@ int main(void) {
                "pg_tensor_add_scalar", "is no int64");
   nan_int.value = 1e300;
   EXPECT_ERROR(pg_tensor_mul_scalar(x, nan_int, &out), PG_API_ERR_INVALID_ARGUMENT,
-               "pg_tensor_mul_scalar", "is no int64");
+               "pg_tensor_mul_scalar", "value 1.0000000000000001e+300 is no int64");
+  /* a fractional one too: {2.5, 1} was truncated to 2 */
+  nan_int.value = 2.5;
+  EXPECT_ERROR(pg_tensor_add_scalar(x, nan_int, &out), PG_API_ERR_INVALID_ARGUMENT,
+               "pg_tensor_add_scalar", "value 2.5 is no int64");
   CHECK(out == kUntouched);
+  /* while -2^63, the least int64, written by value alone is one (it was refused) */
+  nan_int.value = -0x1p63;
+  pg_tensor_t least = NULL;
+  CHECK_OK(pg_tensor_add_scalar(x, nan_int, &least));
+  pg_tensor_free(least);
 
   /* device names: "" is the default device, as everywhere a device is named */
   const char* canon = NULL;
