@@ -215,4 +215,30 @@ TEST(Round, NegativeZeroAsTorchs) {
   }
 }
 
+// A whole scalar exponent is rounded once, as torch's: products in float16 and bfloat16 and
+// float32 ones past torch's own x**2, x**3, x**-1, x**-2 rounded at every step (float16
+// 2.51171875 ** 8 gave 1585, float32 1.3140524625778198 ** 8 gave 8.889998435974121).
+TEST(FloatPower, WholeScalarExponentsRoundOnceAsTorchs) {
+  const auto half = Tensor(std::vector<float>{2.51171875f, 2.51953125f, 1.7880859375f})
+                        .cast(PG_DTYPE_FLOAT16)
+                        .pow(8)
+                        .to_vector<float>();
+  EXPECT_EQ(half, (std::vector<float>{1584.0f, 1624.0f, 104.5f}));
+  const auto bf = Tensor(std::vector<float>{2.140625f, 1.0234375f, 2.953125f})
+                      .cast(PG_DTYPE_BFLOAT16)
+                      .pow(5)
+                      .to_vector<float>();
+  EXPECT_EQ(bf, (std::vector<float>{45.0f, 1.125f, 225.0f}));
+  const Tensor x(std::vector<float>{0.8119087815284729f, 1.3140524625778198f, 1.6325987577438354f});
+  EXPECT_EQ(x.pow(8).to_vector<float>(),
+            (std::vector<float>{0.18882431089878082f, 8.889997482299805f, 50.47027587890625f}));
+  const Tensor y(std::vector<float>{2.9418978691101074f, 1.6717865467071533f, 0.8005737662315369f});
+  EXPECT_EQ(y.pow(-3).to_vector<float>(),
+            (std::vector<float>{0.039275094866752625f, 0.21402156352996826f, 1.9489285945892334f}));
+  // The gradient at 0 stays torch's n x^(n-1): 0 for x**4 (not NaN).
+  const Tensor z(std::vector<float>{0.0f, 2.0f});
+  EXPECT_EQ(Tensor::gradient(z.pow(4).sum(), {z})[0].to_vector<float>(),
+            (std::vector<float>{0.0f, 32.0f}));
+}
+
 }  // namespace
