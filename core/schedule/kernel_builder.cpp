@@ -592,6 +592,33 @@ bool KernelBuilder::costly(const UOp* node) {
   return c;
 }
 
+// Whether the kernel's value computes EXP2, LOG2 or SIN on something that does not read `node`.
+bool KernelBuilder::beside_transcendentals(const UOp* node) {
+  std::unordered_map<const UOp*, bool> reads;  // whether a node's value reads `node`
+  std::vector<std::pair<const UOp*, size_t>> stack{{root_, 0}};
+  reads[root_] = false;
+  while (!stack.empty()) {
+    auto& [n, i] = stack.back();
+    if (n != node && !inlined_leaf(n) && i < n->nsrcs()) {
+      const UOp* s = n->src(i++).get();
+      if (!reads.count(s)) {
+        reads[s] = false;
+        stack.emplace_back(s, 0);
+      }
+      continue;
+    }
+    const UOp* done = n;
+    stack.pop_back();
+    bool r = done == node;
+    if (!r && !inlined_leaf(done))
+      for (const UOpRef& s : done->srcs()) r = r || reads[s.get()];
+    reads[done] = r;
+    if (!r && (done->op() == Op::EXP2 || done->op() == Op::LOG2 || done->op() == Op::SIN))
+      return true;
+  }
+  return false;
+}
+
 // The nodes of `node`'s value up to realised nodes and buffers that `counts` accepts, each
 // distinct node once, counted until `cap`; with `leaves`, those leaves (realised nodes,
 // buffers, constants) instead.
@@ -724,6 +751,18 @@ UOpRef KernelBuilder::reduce(const UOp* node, const std::vector<UOpRef>& idx, co
   // through each window offset's pad) would be computed once per view and output element:
   // realised once instead.
   if (node != root_ && (views_[node] >= 2 || divides_a_range(idx)))
+    return load_realized(node, idx, gate);
+  // A product (a matmul) summing kLongProduct or more terms per element beside transcendental
+  // functions that do not read it (an LSTM's dh = dz @ wh^T, 256 terms, times its gates'
+  // sigmoids in the cell-state gradient) is realised: fused, the codegen tiles the kernel for
+  // the product and the functions run scalar in its tile (the step's kernels 1.0 -> 1.5 ms).
+  // Those that read it (softmax over attention's scores) keep it fused, as do short ones
+  // (attention's dO @ V^T over a head of 32, beside its recomputed softmax: realised, a GPT
+  // step took 0.4 ms more).
+  if (node != root_ && node->src(0)->op() == Op::MUL &&
+      lazy::numel(owner_.shape()(node->src(0))) / lazy::numel(owner_.shape()(node)) >=
+          kLongProduct &&
+      beside_transcendentals(node))
     return load_realized(node, idx, gate);
   // A long reduce that several kernels fuse (a weight gradient summed over time steps, which
   // an optimizer's updates all read) is realised, as a long elementwise value is.

@@ -60,6 +60,7 @@ class KernelBuilder {
   bool recomputed(const UOp* node, const std::vector<UOpRef>& idx);
   bool transposed_operand(const UOp* view, const std::vector<UOpRef>& idx) const;
   bool costly(const UOp* node);
+  bool beside_transcendentals(const UOp* node);
   int64_t count_in(const UOp* node, bool (*counts)(const UOp*), int64_t cap, bool leaves = false);
   int64_t ops(const UOp* node);
   int64_t gathers(const UOp* node);
@@ -113,6 +114,9 @@ class KernelBuilder {
   /// Multiply-adds from which a contraction's arithmetic operands are realised (see
   /// recomputed()).
   static constexpr int64_t kRealisedOperandMacs = int64_t{1} << 22;
+  /// A product summing this many terms per element beside transcendental functions is realised
+  /// (see reduce()).
+  static constexpr int64_t kLongProduct = 128;
   /// How many different indexings of each node the kernel needs (see count_paths).
   std::unordered_map<const UOp*, int64_t> views_;
   int64_t next_range_ = 0;

@@ -60,6 +60,20 @@ TEST_F(ScheduleTest, TanhAndSigmoidAreExpandedBeforeScheduling) {
   EXPECT_EQ(exps, 2u);
 }
 
+// A long product (256 terms per element) times an exp of another value runs as a matmul kernel
+// and an elementwise one: fused, the exps ran scalar in the matmul's tile (an LSTM's cell-state
+// gradient). An exp of the product itself (softmax over scores), or a short product, stays
+// fused.
+TEST_F(ScheduleTest, ALongProductBesideTranscendentalsIsRealised) {
+  auto exp = [](const UOpRef& x) { return lazy::elementwise(Op::EXP2, {x}); };
+  UOpRef a = input({16, 256}), b = input({256, 64}), z = input({16, 64});
+  UOpRef p = testgraph::matmul(a, b, 16, 256, 64);
+  EXPECT_EQ(kernels(testgraph::ew(Op::MUL, p, exp(z))), 2u);
+  EXPECT_EQ(kernels(exp(p)), 1u);
+  UOpRef c = input({16, 32}), d = input({32, 64});
+  EXPECT_EQ(kernels(testgraph::ew(Op::MUL, testgraph::matmul(c, d, 16, 32, 64), exp(z))), 1u);
+}
+
 TEST_F(ScheduleTest, RowReductionsFuseIntoOneKernel) {
   UOpRef x = input({16, 33});
   EXPECT_EQ(kernels(testgraph::softmax(x, 16, 33)), 1u);
