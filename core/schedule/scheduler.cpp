@@ -85,12 +85,16 @@ UOpRef Scheduler::realize_uncached(const UOp* node, std::optional<size_t>& item,
       user_error("assign: shapes " + lazy::shape_str(shape_(target)) + " and " +
                  lazy::shape_str(shape_(node->src(1))) + " differ");
     const UOp* buf = lazy::realized_buffer(target);
+    if (count == 0) return target->ref();  // nothing to write
     item = add_kernel(node->src(1).get(), shape, buf->ref(), device, lazy::buffer_id(buf));
     if (before) meta_[*item].deps.insert(*before);
     return target->ref();
   }
   UOpRef out = ctx_.new_buffer(device, node->dtype(), count);
   if (!root) sched_.intermediates.push_back(out);
+  // An empty value needs no kernel: one was built over its other axes (exp of a (0, 64)
+  // tensor wrote 64 floats into an empty buffer and corrupted the heap).
+  if (count == 0) return lazy::reshape(out, shape);
   item = add_kernel(node, shape, out, device, std::nullopt);
   return lazy::reshape(out, shape);
 }

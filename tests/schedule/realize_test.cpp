@@ -332,6 +332,20 @@ TEST_F(RealizeTest, TheScheduleCacheTellsSourcesApartAndMapsInputsByPosition) {
   EXPECT_EQ(runtime::schedule_cache_stats().hits, before.hits + 1);
 }
 
+// An empty value is realised without a kernel: one was built over its other axes and wrote
+// them into the empty buffer (exp of a (0, 64) tensor: 64 floats, a corrupted heap).
+TEST_F(RealizeTest, AnEmptyValueNeedsNoKernel) {
+  std::vector<float> none, w(256 * 64, 1.0f);
+  UOpRef z = input(none, {0, 64}), a = input(none, {0, 256}), b = input(w, {256, 64});
+  auto exp = [](const UOpRef& x) { return lazy::elementwise(Op::EXP2, {x}); };
+  for (const UOpRef& v : {exp(z), testgraph::ew(Op::MUL, testgraph::matmul(a, b, 0, 256, 64),
+                                                  exp(z))}) {
+    const schedule::Schedule s = runtime::cached_schedule({v}, dev_);
+    EXPECT_TRUE(s.items.empty());
+    EXPECT_EQ(lazy::shape_of(runtime::realize({v}, dev_)[0]), (lazy::Shape{0, 64}));
+  }
+}
+
 TEST_F(RealizeTest, LargeReductionsToOneValueAreSplitAndExact) {
   const int64_t n = int64_t{1} << 16;
   std::vector<float> x(static_cast<size_t>(n));
