@@ -15,7 +15,8 @@ CASES = {
     "softmax": lambda x: x.softmax(-1),
     "log_softmax": lambda x: x.log_softmax(-1),
     "flip": lambda x: x.flip(0),
-    "where": lambda x: (x > 0).where(x, x * 2) if isinstance(x, Tensor) else torch.where(x > 0, x, x * 2),
+    "where": lambda x: (x > 0).where(x, x * 2) if isinstance(x, Tensor)
+    else torch.where(x > 0, x, x * 2),
     "pow": lambda x: x ** x,
     "sum0": lambda x: x.sum(0),
     "cast": lambda x: x.int(),
