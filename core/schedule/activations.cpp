@@ -43,9 +43,9 @@ struct Ops {
   UOpRef exp(const UOpRef& v) const { return ew(Op::EXP2, {mul(v, k(std::numbers::log2e))}); }
 };
 
-UOpRef tanh_of(const UOpRef& x) {
+UOpRef tanh_of(const UOpRef& x, lazy::ShapeOf& shape) {
   static const std::vector<double> a32 = tanh_series(6), a64 = tanh_series(13);
-  const Ops o{x->dtype(), lazy::shape_of(x)};
+  const Ops o{x->dtype(), shape(x)};
   const std::vector<double>& a = o.t.scalar() == PG_DTYPE_FLOAT64 ? a64 : a32;
   UOpRef negative = Ops::ew(Op::CMPLT, {x, o.k(0.0)});
   UOpRef y = Ops::pick(negative, Ops::ew(Op::NEG, {x}), x);
@@ -59,8 +59,8 @@ UOpRef tanh_of(const UOpRef& x) {
   return Ops::pick(negative, Ops::ew(Op::NEG, {r}), r);
 }
 
-UOpRef sigmoid_of(const UOpRef& x) {
-  const Ops o{x->dtype(), lazy::shape_of(x)};
+UOpRef sigmoid_of(const UOpRef& x, lazy::ShapeOf& shape) {
+  const Ops o{x->dtype(), shape(x)};
   UOpRef negative = Ops::ew(Op::CMPLT, {x, o.k(0.0)});
   UOpRef e = o.exp(Ops::pick(negative, x, Ops::ew(Op::NEG, {x})));
   return Ops::ew(Op::FDIV, {Ops::pick(negative, e, o.k(1.0)), Ops::add(o.k(1.0), e)});
@@ -72,6 +72,7 @@ std::vector<UOpRef> expand_activations(const std::vector<UOpRef>& roots) {
   UOpRef sink = UOp::make(Op::SINK, dtypes::void_, std::span<const UOpRef>(roots));
   std::unordered_map<const UOp*, UOpRef> replace;
   std::vector<UOpRef> srcs;
+  lazy::ShapeOf shape;  // one for the whole graph: a shape is found once
   bool any = false;
   for (const UOp* u : toposort(sink)) {
     srcs.clear();
@@ -82,7 +83,8 @@ std::vector<UOpRef> expand_activations(const std::vector<UOpRef>& roots) {
       same = same && srcs.back() == s;
     }
     if (u->op() == Op::TANH || u->op() == Op::SIGMOID) {
-      replace.emplace(u, u->op() == Op::TANH ? tanh_of(srcs[0]) : sigmoid_of(srcs[0]));
+      replace.emplace(u,
+                      u->op() == Op::TANH ? tanh_of(srcs[0], shape) : sigmoid_of(srcs[0], shape));
       any = true;
     } else if (!same) {
       replace.emplace(u, u->with_srcs(srcs));
