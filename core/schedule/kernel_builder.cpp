@@ -592,6 +592,13 @@ bool KernelBuilder::costly(const UOp* node) {
   return c;
 }
 
+// The terms each element of the reduce `node` sums (its input's elements over its own; an empty
+// reduce, padded into a larger value, counts as 1).
+int64_t KernelBuilder::terms(const UOp* node) {
+  return lazy::numel(owner_.shape()(node->src(0))) /
+         std::max<int64_t>(1, lazy::numel(owner_.shape()(node)));
+}
+
 // Whether the kernel's value computes EXP2, LOG2 or SIN on something that does not read `node`.
 bool KernelBuilder::beside_transcendentals(const UOp* node) {
   std::unordered_map<const UOp*, bool> reads;  // whether a node's value reads `node`
@@ -686,9 +693,7 @@ UOpRef KernelBuilder::split_reduce(const UOp* node) {
     const UOp* u = stack.back();
     stack.pop_back();
     if (!seen.insert(u).second || inlined_leaf(u)) continue;
-    if (u->op() == Op::REDUCE_AXIS)
-      per = std::max(per, lazy::numel(owner_.shape()(u->src(0))) /
-                              std::max<int64_t>(1, lazy::numel(owner_.shape()(u))));
+    if (u->op() == Op::REDUCE_AXIS) per = std::max(per, terms(u));
     for (const UOpRef& src : u->srcs()) stack.push_back(src.get());
   }
   if (n * per < (int64_t{1} << 15)) return {};
@@ -759,9 +764,7 @@ UOpRef KernelBuilder::reduce(const UOp* node, const std::vector<UOpRef>& idx, co
   // Those that read it (softmax over attention's scores) keep it fused, as do short ones
   // (attention's dO @ V^T over a head of 32, beside its recomputed softmax: realised, a GPT
   // step took 0.4 ms more).
-  if (node != root_ && node->src(0)->op() == Op::MUL &&
-      lazy::numel(owner_.shape()(node->src(0))) / lazy::numel(owner_.shape()(node)) >=
-          kLongProduct &&
+  if (node != root_ && node->src(0)->op() == Op::MUL && terms(node) >= kLongProduct &&
       beside_transcendentals(node))
     return load_realized(node, idx, gate);
   // A long reduce that several kernels fuse (a weight gradient summed over time steps, which

@@ -61,6 +61,7 @@ class KernelBuilder {
   bool transposed_operand(const UOp* view, const std::vector<UOpRef>& idx) const;
   bool costly(const UOp* node);
   bool beside_transcendentals(const UOp* node);
+  int64_t terms(const UOp* node);
   int64_t count_in(const UOp* node, bool (*counts)(const UOp*), int64_t cap, bool leaves = false);
   int64_t ops(const UOp* node);
   int64_t gathers(const UOp* node);

@@ -338,12 +338,18 @@ TEST_F(RealizeTest, AnEmptyValueNeedsNoKernel) {
   std::vector<float> none, w(256 * 64, 1.0f);
   UOpRef z = input(none, {0, 64}), a = input(none, {0, 256}), b = input(w, {256, 64});
   auto exp = [](const UOpRef& x) { return lazy::elementwise(Op::EXP2, {x}); };
-  for (const UOpRef& v : {exp(z), testgraph::ew(Op::MUL, testgraph::matmul(a, b, 0, 256, 64),
-                                                  exp(z))}) {
+  for (const UOpRef& v :
+       {exp(z), testgraph::ew(Op::MUL, testgraph::matmul(a, b, 0, 256, 64), exp(z))}) {
     const schedule::Schedule s = runtime::cached_schedule({v}, dev_);
     EXPECT_TRUE(s.items.empty());
     EXPECT_EQ(lazy::shape_of(runtime::realize({v}, dev_)[0]), (lazy::Shape{0, 64}));
   }
+  // An empty product padded into a value beside an exp: the long-product rule divided by its
+  // element count, 0, and the process died of SIGFPE.
+  std::vector<float> ones(2 * 64, 1.0f);
+  UOpRef padded = lazy::pad(testgraph::matmul(a, b, 0, 256, 64), {{1, 1}, {0, 0}});
+  std::vector<float> got = values(testgraph::ew(Op::MUL, padded, exp(input(ones, {2, 64}))));
+  EXPECT_EQ(got, std::vector<float>(2 * 64, 0.0f));
 }
 
 TEST_F(RealizeTest, LargeReductionsToOneValueAreSplitAndExact) {
