@@ -1,3 +1,3 @@
 target_sources(polygrad_compiler PRIVATE schedule/activations.cpp schedule/kernel_builder.cpp
-  schedule/reduce_forms.cpp
-  schedule/scatter.cpp schedule/scheduler.cpp schedule/symbolic_sizes.cpp)
+  schedule/kernel_reduce.cpp schedule/reduce_forms.cpp schedule/scatter.cpp schedule/scheduler.cpp
+  schedule/symbolic_sizes.cpp)
