@@ -1,5 +1,5 @@
 // Rewrites of a reduce's body into cheaper forms, made while a kernel's AST is built (see
-// kernel_builder.cpp): a one-hot selection becomes one load, a factor that the reduced ranges
+// kernel_reduce.cpp): a one-hot selection becomes one load, a factor that the reduced ranges
 // do not move leaves the loop.
 #ifndef POLYGRAD_SCHEDULE_REDUCE_FORMS_HPP
 #define POLYGRAD_SCHEDULE_REDUCE_FORMS_HPP
