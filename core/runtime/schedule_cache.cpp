@@ -87,28 +87,23 @@ Structure structure_of(const UOpRef& sink, const std::string& device) {
 
 struct Entry {
   UOpRef key_graph;  // keeps the key alive
-  /// The key graph's nodes in the order of the graph it was made from, that graph's source
-  /// positions and devices, and its hash: what a graph must match to use this entry.
-  std::vector<const UOp*> nodes;
-  std::vector<uint32_t> srcs;
-  std::vector<std::string> devices;
-  size_t hash = 0;
-  /// The placeholders of the inputs, in input order.
-  std::vector<const UOp*> inputs;
+  /// What a graph must match to use this entry: the structure of the graph it was made from,
+  /// with the key graph's nodes and input placeholders in place of that graph's.
+  Structure key;
   schedule::Schedule schedule;
   /// Buffers the schedule creates: placeholder -> device.
   std::map<const UOp*, std::string> created;
 };
 
-/// Whether `g` has the entry's structure: the same ops, dtypes, args (a buffer's count, not
-/// its id; no ASSIGN serial), sources at the same positions, and devices.
-bool same_structure(const Structure& g, const Entry& e) {
-  if (g.hash != e.hash || g.nodes.size() != e.nodes.size() || g.srcs != e.srcs ||
-      g.devices != e.devices)
+/// Whether `g` has the structure `key`: the same ops, dtypes, args (a buffer's count, not its
+/// id; no ASSIGN serial), sources at the same positions, and devices.
+bool same_structure(const Structure& g, const Structure& key) {
+  if (g.hash != key.hash || g.nodes.size() != key.nodes.size() || g.srcs != key.srcs ||
+      g.devices != key.devices)
     return false;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const UOp* u = g.nodes[i];
-    const UOp* k = e.nodes[i];
+    const UOp* k = key.nodes[i];
     if (u->op() != k->op() || u->dtype() != k->dtype() || u->nsrcs() != k->nsrcs()) return false;
     if (u->op() == Op::BUFFER) {
       if (lazy::buffer_count(u) != lazy::buffer_count(k)) return false;
@@ -135,7 +130,7 @@ struct Cache {
   std::shared_ptr<Entry> find(const Structure& g) {
     auto [first, last] = by_hash.equal_range(g.hash);
     for (auto it = first; it != last; ++it)
-      if (same_structure(g, **it->second)) {
+      if (same_structure(g, (*it->second)->key)) {
         order.splice(order.begin(), order, it->second);
         ++hits;
         return order.front();
@@ -145,12 +140,12 @@ struct Cache {
 
   void insert(std::shared_ptr<Entry> e) {
     order.push_front(std::move(e));
-    by_hash.emplace(order.front()->hash, order.begin());
+    by_hash.emplace(order.front()->key.hash, order.begin());
     while (order.size() > limit) drop_last();
   }
 
   void drop_last() {
-    auto [first, last] = by_hash.equal_range(order.back()->hash);
+    auto [first, last] = by_hash.equal_range(order.back()->key.hash);
     for (auto it = first; it != last; ++it)
       if (it->second == std::prev(order.end())) {
         by_hash.erase(it);
@@ -170,17 +165,19 @@ Cache& cache() {
 /// key), scheduled.
 std::shared_ptr<Entry> schedule_entry(const Structure& g) {
   auto entry = std::make_shared<Entry>();
+  entry->key = g;
   std::unordered_map<const UOp*, UOpRef> key_of;
   std::map<const UOp*, std::string> input_device;
   int64_t assigns = 0;
+  size_t inputs = 0;
   std::vector<UOpRef> srcs;
-  for (const UOp* u : g.nodes) {
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const UOp* u = g.nodes[i];
     if (u->op() == Op::BUFFER) {
-      const size_t k = entry->inputs.size();
+      const size_t k = inputs++;
       UOpRef ph = lazy::buffer(u->dtype(), lazy::buffer_count(u), -static_cast<int64_t>(k + 1));
-      entry->inputs.push_back(ph.get());
+      entry->key.inputs[k] = entry->key.nodes[i] = ph.get();
       input_device[ph.get()] = g.devices[k + 1];
-      entry->nodes.push_back(ph.get());
       key_of.emplace(u, std::move(ph));
       continue;
     }
@@ -193,13 +190,10 @@ std::shared_ptr<Entry> schedule_entry(const Structure& g) {
     UOpRef key = same ? u->ref()
                       : UOp::make(u->op(), u->dtype(), srcs,
                                   u->op() == Op::ASSIGN ? Arg(++assigns) : u->arg());
-    entry->nodes.push_back(key.get());
+    entry->key.nodes[i] = key.get();
     key_of.emplace(u, std::move(key));
   }
   entry->key_graph = key_of.at(g.nodes.back());
-  entry->srcs = g.srcs;
-  entry->devices = g.devices;
-  entry->hash = g.hash;
   schedule::Context ctx;
   ctx.device = g.devices[0];
   ctx.new_buffer = [&](const std::string& dev, DType t, int64_t n) {
@@ -251,7 +245,8 @@ schedule::Schedule cached_schedule(const std::vector<UOpRef>& roots, const std::
   }
   // Instantiate: placeholders -> real inputs and fresh buffers.
   std::unordered_map<const UOp*, UOpRef> real;
-  for (size_t k = 0; k < g.inputs.size(); ++k) real.emplace(entry->inputs[k], g.inputs[k]->ref());
+  for (size_t k = 0; k < g.inputs.size(); ++k)
+    real.emplace(entry->key.inputs[k], g.inputs[k]->ref());
   for (const auto& [ph, dev] : entry->created)
     real.emplace(ph, new_buffer(dev, ph->dtype(), lazy::buffer_count(ph)));
   auto map_buffer = [&](const UOpRef& b) { return real.at(b.get()); };
