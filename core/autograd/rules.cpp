@@ -110,9 +110,8 @@ SourceGrads sin_rule(const UOp* u, const UOpRef& g, ShapeOf& s) {
   return {mul(g, cos_x)};  // d sin(x) = g cos(x) = g sin(x + pi/2)
 }
 SourceGrads tanh_rule(const UOp* u, const UOpRef& g, ShapeOf& s) {
-  UOpRef out = u->ref();
-  return {
-      mul(g, ew(Op::SUB, {like(out, 1.0, s), mul(out, out)}))};  // d tanh(x) = g (1 - tanh(x)^2)
+  UOpRef out = u->ref();  // d tanh(x) = g (1 - tanh(x)^2)
+  return {mul(g, ew(Op::SUB, {like(out, 1.0, s), mul(out, out)}))};
 }
 SourceGrads sigmoid_rule(const UOp* u, const UOpRef& g, ShapeOf& s) {
   UOpRef out = u->ref();
