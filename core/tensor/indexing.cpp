@@ -139,10 +139,7 @@ Tensor Tensor::gather(int64_t dim, const Tensor& index) const {
   }
   const int64_t n = p.shape[static_cast<size_t>(a)];
   // one-hot over a new last axis: mask[..., k] = index[...] == k; x moved to that axis.
-  // (A uint64 index has no common dtype with iota's int32: compared as int64, where values past
-  // INT64_MAX wrap negative and, out of range, select nothing.)
-  const Tensor idx = index.dtype() == PG_DTYPE_UINT64 ? index.cast(PG_DTYPE_INT64) : index;
-  Tensor mask = idx.unsqueeze(-1) == detail::iota(n, p.device);
+  Tensor mask = detail::iota_comparable(index).unsqueeze(-1) == detail::iota(n, p.device);
   Tensor x = shrink(bounds).unsqueeze(-1).transpose(a, -1);  // axis a -> size 1, last -> n
   // (one hit per sum: exact; a sum widens small ints and bool, the result keeps x's dtype)
   return mask.where(x, 0).sum(-1).cast(dtype());

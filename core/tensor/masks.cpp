@@ -58,9 +58,9 @@ Tensor Tensor::one_hot(int64_t num_classes) const {
     user_error("one_hot: num_classes must be positive, not " + std::to_string(num_classes));
   Shape s(ndim() + 1, 1);
   s.back() = num_classes;
-  // (uint64 has no common dtype with iota's int32: compared as int64, as gather does.)
-  const Tensor idx = dtype() == PG_DTYPE_UINT64 ? cast(PG_DTYPE_INT64) : *this;
-  return (idx.unsqueeze(-1) == detail::iota(num_classes, device()).reshape(s)).cast(PG_DTYPE_INT32);
+  return (detail::iota_comparable(*this).unsqueeze(-1) ==
+          detail::iota(num_classes, device()).reshape(s))
+      .cast(PG_DTYPE_INT32);
 }
 
 Tensor Tensor::any(const std::vector<int64_t>& axes, bool keepdim) const {

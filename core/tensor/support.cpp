@@ -145,6 +145,10 @@ Tensor iota(int64_t n, const std::string& device) {
   return make(lazy::iota(t, n), {n}, device);
 }
 
+Tensor iota_comparable(const Tensor& index) {
+  return index.dtype() == PG_DTYPE_UINT64 ? index.cast(PG_DTYPE_INT64) : index;
+}
+
 Tensor scalar_like(const Tensor& t, Scalar s) {
   const TensorImpl& p = detail::state(t, "scalar");
   return constant(s, scalar_dtype(p.uop->dtype(), s), p.shape, p.device);

@@ -89,6 +89,10 @@ Tensor constant(Scalar v, DType dtype, const lazy::Shape& shape, const std::stri
 /// kernels that read it: no host buffer, and a one-hot sum over it (gather, an embedding's
 /// lookup) folds into one indexed load (see KernelBuilder::reduce).
 Tensor iota(int64_t n, const std::string& device);
+/// `index` (ints) as it is compared with an iota (gather, one_hot): itself, or int64 for
+/// uint64, which no dtype holds together with iota's int32 (values past INT64_MAX wrap negative
+/// and, out of range, select nothing).
+Tensor iota_comparable(const Tensor& index);
 /// The dtype of an int scalar alone: int32, the default int, or int64 when int32 cannot hold
 /// it (as torch and numpy give, rather than wrap).
 DType int_scalar_dtype(Scalar s);
