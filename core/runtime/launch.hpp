@@ -37,6 +37,16 @@ struct Launch {
   uint64_t nbytes = 0;        ///< a copy's size
 };
 
+/// A kernel item's launch without its memory: what stays the same every time it runs.
+struct KernelLaunch {
+  std::shared_ptr<CompiledKernel> kernel;
+  std::vector<int64_t> scalars;
+  std::array<uint32_t, 3> global{1, 1, 1};
+};
+
+/// The kernel of a kernel item (compiled on first use) and its launch arguments.
+KernelLaunch prepare_kernel(const schedule::Item& item);
+
 /// The launch for a schedule item (compiles its kernel on first use, allocates its buffers).
 Launch prepare_launch(const schedule::Item& item);
 

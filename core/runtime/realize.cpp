@@ -3,6 +3,7 @@
 #include "ir/graph.hpp"
 #include "runtime/buffers.hpp"
 #include "runtime/capture.hpp"
+#include "runtime/memory_plan.hpp"
 #include "runtime/runtime.hpp"
 #include "runtime/schedule_cache.hpp"
 #include "runtime/size_templates.hpp"
@@ -220,48 +221,25 @@ void set_loaded_kernel_limit(size_t limit) {
 }
 
 void plan_memory(const schedule::Schedule& s) {
-  std::set<const UOp*> planned;
-  for (const UOpRef& b : s.intermediates)
-    if (!buffer_allocated(b.get())) planned.insert(b.get());
-  // A buffer an output reads is the output's memory, even when the schedule made it as an
-  // intermediate first (a root that other kernels of the schedule also read): never shared.
-  for (const UOpRef& o : s.outputs)
-    for (const UOp* u : toposort(o))
-      if (u->op() == Op::BUFFER) planned.erase(u);
-  if (planned.empty()) return;
-  std::map<const UOp*, std::pair<size_t, size_t>> life;
-  for (size_t i = 0; i < s.items.size(); ++i)
-    for (const UOpRef& b : s.items[i].buffers) {
-      if (!planned.count(b.get())) continue;
-      auto [it, fresh] = life.try_emplace(b.get(), i, i);
-      if (!fresh) it->second.second = i;
-    }
-  std::vector<std::pair<std::string, std::shared_ptr<Buffer>>> free_blocks;
-  for (size_t i = 0; i < s.items.size(); ++i) {
-    for (const UOpRef& b : s.items[i].buffers) {
-      auto it = life.find(b.get());
-      if (it == life.end() || it->second.first != i || buffer_allocated(b.get())) continue;
-      const uint64_t need = static_cast<uint64_t>(lazy::buffer_count(b.get())) *
-                            static_cast<uint64_t>(b->dtype().itemsize());
-      const std::string dev = buffer_device(b.get());
-      size_t best = free_blocks.size();
-      for (size_t f = 0; f < free_blocks.size(); ++f)
-        if (free_blocks[f].first == dev && free_blocks[f].second->size() >= need &&
-            (best == free_blocks.size() ||
-             free_blocks[f].second->size() < free_blocks[best].second->size()))
-          best = f;
-      if (best != free_blocks.size()) {
-        alias_buffer(b.get(), free_blocks[best].second);
-        free_blocks.erase(free_blocks.begin() + static_cast<std::ptrdiff_t>(best));
-      }
-    }
-    for (const UOpRef& b : s.items[i].buffers) {
-      auto it = life.find(b.get());
-      if (it == life.end() || it->second.second != i) continue;
-      free_blocks.emplace_back(buffer_device(b.get()), buffer_memory(b.get()));
-      life.erase(it);
-    }
+  auto fresh = [](const UOp* b) { return !buffer_allocated(b); };
+  for (const SharedMemory& m : plan_shared_memory(s, fresh, buffer_device))
+    alias_buffer(m.buffer, buffer_memory(m.owner));
+}
+
+KernelLaunch prepare_kernel(const schedule::Item& item) {
+  ProgramCache::Cached p = program_cache().get(item.device, item.ast, item.vars, capturing());
+  KernelLaunch k;
+  k.kernel = p.kernel;
+  std::unordered_map<std::string, int64_t> vals(item.vars.begin(), item.vars.end());
+  vals.insert(p.sizes.begin(), p.sizes.end());
+  for (const Var& v : k.kernel->lowered.vars) {
+    auto it = vals.find(v.name);
+    if (it == vals.end())
+      internal_error("realize: kernel " + k.kernel->lowered.name + " needs variable " + v.name);
+    k.scalars.push_back(it->second);
   }
+  k.global = k.kernel->lowered.launch_global(vals);
+  return k;
 }
 
 Launch prepare_launch(const schedule::Item& item) {
@@ -274,17 +252,10 @@ Launch prepare_launch(const schedule::Item& item) {
     l.nbytes = static_cast<uint64_t>(item.nbytes);
     return l;
   }
-  ProgramCache::Cached p = program_cache().get(item.device, item.ast, item.vars, capturing());
-  l.kernel = p.kernel;
-  std::unordered_map<std::string, int64_t> vals(item.vars.begin(), item.vars.end());
-  vals.insert(p.sizes.begin(), p.sizes.end());
-  for (const Var& v : l.kernel->lowered.vars) {
-    auto it = vals.find(v.name);
-    if (it == vals.end())
-      internal_error("realize: kernel " + l.kernel->lowered.name + " needs variable " + v.name);
-    l.scalars.push_back(it->second);
-  }
-  l.global = l.kernel->lowered.launch_global(vals);
+  KernelLaunch k = prepare_kernel(item);
+  l.kernel = std::move(k.kernel);
+  l.scalars = std::move(k.scalars);
+  l.global = k.global;
   return l;
 }
 
@@ -361,20 +332,23 @@ std::vector<UOpRef> fresh_outputs(const schedule::Schedule& s) {
 }  // namespace
 
 std::vector<UOpRef> realize(const std::vector<UOpRef>& roots, const std::string& device) {
-  schedule::Schedule s = cached_schedule(roots, device);
-  if (debug_level() >= 2) print_schedule(s);
-  plan_memory(s);
+  BoundSchedule bound = bind_schedule(roots, device);
+  if (debug_level() >= 2) print_schedule(bound.materialize());
   if (capturing()) {
+    schedule::Schedule s = bound.materialize();
+    plan_memory(s);
     for (const schedule::Item& item : s.items) record(prepare_launch(item));
     return fresh_outputs(s);
   }
-  std::set<std::string> used;
-  for (const schedule::Item& item : s.items) {
-    execute(prepare_launch(item));
-    used.insert(item.device);
+  bound.share_memory();
+  std::vector<std::string> used;
+  for (size_t i = 0; i < bound.size(); ++i) {
+    Launch l = bound.launch(i);
+    execute(l);
+    if (std::find(used.begin(), used.end(), l.device) == used.end()) used.push_back(l.device);
   }
   for (const std::string& d : used) device_handle(d).synchronize();
-  return s.outputs;
+  return bound.outputs();
 }
 
 UOpRef from_host(const std::string& device, DType dtype, const lazy::Shape& shape,

@@ -2,6 +2,7 @@
 #include "runtime/schedule_cache.hpp"
 
 #include "runtime/buffers.hpp"
+#include "runtime/memory_plan.hpp"
 
 #include "ir/graph.hpp"
 #include "ir/ptr_map.hpp"
@@ -10,6 +11,7 @@
 #include <polygrad/error.hpp>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <list>
 #include <map>
@@ -85,15 +87,34 @@ Structure structure_of(const UOpRef& sink, const std::string& device) {
   return g;
 }
 
-struct Entry {
+}  // namespace
+
+struct CacheEntry {
   UOpRef key_graph;  // keeps the key alive
   /// What a graph must match to use this entry: the structure of the graph it was made from,
   /// with the key graph's nodes and input placeholders in place of that graph's.
   Structure key;
   schedule::Schedule schedule;
-  /// Buffers the schedule creates: placeholder -> device.
-  std::map<const UOp*, std::string> created;
+  /// Buffers the schedule creates (made afresh for every run), with their devices.
+  std::vector<std::pair<const UOp*, std::string>> created;
+  /// Every buffer the schedule names, by slot: the inputs (in key.inputs' order), then the
+  /// created buffers. A bound schedule holds its real buffers in the same order.
+  std::unordered_map<const UOp*, uint32_t> slot;
+  std::vector<std::vector<uint32_t>> item_slots;  // each item's buffers
+  /// The memory plan (memory_plan.hpp) over slots: (slot, slot whose memory it uses).
+  std::vector<std::pair<uint32_t, uint32_t>> shared;
+  /// Each kernel item's kernel and launch arguments, prepared on the first run. The kernel is
+  /// only watched: the program cache decides how long it stays loaded.
+  struct Prepared {
+    std::weak_ptr<CompiledKernel> kernel;
+    std::vector<int64_t> scalars;
+    std::array<uint32_t, 3> global{1, 1, 1};
+  };
+  std::mutex mu;
+  std::vector<Prepared> prepared;
 };
+
+namespace {
 
 /// Whether `g` has the structure `key`: the same ops, dtypes, args (a buffer's count, not its
 /// id; no ASSIGN serial), sources at the same positions, and devices.
@@ -119,7 +140,7 @@ bool same_structure(const Structure& g, const Structure& key) {
 /// step) would otherwise grow the cache by a graph and its schedule each step.
 struct Cache {
   static constexpr size_t kMaxEntries = 2048;
-  using Order = std::list<std::shared_ptr<Entry>>;
+  using Order = std::list<std::shared_ptr<CacheEntry>>;
   std::mutex mu;
   Order order;  // most recently used first
   std::unordered_multimap<size_t, Order::iterator> by_hash;
@@ -127,7 +148,7 @@ struct Cache {
   size_t limit = kMaxEntries;
 
   /// The entry `g` matches, made the most recently used; or null.
-  std::shared_ptr<Entry> find(const Structure& g) {
+  std::shared_ptr<CacheEntry> find(const Structure& g) {
     auto [first, last] = by_hash.equal_range(g.hash);
     for (auto it = first; it != last; ++it)
       if (same_structure(g, (*it->second)->key)) {
@@ -138,7 +159,7 @@ struct Cache {
     return nullptr;
   }
 
-  void insert(std::shared_ptr<Entry> e) {
+  void insert(std::shared_ptr<CacheEntry> e) {
     order.push_front(std::move(e));
     by_hash.emplace(order.front()->key.hash, order.begin());
     while (order.size() > limit) drop_last();
@@ -163,11 +184,12 @@ Cache& cache() {
 /// A new entry for the graph `g`: the graph with its inputs replaced by placeholders -(k+1)
 /// and each ASSIGN's serial by its number in toposort order (the same structure, the same
 /// key), scheduled.
-std::shared_ptr<Entry> schedule_entry(const Structure& g) {
-  auto entry = std::make_shared<Entry>();
+std::shared_ptr<CacheEntry> schedule_entry(const Structure& g) {
+  auto entry = std::make_shared<CacheEntry>();
   entry->key = g;
   std::unordered_map<const UOp*, UOpRef> key_of;
   std::map<const UOp*, std::string> input_device;
+  std::map<const UOp*, std::string> created;
   int64_t assigns = 0;
   size_t inputs = 0;
   std::vector<UOpRef> srcs;
@@ -198,14 +220,14 @@ std::shared_ptr<Entry> schedule_entry(const Structure& g) {
   ctx.device = g.devices[0];
   ctx.new_buffer = [&](const std::string& dev, DType t, int64_t n) {
     UOpRef b = lazy::buffer(t, n, next_placeholder.fetch_sub(1));
-    entry->created[b.get()] = dev;
+    created[b.get()] = dev;
     return b;
   };
   ctx.buffer_device = [&](const UOp* b) {
     auto in = input_device.find(b);
     if (in != input_device.end()) return in->second;
-    auto made = entry->created.find(b);
-    if (made != entry->created.end()) return made->second;
+    auto made = created.find(b);
+    if (made != created.end()) return made->second;
     internal_error("schedule cache: unknown buffer " + node_to_string(*b));
   };
   ctx.target = [](const std::string& dev) {
@@ -223,17 +245,103 @@ std::shared_ptr<Entry> schedule_entry(const Structure& g) {
   for (const UOpRef& b : entry->schedule.intermediates) used.insert(b.get());
   for (const UOpRef& o : entry->schedule.outputs)
     for (const UOp* u : toposort(o)) used.insert(u);
-  std::erase_if(entry->created, [&](const auto& kv) { return !used.count(kv.first); });
+  for (size_t k = 0; k < entry->key.inputs.size(); ++k)
+    entry->slot.emplace(entry->key.inputs[k], static_cast<uint32_t>(k));
+  for (const auto& [b, dev] : created)
+    if (used.count(b)) {
+      entry->slot.emplace(b, static_cast<uint32_t>(entry->slot.size()));
+      entry->created.emplace_back(b, dev);
+    }
+  for (const schedule::Item& item : entry->schedule.items) {
+    std::vector<uint32_t>& slots = entry->item_slots.emplace_back();
+    for (const UOpRef& b : item.buffers) slots.push_back(entry->slot.at(b.get()));
+  }
+  auto is_created = [&](const UOp* b) { return created.count(b) > 0; };
+  auto device_of = [&](const UOp* b) { return created.at(b); };
+  for (const SharedMemory& m : plan_shared_memory(entry->schedule, is_created, device_of))
+    entry->shared.emplace_back(entry->slot.at(m.buffer), entry->slot.at(m.owner));
+  entry->prepared.resize(entry->schedule.items.size());
   return entry;
 }
 
 }  // namespace
 
-schedule::Schedule cached_schedule(const std::vector<UOpRef>& roots, const std::string& device) {
+BoundSchedule::BoundSchedule(std::shared_ptr<CacheEntry> entry, std::vector<UOpRef> buffers)
+    : entry_(std::move(entry)), buffers_(std::move(buffers)) {}
+
+size_t BoundSchedule::size() const {
+  return entry_->schedule.items.size();
+}
+
+UOpRef BoundSchedule::real(const UOpRef& key_buffer) const {
+  return buffers_[entry_->slot.at(key_buffer.get())];
+}
+
+UOpRef BoundSchedule::output(const UOpRef& o) const {
+  // A root's realised form is RESHAPE(BUFFER) or a BUFFER; anything else is mapped whole.
+  if (o->op() == Op::BUFFER) return real(o);
+  if (o->op() == Op::RESHAPE && o->src(0)->op() == Op::BUFFER)
+    return lazy::reshape(real(o->src(0)), lazy::shape_of(o));
+  std::unordered_map<const UOp*, UOpRef> map;
+  for (const auto& [b, k] : entry_->slot) map.emplace(b, buffers_[k]);
+  return substitute(o, map);
+}
+
+schedule::Schedule BoundSchedule::materialize() const {
+  schedule::Schedule out;
+  out.items = entry_->schedule.items;
+  for (size_t i = 0; i < out.items.size(); ++i)
+    for (size_t j = 0; j < out.items[i].buffers.size(); ++j)
+      out.items[i].buffers[j] = buffers_[entry_->item_slots[i][j]];
+  for (const UOpRef& b : entry_->schedule.intermediates) out.intermediates.push_back(real(b));
+  out.outputs = outputs();
+  return out;
+}
+
+void BoundSchedule::share_memory() const {
+  for (const auto& [b, owner] : entry_->shared)
+    alias_buffer(buffers_[b].get(), buffer_memory(buffers_[owner].get()));
+}
+
+Launch BoundSchedule::launch(size_t i) const {
+  const schedule::Item& item = entry_->schedule.items[i];
+  const std::vector<uint32_t>& slots = entry_->item_slots[i];
+  Launch l;
+  l.device = item.device;
+  l.memory.reserve(slots.size());
+  for (uint32_t k : slots) l.memory.push_back(buffer_memory(buffers_[k].get()));
+  if (item.kind == schedule::Item::Kind::copy) {
+    l.kind = Launch::Kind::copy;
+    l.source_device = buffer_device(buffers_[slots[1]].get());
+    l.nbytes = static_cast<uint64_t>(item.nbytes);
+    return l;
+  }
+  std::lock_guard<std::mutex> lock(entry_->mu);
+  CacheEntry::Prepared& p = entry_->prepared[i];
+  l.kernel = p.kernel.lock();
+  if (!l.kernel) {
+    // (The item's AST and variables are the same over placeholders as over real buffers.)
+    KernelLaunch k = prepare_kernel(item);
+    p = {k.kernel, std::move(k.scalars), k.global};
+    l.kernel = std::move(k.kernel);
+  }
+  l.scalars = p.scalars;
+  l.global = p.global;
+  return l;
+}
+
+std::vector<UOpRef> BoundSchedule::outputs() const {
+  std::vector<UOpRef> out;
+  out.reserve(entry_->schedule.outputs.size());
+  for (const UOpRef& o : entry_->schedule.outputs) out.push_back(output(o));
+  return out;
+}
+
+BoundSchedule bind_schedule(const std::vector<UOpRef>& roots, const std::string& device) {
   UOpRef sink = UOp::make(Op::SINK, dtypes::void_, std::span<const UOpRef>(roots));
   const Structure g = structure_of(sink, device);
   Cache& c = cache();
-  std::shared_ptr<Entry> entry;
+  std::shared_ptr<CacheEntry> entry;
   {
     std::lock_guard<std::mutex> lock(c.mu);
     entry = c.find(g);
@@ -243,20 +351,16 @@ schedule::Schedule cached_schedule(const std::vector<UOpRef>& roots, const std::
     std::lock_guard<std::mutex> lock(c.mu);
     if (!c.find(g)) c.insert(entry);  // (another thread may have scheduled the same graph)
   }
-  // Instantiate: placeholders -> real inputs and fresh buffers.
-  std::unordered_map<const UOp*, UOpRef> real;
-  for (size_t k = 0; k < g.inputs.size(); ++k)
-    real.emplace(entry->key.inputs[k], g.inputs[k]->ref());
+  std::vector<UOpRef> buffers;
+  buffers.reserve(g.inputs.size() + entry->created.size());
+  for (const UOp* in : g.inputs) buffers.push_back(in->ref());
   for (const auto& [ph, dev] : entry->created)
-    real.emplace(ph, new_buffer(dev, ph->dtype(), lazy::buffer_count(ph)));
-  auto map_buffer = [&](const UOpRef& b) { return real.at(b.get()); };
-  schedule::Schedule out;
-  out.items = entry->schedule.items;
-  for (schedule::Item& item : out.items)
-    for (UOpRef& b : item.buffers) b = map_buffer(b);
-  for (const UOpRef& b : entry->schedule.intermediates) out.intermediates.push_back(map_buffer(b));
-  for (const UOpRef& o : entry->schedule.outputs) out.outputs.push_back(substitute(o, real));
-  return out;
+    buffers.push_back(new_buffer(dev, ph->dtype(), lazy::buffer_count(ph)));
+  return BoundSchedule(std::move(entry), std::move(buffers));
+}
+
+schedule::Schedule cached_schedule(const std::vector<UOpRef>& roots, const std::string& device) {
+  return bind_schedule(roots, device).materialize();
 }
 
 ScheduleCacheStats schedule_cache_stats() {

@@ -10,11 +10,44 @@
 #ifndef POLYGRAD_RUNTIME_SCHEDULE_CACHE_HPP
 #define POLYGRAD_RUNTIME_SCHEDULE_CACHE_HPP
 
+#include "runtime/launch.hpp"
 #include "schedule/schedule.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
 
 namespace polygrad::runtime {
 
+struct CacheEntry;
+
+/// A cached schedule bound to one graph's buffers: its inputs, and fresh buffers for everything
+/// the schedule creates. What realize runs; the memory plan and each kernel's launch arguments
+/// come from the cache entry, worked out on its first run.
+class BoundSchedule {
+ public:
+  BoundSchedule(std::shared_ptr<CacheEntry> entry, std::vector<UOpRef> buffers);
+  size_t size() const;
+  /// The schedule with the real buffers (a capture records it; POLYGRAD_DEBUG=2 prints it).
+  schedule::Schedule materialize() const;
+  /// Gives intermediates with disjoint lifetimes one allocation, as plan_memory would.
+  void share_memory() const;
+  /// The launch of item `i`.
+  Launch launch(size_t i) const;
+  /// The realised form of each root.
+  std::vector<UOpRef> outputs() const;
+
+ private:
+  UOpRef real(const UOpRef& key_buffer) const;
+  UOpRef output(const UOpRef& key_output) const;
+  std::shared_ptr<CacheEntry> entry_;
+  std::vector<UOpRef> buffers_;  // by slot: the inputs, then the created buffers
+};
+
 /// The schedule that realises `roots` on `device`, from the cache when possible.
+BoundSchedule bind_schedule(const std::vector<UOpRef>& roots, const std::string& device);
+
+/// The same with its real buffers.
 schedule::Schedule cached_schedule(const std::vector<UOpRef>& roots, const std::string& device);
 
 /// Number of cached schedules and of hits so far (tests and diagnostics).

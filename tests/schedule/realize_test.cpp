@@ -412,6 +412,48 @@ TEST_F(RealizeTest, IntermediatesWithDisjointLifetimesShareMemory) {
             runtime::buffer_memory(m1).get());
 }
 
+// A schedule from the cache shares memory as plan_memory would, from the plan its entry worked
+// out once over placeholders: c1 and c3 share, c2 has its own.
+TEST_F(RealizeTest, ACachedScheduleSharesMemoryByItsEntrysPlan) {
+  std::vector<float> x(64, 1.0f);
+  auto k = [](double v) { return lazy::full(dtypes::float32, v, {64}); };
+  auto chain = [&] {
+    UOpRef c1 = lazy::contiguous(testgraph::ew(Op::MUL, input(x, {64}), k(2)));
+    UOpRef c2 = lazy::contiguous(testgraph::ew(Op::ADD, c1, k(1)));
+    UOpRef c3 = lazy::contiguous(testgraph::ew(Op::MUL, c2, k(3)));
+    return testgraph::ew(Op::ADD, c3, k(1));
+  };
+  for (int run = 0; run < 2; ++run) {  // the first run makes the entry, the second hits it
+    runtime::BoundSchedule bound = runtime::bind_schedule({chain()}, dev_);
+    ASSERT_EQ(bound.size(), 4u);
+    bound.share_memory();
+    const schedule::Schedule s = bound.materialize();
+    auto memory = [&](size_t item) {
+      return runtime::buffer_memory(s.items[item].buffers[0].get());
+    };
+    EXPECT_EQ(memory(0).get(), memory(2).get());
+    EXPECT_NE(memory(0).get(), memory(1).get());
+    EXPECT_NE(memory(3).get(), memory(0).get());
+  }
+}
+
+// A cached schedule keeps its kernels' launch arguments but only watches the kernels: one the
+// program cache dropped is compiled again, and the values stay right.
+TEST_F(RealizeTest, ACachedScheduleRecompilesAKernelTheProgramCacheDropped) {
+  runtime::set_loaded_kernel_limit(1);
+  std::vector<float> x = {1, 2, 3, 4};
+  auto run = [&] {
+    UOpRef twice = lazy::contiguous(testgraph::ew(Op::ADD, input(x, {4}), input(x, {4})));
+    return values(lazy::reduce(twice, Op::ADD, {0}));
+  };
+  for (int i = 0; i < 3; ++i) {
+    const size_t compiled = runtime::compiled_kernel_count();
+    EXPECT_EQ(run(), std::vector<float>{20});
+    EXPECT_EQ(runtime::compiled_kernel_count(), compiled + 2);  // both, one evicting the other
+  }
+  runtime::set_loaded_kernel_limit(4096);
+}
+
 // The compiled-kernel cache keeps at most its limit, dropping the least recently used: a
 // kernel per new constant (x * c for ten c) leaves four loaded; the first one, used again, is
 // compiled again and still right.
