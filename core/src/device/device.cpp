@@ -283,8 +283,8 @@ void Device::launch(const Program& program, const LaunchArgs& args) const {
   if (!program.valid()) user_error("[launch] " + name_ + ": the program is empty");
   std::vector<pg_buffer_t> handles;
   pg_launch_args raw = raw_args("launch", args, handles);
-  std::string op = "launch '" + program.entry() + "'";
-  call_plugin(*plugin_, op.c_str(), name_, [&](pg_error* err) {
+  auto op = [&] { return "launch '" + program.entry() + "'"; };
+  call_plugin(*plugin_, op, name_, [&](pg_error* err) {
     return plugin_->table->loader->launch(device_, program.handle(), &raw, err);
   });
 }
@@ -307,8 +307,8 @@ double Device::launch_timed(const Program& program, const LaunchArgs& args) cons
   std::vector<pg_buffer_t> handles;
   pg_launch_args raw = raw_args("launch_timed", args, handles);
   double seconds = 0;
-  std::string op = "launch_timed '" + program.entry() + "'";
-  call_plugin(*plugin_, op.c_str(), name_, [&](pg_error* err) {
+  auto op = [&] { return "launch_timed '" + program.entry() + "'"; };
+  call_plugin(*plugin_, op, name_, [&](pg_error* err) {
     return plugin_->table->loader->launch_timed(device_, program.handle(), &raw, &seconds, err);
   });
   return seconds;

@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 
 namespace polygrad::detail {
 
@@ -84,20 +85,36 @@ void release_in_plugin(const std::string& plugin, const char* op, Fn&& fn) noexc
   }
 }
 
+/// The text of an op name given to call_plugin: a string, or a callable that makes one (so a
+/// name built from parts costs nothing unless there is an error to report).
+template <class OpName>
+std::string op_text(const OpName& op) {
+  if constexpr (std::is_invocable_v<const OpName&>)
+    return op();
+  else
+    return std::string(op);
+}
+
 /// Run one call into a plugin: `fn(pg_error*)` returns the plugin's status. A non-OK status
 /// becomes an Error "[<op>] <device> (plugin <name>): <STATUS>: <message>"; an exception that
-/// escapes the plugin becomes an internal Error saying so.
-template <class Fn>
-void call_plugin(const LoadedPlugin& plugin, const char* op, const std::string& device, Fn&& fn) {
+/// escapes the plugin becomes an internal Error saying so. The message is only built then:
+/// launches go through here.
+template <class OpName, class Fn>
+void call_plugin(const LoadedPlugin& plugin, const OpName& op, const std::string& device, Fn&& fn) {
   pg_error err;
   err.message[0] = '\0';
   pg_status status = PG_OK;
-  const std::string where = std::string("[") + op + "] " + device + " (plugin " + plugin.name + ")";
+  auto where = [&] {
+    std::string w = "[";  // (appended piece by piece: GCC 12 misreads `"[" + op_text(op)`)
+    w += op_text(op);
+    w += "] " + device + " (plugin " + plugin.name + ")";
+    return w;
+  };
   try {
     status = fn(&err);
   } catch (...) {
     throw Error(ErrorKind::internal,
-                where +
+                where() +
                     ": the plugin threw a C++ exception across the C "
                     "boundary: " +
                     describe_current_exception(),
@@ -105,7 +122,7 @@ void call_plugin(const LoadedPlugin& plugin, const char* op, const std::string& 
   }
   if (status == PG_OK) return;
   err.message[PG_ERROR_MESSAGE_MAX - 1] = '\0';
-  std::string text = where + ": " + status_name(status) + ": " +
+  std::string text = where() + ": " + status_name(status) + ": " +
                      (err.message[0] ? err.message : "(the plugin gave no message)");
   throw Error(status == PG_ERR_INTERNAL ? ErrorKind::internal : ErrorKind::user, text, status);
 }
