@@ -634,12 +634,26 @@ Linearized Linearizer::run(const UOpRef& sink) {
     }
     return true;
   };
+  // Nor one under a reduce that no output range moves (a single row's softmax, its max over the
+  // row read by every output): each launch step would compute that reduce again. The outputs
+  // then run as a loop, after the reduce, on one launch step.
+  auto grid_invariant_reduce = [&] {
+    for (const UOp* r : reduces_) {
+      const LoopIds& ids = deps_.of(r);
+      bool moved = false;
+      for (const auto& [oid, orng] : outputs)
+        moved = moved || std::binary_search(ids.begin(), ids.end(), oid);
+      if (!moved) return true;
+    }
+    return false;
+  };
+  const bool serial = !outputs.empty() && grid_invariant_reduce();
   for (const auto& [id, rng] : outputs) {
     const UOpRef& end = rng->src(0);
     out.out_ends.push_back(end);
     std::optional<Bounds> b = bounds(end);
-    bool special =
-        first && b && b->hi <= int64_t{target_.caps.max_global_dims[0]} && stores_depend_on(rng);
+    bool special = first && !serial && b && b->hi <= int64_t{target_.caps.max_global_dims[0]} &&
+                   stores_depend_on(rng);
     first = false;
     if (!special) {
       s = open_loop(s, id, end);

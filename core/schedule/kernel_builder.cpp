@@ -454,10 +454,27 @@ bool KernelBuilder::hoistable(const std::set<const UOp*>& deps) const {
   return nest_prefix(deps) == deps.size();
 }
 
-// A reduce is fused when hoistable; with no dependency at all it would be recomputed by every
-// point of the launch grid, so it is realised then too (unless the kernel has no outputs).
-bool KernelBuilder::can_fuse_reduce(const std::set<const UOp*>& deps) const {
-  return hoistable(deps) && (!deps.empty() || out_ranges_.empty());
+// A reduce is fused when hoistable. With no dependency at all it would be recomputed by every
+// point of the launch grid, so it is realised then too, unless the kernel has no outputs, or
+// its outputs are one vector small enough to run serially on a CPU (a target without work
+// groups): one output range, at most kSerialTerms reduced elements, and kSerialWork outputs
+// times the terms a reduce inside the kernel sums per output. The codegen then opens no launch
+// range over the outputs (linearize.cpp) and runs the reduce once, before their loop. A single
+// row's softmax, layernorm or cross-entropy (a vector, or a batch of one) thus takes one
+// kernel, not three; a matmul beside a full sum keeps its own parallel kernel. (Outputs of two
+// or more ranges, a batch of rows among them, keep the reduce realised at every batch size:
+// a decision that changed with the batch would compile a kernel per side of the threshold.)
+bool KernelBuilder::can_fuse_reduce(const std::set<const UOp*>& deps, const UOp* node) {
+  constexpr int64_t kSerialTerms = 16384, kSerialWork = 16384;
+  if (!hoistable(deps)) return false;
+  if (!deps.empty() || out_ranges_.empty()) return true;
+  if (out_ranges_.size() != 1 || !owner_.ctx().target ||
+      owner_.ctx().target(owner_.ctx().device).caps.max_threads_per_group > 1 ||
+      lazy::numel(owner_.shape()(node->src(0))) > kSerialTerms)
+    return false;
+  int64_t work = terms_per_element(root_);
+  for (const UOpRef& r : out_ranges_) work *= r->src(0)->arg_int();
+  return work <= kSerialWork;
 }
 
 // Nodes the kernel reads rather than inlines.

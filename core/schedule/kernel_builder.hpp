@@ -56,12 +56,13 @@ class KernelBuilder {
   void split_ranges(UOpRef& value, std::vector<UOpRef>& srcs);
   size_t nest_prefix(const std::set<const UOp*>& deps) const;
   bool hoistable(const std::set<const UOp*>& deps) const;
-  bool can_fuse_reduce(const std::set<const UOp*>& deps) const;
+  bool can_fuse_reduce(const std::set<const UOp*>& deps, const UOp* node);
   bool recomputed(const UOp* node, const std::vector<UOpRef>& idx);
   bool transposed_operand(const UOp* view, const std::vector<UOpRef>& idx) const;
   bool costly(const UOp* node);
   bool beside_transcendentals(const UOp* node);
   int64_t terms(const UOp* node);
+  int64_t terms_per_element(const UOp* node);
   int64_t count_in(const UOp* node, bool (*counts)(const UOp*), int64_t cap, bool leaves = false);
   int64_t ops(const UOp* node);
   int64_t gathers(const UOp* node);

@@ -71,6 +71,24 @@ bool KernelBuilder::beside_transcendentals(const UOp* node) {
   return false;
 }
 
+// The most terms a reduce inside `node`'s value sums per element of it (1 without one), up to
+// the nodes the kernel reads. A reduce to one value does not count: it is realised, or fused
+// and run once (can_fuse_reduce).
+int64_t KernelBuilder::terms_per_element(const UOp* node) {
+  int64_t per = 1;
+  std::vector<const UOp*> stack{node};
+  std::unordered_set<const UOp*> seen;
+  while (!stack.empty()) {
+    const UOp* u = stack.back();
+    stack.pop_back();
+    if (!seen.insert(u).second || inlined_leaf(u)) continue;
+    if (u->op() == Op::REDUCE_AXIS && lazy::numel(owner_.shape()(u)) > 1)
+      per = std::max(per, terms(u));
+    for (const UOpRef& src : u->srcs()) stack.push_back(src.get());
+  }
+  return per;
+}
+
 // A reduce of many elements to one value runs on one thread of the launch grid; split it into
 // partial reduces over row blocks (a kernel of its own, parallel over the blocks) and a small
 // final reduce. The most blocks up to 256 that divide the element count, each of at least 1024
@@ -83,17 +101,7 @@ UOpRef KernelBuilder::split_reduce(const UOp* node) {
   if (lazy::numel(owner_.shape()(node)) != 1 || n < 2) return {};
   // Fewer elements may each cost a reduce of their own (a loss's mean over rows of their
   // logsumexp over the classes: 512 rows of 2048 ran on one thread, 1.9 ms): they count by it.
-  int64_t per = 1;
-  std::vector<const UOp*> stack;
-  if (n < (int64_t{1} << 15)) stack.push_back(node->src(0).get());
-  std::unordered_set<const UOp*> seen;
-  while (!stack.empty()) {
-    const UOp* u = stack.back();
-    stack.pop_back();
-    if (!seen.insert(u).second || inlined_leaf(u)) continue;
-    if (u->op() == Op::REDUCE_AXIS) per = std::max(per, terms(u));
-    for (const UOpRef& src : u->srcs()) stack.push_back(src.get());
-  }
+  const int64_t per = n < (int64_t{1} << 15) ? terms_per_element(node->src(0).get()) : 1;
   if (n * per < (int64_t{1} << 15)) return {};
   int64_t blocks = 0;
   for (int64_t p = kMaxBlocks; p >= 2 && !blocks; p /= 2)
@@ -149,7 +157,7 @@ UOpRef KernelBuilder::reduce(const UOp* node, const std::vector<UOpRef>& idx, co
     return index(split.get(), idx, gate);
   }
   const std::set<const UOp*> deps = ranges_of(idx);
-  if (node != root_ && !can_fuse_reduce(deps)) return load_realized(node, idx, gate);
+  if (node != root_ && !can_fuse_reduce(deps, node)) return load_realized(node, idx, gate);
   // A reduce read through two or more views (a max pool's gradient reads its output's gradient
   // through each window offset's pad) would be computed once per view and output element:
   // realised once instead.

@@ -8,7 +8,9 @@
 // LOAD. A REDUCE_AXIS opens fresh RANGEs for its reduced axes and becomes a REDUCE in the same
 // kernel when its result depends on a prefix of the kernel's output ranges that includes the
 // outermost one (softmax, layernorm: the reduce is per row and the codegen hoists it out of the
-// inner loop); otherwise it is realised by a kernel of its own first. CONTIGUOUS, COPY and
+// inner loop), or on none of them in a kernel small enough to run serially on a CPU (a single
+// row's softmax: the reduce runs once, before the outputs' loop); otherwise it is realised by
+// a kernel of its own first. CONTIGUOUS, COPY and
 // ASSIGN inside the graph are realised first too.
 //
 // Order: kernels are appended as the lowering needs them (read-after-write by construction);

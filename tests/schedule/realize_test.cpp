@@ -1,4 +1,5 @@
 // End to end through the cpu plugin: schedule -> codegen -> launch, values against plain C++.
+#include "codegen/lower.hpp"
 #include "cpu_fixture.hpp"
 #include "graphs.hpp"
 #include "random_values.hpp"
@@ -12,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_map>
 
 namespace polygrad {
 namespace {
@@ -66,6 +68,54 @@ TEST_F(RealizeTest, LayernormRows) {
     for (int j = 0; j < m; ++j) want.push_back((x[i * m + j] - mean) / std::sqrt(var + 1e-5));
   }
   expect_near(got, want, 1e-4);
+}
+
+// A single row (a batch of one) of softmax and layernorm takes one kernel, as a batch of rows
+// does: its reduces no output range moves are fused and run once, before the outputs' loop, on
+// one launch step (on the cpu; without a target they are realised first, see ScheduleTest).
+TEST_F(RealizeTest, ASingleRowsSoftmaxAndLayernormTakeOneKernel) {
+  const int m = 1000;
+  auto x = random_floats(m, 21);
+  double mx = -INFINITY, sum = 0, mean = 0, var = 0;
+  for (float v : x) mx = std::max(mx, double(v)), mean += v / double(m);
+  for (float v : x) sum += std::exp(v - mx), var += (v - mean) * (v - mean) / m;
+  std::vector<double> soft, norm;
+  for (float v : x) {
+    soft.push_back(std::exp(v - mx) / sum);
+    norm.push_back((v - mean) / std::sqrt(var + 1e-5));
+  }
+  for (UOpRef root :
+       {testgraph::softmax(input(x, {1, m}), 1, m), testgraph::layernorm(input(x, {1, m}), 1, m)}) {
+    const schedule::Schedule s = runtime::cached_schedule({root}, dev_);
+    ASSERT_EQ(s.items.size(), 1u);
+    codegen::Target target;
+    target.caps = runtime::device_handle(dev_).properties().caps;
+    const codegen::LoweredKernel k = codegen::lower(s.items[0].ast, target);
+    std::unordered_map<std::string, int64_t> vars(s.items[0].vars.begin(), s.items[0].vars.end());
+    EXPECT_EQ(k.launch_global(vars)[0], 1u) << "the outputs run as a loop after the reduces";
+  }
+  expect_near(values(testgraph::softmax(input(x, {1, m}), 1, m)), soft, 1e-5);
+  expect_near(values(testgraph::layernorm(input(x, {1, m}), 1, m)), norm, 1e-4);
+}
+
+// A reduce to one value beside a product (w @ v / sum(v), w (256, 256)) is realised on its
+// own: fused, the product's kernel would run on one launch step.
+TEST_F(RealizeTest, AFullSumBesideAMatrixVectorProductIsRealised) {
+  const int n = 256;
+  auto w = random_floats(n * n, 22), v = random_floats(n, 23);
+  UOpRef prod = lazy::reshape(testgraph::matmul(input(w, {n, n}), input(v, {n, 1}), n, n, 1), {n});
+  UOpRef total = lazy::expand(lazy::reshape(lazy::reduce(input(v, {n}), Op::ADD, {0}), {1}), {n});
+  UOpRef root = testgraph::ew(Op::FDIV, prod, total);
+  ASSERT_EQ(runtime::cached_schedule({root}, dev_).items.size(), 2u);
+  double t = 0;
+  for (float x : v) t += x;
+  std::vector<double> want;
+  for (int i = 0; i < n; ++i) {
+    double d = 0;
+    for (int k = 0; k < n; ++k) d += double(w[i * n + k]) * v[k];
+    want.push_back(d / t);
+  }
+  expect_near(values(root), want, 1e-3);
 }
 
 TEST_F(RealizeTest, CrossEntropyScalar) {
