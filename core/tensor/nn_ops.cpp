@@ -202,6 +202,10 @@ Tensor Tensor::scaled_dot_product_attention(const Tensor& key, const Tensor& val
   if (p.shape.size() < 2)
     user_error("scaled_dot_product_attention: query shape " + lazy::shape_str(p.shape) +
                " needs at least 2 dimensions");
+  // refused, as tinygrad and torch do, rather than combined with the causal mask
+  if (is_causal && attn_mask)
+    user_error("scaled_dot_product_attention: cannot set attn_mask (shape " +
+               lazy::shape_str(attn_mask->shape()) + ") when is_causal=True");
   Tensor q = detail::to_float(*this);
   const double scale = 1.0 / std::sqrt(static_cast<double>(size(-1)));
   Tensor scores = q.matmul(key.transpose(-2, -1)) * scale;  // (..., L, S)

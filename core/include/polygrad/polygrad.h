@@ -419,7 +419,7 @@ POLYGRAD_API pg_api_status pg_tensor_avg_pool2d(pg_tensor_t x, const int64_t ker
                                                 const int64_t* stride, const int64_t padding[2],
                                                 int ceil_mode, int count_include_pad,
                                                 pg_tensor_t* out);
-/** softmax(q k^T / sqrt(d) + mask) v; mask may be NULL. */
+/** softmax(q k^T / sqrt(d) + mask) v; mask may be NULL, and must be NULL when is_causal. */
 POLYGRAD_API pg_api_status pg_tensor_scaled_dot_product_attention(pg_tensor_t q, pg_tensor_t k,
                                                                   pg_tensor_t v, pg_tensor_t mask,
                                                                   int is_causal, pg_tensor_t* out);

@@ -602,6 +602,7 @@ class POLYGRAD_API Tensor {
   Tensor avg_pool2d(Size2 kernel = 2, std::optional<Size2> stride = std::nullopt, Size2 padding = 0,
                     bool ceil_mode = false, bool count_include_pad = true) const;
   /// softmax(q k^T / sqrt(d) + mask) v; `attn_mask` bool (true keeps) or float (added).
+  /// `is_causal` with an `attn_mask` is an error, as in tinygrad and torch.
   Tensor scaled_dot_product_attention(const Tensor& key, const Tensor& value,
                                       const std::optional<Tensor>& attn_mask = std::nullopt,
                                       bool is_causal = false) const;
