@@ -212,6 +212,11 @@ Tensor Tensor::scaled_dot_product_attention(const Tensor& key, const Tensor& val
   const int64_t L = scores.size(-2), S = scores.size(-1);
   if (is_causal) scores = detail::triangle_mask(L, S, 0, true, p.device).where(scores, -INFINITY);
   if (attn_mask) {
+    if (!detail::try_broadcast_shape(scores.shape(), attn_mask->shape()))
+      user_error("scaled_dot_product_attention: attn_mask shape " +
+                 lazy::shape_str(attn_mask->shape()) + " does not broadcast with the scores' " +
+                 lazy::shape_str(scores.shape()) + " (query " + lazy::shape_str(p.shape) +
+                 ", key " + lazy::shape_str(key.shape()) + ")");
     if (DType(attn_mask->dtype()).is_bool())
       scores = attn_mask->where(scores, -INFINITY);
     else

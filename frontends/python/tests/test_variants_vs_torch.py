@@ -30,3 +30,10 @@ def test_sdpa_attn_mask_with_is_causal_is_an_error():
                                                  r"is_causal=True"):
         q.scaled_dot_product_attention(k, k, attn_mask=mask, is_causal=True)
 
+
+def test_sdpa_mask_shape_error_names_the_op():
+    q = Tensor(np.ones((2, 3, 4), np.float32))
+    with pytest.raises(PolygradValueError, match=r"scaled_dot_product_attention: attn_mask shape "
+                                                 r"\(5, 5\) does not broadcast with the scores' "
+                                                 r"\(2, 3, 3\)"):
+        q.scaled_dot_product_attention(q, q, attn_mask=Tensor(np.ones((5, 5), bool)))
