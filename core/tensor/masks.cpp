@@ -78,11 +78,20 @@ Tensor Tensor::logical_or(const Tensor& o) const {
 }
 
 Tensor Tensor::lerp(const Tensor& end, const Tensor& weight) const {
+  if (!detail::try_broadcast_shape(shape(), end.shape()) ||
+      !detail::try_broadcast_shape(shape(), weight.shape()) ||
+      !detail::try_broadcast_shape(end.shape(), weight.shape()))
+    user_error("lerp: shapes " + lazy::shape_str(shape()) + ", end " +
+               lazy::shape_str(end.shape()) + " and weight " + lazy::shape_str(weight.shape()) +
+               " do not broadcast");
   // torch's two forms: exact at weight 0 (this) and at weight 1 (end).
   Tensor d = end - *this;
   return (weight < 0.5).where(*this + weight * d, end - d * (1.0 - weight));
 }
 Tensor Tensor::lerp(const Tensor& end, double weight) const {
+  if (!detail::try_broadcast_shape(shape(), end.shape()))
+    user_error("lerp: shapes " + lazy::shape_str(shape()) + " and end " +
+               lazy::shape_str(end.shape()) + " do not broadcast");
   return weight < 0.5 ? *this + (end - *this) * weight : end - (end - *this) * (1.0 - weight);
 }
 

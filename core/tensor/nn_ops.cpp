@@ -57,7 +57,16 @@ Tensor Tensor::matmul(const Tensor& o) const {
 }
 
 Tensor Tensor::linear(const Tensor& weight, const std::optional<Tensor>& bias) const {
+  const Shape &xs = detail::state(*this, "linear").shape,
+              &ws = detail::state(weight, "linear").shape;
+  if (xs.empty() || ws.empty() || xs.back() != ws.back())
+    user_error("linear: input shape " + lazy::shape_str(xs) + " and weight shape " +
+               lazy::shape_str(ws) + " do not match (x @ weight.T needs their last axes equal)");
   Tensor r = matmul(weight.T());
+  if (bias && !detail::try_broadcast_shape(r.shape(), bias->shape()))
+    user_error("linear: bias shape " + lazy::shape_str(bias->shape()) +
+               " does not broadcast with the output shape " + lazy::shape_str(r.shape()) +
+               " (input " + lazy::shape_str(xs) + ", weight " + lazy::shape_str(ws) + ")");
   return bias ? r + *bias : r;
 }
 
@@ -128,6 +137,14 @@ Tensor reduce_loss(const Tensor& loss, Reduction reduction) {
   user_error("loss: unknown reduction " + std::to_string(static_cast<int>(reduction)));
 }
 
+// A composite's own error for an operand that does not broadcast with the input (else the
+// message is that of the mul or add inside, naming neither the op nor its operands).
+void check_broadcasts(const char* op, const char* what, const Tensor& x, const Tensor& t) {
+  if (!detail::try_broadcast_shape(x.shape(), t.shape()))
+    user_error(std::string(op) + ": " + what + " shape " + lazy::shape_str(t.shape()) +
+               " does not broadcast with input shape " + lazy::shape_str(x.shape()));
+}
+
 }  // namespace
 
 Tensor Tensor::cross_entropy(const Tensor& target, int64_t axis, double label_smoothing,
@@ -172,6 +189,7 @@ Tensor Tensor::binary_crossentropy(const Tensor& target, Reduction reduction) co
   // its value plus (p - p') (p' - y) 1e12, p' = p detached (value 0, gradient torch's). The
   // logs inside see 1/2 where that branch is taken. float16 and bfloat16 are worked in float32
   // (1e12 is no float16), the result in the dtype p and y promote to.
+  check_broadcasts("binary_crossentropy", "target", *this, target);
   const DType out = detail::promote_for("binary_crossentropy", detail::dt(detail::to_float(*this)),
                                         detail::dt(target));
   Tensor p = detail::to_float(*this);
@@ -189,6 +207,8 @@ Tensor Tensor::binary_crossentropy_logits(const Tensor& target, Reduction reduct
                                           const std::optional<Tensor>& pos_weight) const {
   // -log(sigmoid(x)) = softplus(x) - x and -log(1 - sigmoid(x)) = softplus(x): unweighted,
   // their mix is softplus(x) - x*y (torch's gradient at 0 too: 1/2 - y).
+  check_broadcasts("binary_crossentropy_logits", "target", *this, target);
+  if (pos_weight) check_broadcasts("binary_crossentropy_logits", "pos_weight", *this, *pos_weight);
   Tensor x = detail::to_float(*this);
   Tensor sp = x.softplus();
   if (!pos_weight) return reduce_loss(sp - x * target, reduction);
@@ -206,6 +226,18 @@ Tensor Tensor::scaled_dot_product_attention(const Tensor& key, const Tensor& val
   if (is_causal && attn_mask)
     user_error("scaled_dot_product_attention: cannot set attn_mask (shape " +
                lazy::shape_str(attn_mask->shape()) + ") when is_causal=True");
+  const Shape &ks = detail::state(key, "scaled_dot_product_attention").shape,
+              &vs = detail::state(value, "scaled_dot_product_attention").shape;
+  const auto batch = [](const Shape& s) { return Shape(s.begin(), s.end() - 2); };
+  std::optional<Shape> qkv;
+  if (ks.size() >= 2 && vs.size() >= 2 && ks.back() == p.shape.back() &&
+      ks[ks.size() - 2] == vs[vs.size() - 2])
+    if (auto qk = detail::try_broadcast_shape(batch(p.shape), batch(ks)))
+      qkv = detail::try_broadcast_shape(*qk, batch(vs));
+  if (!qkv)
+    user_error("scaled_dot_product_attention: query " + lazy::shape_str(p.shape) + ", key " +
+               lazy::shape_str(ks) + " and value " + lazy::shape_str(vs) +
+               " do not fit (..., L, E), (..., S, E) and (..., S, Ev)");
   Tensor q = detail::to_float(*this);
   const double scale = 1.0 / std::sqrt(static_cast<double>(size(-1)));
   Tensor scores = q.matmul(key.transpose(-2, -1)) * scale;  // (..., L, S)

@@ -149,6 +149,57 @@ TEST(Errors, NnShapes) {
   expect_user_error([] { m23().rearrange("a .. -> a"); }, {"rearrange", "'..'", "not an ellipsis"});
 }
 
+// Composites check their operands' shapes themselves: the error was the mul, add, sub or
+// matmul inside ("mul: shapes (6, 5) and (5, 6) do not broadcast"), naming neither the op nor
+// which operand was wrong.
+TEST(Errors, CompositeOperandShapes) {
+  expect_user_error(
+      [] {
+        Tensor::zeros({5, 6}).binary_crossentropy(Tensor::zeros({6, 5}));
+      },
+      {"binary_crossentropy: target shape (6, 5) does not broadcast with input "
+       "shape (5, 6)"});
+  expect_user_error(
+      [] {
+        Tensor::zeros({5, 6}).binary_crossentropy_logits(
+            Tensor::zeros({5, 6}), polygrad::Reduction::mean, Tensor::zeros({5}));
+      },
+      {"binary_crossentropy_logits: pos_weight shape (5,)", "(5, 6)"});
+  expect_user_error(
+      [] {
+        m23().linear(Tensor::zeros({4, 5}));
+      },
+      {"linear: input shape (2, 3) and weight shape (4, 5) do not match"});
+  expect_user_error(
+      [] {
+        m23().linear(Tensor::zeros({4, 3}), Tensor::zeros({5}));
+      },
+      {"linear: bias shape (5,) does not broadcast with the output shape (2, 4)"});
+  expect_user_error(
+      [] {
+        Tensor::zeros({2, 4, 8}).scaled_dot_product_attention(Tensor::zeros({2, 6, 8}),
+                                                              Tensor::zeros({2, 5, 8}));
+      },
+      {"scaled_dot_product_attention: query (2, 4, 8), key (2, 6, 8) and value (2, 5, 8) do "
+       "not fit"});
+  expect_user_error(
+      [] {
+        Tensor::zeros({2, 4, 8}).scaled_dot_product_attention(
+            Tensor::zeros({2, 6, 8}), Tensor::zeros({2, 6, 8}), Tensor::zeros({4, 6}), true);
+      },
+      {"scaled_dot_product_attention: cannot set attn_mask (shape (4, 6)) when is_causal=True"});
+  expect_user_error(
+      [] {
+        m23().lerp(Tensor::zeros({3, 2}), 0.5);
+      },
+      {"lerp: shapes (2, 3) and end (3, 2) do not broadcast"});
+  expect_user_error(
+      [] {
+        m23().lerp(m23(), Tensor::zeros({3, 2}));
+      },
+      {"lerp: shapes (2, 3), end (2, 3) and weight (3, 2) do not broadcast"});
+}
+
 TEST(Errors, Data) {
   expect_user_error(
       [] {

@@ -37,3 +37,39 @@ def test_sdpa_mask_shape_error_names_the_op():
                                                  r"\(5, 5\) does not broadcast with the scores' "
                                                  r"\(2, 3, 3\)"):
         q.scaled_dot_product_attention(q, q, attn_mask=Tensor(np.ones((5, 5), bool)))
+
+
+def _ones(*shape):
+    return Tensor(np.ones(shape, np.float32))
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: _ones(5, 6).binary_crossentropy(_ones(6, 5)),
+     r"binary_crossentropy: target shape \(6, 5\) does not broadcast with input shape \(5, 6\)"),
+    (lambda: _ones(5, 6).binary_crossentropy_logits(_ones(6, 5)),
+     r"binary_crossentropy_logits: target shape \(6, 5\) does not broadcast with input shape "
+     r"\(5, 6\)"),
+    (lambda: _ones(5, 6).binary_crossentropy_logits(_ones(5, 6), pos_weight=_ones(5)),
+     r"binary_crossentropy_logits: pos_weight shape \(5,\) does not broadcast with input shape "
+     r"\(5, 6\)"),
+    (lambda: _ones(2, 3).linear(_ones(4, 5)),
+     r"linear: input shape \(2, 3\) and weight shape \(4, 5\) do not match"),
+    (lambda: _ones(2, 3).linear(_ones(4, 3), _ones(5)),
+     r"linear: bias shape \(5,\) does not broadcast with the output shape \(2, 4\)"),
+    (lambda: _ones(2, 4, 8).scaled_dot_product_attention(_ones(2, 6, 8), _ones(2, 5, 8)),
+     r"scaled_dot_product_attention: query \(2, 4, 8\), key \(2, 6, 8\) and value \(2, 5, 8\) "
+     r"do not fit"),
+    (lambda: _ones(2, 4, 8).scaled_dot_product_attention(_ones(2, 6, 7), _ones(2, 6, 8)),
+     r"scaled_dot_product_attention: query \(2, 4, 8\), key \(2, 6, 7\)"),
+    (lambda: _ones(2, 4, 8).scaled_dot_product_attention(_ones(3, 6, 8), _ones(3, 6, 8)),
+     r"scaled_dot_product_attention: query \(2, 4, 8\), key \(3, 6, 8\)"),
+    (lambda: _ones(2, 3).lerp(_ones(3, 2), 0.5),
+     r"lerp: shapes \(2, 3\), end \(3, 2\) and weight \(\) do not broadcast"),
+    (lambda: _ones(2, 3).lerp(_ones(2, 3), _ones(3, 2)),
+     r"lerp: shapes \(2, 3\), end \(2, 3\) and weight \(3, 2\) do not broadcast"),
+])
+def test_composite_shape_errors_name_the_op_and_operands(call, message):
+    # these were the errors of the mul, add, sub or matmul inside ("mul: shapes (6, 5) and
+    # (5, 6) do not broadcast"), naming neither the op nor which operand was wrong
+    with pytest.raises(PolygradValueError, match=message):
+        call()
