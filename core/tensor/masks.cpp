@@ -71,9 +71,11 @@ Tensor Tensor::all(const std::vector<int64_t>& axes, bool keepdim) const {
 }
 
 Tensor Tensor::logical_and(const Tensor& o) const {
+  detail::broadcast_shape("logical_and", shape(), o.shape());  // (else the error is bitwise_and's)
   return bool_() & o.bool_();
 }
 Tensor Tensor::logical_or(const Tensor& o) const {
+  detail::broadcast_shape("logical_or", shape(), o.shape());
   return bool_() | o.bool_();
 }
 

@@ -200,6 +200,17 @@ TEST(Errors, CompositeOperandShapes) {
       {"lerp: shapes (2, 3), end (2, 3) and weight (3, 2) do not broadcast"});
 }
 
+// logical_and / logical_or named bitwise_and / bitwise_or, the ops they are made of.
+TEST(Errors, LogicalOpsNameThemselves) {
+  expect_user_error(
+      [] {
+        m23().logical_and(Tensor::zeros({3, 2}));
+      },
+      {"logical_and: shapes (2, 3) and (3, 2) do not broadcast"});
+  expect_user_error([] { m23().logical_or(Tensor::zeros({4})); },
+                    {"logical_or: shapes (2, 3) and (4,) do not broadcast"});
+}
+
 TEST(Errors, Data) {
   expect_user_error(
       [] {
