@@ -47,6 +47,11 @@ struct KernelLaunch {
 /// The kernel of a kernel item (compiled on first use) and its launch arguments.
 KernelLaunch prepare_kernel(const schedule::Item& item);
 
+/// Changes whenever the program cache replaces an AST's program (a capture compiles it for its
+/// sizes in place of a general kernel) or drops one: a kernel prepared before is then asked
+/// for again, so every realize runs the program the cache holds now.
+uint64_t program_generation();
+
 /// The launch for a schedule item (compiles its kernel on first use, allocates its buffers).
 Launch prepare_launch(const schedule::Item& item);
 

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -104,7 +105,11 @@ class ProgramCache {
         if (m) templates_.forget(m->general);
       }
     }
-    if (e) return e->program = Cached{compile(device, ast), {}};
+    if (e) {
+      e->program = Cached{compile(device, ast), {}};
+      generation_.fetch_add(1, std::memory_order_release);
+      return e->program;
+    }
     return {insert(device, ast, Cached{compile(device, ast), {}}), {}};
   }
 
@@ -117,6 +122,9 @@ class ProgramCache {
     std::lock_guard<std::mutex> lock(mu_);
     return compiled_;
   }
+
+  /// Changes whenever an AST's program is replaced or dropped (see program_generation).
+  uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
 
  private:
   using Key = std::pair<std::string, const UOp*>;
@@ -141,6 +149,7 @@ class ProgramCache {
     programs_.emplace(key, Entry{p, ast, order_.begin()});
     while (programs_.size() > limit_) {
       programs_.erase(order_.back());
+      generation_.fetch_add(1, std::memory_order_release);
       order_.pop_back();
     }
     return p.kernel;
@@ -199,6 +208,7 @@ class ProgramCache {
   std::map<Key, Entry> programs_;
   SizeTemplates templates_;
   size_t compiled_ = 0;
+  std::atomic<uint64_t> generation_{0};
 };
 
 ProgramCache& program_cache() {
@@ -210,6 +220,10 @@ ProgramCache& program_cache() {
 
 size_t compiled_kernel_count() {
   return program_cache().compiled();
+}
+
+uint64_t program_generation() {
+  return program_cache().generation();
 }
 
 size_t loaded_kernel_count() {

@@ -103,12 +103,14 @@ struct CacheEntry {
   std::vector<std::vector<uint32_t>> item_slots;  // each item's buffers
   /// The memory plan (memory_plan.hpp) over slots: (slot, slot whose memory it uses).
   std::vector<std::pair<uint32_t, uint32_t>> shared;
-  /// Each kernel item's kernel and launch arguments, prepared on the first run. The kernel is
-  /// only watched: the program cache decides how long it stays loaded.
+  /// Each kernel item's kernel and launch arguments, prepared on the first run and again once
+  /// the program cache changed what it holds (program_generation). The kernel is only
+  /// watched: the program cache decides how long it stays loaded.
   struct Prepared {
     std::weak_ptr<CompiledKernel> kernel;
     std::vector<int64_t> scalars;
     std::array<uint32_t, 3> global{1, 1, 1};
+    uint64_t generation = 0;
   };
   std::mutex mu;
   std::vector<Prepared> prepared;
@@ -318,11 +320,12 @@ Launch BoundSchedule::launch(size_t i) const {
   }
   std::lock_guard<std::mutex> lock(entry_->mu);
   CacheEntry::Prepared& p = entry_->prepared[i];
-  l.kernel = p.kernel.lock();
+  const uint64_t generation = program_generation();
+  l.kernel = p.generation == generation ? p.kernel.lock() : nullptr;
   if (!l.kernel) {
     // (The item's AST and variables are the same over placeholders as over real buffers.)
     KernelLaunch k = prepare_kernel(item);
-    p = {k.kernel, std::move(k.scalars), k.global};
+    p = {k.kernel, std::move(k.scalars), k.global, generation};
     l.kernel = std::move(k.kernel);
   }
   l.scalars = p.scalars;
