@@ -10,8 +10,8 @@
 // outermost one (softmax, layernorm: the reduce is per row and the codegen hoists it out of the
 // inner loop), or on none of them in a kernel small enough to run serially on a CPU (a single
 // row's softmax: the reduce runs once, before the outputs' loop); otherwise it is realised by
-// a kernel of its own first. CONTIGUOUS, COPY and
-// ASSIGN inside the graph are realised first too.
+// a kernel of its own first. CONTIGUOUS, COPY and ASSIGN inside the graph are realised first
+// too.
 //
 // Order: kernels are appended as the lowering needs them (read-after-write by construction);
 // an ASSIGN's kernel then moves after every kernel that read the target's old contents
