@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <thread>
 #include <unordered_map>
 
 namespace polygrad {
@@ -502,6 +503,44 @@ TEST_F(RealizeTest, ACachedScheduleRecompilesAKernelTheProgramCacheDropped) {
     EXPECT_EQ(runtime::compiled_kernel_count(), compiled + 2);  // both, one evicting the other
   }
   runtime::set_loaded_kernel_limit(4096);
+}
+
+// realize is thread-safe: threads realising graphs of the same structures at once share the
+// schedule cache's entries (their memory plans and prepared launches) and the compiled kernels,
+// and each gets its own values: a softmax over rows, and a chain of three intermediates whose
+// memory the plan shares.
+TEST_F(RealizeTest, ThreadsRealisingTheSameStructuresGetTheirOwnValues) {
+  constexpr int kThreads = 4, kRuns = 30, n = 6, m = 33;
+  auto k = [](double v) { return lazy::full(dtypes::float32, v, {n, m}); };
+  std::vector<std::string> failures(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRuns && failures[t].empty(); ++r) {
+        std::vector<float> x(n * m);
+        for (int i = 0; i < n * m; ++i)
+          x[i] = static_cast<float>((i * 7 + t * 13 + r) % 23) * 0.25f - 2.0f;
+        UOpRef xi = input(x, {n, m});
+        UOpRef c1 = lazy::contiguous(testgraph::ew(Op::MUL, xi, k(2)));
+        UOpRef c2 = lazy::contiguous(testgraph::ew(Op::ADD, c1, k(1)));
+        UOpRef c3 = lazy::contiguous(testgraph::ew(Op::MUL, c2, k(3)));
+        const std::vector<float> chain = values(testgraph::ew(Op::ADD, c3, k(1)));
+        const std::vector<float> soft = values(testgraph::softmax(xi, n, m));
+        for (int i = 0; i < n && failures[t].empty(); ++i) {
+          double mx = -INFINITY, sum = 0;
+          for (int j = 0; j < m; ++j) mx = std::max(mx, double(x[i * m + j]));
+          for (int j = 0; j < m; ++j) sum += std::exp(x[i * m + j] - mx);
+          for (int j = 0; j < m; ++j) {
+            const float v = x[i * m + j];
+            if (chain[i * m + j] != (2 * v + 1) * 3 + 1 ||
+                std::abs(soft[i * m + j] - std::exp(v - mx) / sum) > 1e-5)
+              failures[t] = "run " + std::to_string(r) + " element " + std::to_string(i * m + j);
+          }
+        }
+      }
+    });
+  for (std::thread& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], "") << "thread " << t;
 }
 
 // The compiled-kernel cache keeps at most its limit, dropping the least recently used: a
