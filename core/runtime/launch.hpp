@@ -11,6 +11,7 @@
 
 #include <array>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,12 @@ KernelLaunch prepare_kernel(const schedule::Item& item);
 /// sizes in place of a general kernel) or drops one: a kernel prepared before is then asked
 /// for again, so every realize runs the program the cache holds now.
 uint64_t program_generation();
+
+/// The launch of `item` over `buffers` (BUFFER nodes in the item's slot order: its own, or a
+/// bound schedule's counterparts; their memory is allocated on first use), running `kernel`
+/// (empty for a copy).
+Launch launch_over(const schedule::Item& item, std::span<const UOp* const> buffers,
+                   KernelLaunch kernel);
 
 /// The launch for a schedule item (compiles its kernel on first use, allocates its buffers).
 Launch prepare_launch(const schedule::Item& item);

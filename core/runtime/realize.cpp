@@ -256,21 +256,29 @@ KernelLaunch prepare_kernel(const schedule::Item& item) {
   return k;
 }
 
-Launch prepare_launch(const schedule::Item& item) {
+Launch launch_over(const schedule::Item& item, std::span<const UOp* const> buffers,
+                   KernelLaunch kernel) {
   Launch l;
   l.device = item.device;
-  for (const UOpRef& b : item.buffers) l.memory.push_back(buffer_memory(b.get()));
+  l.memory.reserve(buffers.size());
+  for (const UOp* b : buffers) l.memory.push_back(buffer_memory(b));
   if (item.kind == schedule::Item::Kind::copy) {
     l.kind = Launch::Kind::copy;
-    l.source_device = buffer_device(item.buffers[1].get());
+    l.source_device = buffer_device(buffers[1]);
     l.nbytes = static_cast<uint64_t>(item.nbytes);
     return l;
   }
-  KernelLaunch k = prepare_kernel(item);
-  l.kernel = std::move(k.kernel);
-  l.scalars = std::move(k.scalars);
-  l.global = k.global;
+  l.kernel = std::move(kernel.kernel);
+  l.scalars = std::move(kernel.scalars);
+  l.global = kernel.global;
   return l;
+}
+
+Launch prepare_launch(const schedule::Item& item) {
+  std::vector<const UOp*> buffers;
+  for (const UOpRef& b : item.buffers) buffers.push_back(b.get());
+  const bool copy = item.kind == schedule::Item::Kind::copy;
+  return launch_over(item, buffers, copy ? KernelLaunch{} : prepare_kernel(item));
 }
 
 void execute(const Launch& l) {

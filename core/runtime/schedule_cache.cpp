@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -97,10 +98,17 @@ struct CacheEntry {
   schedule::Schedule schedule;
   /// Buffers the schedule creates (made afresh for every run), with their devices.
   std::vector<std::pair<const UOp*, std::string>> created;
-  /// Every buffer the schedule names, by slot: the inputs (in key.inputs' order), then the
-  /// created buffers. A bound schedule holds its real buffers in the same order.
-  std::unordered_map<const UOp*, uint32_t> slot;
+  /// The schedule's buffers as slots: the inputs (in key.inputs' order), then the created
+  /// buffers. A bound schedule holds its real buffers in the same order.
   std::vector<std::vector<uint32_t>> item_slots;  // each item's buffers
+  std::vector<uint32_t> intermediate_slots;
+  /// Each root's realised form: its buffer's slot, and the shape a RESHAPE gives it (none for
+  /// a BUFFER root).
+  struct Output {
+    uint32_t slot;
+    std::optional<lazy::Shape> shape;
+  };
+  std::vector<Output> outputs;
   /// The memory plan (memory_plan.hpp) over slots: (slot, slot whose memory it uses).
   std::vector<std::pair<uint32_t, uint32_t>> shared;
   /// Each kernel item's kernel and launch arguments, prepared on the first run and again once
@@ -247,21 +255,34 @@ std::shared_ptr<CacheEntry> schedule_entry(const Structure& g) {
   for (const UOpRef& b : entry->schedule.intermediates) used.insert(b.get());
   for (const UOpRef& o : entry->schedule.outputs)
     for (const UOp* u : toposort(o)) used.insert(u);
+  std::unordered_map<const UOp*, uint32_t> slot;
   for (size_t k = 0; k < entry->key.inputs.size(); ++k)
-    entry->slot.emplace(entry->key.inputs[k], static_cast<uint32_t>(k));
+    slot.emplace(entry->key.inputs[k], static_cast<uint32_t>(k));
   for (const auto& [b, dev] : created)
     if (used.count(b)) {
-      entry->slot.emplace(b, static_cast<uint32_t>(entry->slot.size()));
+      slot.emplace(b, static_cast<uint32_t>(slot.size()));
       entry->created.emplace_back(b, dev);
     }
   for (const schedule::Item& item : entry->schedule.items) {
     std::vector<uint32_t>& slots = entry->item_slots.emplace_back();
-    for (const UOpRef& b : item.buffers) slots.push_back(entry->slot.at(b.get()));
+    for (const UOpRef& b : item.buffers) slots.push_back(slot.at(b.get()));
+  }
+  for (const UOpRef& b : entry->schedule.intermediates)
+    entry->intermediate_slots.push_back(slot.at(b.get()));
+  for (const UOpRef& o : entry->schedule.outputs) {
+    if (o->op() == Op::BUFFER) {
+      entry->outputs.push_back({slot.at(o.get()), std::nullopt});
+    } else if (o->op() == Op::RESHAPE && o->src(0)->op() == Op::BUFFER) {
+      entry->outputs.push_back({slot.at(o->src(0).get()), lazy::shape_of(o)});
+    } else {
+      internal_error("schedule cache: a realised root is neither a BUFFER nor its RESHAPE: " +
+                     node_to_string(*o));
+    }
   }
   auto is_created = [&](const UOp* b) { return created.count(b) > 0; };
   auto device_of = [&](const UOp* b) { return created.at(b); };
   for (const SharedMemory& m : plan_shared_memory(entry->schedule, is_created, device_of))
-    entry->shared.emplace_back(entry->slot.at(m.buffer), entry->slot.at(m.owner));
+    entry->shared.emplace_back(slot.at(m.buffer), slot.at(m.owner));
   entry->prepared.resize(entry->schedule.items.size());
   return entry;
 }
@@ -275,27 +296,13 @@ size_t BoundSchedule::size() const {
   return entry_->schedule.items.size();
 }
 
-UOpRef BoundSchedule::real(const UOpRef& key_buffer) const {
-  return buffers_[entry_->slot.at(key_buffer.get())];
-}
-
-UOpRef BoundSchedule::output(const UOpRef& o) const {
-  // A root's realised form is RESHAPE(BUFFER) or a BUFFER; anything else is mapped whole.
-  if (o->op() == Op::BUFFER) return real(o);
-  if (o->op() == Op::RESHAPE && o->src(0)->op() == Op::BUFFER)
-    return lazy::reshape(real(o->src(0)), lazy::shape_of(o));
-  std::unordered_map<const UOp*, UOpRef> map;
-  for (const auto& [b, k] : entry_->slot) map.emplace(b, buffers_[k]);
-  return substitute(o, map);
-}
-
 schedule::Schedule BoundSchedule::materialize() const {
   schedule::Schedule out;
   out.items = entry_->schedule.items;
   for (size_t i = 0; i < out.items.size(); ++i)
     for (size_t j = 0; j < out.items[i].buffers.size(); ++j)
       out.items[i].buffers[j] = buffers_[entry_->item_slots[i][j]];
-  for (const UOpRef& b : entry_->schedule.intermediates) out.intermediates.push_back(real(b));
+  for (uint32_t k : entry_->intermediate_slots) out.intermediates.push_back(buffers_[k]);
   out.outputs = outputs();
   return out;
 }
@@ -307,36 +314,32 @@ void BoundSchedule::share_memory() const {
 
 Launch BoundSchedule::launch(size_t i) const {
   const schedule::Item& item = entry_->schedule.items[i];
-  const std::vector<uint32_t>& slots = entry_->item_slots[i];
-  Launch l;
-  l.device = item.device;
-  l.memory.reserve(slots.size());
-  for (uint32_t k : slots) l.memory.push_back(buffer_memory(buffers_[k].get()));
-  if (item.kind == schedule::Item::Kind::copy) {
-    l.kind = Launch::Kind::copy;
-    l.source_device = buffer_device(buffers_[slots[1]].get());
-    l.nbytes = static_cast<uint64_t>(item.nbytes);
-    return l;
+  std::vector<const UOp*> buffers;
+  buffers.reserve(entry_->item_slots[i].size());
+  for (uint32_t k : entry_->item_slots[i]) buffers.push_back(buffers_[k].get());
+  KernelLaunch kernel;
+  if (item.kind == schedule::Item::Kind::kernel) {
+    std::lock_guard<std::mutex> lock(entry_->mu);
+    CacheEntry::Prepared& p = entry_->prepared[i];
+    const uint64_t generation = program_generation();
+    kernel.kernel = p.generation == generation ? p.kernel.lock() : nullptr;
+    if (!kernel.kernel) {
+      // (The item's AST and variables are the same over placeholders as over real buffers.)
+      kernel = prepare_kernel(item);
+      p = {kernel.kernel, kernel.scalars, kernel.global, generation};
+    } else {
+      kernel.scalars = p.scalars;
+      kernel.global = p.global;
+    }
   }
-  std::lock_guard<std::mutex> lock(entry_->mu);
-  CacheEntry::Prepared& p = entry_->prepared[i];
-  const uint64_t generation = program_generation();
-  l.kernel = p.generation == generation ? p.kernel.lock() : nullptr;
-  if (!l.kernel) {
-    // (The item's AST and variables are the same over placeholders as over real buffers.)
-    KernelLaunch k = prepare_kernel(item);
-    p = {k.kernel, std::move(k.scalars), k.global, generation};
-    l.kernel = std::move(k.kernel);
-  }
-  l.scalars = p.scalars;
-  l.global = p.global;
-  return l;
+  return launch_over(item, buffers, std::move(kernel));
 }
 
 std::vector<UOpRef> BoundSchedule::outputs() const {
   std::vector<UOpRef> out;
-  out.reserve(entry_->schedule.outputs.size());
-  for (const UOpRef& o : entry_->schedule.outputs) out.push_back(output(o));
+  out.reserve(entry_->outputs.size());
+  for (const CacheEntry::Output& o : entry_->outputs)
+    out.push_back(o.shape ? lazy::reshape(buffers_[o.slot], *o.shape) : buffers_[o.slot]);
   return out;
 }
 

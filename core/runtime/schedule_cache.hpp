@@ -38,8 +38,6 @@ class BoundSchedule {
   std::vector<UOpRef> outputs() const;
 
  private:
-  UOpRef real(const UOpRef& key_buffer) const;
-  UOpRef output(const UOpRef& key_output) const;
   std::shared_ptr<CacheEntry> entry_;
   std::vector<UOpRef> buffers_;  // by slot: the inputs, then the created buffers
 };
