@@ -637,17 +637,14 @@ Linearized Linearizer::run(const UOpRef& sink) {
   // Nor one under a reduce that no output range moves (a single row's softmax, its max over the
   // row read by every output): each launch step would compute that reduce again. The outputs
   // then run as a loop, after the reduce, on one launch step.
-  auto grid_invariant_reduce = [&] {
-    for (const UOp* r : reduces_) {
-      const LoopIds& ids = deps_.of(r);
-      bool moved = false;
-      for (const auto& [oid, orng] : outputs)
-        moved = moved || std::binary_search(ids.begin(), ids.end(), oid);
-      if (!moved) return true;
-    }
-    return false;
+  auto moved_by_an_output = [&](const UOp* r) {
+    const LoopIds& ids = deps_.of(r);
+    return std::any_of(outputs.begin(), outputs.end(), [&](const auto& o) {
+      return std::binary_search(ids.begin(), ids.end(), o.first);
+    });
   };
-  const bool serial = !outputs.empty() && grid_invariant_reduce();
+  const bool serial =
+      !outputs.empty() && !std::all_of(reduces_.begin(), reduces_.end(), moved_by_an_output);
   for (const auto& [id, rng] : outputs) {
     const UOpRef& end = rng->src(0);
     out.out_ends.push_back(end);

@@ -80,9 +80,8 @@ Tensor Tensor::logical_or(const Tensor& o) const {
 }
 
 Tensor Tensor::lerp(const Tensor& end, const Tensor& weight) const {
-  if (!detail::try_broadcast_shape(shape(), end.shape()) ||
-      !detail::try_broadcast_shape(shape(), weight.shape()) ||
-      !detail::try_broadcast_shape(end.shape(), weight.shape()))
+  const std::optional<Shape> self_end = detail::try_broadcast_shape(shape(), end.shape());
+  if (!self_end || !detail::try_broadcast_shape(*self_end, weight.shape()))
     user_error("lerp: shapes " + lazy::shape_str(shape()) + ", end " +
                lazy::shape_str(end.shape()) + " and weight " + lazy::shape_str(weight.shape()) +
                " do not broadcast");
