@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <span>
 #include <unordered_map>
 
 #include "codegen/rebuild.hpp"
@@ -138,6 +139,42 @@ int64_t store_hints(const UOp& store, const std::vector<int64_t>& loaded) {
   std::optional<Bounds> b = bounds(index.src(1));
   if (!b || b->lo < 0) return 0;
   return (b->hi + t.lanes()) * t.scalar_size() >= kStreamBytes ? PG_STORE_STREAM : 0;
+}
+
+/// An offset as base + constant (the constant 0 when it is not an ADD of one).
+std::pair<const UOp*, int64_t> base_and_step(const UOp* off) {
+  if (off->op() == Op::ADD && off->src(1)->op() == Op::CONST)
+    return {off->src(0).get(), off->src(1)->arg_int()};
+  return {off, 0};
+}
+
+/// The end of the run of stores from `first` that store scalars ungated, one element after the
+/// other, into a buffer the kernel does not load (at most kMaxRun; `first + 1` when there is
+/// none). The linearizer emits such a run's values before its stores: the target's compiler
+/// cannot tell the stores from the loads of the values after them, so interleaved they stay
+/// scalar moves, and together they become vector moves (a panel copy's P elements of a row).
+size_t consecutive_run(std::span<const UOpRef> stores, size_t first,
+                       const std::vector<int64_t>& loaded) {
+  constexpr size_t kMaxRun = 16;
+  auto plain = [&](const UOp& st) {
+    return st.nsrcs() == 2 && st.src(1)->dtype().lanes() == 1 &&
+           std::find(loaded.begin(), loaded.end(), st.src(0)->src(0)->arg_int()) == loaded.end();
+  };
+  size_t end = first + 1;
+  if (!plain(*stores[first])) return end;
+  const UOp& index = *stores[first]->src(0);
+  const UOp* at = index.src(1).get();
+  const auto [base, step] = base_and_step(at);
+  for (; end < stores.size() && end - first < kMaxRun; ++end) {
+    const UOp& st = *stores[end];
+    if (!plain(st) || st.src(0)->src(0) != index.src(0)) break;
+    const int64_t k = static_cast<int64_t>(end - first);
+    const std::pair<const UOp*, int64_t> here = base_and_step(st.src(0)->src(1).get());
+    const bool after_first = here == std::pair<const UOp*, int64_t>{at, k};
+    const bool same_base = step != 0 && here == std::pair<const UOp*, int64_t>{base, step + k};
+    if (!after_first && !same_base) break;
+  }
+  return end;
 }
 
 int Linearizer::try_place(const UOp* n, int ctx) {
@@ -671,11 +708,20 @@ Linearized Linearizer::run(const UOpRef& sink) {
   std::vector<int64_t> loaded;
   for (const UOp* u : order)
     if (u->op() == Op::LOAD) loaded.push_back(u->src(0)->src(0)->arg_int());
-  for (const UOpRef& store : sink->srcs()) {
-    int p = place(store.get(), s);
-    std::vector<uint32_t> srcs;
-    for (const UOpRef& src : store->srcs()) srcs.push_back(value(src, p));
-    add(p, PG_OP_STORE, dtypes::void_, std::move(srcs), arg_i(store_hints(*store, loaded)));
+  const std::span<const UOpRef> stores = sink->srcs();
+  for (size_t first_store = 0; first_store < stores.size();) {
+    const size_t end = consecutive_run(stores, first_store, loaded);
+    std::vector<std::pair<int, std::vector<uint32_t>>> run;
+    for (size_t i = first_store; i < end; ++i) {
+      int p = place(stores[i].get(), s);
+      std::vector<uint32_t> srcs;
+      for (const UOpRef& src : stores[i]->srcs()) srcs.push_back(value(src, p));
+      run.emplace_back(p, std::move(srcs));
+    }
+    for (size_t i = first_store; i < end; ++i)
+      add(run[i - first_store].first, PG_OP_STORE, dtypes::void_,
+          std::move(run[i - first_store].second), arg_i(store_hints(*stores[i], loaded)));
+    first_store = end;
   }
   for (Scope& sc : scopes_) sc.open = false;
 

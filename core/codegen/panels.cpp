@@ -46,6 +46,72 @@ UOpRef write_to_panels(const UOpRef& sink, const UOpRef& rows, const PanelPackin
   return UOp::make(Op::SINK, sink->dtype(), stores, sink->arg());
 }
 
+std::vector<UOpRef> copy_in_row_blocks(const UOpRef& sink, const UOpRef& rows,
+                                       const PanelPacking& p) {
+  constexpr int64_t kBlock = 8, kMaxPanel = 32;
+  const int64_t P = p.panel, full = p.row / P;
+  if (P > kMaxPanel || (!p.by_rows && full == 0) || sink->nsrcs() != 1) return {};
+  const UOp* r = nullptr;
+  const UOp* c = nullptr;
+  for (const UOp* u : toposort(sink)) {
+    if (u->op() != Op::RANGE) continue;
+    if (u->arg_int() == 0)
+      r = u;
+    else if (u->arg_int() == 1)
+      c = u;
+    else
+      return {};
+  }
+  if (r == nullptr || c == nullptr || c->src(0)->op() != Op::CONST || c->src(0)->arg_int() != p.row)
+    return {};
+  const UOpRef& st = sink->src(0);
+  const UOpRef& out = st->src(0)->src(0);
+  const UOpRef& value = st->src(1);
+  auto store = [&](const UOpRef& row, const UOpRef& col, const UOpRef& at) {
+    const UOpRef v = substitute(value, {{r, row}, {c, col}});
+    return UOp::make(Op::STORE, st->dtype(),
+                     {UOp::make(Op::INDEX, st->src(0)->dtype(), {out, simplify(at)}), v});
+  };
+  // Blocks of 8 rows, or a panel of rows; a last partial block's rows past `rows` copy the
+  // last row again (into a panel's unread rows).
+  const int64_t block_rows = p.by_rows ? P : kBlock;
+  const bool exact = rows->op() == Op::CONST && rows->arg_int() % block_rows == 0;
+  const UOpRef blocks =
+      rows->op() == Op::CONST
+          ? const_int(dtypes::index, (rows->arg_int() + block_rows - 1) / block_rows)
+          : (rows + (block_rows - 1)) / block_rows;
+  auto row_at = [&](const UOpRef& block, int64_t rr) {
+    const UOpRef x = block * block_rows + rr;
+    return exact ? x : where(lt(x, rows), x, rows - 1);
+  };
+  // The block's rows (and a panel's columns) are copies, not loops: two ranges are left, which
+  // keep their order (order_loops would run the panels innermost, along the loads).
+  const UOpRef block = range(blocks, 0);
+  std::vector<UOpRef> stores;
+  if (p.by_rows) {
+    // Panel `block`, column c: its P rows' elements, one after the other.
+    const UOpRef col = range(const_int(dtypes::index, p.row), 1);
+    for (int64_t rr = 0; rr < P; ++rr)
+      stores.push_back(store(row_at(block, rr), col, block * (p.row * P) + col * P + rr));
+    return {UOp::make(Op::SINK, sink->dtype(), stores, sink->arg())};
+  }
+  const UOpRef panel_stride = rows * P;
+  const UOpRef cp = range(const_int(dtypes::index, full), 1);
+  for (int64_t rr = 0; rr < kBlock; ++rr) {
+    const UOpRef row = row_at(block, rr);
+    for (int64_t ci = 0; ci < P; ++ci)
+      stores.push_back(store(row, cp * P + ci, cp * panel_stride + row * P + ci));
+  }
+  std::vector<UOpRef> kernels = {UOp::make(Op::SINK, sink->dtype(), stores, sink->arg())};
+  if (p.row % P != 0) {
+    const UOpRef ct = range(const_int(dtypes::index, p.row % P), 1);
+    const UOpRef col = ct + full * P;
+    const UOpRef tail = store(r->ref(), col, panel_stride * full + r->ref() * P + ct);
+    kernels.push_back(UOp::make(Op::SINK, sink->dtype(), {tail}, sink->arg()));
+  }
+  return kernels;
+}
+
 namespace {
 
 /// b's rows a multiple of this apart fall into a few L1 sets; a column block's row of at most

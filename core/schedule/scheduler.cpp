@@ -138,27 +138,11 @@ int64_t split_flat_range(UOpRef& ast, const UOp* var, int64_t extent) {
   return 0;
 }
 
-/// The copy kernel `copy` (one store of a load, any loop order) storing each element at its
-/// offset in a copy of `p.row`-element rows in panels (codegen::panel_offset) instead: the
-/// load's offset is the element's, e = row * p.row + column.
-UOpRef store_at_panel_offsets(const UOpRef& copy, int64_t rows, const codegen::PanelPacking& p) {
-  const UOpRef& st = copy->src(0);
-  const UOpRef& load_at = st->src(1)->src(0);
-  if (copy->nsrcs() != 1 || st->src(1)->op() != Op::LOAD || load_at->op() != Op::INDEX)
-    ir_error("schedule: a panel copy is not one store of a load");
-  const UOpRef at =
-      UOp::make(Op::INDEX, st->src(0)->dtype(), {st->src(0)->src(0), load_at->src(1)});
-  const UOpRef moved = UOp::make(
-      Op::SINK, copy->dtype(), {UOp::make(Op::STORE, st->dtype(), {at, st->src(1)})}, copy->arg());
-  return codegen::write_to_panels(moved, const_int(dtypes::index, rows), p);
-}
-
 }  // namespace
 
 // A matmul operand streamed in column blocks is read from a copy in panels
-// (codegen::panel_packing). The copy is a kernel of this schedule that realises a permuted
-// view of the operand, whose contiguous layout is the panels'; the operand's loads move to the
-// same layout.
+// (codegen::panel_packing), written by kernels of this schedule; the operand's loads move to
+// the panels' layout.
 bool Scheduler::pack_panels(UOpRef& ast, std::vector<UOpRef>& buffers, std::set<size_t>& deps,
                             const std::string& device, int64_t rows, const UOp* outer_var,
                             int64_t outer_extent, int64_t batch) {
@@ -178,42 +162,32 @@ bool Scheduler::pack_panels(UOpRef& ast, std::vector<UOpRef>& buffers, std::set<
     // then split into row and column without a division; a's stride pins the rows anyway).
     if (p->transpose_rows) p->panel = nrows;
     const int64_t P = p->panel;
-    if (p->row_operand || p->rows_var || p->padded) {
-      // Written by a kernel over the buffer's rows, as many as a launch variable says (a last
-      // partial panel's other rows or columns stay unwritten and unread), so every row count
-      // (a's rows; the batch of a weight gradient) shares one copy kernel as it shares the
-      // kernel reading it.
+    if (!p->by_rows || p->row_operand) {
+      // Written by kernels over the buffer's rows (codegen::copy_in_row_blocks), as many as a
+      // launch variable says (a last partial panel's other rows or columns stay unwritten and
+      // unread), so every row count (a's rows; the batch of a weight gradient) shares one copy
+      // kernel as it shares the kernel reading it. Panels of columns of a constant row count
+      // are whole.
       if (p->rows_var && nrows != batch) break;
+      if (!p->by_rows && !p->rows_var && !p->padded && p->row % P != 0) break;
       // (Padded rows: one panel of P >= row columns, P * nrows.)
       const int64_t packed_count =
           p->row_operand ? (nrows + P - 1) / P * P * p->row : (p->row + P - 1) / P * P * nrows;
-      buffers[static_cast<size_t>(p->slot)] = copy_to_panels(buf, nrows, *p, packed_count, device);
-      deps.insert(sched_.items.size() - 1);
+      buffers[static_cast<size_t>(p->slot)] =
+          copy_to_panels(buf, nrows, *p, packed_count, device, deps);
       ast = codegen::read_from_panels(ast, nrows, *p);
       continue;
     }
-    // Panels of columns: (rows, row / P, P) -> (row / P, rows, P); of rows: (rows / P, P, row)
-    // -> (rows / P, row, P).
-    if (p->by_rows ? nrows % P != 0 : p->row % P != 0) break;
-    // Columns are copied G panels at a time, looped inside the rows: (row / (G P), rows, G, P),
-    // each element stored at its panel offset, so a launch step reads G * P contiguous
-    // elements (256 bytes: 4 cache lines) of each row, not one line a row apart, a page per
-    // row. On the AVX2 host, 1024 x 4096 in panels of 16 columns 4.1-9.1 -> 1.8 ms, 2048 x
-    // 2048 3.2-3.8 -> 2.1-2.6 ms, 1024 x 1024 the same (0.5 ms); groups of 1 KiB were slower.
-    int64_t group = 1;
-    const int64_t elem = buf->dtype().itemsize();
-    while (!p->by_rows && (p->row / P) % (2 * group) == 0 && 2 * group * P * elem <= 256)
-      group *= 2;
-    const UOpRef view =
-        p->by_rows ? lazy::permute(lazy::reshape(buf, {nrows / P, P, p->row}), {0, 2, 1})
-                   : lazy::permute(lazy::reshape(buf, {nrows, p->row / (group * P), group, P}),
-                                   {1, 0, 2, 3});
+    // Panels of rows, (rows / P, P, row) -> (rows / P, row, P): a copy kernel over that view,
+    // which the codegen runs in tiles (a transpose; in row blocks, a (1024, 1024) copy in
+    // panels of 16 rows took 0.65-0.79 ms against 0.59-0.63 on the AVX2 host).
+    if (nrows % P != 0) break;
+    const UOpRef view = lazy::permute(lazy::reshape(buf, {nrows / P, P, p->row}), {0, 2, 1});
     keep_.push_back(view);
     UOpRef packed = ctx_.new_buffer(device, buf->dtype(), count);
     sched_.intermediates.push_back(packed);
     KernelBuilder kb(*this, device);
     UOpRef copy = kb.build(view.get(), shape_(view.get()), packed);
-    if (!p->by_rows) copy = store_at_panel_offsets(copy, nrows, *p);
     POLYGRAD_VERIFY(copy);
     sched_.items.push_back({Item::Kind::kernel, device, copy, kb.buffers(), 0, {}});
     meta_.push_back({kb.deps(), kb.old_reads(), std::nullopt});
@@ -230,7 +204,7 @@ bool Scheduler::pack_panels(UOpRef& ast, std::vector<UOpRef>& buffers, std::set<
 }
 
 UOpRef Scheduler::copy_to_panels(const UOpRef& buf, int64_t nrows, const codegen::PanelPacking& p,
-                                 int64_t count, const std::string& device) {
+                                 int64_t count, const std::string& device, std::set<size_t>& deps) {
   const UOpRef rows_of = lazy::reshape(buf, {nrows, p.row});
   keep_.push_back(rows_of);
   UOpRef packed = ctx_.new_buffer(device, buf->dtype(), count);
@@ -239,12 +213,17 @@ UOpRef Scheduler::copy_to_panels(const UOpRef& buf, int64_t nrows, const codegen
   kb.set_symbolic_outer(true);
   UOpRef copy = kb.build(rows_of.get(), shape_(rows_of.get()), packed);
   const UOp* var = kb.outer_var();
-  copy = codegen::write_to_panels(copy, var ? var->ref() : const_int(dtypes::index, nrows), p);
-  POLYGRAD_VERIFY(copy);
+  const UOpRef rows = var ? var->ref() : const_int(dtypes::index, nrows);
+  std::vector<UOpRef> kernels = codegen::copy_in_row_blocks(copy, rows, p);
+  if (kernels.empty()) kernels.push_back(codegen::write_to_panels(copy, rows, p));
   std::vector<std::pair<std::string, int64_t>> vars;
   if (var != nullptr) vars.emplace_back(var->arg_var().name, nrows);
-  sched_.items.push_back({Item::Kind::kernel, device, copy, kb.buffers(), 0, vars});
-  meta_.push_back({kb.deps(), kb.old_reads(), std::nullopt});
+  for (const UOpRef& k : kernels) {
+    POLYGRAD_VERIFY(k);
+    sched_.items.push_back({Item::Kind::kernel, device, k, kb.buffers(), 0, vars});
+    meta_.push_back({kb.deps(), kb.old_reads(), std::nullopt});
+    deps.insert(sched_.items.size() - 1);
+  }
   return packed;
 }
 

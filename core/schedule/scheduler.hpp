@@ -73,9 +73,10 @@ class Scheduler {
                    const std::string& device, int64_t rows, const UOp* outer_var,
                    int64_t outer_extent, int64_t batch = 0);
   /// A new buffer of `count` elements holding `buf` (`nrows` rows of p.row) in p's panels,
-  /// written by a kernel of this schedule (the last item) over the rows as a launch variable.
+  /// written by one or two kernels of this schedule (codegen::copy_in_row_blocks; added to
+  /// `deps`) over the rows as a launch variable.
   UOpRef copy_to_panels(const UOpRef& buf, int64_t nrows, const codegen::PanelPacking& p,
-                        int64_t count, const std::string& device);
+                        int64_t count, const std::string& device, std::set<size_t>& deps);
   void order();
 
   const Context& ctx_;

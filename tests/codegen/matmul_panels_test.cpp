@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "codegen/optimize.hpp"
@@ -283,6 +284,67 @@ TEST(Matmul, WeightGradientOverTheBatchReadsBothOperandsFromPanels) {
       EXPECT_EQ(bufs[0].as<float>(), want) << width << " batch " << batch;
     }
   }
+}
+
+// A copy of `rows` rows into panels in row blocks (codegen::copy_in_row_blocks), for a launch
+// variable's row counts below, at and past a block of 8. Panels of columns: one that divides
+// the row and two that do not (a second kernel writes the partial panel); panels of 6 rows
+// (the last one partial). Every element at the offset the panel layout gives it, and a partial
+// panel's slots past the row left unwritten. In the lowered block kernel, a row's P stores
+// come after their loads, one after the other.
+TEST(Matmul, PanelCopiesInRowBlocksWriteEveryElementAtItsPanelOffset) {
+  using polygrad::codegen::PanelPacking;
+  const float unwritten = -1.0f;
+  struct Case {
+    int64_t row, P;
+    bool by_rows;
+  };
+  for (const Case& cs :
+       {Case{96, 16, false}, Case{100, 6, false}, Case{20, 6, false}, Case{40, 6, true}}) {
+    const int64_t row = cs.row, P = cs.P;
+    UOpRef rows = polygrad::define_var("n0", 1, 1 << 20);
+    UOpRef r = range(rows, 0), c = range(idx(row), 1);
+    UOpRef o = global(0, dtypes::float32), in = global(1, dtypes::float32);
+    UOpRef copy = sink({store(o, r * row + c, load(in, r * row + c))});
+    const PanelPacking p{.slot = 1, .row = row, .panel = P, .by_rows = cs.by_rows};
+    const std::vector<UOpRef> kernels = polygrad::codegen::copy_in_row_blocks(copy, rows, p);
+    ASSERT_EQ(kernels.size(), cs.by_rows || row % P == 0 ? 1u : 2u) << row << " " << P;
+    std::vector<Compiled> compiled;
+    for (const UOpRef& k : kernels) compiled.push_back(compile(k));
+    const std::vector<pg_instruction>& insts = compiled[0].kernel.instructions;
+    auto first_store = std::find_if(insts.begin(), insts.end(),
+                                    [](const pg_instruction& in) { return in.op == PG_OP_STORE; });
+    ASSERT_LE(first_store + P, insts.end());
+    EXPECT_TRUE(std::all_of(first_store, first_store + P,
+                            [](const pg_instruction& in) { return in.op == PG_OP_STORE; }))
+        << row << " " << P;
+    for (const int64_t n : {1, 5, 8, 13}) {
+      std::vector<float> src = exact_ints(n * row, 7 + n);
+      for (size_t e = 0; e < src.size(); ++e) src[e] += static_cast<float>(e) * 16.0f;
+      const int64_t size = cs.by_rows ? (n + P - 1) / P * P * row : (row + P - 1) / P * P * n;
+      std::vector<float> want(static_cast<size_t>(size), unwritten);
+      // Panels of rows: a last partial panel's rows past n hold copies of the last row.
+      const int64_t rows_written = cs.by_rows ? (n + P - 1) / P * P : n;
+      for (int64_t i = 0; i < rows_written; ++i)
+        for (int64_t j = 0; j < row; ++j)
+          want[cs.by_rows ? (i / P) * row * P + j * P + i % P : (j / P) * n * P + i * P + j % P] =
+              src[std::min(i, n - 1) * row + j];
+      std::vector<HostBuf> bufs{HostBuf::of(std::vector<float>(want.size(), unwritten)),
+                                HostBuf::of(src)};
+      for (const Compiled& k : compiled) run(k, bufs, {{"n0", n}});
+      EXPECT_EQ(bufs[0].as<float>(), want) << row << " " << P << " rows " << n;
+    }
+  }
+  // Panels wider than 32 elements, and rows shorter than a panel of columns, keep the copy
+  // row by row.
+  UOpRef rows = polygrad::define_var("n0", 1, 1 << 20);
+  UOpRef r = range(rows, 0), c = range(idx(64), 1);
+  UOpRef o = global(0, dtypes::float32), in = global(1, dtypes::float32);
+  UOpRef copy = sink({store(o, r * 64 + c, load(in, r * 64 + c))});
+  EXPECT_TRUE(polygrad::codegen::copy_in_row_blocks(copy, rows, {.slot = 1, .row = 64, .panel = 64})
+                  .empty());
+  EXPECT_TRUE(polygrad::codegen::copy_in_row_blocks(copy, rows, {.slot = 1, .row = 64, .panel = 80})
+                  .empty());
 }
 
 }  // namespace
