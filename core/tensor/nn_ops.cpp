@@ -172,6 +172,19 @@ Tensor Tensor::cross_entropy(const Tensor& target, int64_t axis, double label_sm
   if (!(label_smoothing >= 0.0 && label_smoothing <= 1.0))
     user_error("cross_entropy: label_smoothing must be in [0, 1], not " +
                std::to_string(label_smoothing));
+  if (kept.defined() && label_smoothing == 0.0) {
+    // Class targets: logsumexp(x) - x[class] per position, the class's logit picked by a
+    // select (not a product, and no sum of one-hot terms in the gradient: its gradient is
+    // softmax(x) - one_hot, one pass over the classes after the softmax's). 0 where ignored.
+    Tensor hot = detail::move_last_to(target.one_hot(classes), a) != 0;
+    Tensor loss = detail::widened(detail::to_float(*this), [&](const Tensor& x) {
+      Tensor s = x - detail::reduce_max(x, {a}, true).detach();  // (as in log_softmax)
+      return s.exp().sum(a).log() - hot.where(s, 0.0).sum(a);
+    });
+    loss = kept.where(loss, 0.0);
+    if (reduction == Reduction::mean) return loss.sum() / kept.cast(loss.dtype()).sum();
+    return reduce_loss(loss, reduction);
+  }
   if (label_smoothing != 0.0)
     probs = probs * (1.0 - label_smoothing) + label_smoothing / static_cast<double>(classes);
   if (kept.defined()) probs = probs * kept.unsqueeze(a).cast(probs.dtype());
