@@ -157,8 +157,9 @@ size_t consecutive_run(std::span<const UOpRef> stores, size_t first,
                        const std::vector<int64_t>& loaded) {
   constexpr size_t kMaxRun = 16;
   auto plain = [&](const UOp& st) {
-    return st.nsrcs() == 2 && st.src(1)->dtype().lanes() == 1 &&
-           std::find(loaded.begin(), loaded.end(), st.src(0)->src(0)->arg_int()) == loaded.end();
+    const UOp& buffer = *st.src(0)->src(0);
+    return st.nsrcs() == 2 && st.src(1)->dtype().lanes() == 1 && buffer.op() == Op::DEFINE_GLOBAL &&
+           std::find(loaded.begin(), loaded.end(), buffer.arg_int()) == loaded.end();
   };
   size_t end = first + 1;
   if (!plain(*stores[first])) return end;

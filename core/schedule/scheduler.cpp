@@ -164,10 +164,9 @@ bool Scheduler::pack_panels(UOpRef& ast, std::vector<UOpRef>& buffers, std::set<
     const int64_t P = p->panel;
     if (!p->by_rows || p->row_operand) {
       // Written by kernels over the buffer's rows (codegen::copy_in_row_blocks), as many as a
-      // launch variable says (a last partial panel's other rows or columns stay unwritten and
-      // unread), so every row count (a's rows; the batch of a weight gradient) shares one copy
-      // kernel as it shares the kernel reading it. Panels of columns of a constant row count
-      // are whole.
+      // launch variable says (nothing reads a last partial panel's other rows or columns), so
+      // every row count (a's rows; the batch of a weight gradient) shares one copy kernel as
+      // it shares the kernel reading it. Panels of columns of a constant row count are whole.
       if (p->rows_var && nrows != batch) break;
       if (!p->by_rows && !p->rows_var && !p->padded && p->row % P != 0) break;
       // (Padded rows: one panel of P >= row columns, P * nrows.)
