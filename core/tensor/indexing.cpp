@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 
 namespace polygrad {
 
@@ -138,6 +139,11 @@ Tensor Tensor::gather(int64_t dim, const Tensor& index) const {
     bounds.push_back({0, static_cast<int64_t>(i) == a ? p.shape[i] : ip.shape[i]});
   }
   const int64_t n = p.shape[static_cast<size_t>(a)];
+  // (torch checks every index; a lazy one's values are only known as the kernel runs, which
+  // then reads 0 for one outside the axis)
+  if (const std::optional<int64_t> bad = detail::host_ints_outside(index, 0, n))
+    user_error("gather: index " + std::to_string(*bad) + " is out of bounds for axis " +
+               std::to_string(a) + " with size " + std::to_string(n));
   // one-hot over a new last axis: mask[..., k] = index[...] == k; x moved to that axis.
   Tensor mask = detail::iota_comparable(index).unsqueeze(-1) == detail::iota(n, p.device);
   Tensor x = shrink(bounds).unsqueeze(-1).transpose(a, -1);  // axis a -> size 1, last -> n

@@ -166,6 +166,10 @@ Tensor Tensor::cross_entropy(const Tensor& target, int64_t axis, double label_sm
       user_error("cross_entropy: class target shape " + lazy::shape_str(tp.shape) +
                  " does not match logits shape " + lazy::shape_str(p.shape) + " without axis " +
                  std::to_string(axis));
+    if (const std::optional<int64_t> bad =
+            detail::host_ints_outside(target, 0, classes, ignore_index))
+      user_error("cross_entropy: class " + std::to_string(*bad) + " is out of range for " +
+                 std::to_string(classes) + " classes");
     probs = detail::move_last_to(target.one_hot(classes), a).cast(detail::to_float(*this).dtype());
     kept = target != Scalar(ignore_index);
   }

@@ -1,11 +1,14 @@
 // Helpers shared by the Tensor op files: impl access, axes, broadcasting, scalar operands.
 #include "ir/error.hpp"
+#include "runtime/capture.hpp"
 #include "runtime/runtime.hpp"
 #include "tensor/tensor_impl.hpp"
 
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <optional>
+#include <vector>
 
 namespace polygrad::detail {
 
@@ -258,6 +261,58 @@ Tensor move_last_to(const Tensor& t, int64_t axis) {
     order.push_back(i);
   }
   return t.permute(order);
+}
+
+std::optional<int64_t> host_ints_outside(const Tensor& index, int64_t lo, int64_t hi,
+                                         std::optional<int64_t> except) {
+  const detail::TensorImpl& ip = *index.impl();
+  if (runtime::capturing() || !index.is_realized() || ip.device.rfind("cpu", 0) != 0 ||
+      index.numel() == 0)
+    return {};
+  const auto n = static_cast<size_t>(index.numel());
+  const auto size = static_cast<size_t>(index.element_size());
+  std::vector<unsigned char> bytes(n * size);
+  index.copy_to_host(bytes.data(), bytes.size());
+  const DType t = detail::dt(index);
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned char* at = bytes.data() + i * size;
+    auto read = [at]<class E>(E) {
+      E v;
+      std::memcpy(&v, at, sizeof v);
+      return v;
+    };
+    int64_t v = 0;
+    switch (t.scalar()) {
+      case PG_DTYPE_INT8:
+        v = read(int8_t{});
+        break;
+      case PG_DTYPE_INT16:
+        v = read(int16_t{});
+        break;
+      case PG_DTYPE_INT32:
+        v = read(int32_t{});
+        break;
+      case PG_DTYPE_INT64:
+        v = read(int64_t{});
+        break;
+      case PG_DTYPE_UINT8:
+        v = read(uint8_t{});
+        break;
+      case PG_DTYPE_UINT32:
+        v = read(uint32_t{});
+        break;
+      case PG_DTYPE_UINT64: {
+        const uint64_t u = read(uint64_t{});
+        if (u > static_cast<uint64_t>(INT64_MAX)) return INT64_MAX;
+        v = static_cast<int64_t>(u);
+        break;
+      }
+      default:
+        return {};
+    }
+    if ((v < lo || v >= hi) && v != except) return v;
+  }
+  return {};
 }
 
 }  // namespace polygrad::detail

@@ -130,6 +130,14 @@ Tensor widened(const Tensor& x, F f) {
 /// Host data of `count` elements of `dtype` converted from doubles.
 std::vector<unsigned char> pack(const std::vector<double>& values, DType dtype);
 
+/// The first value of the int tensor `t` outside [lo, hi) other than `except`, when `t` holds a
+/// buffer in the cpu's memory: its values are then known without running anything (a copy).
+/// A lazy tensor, or one on another device, is not read (nullopt): its values exist only when a
+/// kernel runs; nor anything while capturing. Torch checks every index; these checks catch the
+/// ones in data given as input.
+std::optional<int64_t> host_ints_outside(const Tensor& t, int64_t lo, int64_t hi,
+                                         std::optional<int64_t> except = std::nullopt);
+
 /// Move `axis` to the last position / back.
 Tensor move_axis_last(const Tensor& t, int64_t axis);
 Tensor move_last_to(const Tensor& t, int64_t axis);

@@ -276,6 +276,40 @@ TEST(Errors, LabelSmoothingOutsideZeroToOne) {
   expect_user_error([&] { logits.cross_entropy(target, -1, -0.5); }, {"label_smoothing"});
 }
 
+// Indices in data given as input (a buffer in the cpu's memory) are checked as torch checks
+// them; a computed index is known only as the kernel runs, where one outside reads 0.
+TEST(Errors, IndicesOutsideTheAxisInInputData) {
+  const Tensor x(std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, {4, 3});
+  expect_user_error(
+      [&] {
+        x.gather(0, Tensor(std::vector<int32_t>{0, 5, 1}, {1, 3}));
+      },
+      {"gather: index 5 is out of bounds for axis 0 with size 4"});
+  expect_user_error(
+      [&] {
+        x.gather(1, Tensor(std::vector<int64_t>{-1}, {1, 1}));
+      },
+      {"gather: index -1 is out of bounds for axis 1 with size 3"});
+  EXPECT_EQ(x.gather(0, Tensor(std::vector<int32_t>{3, 0, 2}, {1, 3})).to_vector<float>(),
+            (std::vector<float>{9, 1, 8}));
+  const Tensor computed = Tensor(std::vector<int32_t>{1, 2, 0}, {1, 3}) + 4;  // 5, 6, 4
+  EXPECT_EQ(x.gather(0, computed).to_vector<float>(), (std::vector<float>{0, 0, 0}));
+  const Tensor logits = Tensor::zeros({3, 5});
+  expect_user_error(
+      [&] {
+        logits.cross_entropy(Tensor(std::vector<int32_t>{1, 7, 2}, {3}));
+      },
+      {"cross_entropy: class 7 is out of range for 5 classes"});
+  expect_user_error(
+      [&] {
+        logits.cross_entropy(Tensor(std::vector<int32_t>{1, -1, 2}, {3}));
+      },
+      {"cross_entropy: class -1"});
+  // ignore_index is no class: log(5) for each of the two others
+  EXPECT_NEAR(logits.cross_entropy(Tensor(std::vector<int32_t>{1, -100, 2}, {3})).item<float>(),
+              std::log(5.0), 1e-6);
+}
+
 TEST(Errors, PoolPaddingBeyondHalfTheKernel) {
   const Tensor x = Tensor::zeros({1, 1, 8, 8});
   expect_user_error([&] { x.max_pool2d(3, std::nullopt, 1, 2); },

@@ -163,11 +163,25 @@ def _host_index(self, idx):
     return Tensor(np.where(arr < 0, arr + n, arr), dtype="int32" if n <= 2**31 else "int64")
 
 
+def _check_realized_index(index, n):
+    """An IndexError (torch's) for an entry outside [-n, n) of an index tensor that holds a
+    buffer in the cpu's memory: its values are known without running anything. A lazy index's
+    are not (the gather reads 0 for one outside the axis), nor anything while capturing."""
+    from .capture import is_capturing
+    if is_capturing() or not index.is_realized() or not index._device_bytes().startswith(b"cpu"):
+        return
+    vals = index.numpy()
+    bad = (vals < -n) | (vals >= n)
+    if bad.any():
+        raise IndexError(f"index {vals[bad].flat[0]} is out of bounds for axis 0 with size {n}")
+
+
 def _take(self, index, wrap=True):
     """self[index] along axis 0 for an int tensor `index`: reshape, expand and gather; with
     `wrap`, negative entries are wrapped lazily (lt, add, where: their values are not known)."""
     if wrap and index.dtype.startswith("int"):
         n = self.shape[0] if self.shape else 0
+        _check_realized_index(index, n)
         index = (index < 0).where(index + n, index)
     rest = self.shape[1:]
     flat = index.reshape(-1)

@@ -73,10 +73,20 @@ class Captured:
                 pass
 
 
+# Whether capture() is recording (tensor values cannot be read then).
+capturing = False
+
+
+def is_capturing():
+    return capturing
+
+
 def capture(fn, *args, **kwargs):
     """Records fn(*args, **kwargs) (see the module docstring). The tensors fn returns, and the
     losses backward() was called on, are realised inside the recording."""
+    global capturing
     check(lib.pg_capture_begin())
+    capturing = True
     try:
         result = fn(*args, **kwargs)
         pending = Tensor._take_pending_roots() + _tensors_in(result)
@@ -87,6 +97,8 @@ def capture(fn, *args, **kwargs):
         if lib.pg_capture_end(byref(h)) == 0:
             lib.pg_capture_free(h)
         raise
+    finally:
+        capturing = False
     h = c_void_p()
     check(lib.pg_capture_end(byref(h)))
     return Captured(h, result)
