@@ -25,6 +25,20 @@ std::unordered_map<int64_t, UOpRef> vars_by_value(const std::vector<const UOp*>&
   return out;
 }
 
+/// The coefficient of `r` in the offset `off` with every value loaded from memory taken as free
+/// of r: a row's element picked by a loaded index (a class's logit, r * classes + label[r])
+/// walks the rows with the row's stride.
+std::optional<int64_t> coefficient_past_loads(const UOpRef& off, const UOp* r) {
+  std::unordered_map<const UOp*, UOpRef> loads;
+  for (const UOp* u : toposort(off))
+    if (u->op() == Op::LOAD)
+      loads.emplace(
+          u, define_var("loaded" + std::to_string(loads.size()), INT64_MIN, INT64_MAX, u->dtype()));
+  if (loads.empty()) return codegen::coefficient(off.get(), r);
+  const UOpRef free = substitute(off, loads);
+  return codegen::coefficient(free.get(), r);
+}
+
 /// True when the reduce range `r` (constant extent) is the outermost axis of every buffer it
 /// walks.
 bool walks_outer_axis(const std::vector<const UOp*>& order, const UOp* r,
@@ -33,7 +47,7 @@ bool walks_outer_axis(const std::vector<const UOp*>& order, const UOp* r,
   bool walks = false;
   for (const UOp* u : order) {
     if (u->op() != Op::INDEX || u->src(0)->op() != Op::DEFINE_GLOBAL) continue;
-    const std::optional<int64_t> c = codegen::coefficient(u->src(1).get(), r);
+    const std::optional<int64_t> c = coefficient_past_loads(u->src(1), r);
     if (c && *c == 0) continue;
     const auto slot = static_cast<size_t>(u->src(0)->arg_int());
     if (!c || *c < 0 || slot >= buffers.size() || *c * n != lazy::buffer_count(buffers[slot].get()))

@@ -305,6 +305,31 @@ TEST(SymbolicBatch, MeanLossScalesByTheBatchAtLaunch) {
   EXPECT_EQ(runtime::compiled_kernel_count(), compiled);
 }
 
+// cross_entropy over class targets picks each row's class logit, a load at r * classes +
+// label[r]: the reduce over the rows still walks the logits' rows (the loaded label is no
+// stride), so it takes the batch at launch from the first size on. Values against double.
+TEST(SymbolicBatch, ALossPickingEachRowsClassLogitTakesTheBatchAtLaunch) {
+  constexpr int64_t classes = 10;
+  size_t compiled = 0;
+  for (int64_t n : {21, 2, 8, 45}) {
+    const std::vector<float> xv = uniform(static_cast<size_t>(n * classes), 50 + n);
+    std::vector<int32_t> yv(static_cast<size_t>(n));
+    for (int64_t r = 0; r < n; ++r)
+      yv[static_cast<size_t>(r)] = static_cast<int32_t>((r * 3 + 1) % classes);
+    const float got = Tensor(xv, {n, classes}).cross_entropy(Tensor(yv, {n})).item<float>();
+    double want = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      double mx = -1e300, den = 0;
+      for (int64_t c = 0; c < classes; ++c) mx = std::max(mx, double(xv[i * classes + c]));
+      for (int64_t c = 0; c < classes; ++c) den += std::exp(xv[i * classes + c] - mx);
+      want += (std::log(den) + mx - xv[i * classes + yv[i]]) / static_cast<double>(n);
+    }
+    EXPECT_NEAR(got, want, 1e-5 * (1 + want)) << "batch " << n;
+    if (n == 21) compiled = runtime::compiled_kernel_count();
+  }
+  EXPECT_EQ(runtime::compiled_kernel_count(), compiled) << "a new batch size compiled a kernel";
+}
+
 // A flat elementwise kernel's variable counts blocks of 256, not a size: its constants are
 // never read as 1/size (x * 0.5 over 512 elements, 2 blocks, would otherwise become x / n0
 // and 768 elements would compile again).
