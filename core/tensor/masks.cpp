@@ -3,6 +3,7 @@
 #include "tensor/tensor_impl.hpp"
 
 #include <algorithm>
+#include <optional>
 
 namespace polygrad {
 
@@ -56,11 +57,11 @@ Tensor Tensor::one_hot(int64_t num_classes) const {
   if (num_classes == -1) num_classes = max().cast(PG_DTYPE_INT64).item<int64_t>() + 1;
   if (num_classes <= 0)
     user_error("one_hot: num_classes must be positive, not " + std::to_string(num_classes));
-  Shape s(ndim() + 1, 1);
-  s.back() = num_classes;
-  return (detail::iota_comparable(*this).unsqueeze(-1) ==
-          detail::iota(num_classes, device()).reshape(s))
-      .cast(PG_DTYPE_INT32);
+  // (values in input data are checked, as torch checks them; computed ones give a zero row)
+  if (const std::optional<int64_t> bad = detail::host_ints_outside(*this, 0, num_classes))
+    user_error("one_hot: class " + std::to_string(*bad) + " is out of range for " +
+               std::to_string(num_classes) + " classes");
+  return detail::class_mask(*this, num_classes).cast(PG_DTYPE_INT32);
 }
 
 Tensor Tensor::any(const std::vector<int64_t>& axes, bool keepdim) const {

@@ -170,7 +170,8 @@ Tensor Tensor::cross_entropy(const Tensor& target, int64_t axis, double label_sm
             detail::host_ints_outside(target, 0, classes, ignore_index))
       user_error("cross_entropy: class " + std::to_string(*bad) + " is out of range for " +
                  std::to_string(classes) + " classes");
-    probs = detail::move_last_to(target.one_hot(classes), a).cast(detail::to_float(*this).dtype());
+    probs = detail::move_last_to(detail::class_mask(target, classes), a)
+                .cast(detail::to_float(*this).dtype());
     kept = target != Scalar(ignore_index);
   }
   if (!(label_smoothing >= 0.0 && label_smoothing <= 1.0))
@@ -180,7 +181,7 @@ Tensor Tensor::cross_entropy(const Tensor& target, int64_t axis, double label_sm
     // Class targets: logsumexp(x) - x[class] per position, the class's logit picked by a
     // select (not a product, and no sum of one-hot terms in the gradient: its gradient is
     // softmax(x) - one_hot, one pass over the classes after the softmax's). 0 where ignored.
-    Tensor hot = detail::move_last_to(target.one_hot(classes), a) != 0;
+    Tensor hot = detail::move_last_to(detail::class_mask(target, classes), a);
     Tensor loss = detail::widened(detail::to_float(*this), [&](const Tensor& x) {
       Tensor s = x - detail::reduce_max(x, {a}, true).detach();  // (as in log_softmax)
       return s.exp().sum(a).log() - hot.where(s, 0.0).sum(a);

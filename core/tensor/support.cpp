@@ -315,4 +315,10 @@ std::optional<int64_t> host_ints_outside(const Tensor& index, int64_t lo, int64_
   return {};
 }
 
+Tensor class_mask(const Tensor& index, int64_t classes) {
+  lazy::Shape s(static_cast<size_t>(index.ndim()) + 1, 1);
+  s.back() = classes;
+  return iota_comparable(index).unsqueeze(-1) == iota(classes, index.device()).reshape(s);
+}
+
 }  // namespace polygrad::detail

@@ -138,6 +138,10 @@ std::vector<unsigned char> pack(const std::vector<double>& values, DType dtype);
 std::optional<int64_t> host_ints_outside(const Tensor& t, int64_t lo, int64_t hi,
                                          std::optional<int64_t> except = std::nullopt);
 
+/// The bool mask index[..., k] == k over a new last axis of `classes` (one_hot, unchecked: a
+/// value outside [0, classes) gives a row of false).
+Tensor class_mask(const Tensor& index, int64_t classes);
+
 /// Move `axis` to the last position / back.
 Tensor move_axis_last(const Tensor& t, int64_t axis);
 Tensor move_last_to(const Tensor& t, int64_t axis);

@@ -276,8 +276,9 @@ TEST(Errors, LabelSmoothingOutsideZeroToOne) {
   expect_user_error([&] { logits.cross_entropy(target, -1, -0.5); }, {"label_smoothing"});
 }
 
-// Indices in data given as input (a buffer in the cpu's memory) are checked as torch checks
-// them; a computed index is known only as the kernel runs, where one outside reads 0.
+// Indices and classes in data given as input (a buffer in the cpu's memory) are checked as
+// torch checks them; a computed index is known only as the kernel runs, where one outside
+// reads 0.
 TEST(Errors, IndicesOutsideTheAxisInInputData) {
   const Tensor x(std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, {4, 3});
   expect_user_error(
@@ -305,6 +306,12 @@ TEST(Errors, IndicesOutsideTheAxisInInputData) {
         logits.cross_entropy(Tensor(std::vector<int32_t>{1, -1, 2}, {3}));
       },
       {"cross_entropy: class -1"});
+  expect_user_error(
+      [] {
+        Tensor(std::vector<int32_t>{0, 3}).one_hot(3);
+      },
+      {"one_hot: class 3 is out of range for 3 classes"});
+  expect_user_error([] { Tensor(std::vector<int32_t>{0, -1}).one_hot(); }, {"one_hot: class -1"});
   // ignore_index is no class: log(5) for each of the two others
   EXPECT_NEAR(logits.cross_entropy(Tensor(std::vector<int32_t>{1, -100, 2}, {3})).item<float>(),
               std::log(5.0), 1e-6);
