@@ -654,11 +654,19 @@ Linearized Linearizer::run(const UOpRef& sink) {
     if (u->op() == Op::RANGE &&
         std::find(reduced.begin(), reduced.end(), u->arg_int()) == reduced.end())
       outputs.emplace(u->arg_int(), u);
+  // A stash's value may be all that uses a variable (the sum reads the stashed values back).
+  std::vector<const UOp*> vars;
+  for (const UOp* u : order)
+    if (u->op() == Op::DEFINE_VAR) vars.push_back(u);
+  for (const auto& [reduce, stash] : stash_)
+    for (const UOpRef& root : {stash.index, stash.value})
+      for (const UOp* u : toposort(root))
+        if (u->op() == Op::DEFINE_VAR && var_slot_.emplace(u->arg_var().name, 0).second)
+          vars.push_back(u);
   uint32_t slot = 0;
   for (auto& [name, s] : var_slot_) s = slot++;
   out.vars.resize(var_slot_.size());
-  for (const UOp* u : order)
-    if (u->op() == Op::DEFINE_VAR) out.vars[var_slot_.at(u->arg_var().name)] = u->arg_var();
+  for (const UOp* u : vars) out.vars[var_slot_.at(u->arg_var().name)] = u->arg_var();
 
   scopes_.push_back(Scope{});  // the root
   int s = 0;
