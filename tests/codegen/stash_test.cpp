@@ -77,6 +77,30 @@ TEST(Stash, SoftmaxComputesEachExponentialOnce) {
   }
 }
 
+// A variable that only the stashed value uses (here a scale of the exponent, bound to 1; a
+// fuzzed graph's symbolic reduce inside the exponential) is still a parameter of the kernel:
+// the stash takes the value out of the sum, and the linearizer numbered the kernel's variables
+// from what was left ('internal error: map::at').
+TEST(Stash, AVariableOnlyTheStashedValueUsesIsAParameter) {
+  const int64_t rows = 3, m = 37;
+  UOpRef i = range(idx(rows), 0), j = range(idx(m), 1), k = range(idx(m), 2);
+  UOpRef k2 = range(idx(m), 3);
+  UOpRef o = global(0, dtypes::float32), x = global(1, dtypes::float32);
+  UOpRef scale = polygrad::cast(polygrad::define_var("n1", 1, 1000), dtypes::float32);
+  UOpRef mx = reduce(Op::MAX, load(x, i * m + k), {k});
+  auto e = [&](const UOpRef& col) {
+    return polygrad::alu(Op::EXP2, {(load(x, i * m + col) - mx) * (f32(kLog2e) * scale)});
+  };
+  Compiled c = compile(sink({store(o, i * m + j, e(j) / reduce(Op::ADD, e(k2), {k2}))}));
+  EXPECT_EQ(count(c, 0).stores, 2);  // stashed
+  const std::vector<float> vx = inputs(rows * m);
+  std::vector<HostBuf> bufs{HostBuf::zeros<float>(rows * m), HostBuf::of(vx)};
+  run(c, bufs, {{"n1", 1}});
+  const std::vector<float> out = bufs[0].as<float>();
+  const std::vector<double> want = softmax_ref(vx, rows, m);
+  for (int64_t t = 0; t < rows * m; ++t) ASSERT_NEAR(out[t], want[t], 1e-6 * want[t]) << t;
+}
+
 TEST(Stash, NotWhenTheStoreRunsAgainAfterTheSum) {
   // out[i, a, j] = e(i, j) / sum_k e(i, k): the sum runs once per row i, the store once per
   // (a, j). Stashed, a = 1 would read back what a = 0 stored over the exponentials.
