@@ -153,7 +153,8 @@ Tensor Tensor::cross_entropy(const Tensor& target, int64_t axis, double label_sm
   const detail::TensorImpl& tp = detail::state(target, "cross_entropy");
   const int64_t a = detail::norm_axis("cross_entropy", axis, ndim(), p.shape);
   const int64_t classes = p.shape[static_cast<size_t>(a)];
-  Tensor probs, kept;  // kept: the positions whose class is not ignore_index
+  // kept: the positions whose class is not ignore_index; hot: their classes' one-hot mask
+  Tensor probs, kept, hot;
   if (DType(target.dtype()).is_float()) {
     if (tp.shape != p.shape)
       user_error("cross_entropy: probability target shape " + lazy::shape_str(tp.shape) +
@@ -170,31 +171,31 @@ Tensor Tensor::cross_entropy(const Tensor& target, int64_t axis, double label_sm
             detail::host_ints_outside(target, 0, classes, ignore_index))
       user_error("cross_entropy: class " + std::to_string(*bad) + " is out of range for " +
                  std::to_string(classes) + " classes");
-    probs = detail::move_last_to(detail::class_mask(target, classes), a)
-                .cast(detail::to_float(*this).dtype());
+    hot = detail::move_last_to(detail::class_mask(target, classes), a);
     kept = target != Scalar(ignore_index);
   }
   if (!(label_smoothing >= 0.0 && label_smoothing <= 1.0))
     user_error("cross_entropy: label_smoothing must be in [0, 1], not " +
                std::to_string(label_smoothing));
-  if (kept.defined() && label_smoothing == 0.0) {
+  Tensor loss;
+  if (hot.defined() && label_smoothing == 0.0) {
     // Class targets: logsumexp(x) - x[class] per position, the class's logit picked by a
     // select (not a product, and no sum of one-hot terms in the gradient: its gradient is
     // softmax(x) - one_hot, one pass over the classes after the softmax's). 0 where ignored.
-    Tensor hot = detail::move_last_to(detail::class_mask(target, classes), a);
-    Tensor loss = detail::widened(detail::to_float(*this), [&](const Tensor& x) {
-      Tensor s = x - detail::reduce_max(x, {a}, true).detach();  // (as in log_softmax)
-      return s.exp().sum(a).log() - hot.where(s, 0.0).sum(a);
-    });
-    loss = kept.where(loss, 0.0);
-    if (reduction == Reduction::mean) return loss.sum() / kept.cast(loss.dtype()).sum();
-    return reduce_loss(loss, reduction);
+    loss = kept.where(detail::widened(detail::to_float(*this),
+                                      [&](const Tensor& x) {
+                                        Tensor s = x - detail::reduce_max(x, {a}, true).detach();
+                                        return s.exp().sum(a).log() - hot.where(s, 0.0).sum(a);
+                                      }),
+                      0.0);
+  } else {
+    if (hot.defined()) probs = hot.cast(detail::to_float(*this).dtype());
+    if (label_smoothing != 0.0)
+      probs = probs * (1.0 - label_smoothing) + label_smoothing / static_cast<double>(classes);
+    if (kept.defined()) probs = probs * kept.unsqueeze(a).cast(probs.dtype());
+    // Classes of probability 0 add nothing, even at a logit of -inf (0 * -inf would be NaN).
+    loss = -(probs != 0.0).where(log_softmax(a) * probs, 0.0).sum(a);
   }
-  if (label_smoothing != 0.0)
-    probs = probs * (1.0 - label_smoothing) + label_smoothing / static_cast<double>(classes);
-  if (kept.defined()) probs = probs * kept.unsqueeze(a).cast(probs.dtype());
-  // Classes of probability 0 add nothing, even at a logit of -inf (0 * -inf would be NaN).
-  Tensor loss = -(probs != 0.0).where(log_softmax(a) * probs, 0.0).sum(a);
   if (reduction == Reduction::mean && kept.defined())
     return loss.sum() / kept.cast(loss.dtype()).sum();
   return reduce_loss(loss, reduction);
