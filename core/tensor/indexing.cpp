@@ -145,7 +145,7 @@ Tensor Tensor::gather(int64_t dim, const Tensor& index) const {
     user_error("gather: index " + std::to_string(*bad) + " is out of bounds for axis " +
                std::to_string(a) + " with size " + std::to_string(n));
   // one-hot over a new last axis: mask[..., k] = index[...] == k; x moved to that axis.
-  Tensor mask = detail::iota_comparable(index).unsqueeze(-1) == detail::iota(n, p.device);
+  Tensor mask = detail::class_mask(index, n);
   Tensor x = shrink(bounds).unsqueeze(-1).transpose(a, -1);  // axis a -> size 1, last -> n
   // (one hit per sum: exact; a sum widens small ints and bool, the result keeps x's dtype)
   return mask.where(x, 0).sum(-1).cast(dtype());

@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstring>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 namespace polygrad::detail {
@@ -263,56 +264,51 @@ Tensor move_last_to(const Tensor& t, int64_t axis) {
   return t.permute(order);
 }
 
-std::optional<int64_t> host_ints_outside(const Tensor& index, int64_t lo, int64_t hi,
-                                         std::optional<int64_t> except) {
-  const detail::TensorImpl& ip = *index.impl();
-  if (runtime::capturing() || !index.is_realized() || ip.device.rfind("cpu", 0) != 0 ||
-      index.numel() == 0)
-    return {};
-  const auto n = static_cast<size_t>(index.numel());
-  const auto size = static_cast<size_t>(index.element_size());
-  std::vector<unsigned char> bytes(n * size);
-  index.copy_to_host(bytes.data(), bytes.size());
-  const DType t = detail::dt(index);
-  for (size_t i = 0; i < n; ++i) {
-    const unsigned char* at = bytes.data() + i * size;
-    auto read = [at]<class E>(E) {
-      E v;
-      std::memcpy(&v, at, sizeof v);
-      return v;
-    };
-    int64_t v = 0;
-    switch (t.scalar()) {
-      case PG_DTYPE_INT8:
-        v = read(int8_t{});
-        break;
-      case PG_DTYPE_INT16:
-        v = read(int16_t{});
-        break;
-      case PG_DTYPE_INT32:
-        v = read(int32_t{});
-        break;
-      case PG_DTYPE_INT64:
-        v = read(int64_t{});
-        break;
-      case PG_DTYPE_UINT8:
-        v = read(uint8_t{});
-        break;
-      case PG_DTYPE_UINT32:
-        v = read(uint32_t{});
-        break;
-      case PG_DTYPE_UINT64: {
-        const uint64_t u = read(uint64_t{});
-        if (u > static_cast<uint64_t>(INT64_MAX)) return INT64_MAX;
-        v = static_cast<int64_t>(u);
-        break;
-      }
-      default:
-        return {};
-    }
+namespace {
+/// The first of the `E` values in `bytes` outside [lo, hi) other than `except` (a uint64 past
+/// int64's range as INT64_MAX).
+template <class E>
+std::optional<int64_t> first_outside(const std::vector<unsigned char>& bytes, int64_t lo,
+                                     int64_t hi, std::optional<int64_t> except) {
+  for (size_t at = 0; at + sizeof(E) <= bytes.size(); at += sizeof(E)) {
+    E e;
+    std::memcpy(&e, bytes.data() + at, sizeof e);
+    const int64_t v = std::is_same_v<E, uint64_t> && e > static_cast<E>(INT64_MAX)
+                          ? INT64_MAX
+                          : static_cast<int64_t>(e);
     if ((v < lo || v >= hi) && v != except) return v;
   }
   return {};
+}
+}  // namespace
+
+std::optional<int64_t> host_ints_outside(const Tensor& index, int64_t lo, int64_t hi,
+                                         std::optional<int64_t> except) {
+  if (runtime::capturing() || !index.is_realized() || index.impl()->device.rfind("cpu", 0) != 0 ||
+      index.numel() == 0)
+    return {};
+  std::vector<unsigned char> bytes(static_cast<size_t>(index.numel() * index.element_size()));
+  index.copy_to_host(bytes.data(), bytes.size());
+  switch (dt(index).scalar()) {
+    case PG_DTYPE_INT8:
+      return first_outside<int8_t>(bytes, lo, hi, except);
+    case PG_DTYPE_INT16:
+      return first_outside<int16_t>(bytes, lo, hi, except);
+    case PG_DTYPE_INT32:
+      return first_outside<int32_t>(bytes, lo, hi, except);
+    case PG_DTYPE_INT64:
+      return first_outside<int64_t>(bytes, lo, hi, except);
+    case PG_DTYPE_UINT8:
+      return first_outside<uint8_t>(bytes, lo, hi, except);
+    case PG_DTYPE_UINT16:
+      return first_outside<uint16_t>(bytes, lo, hi, except);
+    case PG_DTYPE_UINT32:
+      return first_outside<uint32_t>(bytes, lo, hi, except);
+    case PG_DTYPE_UINT64:
+      return first_outside<uint64_t>(bytes, lo, hi, except);
+    default:
+      return {};
+  }
 }
 
 Tensor class_mask(const Tensor& index, int64_t classes) {

@@ -291,6 +291,9 @@ TEST(Errors, IndicesOutsideTheAxisInInputData) {
         x.gather(1, Tensor(std::vector<int64_t>{-1}, {1, 1}));
       },
       {"gather: index -1 is out of bounds for axis 1 with size 3"});
+  Tensor wide = Tensor(std::vector<int32_t>{0, 7, 1}, {1, 3}).cast(PG_DTYPE_UINT16);
+  wide.realize();
+  expect_user_error([&] { x.gather(0, wide); }, {"gather: index 7 is out of bounds"});
   EXPECT_EQ(x.gather(0, Tensor(std::vector<int32_t>{3, 0, 2}, {1, 3})).to_vector<float>(),
             (std::vector<float>{9, 1, 8}));
   const Tensor computed = Tensor(std::vector<int32_t>{1, 2, 0}, {1, 3}) + 4;  // 5, 6, 4
