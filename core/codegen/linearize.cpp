@@ -164,16 +164,13 @@ size_t consecutive_run(std::span<const UOpRef> stores, size_t first,
   size_t end = first + 1;
   if (!plain(*stores[first])) return end;
   const UOp& index = *stores[first]->src(0);
-  const UOp* at = index.src(1).get();
-  const auto [base, step] = base_and_step(at);
+  const auto [base, step] = base_and_step(index.src(1).get());
   for (; end < stores.size() && end - first < kMaxRun; ++end) {
     const UOp& st = *stores[end];
-    if (!plain(st) || st.src(0)->src(0) != index.src(0)) break;
     const int64_t k = static_cast<int64_t>(end - first);
-    const std::pair<const UOp*, int64_t> here = base_and_step(st.src(0)->src(1).get());
-    const bool after_first = here == std::pair<const UOp*, int64_t>{at, k};
-    const bool same_base = step != 0 && here == std::pair<const UOp*, int64_t>{base, step + k};
-    if (!after_first && !same_base) break;
+    if (!plain(st) || st.src(0)->src(0) != index.src(0) ||
+        base_and_step(st.src(0)->src(1).get()) != std::pair{base, step + k})
+      break;
   }
   return end;
 }
@@ -642,9 +639,11 @@ Linearized Linearizer::run(const UOpRef& sink) {
   std::vector<const UOp*> order = toposort(sink);
   std::map<int64_t, const UOp*> outputs;
   std::vector<int64_t> reduced;
+  std::vector<const UOp*> vars;
   for (const UOp* u : order) {
     if (u->op() == Op::RANGE) next_id_ = std::max(next_id_, u->arg_int() + 1);
-    if (u->op() == Op::DEFINE_VAR) var_slot_.emplace(u->arg_var().name, 0);
+    if (u->op() == Op::DEFINE_VAR && var_slot_.emplace(u->arg_var().name, 0).second)
+      vars.push_back(u);
     if (u->op() == Op::REDUCE) {
       reduces_.push_back(u);
       for (size_t i = 1; i < u->nsrcs(); ++i) reduced.push_back(u->src(i)->arg_int());
@@ -655,9 +654,6 @@ Linearized Linearizer::run(const UOpRef& sink) {
         std::find(reduced.begin(), reduced.end(), u->arg_int()) == reduced.end())
       outputs.emplace(u->arg_int(), u);
   // A stash's value may be all that uses a variable (the sum reads the stashed values back).
-  std::vector<const UOp*> vars;
-  for (const UOp* u : order)
-    if (u->op() == Op::DEFINE_VAR) vars.push_back(u);
   for (const auto& [reduce, stash] : stash_)
     for (const UOpRef& root : {stash.index, stash.value})
       for (const UOp* u : toposort(root))
