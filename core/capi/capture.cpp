@@ -3,6 +3,7 @@
 
 #include <polygrad/capture.hpp>
 
+#include "runtime/capture.hpp"
 #include "tensor/tensor_impl.hpp"
 
 using namespace polygrad;
@@ -24,6 +25,13 @@ const Captured& capture_arg(pg_capture_t c) {
 
 pg_api_status pg_capture_begin(void) {
   return guard("pg_capture_begin", [] { detail::begin_capture(); });
+}
+
+pg_api_status pg_capture_active(int* out) {
+  return guard("pg_capture_active", [&] {
+    capi::check_out(out, "out");
+    *out = runtime::capturing() ? 1 : 0;
+  });
 }
 
 pg_api_status pg_capture_end(pg_capture_t* out) {

@@ -18,7 +18,13 @@ int main(void) {
   CHECK(shared == 1);
   CHECK_OK(pg_tensor_scalar(3.0, PG_DTYPE_FLOAT32, "cpu", &three));
 
+  int active = -1;
+  CHECK_OK(pg_capture_active(&active));
+  CHECK(active == 0);
   CHECK_OK(pg_capture_begin());
+  CHECK_OK(pg_capture_active(&active));
+  CHECK(active == 1);
+  CHECK(pg_capture_active(NULL) == PG_API_ERR_INVALID_ARGUMENT);
   CHECK(pg_capture_begin() == PG_API_ERR_INVALID_ARGUMENT); /* captures do not nest */
   CHECK_OK(pg_tensor_mul(x, three, &y));
   CHECK_OK(pg_tensor_realize(y));
@@ -26,6 +32,8 @@ int main(void) {
   CHECK(pg_tensor_to_host(y, out, sizeof out) == PG_API_ERR_INVALID_ARGUMENT);
   CHECK(strstr(pg_last_error(), "while capturing") != NULL);
   CHECK_OK(pg_capture_end(&cap));
+  CHECK_OK(pg_capture_active(&active));
+  CHECK(active == 0);
   size_t kernels = 0;
   CHECK_OK(pg_capture_kernel_count(cap, &kernels));
   CHECK(kernels == 1);

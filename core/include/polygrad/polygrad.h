@@ -448,6 +448,9 @@ typedef struct pg_capture* pg_capture_t;
 /** Starts recording this thread's realisations: until pg_capture_end they are scheduled and
  *  compiled but not run, and reading values back (to_host, item) fails. Captures do not nest. */
 POLYGRAD_API pg_api_status pg_capture_begin(void);
+/** Writes 1 to *out while this thread is recording (between pg_capture_begin and
+ *  pg_capture_end), else 0: a frontend then leaves tensor values unread. */
+POLYGRAD_API pg_api_status pg_capture_active(int* out);
 /** Ends the recording and writes a new handle (free it with pg_capture_free); on an error (no
  *  capture open on this thread) *out is left as it was. A NULL out is an error that still ends
  *  the recording (the capture is discarded). */

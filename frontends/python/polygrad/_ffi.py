@@ -197,6 +197,7 @@ _SIGNATURES = {
     "pg_tensor_backward": [T, T],
     "pg_tensor_gradient": [T, PT, c_size_t, T, PT],
     "pg_capture_begin": [],
+    "pg_capture_active": [POINTER(c_int)],
     "pg_capture_end": [POINTER(c_void_p)],
     "pg_capture_run": [c_void_p],
     "pg_capture_run_with": [c_void_p, PT, PT, c_size_t],

@@ -9,7 +9,7 @@ inside fn are drawn again, and the rest of fn (Python control flow, constants su
 rate) is fixed at capture time.
 """
 import functools
-from ctypes import byref, c_size_t, c_void_p
+from ctypes import byref, c_int, c_size_t, c_void_p
 
 from ._ffi import check, lib
 from .tensor import Tensor
@@ -73,20 +73,17 @@ class Captured:
                 pass
 
 
-# Whether capture() is recording (tensor values cannot be read then).
-capturing = False
-
-
 def is_capturing():
-    return capturing
+    """Whether this thread is recording a capture (tensor values cannot be read then)."""
+    out = c_int()
+    check(lib.pg_capture_active(byref(out)))
+    return out.value == 1
 
 
 def capture(fn, *args, **kwargs):
     """Records fn(*args, **kwargs) (see the module docstring). The tensors fn returns, and the
     losses backward() was called on, are realised inside the recording."""
-    global capturing
     check(lib.pg_capture_begin())
-    capturing = True
     try:
         result = fn(*args, **kwargs)
         pending = Tensor._take_pending_roots() + _tensors_in(result)
@@ -97,8 +94,6 @@ def capture(fn, *args, **kwargs):
         if lib.pg_capture_end(byref(h)) == 0:
             lib.pg_capture_free(h)
         raise
-    finally:
-        capturing = False
     h = c_void_p()
     check(lib.pg_capture_end(byref(h)))
     return Captured(h, result)
