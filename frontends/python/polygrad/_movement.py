@@ -157,9 +157,7 @@ def _host_index(self, idx):
     if not self.shape:
         raise IndexError("a 0-d tensor cannot be indexed by a list or array")
     n, arr = self.shape[0], arr.astype(np.int64)
-    bad = (arr < -n) | (arr >= n)
-    if bad.any():
-        raise IndexError(f"index {arr[bad][0]} is out of bounds for axis 0 with size {n}")
+    _check_bounds(arr, n)
     return Tensor(np.where(arr < 0, arr + n, arr), dtype="int32" if n <= 2**31 else "int64")
 
 
@@ -170,10 +168,14 @@ def _check_realized_index(index, n):
     from .capture import is_capturing
     if is_capturing() or not index.is_realized() or not index._device_bytes().startswith(b"cpu"):
         return
-    vals = index.numpy()
-    bad = (vals < -n) | (vals >= n)
+    _check_bounds(index.numpy(), n)
+
+
+def _check_bounds(arr, n):
+    """IndexError (torch's) for the first entry of `arr` outside [-n, n)."""
+    bad = (arr < -n) | (arr >= n)
     if bad.any():
-        raise IndexError(f"index {vals[bad].flat[0]} is out of bounds for axis 0 with size {n}")
+        raise IndexError(f"index {arr[bad].flat[0]} is out of bounds for axis 0 with size {n}")
 
 
 def _take(self, index, wrap=True):
