@@ -35,6 +35,13 @@ std::vector<double> plain_matmul(const std::vector<float>& a, const std::vector<
   return c;
 }
 
+/// How far a float32 sum of k products of values in [-1, 1] may be from the exact sum: its
+/// partial sums grow to about sqrt(k) and each step rounds; 1e-6 per term bounds that with
+/// room (k comes from the L2 size, 2112 on a 2 MiB L2: errors up to 1.1e-4 seen there).
+double sum_tolerance(int64_t k) {
+  return 1e-6 * static_cast<double>(k);
+}
+
 /// The (cols, rows) transpose of a row-major (rows, cols) matrix.
 std::vector<float> transposed(const std::vector<float>& v, int64_t rows, int64_t cols) {
   std::vector<float> t(static_cast<size_t>(rows * cols));
@@ -62,7 +69,8 @@ TEST_F(PanelsTest, MatmulReadsALargeOperandFromAPackedCopy) {
     EXPECT_EQ(s.items.back().buffers[2], s.items[0].buffers[0]);
     std::vector<float> got = values(mm);
     std::vector<double> want = plain_matmul(av, bv, m, k, n);
-    for (int64_t i = 0; i < m * n; ++i) ASSERT_NEAR(got[i], want[i], 1e-4) << n << ": " << i;
+    for (int64_t i = 0; i < m * n; ++i)
+      ASSERT_NEAR(got[i], want[i], sum_tolerance(k)) << n << ": " << i;
   }
   // a @ b.T with b (n, k) larger than half an L2: b is read from panels of rows (or, with n
   // no multiple of the width, from b transposed whole), values as plain C++ computes them.
@@ -80,7 +88,7 @@ TEST_F(PanelsTest, MatmulReadsALargeOperandFromAPackedCopy) {
     std::vector<float> got = values(mm);
     std::vector<double> want = plain_matmul(av, bkn, m, k, n);
     for (int64_t i = 0; i < m * n; ++i)
-      ASSERT_NEAR(got[i], want[i], 1e-4) << "a @ b.T, n " << n << ": " << i;
+      ASSERT_NEAR(got[i], want[i], sum_tolerance(k)) << "a @ b.T, n " << n << ": " << i;
   }
   // a.T @ b with a (k, m) larger than an L2: k walks the outer axis of both, as the batch of a
   // weight gradient does, so it stays a launch variable and a is read from panels of the row
@@ -98,7 +106,8 @@ TEST_F(PanelsTest, MatmulReadsALargeOperandFromAPackedCopy) {
       for (int64_t i = 0; i < m; ++i) amk[i * k + x] = av[x * m + i];
     std::vector<float> got = values(mm);
     std::vector<double> want = plain_matmul(amk, bv, m, k, n);
-    for (int64_t i = 0; i < m * n; ++i) ASSERT_NEAR(got[i], want[i], 1e-4) << "a.T @ b: " << i;
+    for (int64_t i = 0; i < m * n; ++i)
+      ASSERT_NEAR(got[i], want[i], sum_tolerance(k)) << "a.T @ b: " << i;
   }
   // Few rows of a: no copy.
   UOpRef few =
