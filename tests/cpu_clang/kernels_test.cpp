@@ -60,6 +60,37 @@ TEST(CpuClangKernels, ElementwiseF32FourThreads) {
   check_fma_relu(4);
 }
 
+// A program runs small launches on the calling thread once it has measured a step, and large
+// ones over the threads: one program launched at row counts small and large, in turn, must
+// write every row of every launch and nothing past it.
+TEST(CpuClangKernels, LaunchesOfOneProgramAtSmallAndLargeRowCountsWriteEveryRow) {
+  Plugin p(no_cache(2));
+  const size_t n = 1 << 18;
+  std::vector<float> a(n), bb(n), c(n);
+  for (size_t k = 0; k < n; ++k) {
+    a[k] = static_cast<float>(k % 1000) - 500.0f;
+    bb[k] = 0.5f;
+    c[k] = static_cast<float>(k % 3);
+  }
+  auto out = p.alloc(n * 4);
+  auto ba = p.upload(a), bbb = p.upload(bb), bc = p.upload(c);
+  auto builder = fma_relu_f32();
+  pg_program_t program = p.build(builder);
+  const std::vector<float> unwritten(n, -1.0f);
+  for (int round = 0; round < 40; ++round) {
+    for (size_t rows : {size_t{3}, n, size_t{17}, n / 2 + 1, size_t{2}}) {
+      p.copy_in(out, unwritten.data(), n * 4);
+      p.run(program, {out, ba, bbb, bc}, {}, {static_cast<uint32_t>(rows), 1, 1});
+      auto got = p.download<float>(out, n);
+      for (size_t k = 0; k < n; ++k) {
+        float want = k < rows ? std::max(a[k] * 0.5f + c[k], 0.0f) : -1.0f;
+        ASSERT_EQ(got[k], want) << "element " << k << " of " << rows << " rows, round " << round;
+      }
+    }
+  }
+  p.unload(program);
+}
+
 TEST(CpuClangKernels, ElementwiseI32TruncatingDivisionAndShifts) {
   Plugin p(no_cache());
   ProgramBuilder b("int_ops");
