@@ -77,6 +77,18 @@ void UOp::cache_bounds(uint8_t state, int64_t lo, int64_t hi) const {
   bounds_state_.store(state, std::memory_order_release);
 }
 
+UOp::~UOp() {
+  delete shape_.load(std::memory_order_relaxed);
+}
+
+const std::vector<int64_t>& UOp::cache_shape(std::vector<int64_t> shape) const {
+  auto* fresh = new std::vector<int64_t>(std::move(shape));
+  const std::vector<int64_t>* expected = nullptr;
+  if (shape_.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel)) return *fresh;
+  delete fresh;
+  return *expected;
+}
+
 UOpRef const_int(DType t, int64_t v) {
   if (t.scalar_type().is_float()) return const_float(t, static_cast<double>(v));
   return UOp::make(Op::CONST, t, {}, wrap_int(t.scalar_type(), v));

@@ -17,6 +17,7 @@
 #include <initializer_list>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace polygrad {
 
@@ -89,11 +90,20 @@ class UOp {
   uint8_t cached_bounds(int64_t& lo, int64_t& hi) const;
   void cache_bounds(uint8_t state, int64_t lo, int64_t hi) const;
 
+  /// Shape cache used by the tensor layer (lazy::ShapeOf): null until set. A node's shape
+  /// follows from the node alone, so it is worked out once in the node's life; the cache
+  /// belongs to the node and goes with it.
+  const std::vector<int64_t>* cached_shape() const {
+    return shape_.load(std::memory_order_acquire);
+  }
+  /// Caches `shape` unless a racing writer got there first; returns the cached shape.
+  const std::vector<int64_t>& cache_shape(std::vector<int64_t> shape) const;
+
  private:
   friend class UOpRef;
   friend class InternTable;
   UOp(Op op, DType dtype, uint32_t nsrc, size_t hash, Arg&& arg);
-  ~UOp() = default;
+  ~UOp();
   const UOpRef* src_begin() const { return reinterpret_cast<const UOpRef*>(this + 1); }
   UOpRef* src_begin() { return reinterpret_cast<UOpRef*>(this + 1); }
 
@@ -105,6 +115,7 @@ class UOp {
   size_t hash_;
   UOp* chain_ = nullptr;  // next node in the intern bucket
   mutable std::atomic<int64_t> vmin_{0}, vmax_{0};
+  mutable std::atomic<const std::vector<int64_t>*> shape_{nullptr};
   Arg arg_;
   // followed by nsrc_ UOpRef
 };

@@ -47,31 +47,29 @@ std::vector<int64_t> int_srcs(const UOp* u, size_t first) {
 }
 
 const Shape& ShapeOf::operator()(const UOp* u) {
-  auto it = memo_.find(u);
-  if (it != memo_.end()) return it->second;
+  keep_.push_back(u->ref());
+  if (const Shape* s = u->cached_shape()) return *s;
   // Iterative post-order so long chains do not overflow the stack.
   std::vector<std::pair<const UOp*, bool>> stack{{u, false}};
   while (!stack.empty()) {
     auto [n, ready] = stack.back();
     stack.pop_back();
-    if (memo_.count(n)) continue;
+    if (n->cached_shape()) continue;
     if (!ready) {
       stack.push_back({n, true});
       // Sources of movement ops beyond the first are sizes, not tensors.
       size_t nsrc = is_movement(n->op()) ? 1 : n->nsrcs();
       for (size_t i = 0; i < nsrc; ++i)
-        if (!memo_.count(n->src(i).get())) stack.push_back({n->src(i).get(), false});
+        if (!n->src(i)->cached_shape()) stack.push_back({n->src(i).get(), false});
       continue;
     }
-    Shape s = compute(n);
-    keep_.push_back(n->ref());
-    memo_.emplace(n, std::move(s));
+    n->cache_shape(compute(n));
   }
-  return memo_.at(u);
+  return *u->cached_shape();
 }
 
 Shape ShapeOf::compute(const UOp* u) {
-  auto src_shape = [&](size_t i) -> const Shape& { return memo_.at(u->src(i).get()); };
+  auto src_shape = [&](size_t i) -> const Shape& { return *u->src(i)->cached_shape(); };
   switch (u->op()) {
     case Op::BUFFER:
       return {buffer_count(u)};

@@ -21,7 +21,6 @@
 
 #include <cstdint>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -35,15 +34,17 @@ std::string shape_str(const Shape& s);
 /// Product of the sizes (1 for a scalar).
 int64_t numel(const Shape& s);
 
-/// Shapes of tensor-level nodes, memoised while the object lives (it keeps the nodes alive).
+/// Shapes of tensor-level nodes, each worked out once per node and cached in it (see
+/// UOp::cached_shape); a shape handed out stays valid while the object lives.
 class ShapeOf {
  public:
   const Shape& operator()(const UOp* u);
   const Shape& operator()(const UOpRef& u) { return (*this)(u.get()); }
 
  private:
-  Shape compute(const UOp* u);
-  std::unordered_map<const UOp*, Shape> memo_;
+  static Shape compute(const UOp* u);
+  /// The nodes whose shapes were handed out: a shape lives in its node, and a caller may hold
+  /// the shape of a node only a temporary held.
   std::vector<UOpRef> keep_;
 };
 
