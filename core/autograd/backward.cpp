@@ -1,10 +1,7 @@
 #include "autograd/backward.hpp"
 
 #include "autograd/gradient.hpp"
-#include "ir/graph.hpp"
 #include "tensor/tensor_impl.hpp"
-
-#include <unordered_set>
 
 namespace polygrad::autograd {
 
@@ -59,27 +56,28 @@ void backward(const Tensor& root, const std::optional<Tensor>& root_grad) {
     user_error("backward: the root is " + r.uop->dtype().name() +
                "; only float tensors have gradients");
   UOpRef g = seed("backward", r, root_grad);
-  std::unordered_set<const UOp*> in_graph;
-  for (const UOp* u : toposort(r.uop)) in_graph.insert(u);
-  std::vector<std::shared_ptr<detail::TensorImpl>> leaves;
+  // Every live leaf is a target; those the root does not reach come back without a gradient
+  // (no separate walk of the graph to find which are in it).
+  std::vector<std::shared_ptr<detail::TensorImpl>> leaves = detail::live_grad_leaves();
   std::vector<UOpRef> targets;
-  for (auto& leaf : detail::live_grad_leaves())
-    if (in_graph.count(leaf->uop.get())) {
-      targets.push_back(leaf->uop);
-      leaves.push_back(std::move(leaf));
-    }
-  if (leaves.empty())
+  targets.reserve(leaves.size());
+  for (const auto& leaf : leaves) targets.push_back(leaf->uop);
+  std::vector<UOpRef> grads = autograd::gradient(r.uop, g, targets);
+  bool any = false;
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    if (!grads[i]) continue;
+    any = true;
+    if (leaves[i]->grad && detail::grad_predates_capture(leaves[i]->grad.get()))
+      user_error("backward: a parameter of shape " + lazy::shape_str(leaves[i]->shape) +
+                 " holds a gradient from before the capture began; every run would add that "
+                 "stale value again. Clear gradients (zero_grad) before capturing");
+  }
+  if (!any)
     user_error(std::string("backward: the root ") +
                (lazy::is_realized(r.uop.get())
                     ? "was realised (its values were read) before backward(), so its graph is "
                       "gone: call backward() before item() or to_vector()"
                     : "depends on no tensor that requires grad"));
-  for (size_t i = 0; i < leaves.size(); ++i)
-    if (leaves[i]->grad && detail::grad_predates_capture(leaves[i]->grad.get()))
-      user_error("backward: a parameter of shape " + lazy::shape_str(leaves[i]->shape) +
-                 " holds a gradient from before the capture began; every run would add that "
-                 "stale value again. Clear gradients (zero_grad) before capturing");
-  std::vector<UOpRef> grads = autograd::gradient(r.uop, g, targets);
   for (size_t i = 0; i < leaves.size(); ++i) {
     detail::TensorImpl& leaf = *leaves[i];
     if (!grads[i]) continue;
