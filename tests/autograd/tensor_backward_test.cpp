@@ -62,6 +62,15 @@ TEST(TensorBackward, Errors) {
   EXPECT_NE(non_scalar.find("(2,)"), std::string::npos) << non_scalar;
   std::string unrelated = message([&] { autograd::gradient((x * 2).sum(), {other}); });
   EXPECT_NE(unrelated.find("does not depend on target 0"), std::string::npos) << unrelated;
+  // A root that reaches its leaf only through a comparison has no gradient path: torch raises
+  // ("does not require grad and does not have a grad_fn"), and so does backward, leaving the
+  // leaf's gradient unset.
+  Tensor leaf(std::vector<float>{1, -2});
+  leaf.requires_grad(true);
+  std::string no_path =
+      message([&] { autograd::backward((leaf > 0.0).cast(PG_DTYPE_FLOAT32).sum()); });
+  EXPECT_NE(no_path.find("depends on no tensor that requires grad"), std::string::npos) << no_path;
+  EXPECT_FALSE(leaf.grad());
   std::string null_root = message([&] { autograd::backward(Tensor()); });
   EXPECT_NE(null_root.find("backward"), std::string::npos) << null_root;
 }
