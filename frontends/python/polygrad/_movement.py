@@ -164,27 +164,34 @@ def _host_index(self, idx):
 def _check_realized_index(index, n):
     """An IndexError (torch's) for an entry outside [-n, n) of an index tensor that holds a
     buffer in the cpu's memory: its values are known without running anything. A lazy index's
-    are not (the gather reads 0 for one outside the axis), nor anything while capturing."""
+    are not (the gather reads 0 for one outside the axis), nor anything while capturing.
+    Returns whether every entry is known to be at least 0 (nothing to wrap)."""
     from .capture import is_capturing
     if is_capturing() or not index.is_realized() or not index._device_bytes().startswith(b"cpu"):
-        return
-    _check_bounds(index.numpy(), n)
+        return False
+    return _check_bounds(index.numpy(), n)
 
 
 def _check_bounds(arr, n):
-    """IndexError (torch's) for the first entry of `arr` outside [-n, n)."""
-    bad = (arr < -n) | (arr >= n)
-    if bad.any():
+    """IndexError (torch's) for the first entry of `arr` outside [-n, n); else whether every
+    entry is at least 0."""
+    if arr.size == 0:
+        return True
+    lo, hi = arr.min(), arr.max()
+    if lo < -n or hi >= n:
+        bad = (arr < -n) | (arr >= n)
         raise IndexError(f"index {arr[bad].flat[0]} is out of bounds for axis 0 with size {n}")
+    return bool(lo >= 0)
 
 
 def _take(self, index, wrap=True):
     """self[index] along axis 0 for an int tensor `index`: reshape, expand and gather; with
-    `wrap`, negative entries are wrapped lazily (lt, add, where: their values are not known)."""
+    `wrap`, negative entries are wrapped lazily (lt, add, where), unless the index holds cpu
+    data with none (see _check_realized_index)."""
     if wrap and index.dtype.startswith("int"):
         n = self.shape[0] if self.shape else 0
-        _check_realized_index(index, n)
-        index = (index < 0).where(index + n, index)
+        if not _check_realized_index(index, n):
+            index = (index < 0).where(index + n, index)
     rest = self.shape[1:]
     flat = index.reshape(-1)
     k = flat.shape[0]

@@ -61,6 +61,11 @@ def test_input_index_tensors_outside_the_axis_raise_as_torch(bad):
     np.testing.assert_array_equal(Tensor(w)[computed].numpy(), np.zeros((2, 3)))
     np.testing.assert_array_equal(Tensor(w)[Tensor(np.array([3, -4]), dtype="int32")].numpy(),
                                   w[[3, -4]])
+    # Data with no negative entry is taken as it is; a computed index is wrapped as it runs.
+    np.testing.assert_array_equal(Tensor(w)[Tensor(np.array([3, 0, 3]), dtype="int32")].numpy(),
+                                  w[[3, 0, 3]])
+    np.testing.assert_array_equal(Tensor(w)[Tensor(np.array([1, 2]), dtype="int32") - 3].numpy(),
+                                  w[[-2, -1]])
 
 
 def test_input_indices_are_not_read_while_capturing():
