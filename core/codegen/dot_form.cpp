@@ -5,6 +5,9 @@
 #include "codegen/rebuild.hpp"
 #include "codegen/upcast_parts.hpp"
 #include "ir/error.hpp"
+#include "ir/graph.hpp"
+
+#include <unordered_map>
 
 namespace polygrad::codegen::upcast {
 
@@ -26,6 +29,34 @@ int64_t dot_lanes(const UOpRef& sink, const UOp* red, const Target& target) {
   if (const int64_t full = vector_lanes(target, elem); w < full && ek >= 2 * full) w = full;
   if (w < 2 || ek < 2 * w || !vectorizable(sink, k, w)) return 0;
   return w;
+}
+
+/// A vector REDUCE's lane sum, left to sum_lanes_together: a GEP of no lane, which nothing else
+/// builds.
+UOpRef pending_sum(const UOpRef& v) {
+  return UOp::make(Op::GEP, v->dtype().scalar_type(), {v}, std::vector<int64_t>{-1});
+}
+
+/// `sink` with the lane sums pending_sum left worked out together (lane_sums), per vector
+/// dtype, in the order the stores reach them (a row block's columns side by side).
+UOpRef sum_lanes_together(const UOpRef& sink) {
+  std::vector<std::pair<DType, std::vector<const UOp*>>> groups;
+  for (const UOp* u : toposort(sink)) {
+    if (u->op() != Op::GEP || u->arg_ints() != std::vector<int64_t>{-1}) continue;
+    const DType t = u->src(0)->dtype();
+    auto g =
+        std::find_if(groups.begin(), groups.end(), [&](const auto& e) { return e.first == t; });
+    if (g == groups.end()) g = groups.insert(groups.end(), {t, {}});
+    g->second.push_back(u);
+  }
+  std::unordered_map<const UOp*, UOpRef> sums;
+  for (const auto& [t, pending] : groups) {
+    std::vector<UOpRef> vs;
+    for (const UOp* p : pending) vs.push_back(p->src(0));
+    const std::vector<UOpRef> s = lane_sums(vs);
+    for (size_t i = 0; i < pending.size(); ++i) sums.emplace(pending[i], s[i]);
+  }
+  return sums.empty() ? sink : substitute(sink, sums);
 }
 
 }  // namespace
@@ -187,7 +218,8 @@ UOpRef apply_dot(const UOpRef& sink, const UpcastPlan& plan) {
       else if (g)
         srcs.push_back(g);
     srcs.push_back(kv);
-    UOpRef sum = lane_sum(UOp::make(Op::REDUCE, vt, srcs, n->arg()));
+    // (Its lanes are summed below, with the other stores' sums.)
+    UOpRef sum = pending_sum(UOp::make(Op::REDUCE, vt, srcs, n->arg()));
     if (rest == 0) return sum;
     const UOpRef kr = range(const_int(dtypes::index, rest), top + 4 + static_cast<int64_t>(at));
     srcs[0] = substitute_range(n->src(0), k, kr + (ek - rest));
@@ -208,7 +240,7 @@ UOpRef apply_dot(const UOpRef& sink, const UpcastPlan& plan) {
       for (int c = 0; c < plan.cols; ++c)
         stores.push_back(gated_store(sliced(js.copy(row, c)), both(is.gate(r), js.gate(c))));
     }
-  return UOp::make(Op::SINK, sink->dtype(), stores, sink->arg());
+  return sum_lanes_together(UOp::make(Op::SINK, sink->dtype(), stores, sink->arg()));
 }
 
 }  // namespace polygrad::codegen::upcast

@@ -1,5 +1,6 @@
 // Pieces the output-upcasting passes share (see upcast_parts.hpp).
 #include "codegen/upcast_parts.hpp"
+#include "ir/error.hpp"
 
 #include <algorithm>
 
@@ -148,26 +149,74 @@ UOpRef gated_store(const UOpRef& st, const UOpRef& gate) {
   return UOp::make(Op::STORE, st->dtype(), {st->src(0), st->src(1), gate});
 }
 
-UOpRef lane_sum(UOpRef v) {
-  const DType t = v->dtype().scalar_type();
-  auto lane = [&](const UOpRef& x, int l) {
-    return UOp::make(Op::GEP, t, {x}, std::vector<int64_t>{l});
-  };
-  int n = v->dtype().lanes();
-  while (n > 1 && n % 2 == 0) {
-    const int half = n / 2;
-    if (half == 1) return lane(v, 0) + lane(v, 1);
-    std::vector<UOpRef> lo, hi;
-    for (int l = 0; l < half; ++l) {
-      lo.push_back(lane(v, l));
-      hi.push_back(lane(v, half + l));
-    }
-    v = UOp::make(Op::VECTORIZE, t.vec(half), lo) + UOp::make(Op::VECTORIZE, t.vec(half), hi);
-    n = half;
+namespace {
+
+/// A vector whose lanes are `ids.size()` groups of `span` lanes; group g's lanes add up to the
+/// sum of vector ids[g] of lane_sums' input.
+struct Folding {
+  UOpRef v;
+  int span;
+  std::vector<size_t> ids;
+};
+
+UOpRef gep(const UOpRef& x, int l) {
+  return UOp::make(Op::GEP, x->dtype().scalar_type(), {x}, std::vector<int64_t>{l});
+}
+
+/// The first (`second` false) or second halves of each group of every folding of `fs`, one
+/// after another, as one vector (a scalar when that is one lane).
+UOpRef halves(const std::vector<const Folding*>& fs, bool second) {
+  std::vector<UOpRef> lanes;
+  for (const Folding* f : fs) {
+    const int half = f->span / 2;
+    for (size_t g = 0; g < f->ids.size(); ++g)
+      for (int l = 0; l < half; ++l)
+        lanes.push_back(gep(f->v, static_cast<int>(g) * f->span + (second ? half : 0) + l));
   }
-  UOpRef sum = lane(v, 0);
-  for (int l = 1; l < n; ++l) sum = sum + lane(v, l);
-  return sum;
+  if (lanes.size() == 1) return lanes[0];
+  const DType t = fs[0]->v->dtype().scalar_type().vec(static_cast<int>(lanes.size()));
+  return UOp::make(Op::VECTORIZE, t, lanes);
+}
+
+}  // namespace
+
+std::vector<UOpRef> lane_sums(const std::vector<UOpRef>& vs) {
+  std::vector<Folding> items;
+  for (size_t i = 0; i < vs.size(); ++i) {
+    const int n = vs[i]->dtype().lanes();
+    if (n < 2 || (n & (n - 1)) != 0 || vs[i]->dtype() != vs[0]->dtype())
+      ir_error("codegen: lane sums of a " + vs[i]->dtype().name() +
+               " (a power of two of lanes, all alike, expected)");
+    items.push_back({vs[i], n, {i}});
+  }
+  // Each round halves every group: two foldings of the same shape side by side (their lanes
+  // stay as many), or one alone (it narrows).
+  for (bool folding = true; folding;) {
+    folding = false;
+    std::vector<Folding> next;
+    for (size_t i = 0; i < items.size(); ++i) {
+      const Folding& a = items[i];
+      if (a.span == 1) {
+        next.push_back(a);
+        continue;
+      }
+      folding = true;
+      std::vector<const Folding*> fs{&a};
+      if (i + 1 < items.size() && items[i + 1].span == a.span &&
+          items[i + 1].ids.size() == a.ids.size())
+        fs.push_back(&items[++i]);
+      Folding f{halves(fs, false) + halves(fs, true), a.span / 2, {}};
+      for (const Folding* x : fs) f.ids.insert(f.ids.end(), x->ids.begin(), x->ids.end());
+      next.push_back(std::move(f));
+    }
+    items = std::move(next);
+  }
+  std::vector<UOpRef> out(vs.size());
+  for (const Folding& f : items)
+    for (size_t g = 0; g < f.ids.size(); ++g)
+      out[f.ids[g]] =
+          f.ids.size() == 1 && f.v->dtype().lanes() == 1 ? f.v : gep(f.v, static_cast<int>(g));
+  return out;
 }
 
 int64_t top_range_id(const UOpRef& sink) {

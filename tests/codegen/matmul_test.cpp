@@ -73,6 +73,31 @@ TEST(Matmul, DotFormPlanVectorisesTheReduceRange) {
   EXPECT_EQ(vector_loads, p.rows + p.cols) << c.source;
 }
 
+// The dot form's accumulators are lane-summed together (upcast::lane_sums): pairs of vectors
+// fold into one of as many lanes until each lane is one accumulator's sum. With 4 x 4
+// accumulators of 16 lanes that is 15 full-width adds and no narrower vector add (one at a
+// time: 4 adds each, of 8, 4, 2 and 1 lanes). Values on the host's target and on AVX2's (3 x 3
+// accumulators of 8 lanes: folds in pairs and alone), against plain C++.
+TEST(Matmul, DotFormSumsTheAccumulatorsLanesTogether) {
+  const polygrad::codegen::Target host = cpu_target(), avx2 = avx2_target();
+  for (const polygrad::codegen::Target* t : {&host, &avx2})
+    for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{
+             {64, 8, 128}, {9, 9, 64}, {5, 7, 48}, {1, 16, 32}, {13, 6, 1000}})
+      check_matmul(m, n, k, true, t);
+  const int w = static_cast<int>(
+      std::min<uint32_t>(host.caps.vector_width_bytes / 4, host.caps.max_vector_lanes));
+  if (w != 16) GTEST_SKIP() << "the count below is for 16 float lanes";
+  Compiled c = compile(matmul_nt_ast(64, 8, 8 * w));
+  int full = 0, narrower = 0;
+  for (const pg_instruction& in : c.kernel.instructions) {
+    if (in.op != PG_OP_ADD || in.dtype != PG_DTYPE_FLOAT32) continue;
+    full += in.vcount == w;
+    narrower += in.vcount > 1 && in.vcount < w;
+  }
+  EXPECT_EQ(full, 15) << c.source;
+  EXPECT_EQ(narrower, 0) << c.source;
+}
+
 // Two matmuls summed in one kernel, x @ wi.T + h @ wh.T (an RNN step), each over its own k:
 // the dot form vectorises both reduce loops (one with a scalar rest). Values against plain C++.
 TEST(Matmul, DotFormOverTwoReducesOfTheirOwnRanges) {
