@@ -8,6 +8,7 @@
 #include "ir/graph.hpp"
 
 #include <unordered_map>
+#include <unordered_set>
 
 namespace polygrad::codegen::upcast {
 
@@ -37,26 +38,40 @@ UOpRef pending_sum(const UOpRef& v) {
   return UOp::make(Op::GEP, v->dtype().scalar_type(), {v}, std::vector<int64_t>{-1});
 }
 
+/// Whether `u` is a lane sum pending_sum left.
+bool is_pending(const UOp* u) {
+  return u->op() == Op::GEP && u->arg_ints() == std::vector<int64_t>{-1};
+}
+
 /// `sink` with the lane sums pending_sum left worked out together (lane_sums), per vector
-/// dtype, in the order the stores reach them (a row block's columns side by side).
-UOpRef sum_lanes_together(const UOpRef& sink) {
-  std::vector<std::pair<DType, std::vector<const UOp*>>> groups;
-  for (const UOp* u : toposort(sink)) {
-    if (u->op() != Op::GEP || u->arg_ints() != std::vector<int64_t>{-1}) continue;
-    const DType t = u->src(0)->dtype();
-    auto g =
-        std::find_if(groups.begin(), groups.end(), [&](const auto& e) { return e.first == t; });
-    if (g == groups.end()) g = groups.insert(groups.end(), {t, {}});
-    g->second.push_back(u);
+/// dtype, in the order the stores reach them (a row block's columns side by side). A sum whose
+/// vector depends on another pending sum waits for a later round, after that one.
+UOpRef sum_lanes_together(UOpRef sink) {
+  for (;;) {
+    std::vector<std::pair<DType, std::vector<const UOp*>>> groups;
+    std::unordered_set<const UOp*> waits;  // nodes that depend on a pending sum
+    for (const UOp* u : toposort(sink)) {
+      bool depends = false;
+      for (const UOpRef& src : u->srcs())
+        depends = depends || is_pending(src.get()) || waits.count(src.get()) != 0;
+      if (depends) waits.insert(u);
+      if (!is_pending(u) || depends) continue;
+      const DType t = u->src(0)->dtype();
+      auto g =
+          std::find_if(groups.begin(), groups.end(), [&](const auto& e) { return e.first == t; });
+      if (g == groups.end()) g = groups.insert(groups.end(), {t, {}});
+      g->second.push_back(u);
+    }
+    if (groups.empty()) return sink;
+    std::unordered_map<const UOp*, UOpRef> sums;
+    for (const auto& [t, pending] : groups) {
+      std::vector<UOpRef> vs;
+      for (const UOp* p : pending) vs.push_back(p->src(0));
+      const std::vector<UOpRef> s = lane_sums(vs);
+      for (size_t i = 0; i < pending.size(); ++i) sums.emplace(pending[i], s[i]);
+    }
+    sink = substitute(sink, sums);
   }
-  std::unordered_map<const UOp*, UOpRef> sums;
-  for (const auto& [t, pending] : groups) {
-    std::vector<UOpRef> vs;
-    for (const UOp* p : pending) vs.push_back(p->src(0));
-    const std::vector<UOpRef> s = lane_sums(vs);
-    for (size_t i = 0; i < pending.size(); ++i) sums.emplace(pending[i], s[i]);
-  }
-  return sums.empty() ? sink : substitute(sink, sums);
 }
 
 }  // namespace

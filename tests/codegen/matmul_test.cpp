@@ -132,6 +132,35 @@ TEST(Matmul, DotFormOverTwoReducesOfTheirOwnRanges) {
   EXPECT_EQ(bufs[0].as<float>(), want);
 }
 
+// A sum inside another's terms, both over ranges of their own and both depending on the
+// output column: out[i, j] = sum_q x[i, q] * (w[j, q] * sum_k c[j, k]). The inner sums' lanes
+// are summed first, then the outer ones' (each round jointly). Values against plain C++.
+TEST(Matmul, DotFormSumsNestedReducesLanesInTurn) {
+  const int64_t m = 8, n = 8, kq = 64, kc = 48;
+  UOpRef i = range(idx(m), 0), j = range(idx(n), 1), q = range(idx(kq), 2), k = range(idx(kc), 3);
+  UOpRef o = global(0, dtypes::float32), x = global(1, dtypes::float32);
+  UOpRef w = global(2, dtypes::float32), c = global(3, dtypes::float32);
+  const UOpRef inner = reduce(Op::ADD, load(c, j * kc + k), {k});
+  const UOpRef ast = sink({store(
+      o, i * n + j, reduce(Op::ADD, load(x, i * kq + q) * (load(w, j * kq + q) * inner), {q}))});
+  const polygrad::codegen::UpcastPlan p = polygrad::codegen::choose_upcast(ast, cpu_target());
+  if (p.dot_ks.size() != 2u) GTEST_SKIP() << "not planned as a dot form of two reduces here";
+  std::vector<float> xv = exact_ints(m * kq, 5), wv = exact_ints(n * kq, 6),
+                     cv = exact_ints(n * kc, 7);
+  std::vector<float> want(static_cast<size_t>(m * n), 0.0f);
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t col = 0; col < n; ++col) {
+      float s = 0, a = 0;
+      for (int64_t t = 0; t < kc; ++t) s += cv[col * kc + t];
+      for (int64_t t = 0; t < kq; ++t) a += xv[r * kq + t] * (wv[col * kq + t] * s);
+      want[r * n + col] = a;
+    }
+  std::vector<HostBuf> bufs{HostBuf::zeros<float>(m * n), HostBuf::of(xv), HostBuf::of(wv),
+                            HostBuf::of(cv)};
+  run(compile(ast), bufs);
+  EXPECT_EQ(bufs[0].as<float>(), want);
+}
+
 // Two REDUCEs free of the output column (a layernorm's row mean and mean square): no dot form.
 TEST(Matmul, RowStatisticsAreNotADotForm) {
   const int64_t m = 8, n = 769;
