@@ -38,12 +38,13 @@ BATCH_SEEDS = [
 # Seeds (any mode) that failed while the fuzzer ran, each from a bug since fixed: a max over a
 # reduce losing its gradient, realize_all handing a root's memory to an intermediate, NaN
 # gradients of saturated activations and of std at zero variance, a size variable that only a
-# stashed value used (910723: the linearizer gave it no parameter slot).
+# stashed value used (910723: the linearizer gave it no parameter slot), a dot form's lane sum
+# inside another's terms folded with it (970203, 970244: a variance's sum inside a linear's).
 FOUND_SEEDS = [
     61, 73, 142, 209, 270, 326, 417, 431, 458, 474, 817, 881, 902, 1039, 1061, 1263, 1323, 1447,
     1472, 1524, 1689, 1741, 1758, 1847, 1955, 2005, 2137, 2227, 2348, 2589, 2692, 2988, 3128,
     3210, 3412, 3527, 3849, 3991, 4099, 4118, 4125, 4201, 4457, 4578, 4828, 5035, 5136, 5481,
-    6332, 6375, 6469, 6525, 6735, 6801, 7058, 7285,
+    6332, 6375, 6469, 6525, 6735, 6801, 7058, 7285, 970203, 970244,
 ]
 FOUND_BATCH_SEEDS = [10080, 10254, 10813, 11192, 12116, 12776, 910723]
 
