@@ -93,7 +93,8 @@ ObjectCache::Key ObjectCache::key(const std::string& source, const std::string& 
                                   const CompileOptions& options) {
   std::string material = "polygrad cpu_clang ";
   material += kVersion;
-  material += '\0' + compiler_identity() + '\0' + options.cpu->triple + '\0' + options.cpu->cpu;
+  material +=
+      '\0' + compiler_identity(*options.cpu) + '\0' + options.cpu->triple + '\0' + options.cpu->cpu;
   for (const std::string& f : options.cpu->features) material += ' ' + f;
   // '\0' as a char: inside a string literal it would end the literal.
   material += '\0';

@@ -39,12 +39,22 @@ const std::vector<std::string>& fixed_flags() {
   return flags;
 }
 
+/// LLVM prefers 256-bit vectors on AVX-512 hosts (Sapphire Rapids among them) where the host's
+/// codegen plans 16-lane loops: then the loop vectoriser is told to use 512 bits. On a Sapphire
+/// Rapids host, 2 threads: softmax 4096^2 9.1-9.3 -> 7.9-8.7 ms; a (512, 2048) cross-entropy's
+/// gradient kernel 490 -> 382 us.
+std::vector<std::string> width_flags(const HostCpu& cpu) {
+  if (cpu.vector_width_bytes >= 64) return {"-mprefer-vector-width=512"};
+  return {};
+}
+
 std::vector<std::string> cc1_args(const CompileOptions& options, bool slp) {
   std::vector<std::string> args = {"-triple", options.cpu->triple, "-target-cpu", options.cpu->cpu};
   for (const std::string& f : options.cpu->features) {
     args.push_back("-target-feature");
     args.push_back(f);
   }
+  for (const std::string& f : width_flags(*options.cpu)) args.push_back(f);
   args.push_back("-O" + std::to_string(options.opt_level));
   if (options.opt_level >= 2) {
     args.push_back("-vectorize-loops");
@@ -72,9 +82,10 @@ void ensure_llvm_initialized() {
   });
 }
 
-std::string compiler_identity() {
+std::string compiler_identity(const HostCpu& cpu) {
   std::string id = "clang-libs " LLVM_VERSION_STRING;
   for (const std::string& f : fixed_flags()) id += " " + f;
+  for (const std::string& f : width_flags(cpu)) id += " " + f;
   return id;
 }
 

@@ -59,8 +59,8 @@ struct CompileOptions {
   int opt_level = 2;
   const HostCpu* cpu = nullptr;
 };
-/// Text naming the compiler and its fixed flags (LLVM version included), for cache keys.
-std::string compiler_identity();
+/// Text naming the compiler and its flags for `cpu` (LLVM version included), for cache keys.
+std::string compiler_identity(const HostCpu& cpu);
 /// Compile C `source` to a native relocatable object in memory with clang's libraries.
 /// Throws Error(PG_ERR_COMPILE) with the first diagnostics when it does not compile.
 std::vector<char> compile_c(const std::string& source, const std::string& entry,
