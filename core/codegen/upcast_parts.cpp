@@ -1,6 +1,5 @@
 // Pieces the output-upcasting passes share (see upcast_parts.hpp).
 #include "codegen/upcast_parts.hpp"
-#include "ir/error.hpp"
 
 #include <algorithm>
 
@@ -178,16 +177,32 @@ UOpRef halves(const std::vector<const Folding*>& fs, bool second) {
   return UOp::make(Op::VECTORIZE, t, lanes);
 }
 
+/// The sum of the lanes of `v` alone: halves added while the lanes are even, then the rest
+/// one by one (a target may declare widths that are no power of two).
+UOpRef lane_sum_alone(UOpRef v) {
+  int n = v->dtype().lanes();
+  while (n > 1 && n % 2 == 0) {
+    const Folding f{v, n, {0}};
+    v = halves({&f}, false) + halves({&f}, true);
+    n /= 2;
+  }
+  if (n == 1) return v;
+  UOpRef sum = gep(v, 0);
+  for (int l = 1; l < n; ++l) sum = sum + gep(v, l);
+  return sum;
+}
+
 }  // namespace
 
 std::vector<UOpRef> lane_sums(const std::vector<UOpRef>& vs) {
+  std::vector<UOpRef> out(vs.size());
   std::vector<Folding> items;
   for (size_t i = 0; i < vs.size(); ++i) {
     const int n = vs[i]->dtype().lanes();
-    if (n < 2 || (n & (n - 1)) != 0 || vs[i]->dtype() != vs[0]->dtype())
-      ir_error("codegen: lane sums of a " + vs[i]->dtype().name() +
-               " (a power of two of lanes, all alike, expected)");
-    items.push_back({vs[i], n, {i}});
+    if (n >= 2 && (n & (n - 1)) == 0 && vs[i]->dtype() == vs[0]->dtype())
+      items.push_back({vs[i], n, {i}});
+    else
+      out[i] = lane_sum_alone(vs[i]);
   }
   // Each round halves every group: two foldings of the same shape side by side (their lanes
   // stay as many), or one alone (it narrows).
@@ -211,7 +226,6 @@ std::vector<UOpRef> lane_sums(const std::vector<UOpRef>& vs) {
     }
     items = std::move(next);
   }
-  std::vector<UOpRef> out(vs.size());
   for (const Folding& f : items)
     for (size_t g = 0; g < f.ids.size(); ++g)
       out[f.ids[g]] =

@@ -107,12 +107,12 @@ UOpRef both(const UOpRef& a, const UOpRef& b);
 /// `st` with its value stored only where `gate` holds (unchanged for a null gate).
 UOpRef gated_store(const UOpRef& st, const UOpRef& gate);
 
-/// The sums of the lanes of each of the vectors `vs` (alike, a power of two of lanes), worked
-/// out together: two vectors fold into one of as many lanes, each one's halves added side by
-/// side, until every lane is one vector's sum. 16 vectors of 16 lanes end in one vector of
-/// their 16 sums after 15 adds of two shuffles each; one at a time they took 4 adds each, and
-/// twice the shuffles. One vector alone folds into its halves (log2(W) adds). One scalar per
-/// vector, in order.
+/// The sums of the lanes of each of the vectors `vs`, worked out together: two vectors fold
+/// into one of as many lanes, each one's halves added side by side, until every lane is one
+/// vector's sum. 16 vectors of 16 lanes end in one vector of their 16 sums after 15 adds of two
+/// shuffles each; one at a time they took 4 adds each, and twice the shuffles. Vectors of the
+/// first one's dtype with a power of two of lanes fold together; any other is summed alone, by
+/// halves while its lanes are even. One scalar per vector, in order.
 std::vector<UOpRef> lane_sums(const std::vector<UOpRef>& vs);
 
 /// The largest RANGE id in `sink`: new loops take ids above it.

@@ -84,6 +84,15 @@ TEST(Matmul, DotFormSumsTheAccumulatorsLanesTogether) {
     for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{
              {64, 8, 128}, {9, 9, 64}, {5, 7, 48}, {1, 16, 32}, {13, 6, 1000}})
       check_matmul(m, n, k, true, t);
+  // A target whose widest vector is 12 lanes (no power of two): each accumulator is summed
+  // alone, 12 -> 6 -> 3 lanes, then one by one.
+  polygrad::codegen::Target twelve = host;
+  twelve.caps.max_vector_lanes = 12;
+  if (host.caps.vector_width_bytes >= 48) {
+    const UOpRef nt = matmul_nt_ast(16, 8, 96);
+    EXPECT_EQ(polygrad::codegen::choose_upcast(nt, twelve).lanes, 12);
+    check_matmul(16, 8, 96, true, &twelve);
+  }
   const int w = static_cast<int>(
       std::min<uint32_t>(host.caps.vector_width_bytes / 4, host.caps.max_vector_lanes));
   if (w != 16) GTEST_SKIP() << "the count below is for 16 float lanes";
