@@ -79,19 +79,17 @@ std::vector<const UOp*> batch_ranges(const std::vector<const UOp*>& order,
 int64_t symbolic_reduces(UOpRef& ast, const std::vector<UOpRef>& buffers, VarValues& vars) {
   const std::vector<const UOp*> order = toposort(ast);
   std::unordered_map<const UOp*, UOpRef> subs;
-  std::unordered_map<int64_t, UOpRef> by_value = vars_by_value(order, vars);  // and made here
   int64_t batch = 0;
+  // Each range its own variable, whatever its value: a batch that happens to equal another
+  // extent (the output rows of a weight gradient, 32 hidden units at batch 32) would otherwise
+  // share that extent's variable at that size only, and its kernel compile once more.
   for (const UOp* r : batch_ranges(order, buffers)) {
     const int64_t n = r->src(0)->arg_int();
     if (batch == 0) batch = n;
-    UOpRef& var = by_value[n];
-    if (!var) {
-      std::string name = "n";  // (not "n" + ...: GCC 12 warns -Wrestrict on that)
-      name += std::to_string(vars.size());
-      var = define_var(name, 1, INT32_MAX);
-      vars.emplace_back(name, n);
-    }
-    subs.emplace(r, range(var, r->arg_int()));
+    std::string name = "n";  // (not "n" + ...: GCC 12 warns -Wrestrict on that)
+    name += std::to_string(vars.size());
+    vars.emplace_back(name, n);
+    subs.emplace(r, range(define_var(name, 1, INT32_MAX), r->arg_int()));
   }
   if (!subs.empty()) ast = substitute(ast, subs);
   return batch;

@@ -17,8 +17,8 @@ using VarValues = std::vector<std::pair<std::string, int64_t>>;
 /// Every reduce RANGE of `ast` whose extent n is the outermost axis of each buffer it walks
 /// (every INDEX it moves is affine in it with a coefficient c, c * n being the buffer's element
 /// count: the batch of a weight gradient, of a bias gradient, of a mean loss) runs to a
-/// variable instead, appended to `vars` with the value n, or to the variable already in `vars`
-/// with that value (the launch variable n0 of a kernel whose output rows are the same batch).
+/// variable of its own instead, appended to `vars` with the value n (never one already there
+/// because its value is n: that value may be another extent's only at this batch size).
 /// The codegen still splits such a reduce into vector lanes (with a scalar tail); it only
 /// gives up the k slices of a matmul (see optimize.hpp). `buffers` are the kernel's slots.
 /// Returns the first such n (the batch a weight gradient reduces over), or 0 when none.
