@@ -147,6 +147,14 @@ TEST(SymbolicBatch, ABatchEqualToALayerWidthSharesTheKernels) {
       << "a batch equal to a layer width compiled a kernel";
 }
 
+// The mean loss over more rows than one thread should sum (the rows' cross-entropies realised
+// first, then summed) makes the same kernels at every such batch size: blocks chosen by the
+// divisors of the row count made new ones at 1500 and 1366 beside 2048.
+TEST(SymbolicBatch, LongMeanLossesShareTheirKernels) {
+  EXPECT_EQ(compiles_after_first(96, 24, 10, {2048, 1500, 1366, 3000, 9}), 0u)
+      << "a new batch size compiled a kernel";
+}
+
 // A (batch, seq, d) tensor's row-wise kernels run over batch * seq rows when every index walks
 // them as one (KernelBuilder::merge_leading_ranges), so the sequence length is a launch
 // variable too: linear -> layernorm -> gelu -> linear -> softmax over five sequence lengths
