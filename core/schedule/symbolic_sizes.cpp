@@ -99,12 +99,39 @@ bool reduces_over_batch(const UOpRef& ast, const std::vector<UOpRef>& buffers) {
   return !batch_ranges(toposort(ast), buffers).empty();
 }
 
+namespace {
+
+/// The REDUCE that the count cast `u` divides, when the kernel reads it so (a mean's
+/// sum * 1/float(n), a variance's sum / float(n)): the other operand of the MUL by u's RECIP, or
+/// of the FDIV by u. Null otherwise (a mean's gradient scales by the count with no sum).
+const UOp* divided_reduce(const UOp* u,
+                          const std::unordered_multimap<const UOp*, const UOp*>& users) {
+  const UOp* by = u;
+  auto recip = users.equal_range(u);
+  for (auto it = recip.first; it != recip.second; ++it)
+    if (it->second->op() == Op::RECIP) by = it->second;
+  auto range = users.equal_range(by);
+  for (auto it = range.first; it != range.second; ++it) {
+    const UOp* m = it->second;
+    const bool divides = (by != u && m->op() == Op::MUL) || (by == u && m->op() == Op::FDIV);
+    if (!divides) continue;
+    for (const UOpRef& s : m->srcs())
+      if (s.get() != by && s->op() == Op::REDUCE) return s.get();
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 void symbolic_counts(UOpRef& ast, const VarValues& vars) {
   if (vars.empty()) return;
   const std::vector<const UOp*> order = toposort(ast);
   std::set<int64_t> other{1};  // 1 and the constant extents: a mean over (batch, q)
-  for (const UOp* u : order)
+  std::unordered_multimap<const UOp*, const UOp*> users;
+  for (const UOp* u : order) {
     if (u->op() == Op::RANGE && u->src(0)->op() == Op::CONST) other.insert(u->src(0)->arg_int());
+    for (const UOpRef& s : u->srcs()) users.emplace(s.get(), u);
+  }
   const std::unordered_map<int64_t, UOpRef> by_value = vars_by_value(order, vars);
   std::unordered_map<const UOp*, UOpRef> subs;
   for (const UOp* u : order) {
@@ -112,6 +139,19 @@ void symbolic_counts(UOpRef& ast, const VarValues& vars) {
     const UOp* k = u->src(0).get();
     if (k->op() != Op::CONST || !std::holds_alternative<int64_t>(k->arg())) continue;
     const int64_t count = k->arg_int();
+    // A count that divides a sum over constant ranges only, as many terms as it counts (a
+    // layernorm's mean over the features), is that sum's size and stays: a batch of the same
+    // value would otherwise take it, at that batch size only.
+    if (const UOp* red = divided_reduce(u, users)) {
+      int64_t terms = 1;
+      bool constant = true;
+      for (size_t i = 1; i < red->nsrcs(); ++i) {
+        const UOp* extent = red->src(i)->src(0).get();
+        constant = constant && extent->op() == Op::CONST;
+        if (extent->op() == Op::CONST) terms *= extent->arg_int();
+      }
+      if (constant && terms == count) continue;
+    }
     for (const auto& [name, n] : vars) {  // in order: the first match, every time
       auto var = by_value.find(n);
       if (n < 2 || count < n || count % n != 0 || !other.count(count / n) || var == by_value.end())

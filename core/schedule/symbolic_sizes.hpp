@@ -31,7 +31,8 @@ bool reduces_over_batch(const UOpRef& ast, const std::vector<UOpRef>& buffers);
 /// the value n of a variable in `vars` and q 1 or a constant extent of the kernel (a mean over
 /// the batch, over (batch, outputs)), becomes the variable (times q) cast to that float, so
 /// kernels of different batch sizes are one. Only such casts: a float constant (0.5, a learning
-/// rate) is never read as a size.
+/// rate) is never read as a size, nor a count that divides a sum over constant ranges and is
+/// their size (a layernorm's mean over its features when the batch has the same value).
 void symbolic_counts(UOpRef& ast, const VarValues& vars);
 
 }  // namespace polygrad::schedule

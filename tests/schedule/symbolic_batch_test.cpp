@@ -377,6 +377,36 @@ TEST(SymbolicBatch, FlatBlockCountsAreNoSizes) {
 // Batch-norm statistics: the mean and the variances over the batch divide by n and by n - 1
 // (Tensor::var's max(0, n - correction)), integer counts taken from the batch at launch, so
 // five batch sizes compile once. Values against double.
+// A row's layernorm and variance over 32 features divide by 32, a sum's size over a constant
+// range: at batch 32 that count stayed a constant instead of becoming the batch's variable,
+// which made other kernels at that batch size only. Values against double.
+TEST(SymbolicBatch, ARowCountEqualToTheBatchStaysTheRowsSize) {
+  constexpr int64_t c = 32;
+  size_t compiled = 0;
+  for (int64_t n : {5, 32, 7, 64}) {
+    const std::vector<float> xv = uniform(static_cast<size_t>(n * c), static_cast<unsigned>(n));
+    Tensor x(xv, {n, c});
+    Tensor norm = x.layernorm(), var = x.var(1);
+    std::vector<Tensor> outs{norm, var};
+    Tensor::realize_all(outs);
+    const std::vector<float> z = norm.to_vector<float>(), v = var.to_vector<float>();
+    for (int64_t i = 0; i < n; ++i) {
+      double sum = 0, ss = 0;
+      for (int64_t j = 0; j < c; ++j) sum += xv[static_cast<size_t>(i * c + j)];
+      const double mu = sum / double(c);
+      for (int64_t j = 0; j < c; ++j) ss += std::pow(xv[static_cast<size_t>(i * c + j)] - mu, 2);
+      EXPECT_NEAR(v[static_cast<size_t>(i)], ss / double(c - 1), 1e-5) << "batch " << n;
+      for (int64_t j = 0; j < c; ++j) {
+        const auto k = static_cast<size_t>(i * c + j);
+        EXPECT_NEAR(z[k], (xv[k] - mu) / std::sqrt(ss / double(c) + 1e-5), 1e-4)
+            << "batch " << n << " element " << k;
+      }
+    }
+    if (n == 5) compiled = runtime::compiled_kernel_count();
+  }
+  EXPECT_EQ(runtime::compiled_kernel_count(), compiled) << "a batch of 32 compiled a kernel";
+}
+
 TEST(SymbolicBatch, BatchStatisticsTakeTheirCountsAtLaunch) {
   constexpr int64_t c = 12;
   size_t compiled = 0;
