@@ -182,12 +182,11 @@ Tensor Tensor::cross_entropy(const Tensor& target, int64_t axis, double label_sm
     // Class targets: logsumexp(x) - x[class] per position, the class's logit picked by a
     // select (not a product, and no sum of one-hot terms in the gradient: its gradient is
     // softmax(x) - one_hot, one pass over the classes after the softmax's). 0 where ignored.
-    loss = kept.where(detail::widened(detail::to_float(*this),
-                                      [&](const Tensor& x) {
-                                        Tensor s = x - detail::reduce_max(x, {a}, true).detach();
-                                        return s.exp().sum(a).log() - hot.where(s, 0.0).sum(a);
-                                      }),
-                      0.0);
+    Tensor picked = detail::widened(detail::to_float(*this), [&](const Tensor& x) {
+      Tensor s = x - detail::reduce_max(x, {a}, true).detach();  // (as in log_softmax)
+      return s.exp().sum(a).log() - hot.where(s, 0.0).sum(a);
+    });
+    loss = kept.where(picked, 0.0);
   } else {
     if (hot.defined()) probs = hot.cast(detail::to_float(*this).dtype());
     if (label_smoothing != 0.0)
