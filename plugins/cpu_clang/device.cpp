@@ -250,9 +250,9 @@ void CpuDevice::launch(pg_program_t handle, const pg_launch_args& args) {
 }
 
 double CpuDevice::launch_timed(pg_program_t program, const pg_launch_args& args) {
-  auto start = std::chrono::steady_clock::now();
+  const auto start = Clock::now();
   launch(program, args);
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return ns_since(start) * 1e-9;
 }
 
 }  // namespace polygrad::cpu_clang
