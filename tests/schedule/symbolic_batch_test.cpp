@@ -20,6 +20,20 @@ std::vector<float> uniform(size_t n, unsigned seed, float lo = -1, float hi = 1)
   return testgraph::random_floats(n, seed, lo, hi);
 }
 
+/// The mean of `count` values of `v` from `first`, `stride` apart, and their sum of squared
+/// deviations from it, in double.
+struct Moments {
+  double mean, squares;
+};
+Moments moments(const std::vector<float>& v, int64_t first, int64_t stride, int64_t count) {
+  auto at = [&](int64_t i) { return double{v[static_cast<size_t>(first + i * stride)]}; };
+  double sum = 0, ss = 0;
+  for (int64_t i = 0; i < count; ++i) sum += at(i);
+  const double mean = sum / double(count);
+  for (int64_t i = 0; i < count; ++i) ss += (at(i) - mean) * (at(i) - mean);
+  return {mean, ss};
+}
+
 /// A two-layer perceptron (in -> hidden, relu, -> out) in double, trained by SGD on a mean
 /// cross-entropy: the reference for the polygrad step below.
 struct Mlp {
@@ -391,10 +405,7 @@ TEST(SymbolicBatch, ARowCountEqualToTheBatchStaysTheRowsSize) {
     Tensor::realize_all(outs);
     const std::vector<float> z = norm.to_vector<float>(), v = var.to_vector<float>();
     for (int64_t i = 0; i < n; ++i) {
-      double sum = 0, ss = 0;
-      for (int64_t j = 0; j < c; ++j) sum += xv[static_cast<size_t>(i * c + j)];
-      const double mu = sum / double(c);
-      for (int64_t j = 0; j < c; ++j) ss += std::pow(xv[static_cast<size_t>(i * c + j)] - mu, 2);
+      const auto [mu, ss] = moments(xv, i * c, 1, c);  // row i
       EXPECT_NEAR(v[static_cast<size_t>(i)], ss / double(c - 1), 1e-5) << "batch " << n;
       for (int64_t j = 0; j < c; ++j) {
         const auto k = static_cast<size_t>(i * c + j);
@@ -420,10 +431,7 @@ TEST(SymbolicBatch, BatchStatisticsTakeTheirCountsAtLaunch) {
     const std::vector<float> m = mean.to_vector<float>(), v = var.to_vector<float>();
     const std::vector<float> s = std0.to_vector<float>(), z = norm.to_vector<float>();
     for (int64_t j = 0; j < c; ++j) {
-      double sum = 0, ss = 0;
-      for (int64_t i = 0; i < n; ++i) sum += xv[static_cast<size_t>(i * c + j)];
-      const double mu = sum / double(n);
-      for (int64_t i = 0; i < n; ++i) ss += std::pow(xv[static_cast<size_t>(i * c + j)] - mu, 2);
+      const auto [mu, ss] = moments(xv, j, c, n);  // column j
       const auto jj = static_cast<size_t>(j);
       EXPECT_NEAR(m[jj], mu, 1e-6) << "batch " << n << " column " << j;
       EXPECT_NEAR(v[jj], ss / double(n - 1), 1e-5) << "batch " << n << " column " << j;
