@@ -71,6 +71,13 @@ POLYGRAD_API pg_api_status pg_plugin_load(const char* name_or_path, const char**
   });
 }
 
+POLYGRAD_API pg_api_status pg_plugin_register_static(pg_plugin_entry_fn entry) {
+  return guard("pg_plugin_register_static", [&] {
+    if (!entry) polygrad::user_error("argument 'entry' is NULL");
+    polygrad::register_static_plugin(entry);
+  });
+}
+
 POLYGRAD_API pg_api_status pg_plugin_report(int json, const char** out) {
   thread_local std::string slot;
   return guard("pg_plugin_report", [&] {

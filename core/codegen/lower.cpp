@@ -1,6 +1,8 @@
 // lower(): the codegen pipeline, kernel naming and launch-size evaluation.
 #include "codegen/lower.hpp"
 
+#include <polygrad/plugin.hpp>
+
 #include <cctype>
 #include <cstdio>
 #include <functional>
@@ -115,7 +117,7 @@ bool stores_at_loaded_index(const UOpRef& sink) {
 pg_kernel_program LoweredKernel::program() const {
   pg_kernel_program p{};
   p.struct_size = sizeof(pg_kernel_program);
-  p.isa_version = PG_KERNEL_ISA_VERSION;
+  p.isa_version = isa_version;
   p.name = name.c_str();
   p.instructions = instructions.data();
   p.instruction_count = static_cast<uint32_t>(instructions.size());
@@ -172,6 +174,12 @@ LoweredKernel lower(const UOpRef& sink, const Target& target) {
   k.name = kernel_name(l);
   k.instructions = std::move(l.instructions);
   k.operands = std::move(l.operands);
+  k.isa_version = target.isa_version;
+  for (const pg_instruction& in : k.instructions)
+    if (sdk::op_isa(in.op) > target.isa_version)
+      ir_error("codegen: kernel '" + k.name + "' uses " + sdk::op_name(in.op) +
+               ", an op of kernel ISA " + std::to_string(sdk::op_isa(in.op)) +
+               ", for a target of ISA " + std::to_string(target.isa_version));
   k.buffer_count = l.buffer_count;
   k.vars = std::move(l.vars);
   k.global_size = {l.global0 ? l.global0 : const_int(dtypes::index, 1), const_int(dtypes::index, 1),

@@ -31,6 +31,9 @@ inline constexpr int64_t kStreamBytes = int64_t{16} << 20;
 /// What codegen may assume about the target (from the device's properties).
 struct Target {
   pg_capabilities caps{};
+  /// The kernel ISA the device takes (min of the host's and the plugin's): codegen emits no
+  /// op of a later ISA.
+  uint32_t isa_version = PG_KERNEL_ISA_VERSION;
 };
 
 /// A lowered kernel: an SDK kernel program plus what the runtime needs to launch it.
@@ -40,6 +43,7 @@ struct LoweredKernel {
   std::string name;
   std::vector<pg_instruction> instructions;
   std::vector<uint32_t> operands;
+  uint32_t isa_version = PG_KERNEL_ISA_VERSION;  ///< the target's ISA, stamped on the program
   uint32_t buffer_count = 0;  ///< number of DEFINE_GLOBAL slots used (max slot + 1)
   std::vector<Var> vars;      ///< PARAM_SCALAR slot i holds vars[i]'s value (sorted by name)
   /// Global launch size: int64 expressions over DEFINE_VARs (CONST 1 when a dim is unused).

@@ -157,7 +157,9 @@ class ProgramCache {
 
   static codegen::Target target_of(const std::string& device) {
     codegen::Target target;
-    target.caps = device_handle(device).properties().caps;
+    const Device dev = device_handle(device);
+    target.caps = dev.properties().caps;
+    target.isa_version = dev.isa_version();
     return target;
   }
 
@@ -197,7 +199,7 @@ class ProgramCache {
     if (debug_level() >= 3)
       std::fprintf(stderr, "polygrad: kernel %s on %s:\n%s\n", k->lowered.name.c_str(),
                    device.c_str(), art.text().c_str());
-    k->program = dev.load(art, k->lowered.name);
+    k->program = dev.load(art, prog);
     ++compiled_;
     return k;
   }

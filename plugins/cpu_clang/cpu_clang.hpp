@@ -39,6 +39,8 @@ struct HostCpu {
   std::string target() const;
 };
 const HostCpu& host_cpu();
+/// What codegen may assume about this CPU when `threads` workers run its launches.
+void fill_capabilities(pg_capabilities& caps, uint32_t threads);
 
 // --- renderer.cpp ----------------------------------------------------------------------------
 
@@ -49,8 +51,6 @@ std::string render_c(const pg_kernel_program& program);
 bool wants_slp(const std::string& source);
 /// Every dtype the C dialect renders.
 uint64_t c_dtype_mask();
-/// Reads the "buffers=N scalars=M" header render_c writes; nullopt when absent.
-std::optional<std::pair<uint32_t, uint32_t>> parse_param_counts(const std::string& source);
 
 // --- compiler.cpp ----------------------------------------------------------------------------
 

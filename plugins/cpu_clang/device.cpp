@@ -101,12 +101,8 @@ CpuDevice::CpuDevice(const sdk::Host& host, int32_t index)
 
 CpuDevice::~CpuDevice() = default;
 
-void CpuDevice::properties(pg_device_properties& p) {
+void fill_capabilities(pg_capabilities& c, uint32_t threads) {
   const HostCpu& cpu = host_cpu();
-  std::snprintf(p.name, sizeof(p.name), "%s", cpu.model_name.c_str());
-  std::snprintf(p.target, sizeof(p.target), "%s", cpu.target().c_str());
-  p.memory_bytes = cpu.memory_bytes;
-  pg_capabilities& c = p.caps;
   c.flags = PG_CAP_HOST_MEMORY;
   c.dtype_mask = c_dtype_mask();
   c.vector_width_bytes = cpu.vector_width_bytes;
@@ -116,10 +112,21 @@ void CpuDevice::properties(pg_device_properties& p) {
     c.max_local_dims[d] = 1;
     c.max_global_dims[d] = 0x7fffffffu;  // SPECIAL indices are int32
   }
-  c.compute_units = static_cast<uint32_t>(settings_.threads);
+  c.compute_units = threads;
   c.local_memory_bytes = 0;
   c.l1_cache_bytes = cpu.l1d_bytes;
   c.l2_cache_bytes = cpu.l2_bytes;
+  c.subgroup_size = 1;
+  c.index_bits = 64;
+  c.max_allocation_bytes = cpu.memory_bytes;
+}
+
+void CpuDevice::properties(pg_device_properties& p) {
+  const HostCpu& cpu = host_cpu();
+  std::snprintf(p.name, sizeof(p.name), "%s", cpu.model_name.c_str());
+  std::snprintf(p.target, sizeof(p.target), "%s", cpu.target().c_str());
+  p.memory_bytes = cpu.memory_bytes;
+  fill_capabilities(p.caps, static_cast<uint32_t>(settings_.threads));
 }
 
 pg_buffer_t CpuDevice::alloc(uint64_t nbytes) {
@@ -178,11 +185,37 @@ std::vector<char> CpuDevice::object_for(const std::string& source, const std::st
 }
 
 pg_program_t CpuDevice::load(const void* artifact, uint64_t size, const char* entry) {
-  std::string source(static_cast<const char*>(artifact), size);
   auto program = std::make_unique<Program>();
   program->entry = entry;
-  program->counts = parse_param_counts(source);
+  std::string source(static_cast<const char*>(artifact), size);
   std::vector<char> object = object_for(source, program->entry);
+  program->fn = jit_.load(object, program->entry, &program->jit_handle);
+  return reinterpret_cast<pg_program_t>(program.release());
+}
+
+pg_program_t CpuDevice::load(const void* artifact, uint64_t size, const pg_program_info& info) {
+  for (int d = 0; d < 3; ++d)
+    if (info.required_local_size[d] > 1)
+      sdk::fail(PG_ERR_UNSUPPORTED, "cpu: kernel '" + std::string(info.entry) +
+                                        "' requires local_size[" + std::to_string(d) +
+                                        "] = " + std::to_string(info.required_local_size[d]) +
+                                        "; the cpu has no work groups (max local size 1)");
+  std::vector<char> object;
+  if (info.artifact_format == PG_ARTIFACT_OBJECT) {
+    const auto* bytes = static_cast<const char*>(artifact);
+    object.assign(bytes, bytes + size);
+  } else if (info.artifact_format == PG_ARTIFACT_C_SOURCE) {
+    object = object_for(std::string(static_cast<const char*>(artifact), size), info.entry);
+  } else {
+    sdk::fail(PG_ERR_UNSUPPORTED,
+              "cpu: kernel '" + std::string(info.entry) + "': cannot load artifact format " +
+                  std::to_string(info.artifact_format) + " (C source or native object code only)");
+  }
+  auto program = std::make_unique<Program>();
+  program->entry = info.entry;
+  uint32_t buffers = 0, scalars = 0;
+  sdk::count_params(info, buffers, scalars);
+  program->counts = std::make_pair(buffers, scalars);
   program->fn = jit_.load(object, program->entry, &program->jit_handle);
   return reinterpret_cast<pg_program_t>(program.release());
 }

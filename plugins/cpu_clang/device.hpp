@@ -4,6 +4,8 @@
 
 #include <tbb/task_arena.h>
 
+#include <polygrad/program_info.hpp>
+
 #include "cpu_clang.hpp"
 
 namespace polygrad::cpu_clang {
@@ -33,7 +35,10 @@ class CpuDevice {
   pg_buffer_t wrap_host(void* host, uint64_t nbytes);
 
   std::string render(const pg_kernel_program& program);
+  /// Load C source (hosts before ABI 1.3: parameter counts unknown, launches unchecked).
   pg_program_t load(const void* artifact, uint64_t size, const char* entry);
+  /// Load C source or an object from CpuClangPlugin::compile, with the program's metadata.
+  pg_program_t load(const void* artifact, uint64_t size, const pg_program_info& info);
   void unload(pg_program_t program);
   void launch(pg_program_t program, const pg_launch_args& args);
   void synchronize() {}

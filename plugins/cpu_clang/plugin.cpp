@@ -1,4 +1,5 @@
 // cpu_clang plugin entry: the plugin class, its option schema and the one exported symbol.
+#include <cstdio>
 #include <memory>
 #include <thread>
 
@@ -16,6 +17,7 @@ class CpuClangPlugin {
   static constexpr uint32_t alignment = kAlignment;
   static constexpr bool has_copy_device = true, has_host_pointer = true, has_launch_timed = true;
   static constexpr bool has_wrap_host = true;
+  static constexpr pg_artifact_format binary_format = PG_ARTIFACT_OBJECT;
 
   static std::vector<pg_option_desc> options() {
     static const std::string threads =
@@ -40,7 +42,39 @@ class CpuClangPlugin {
     return *device_;
   }
 
+  // Compile-only (no device opened): the code is for the host CPU, whose target string is the
+  // only architecture this plugin compiles for.
+  void describe_target(const std::string& arch, pg_target& out) {
+    check_arch(arch);
+    std::snprintf(out.arch, sizeof(out.arch), "%s", host_cpu().target().c_str());
+    fill_capabilities(out.caps,
+                      static_cast<uint32_t>(DeviceSettings::from_host(host_, -1).threads));
+  }
+  std::string render(const pg_target& target, const pg_kernel_program& program) {
+    check_arch(target.arch);
+    return render_c(program);
+  }
+  std::string compile(const pg_target& target, const void* artifact, uint64_t size,
+                      const pg_program_info& info) {
+    check_arch(target.arch);
+    if (info.artifact_format != PG_ARTIFACT_C_SOURCE)
+      sdk::fail(PG_ERR_UNSUPPORTED, "cpu: compile takes C source, not artifact format " +
+                                        std::to_string(info.artifact_format));
+    CompileOptions options;
+    options.opt_level = DeviceSettings::from_host(host_, -1).opt_level;
+    options.cpu = &host_cpu();
+    std::vector<char> object =
+        compile_c(std::string(static_cast<const char*>(artifact), size), info.entry, options);
+    return std::string(object.begin(), object.end());
+  }
+
  private:
+  static void check_arch(const std::string& arch) {
+    if (!arch.empty() && arch != host_cpu().target())
+      sdk::fail(PG_ERR_UNSUPPORTED, "cpu_clang compiles for this machine's CPU (" +
+                                        host_cpu().target() + ") only, not '" + arch + "'");
+  }
+
   sdk::Host host_;
   std::once_flag device_once_;
   std::unique_ptr<CpuDevice> device_;

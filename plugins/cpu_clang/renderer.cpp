@@ -54,8 +54,7 @@ class CDialect : public cstyle::Dialect {
           "    else                                                                   \\\n"
           "      __builtin_memcpy((p), &(v), sizeof(v));                              \\\n"
           "  } while (0)\n";
-    return text + "/* cpu_clang: buffers=" + std::to_string(k.buffers.size()) +
-           " scalars=" + std::to_string(k.scalars.size()) + " */\n";
+    return text;
   }
   std::string stream_store(const std::string& ptr, const std::string& value,
                            int lanes) const override {
@@ -142,16 +141,6 @@ bool wants_slp(const std::string& source) {
 
 uint64_t c_dtype_mask() {
   return cstyle::supported_dtype_mask(dialect());
-}
-
-std::optional<std::pair<uint32_t, uint32_t>> parse_param_counts(const std::string& source) {
-  size_t at = source.find("/* cpu_clang: buffers=");
-  if (at == std::string::npos) return std::nullopt;
-  unsigned buffers = 0, scalars = 0;
-  if (std::sscanf(source.c_str() + at, "/* cpu_clang: buffers=%u scalars=%u", &buffers, &scalars) !=
-      2)
-    return std::nullopt;
-  return std::make_pair(buffers, scalars);
 }
 
 }  // namespace polygrad::cpu_clang

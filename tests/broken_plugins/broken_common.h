@@ -142,7 +142,8 @@ static const pg_allocator_api broken_allocator = {
 static const pg_renderer_api broken_renderer = {sizeof(pg_renderer_api), PG_ARTIFACT_OTHER,
                                                 broken_render};
 static const pg_loader_api broken_loader = {
-    sizeof(pg_loader_api), 0, broken_load, broken_unload, broken_launch, broken_synchronize, NULL};
+    sizeof(pg_loader_api), 0,    broken_load, broken_unload, broken_launch,
+    broken_synchronize,    NULL, NULL};
 
 /* A valid ABI 1.0 table named `name` serving devices `prefix`. */
 static inline pg_plugin broken_table(const char* name, const char* prefix) {

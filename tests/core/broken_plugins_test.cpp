@@ -106,7 +106,7 @@ TEST_F(BrokenPlugins, TableSmallerThanAbi10IsRefused) {
   EXPECT_EQ(r.stage, LoadStage::abi);
   EXPECT_EQ(r.reason, "pg_plugin struct_size " + std::to_string(offsetof(pg_plugin, init)) +
                           " is smaller than the ABI 1.0 table (" +
-                          std::to_string(sizeof(pg_plugin)) + " bytes)");
+                          std::to_string(offsetof(pg_plugin, compiler)) + " bytes)");
 }
 
 TEST_F(BrokenPlugins, FileThatIsNotALibraryCarriesTheDlerrorText) {

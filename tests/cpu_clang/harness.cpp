@@ -1,5 +1,7 @@
 #include "harness.hpp"
 
+#include <polygrad/program_info.hpp>
+
 #include <dirent.h>
 #include <dlfcn.h>
 #include <sys/stat.h>
@@ -135,9 +137,13 @@ pg_status Plugin::load_source(const std::string& source, const std::string& entr
 pg_program_t Plugin::build(sdk::ProgramBuilder& builder) {
   std::string source, error;
   if (render(builder, source, error) != PG_OK) throw std::runtime_error("render: " + error);
+  // With the program's metadata, as the host loads it (ABI 1.3).
+  const sdk::ProgramInfo info(builder.program(), PG_ARTIFACT_C_SOURCE);
+  pg_error err{};
   pg_program_t p = nullptr;
-  if (load_source(source, builder.program().name, p, error) != PG_OK)
-    throw std::runtime_error("load: " + error + "\n--- source ---\n" + source);
+  if (table_->loader->load_program(device_, source.data(), source.size(), &info.view(), &p, &err) !=
+      PG_OK)
+    throw std::runtime_error(std::string("load: ") + err.message + "\n--- source ---\n" + source);
   return p;
 }
 

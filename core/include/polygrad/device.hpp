@@ -137,10 +137,21 @@ class POLYGRAD_API Device {
 
   /// The artifact format the renderer declares.
   pg_artifact_format artifact_format() const;
-  /// Render a kernel program into the plugin's artifact.
+  /// The kernel ISA programs for this device are written in: min(host ISA, plugin ISA).
+  uint32_t isa_version() const;
+  /// Whether the plugin takes `op` on `dtype` in `vcount` lanes (its compiler's op_support;
+  /// without one: an op of its ISA on a declared dtype within max_vector_lanes). Memoised.
+  bool supports(pg_op op, pg_dtype dtype, uint32_t vcount) const;
+  /// Render a kernel program into the plugin's artifact. A program whose ISA is above the
+  /// device's, or that uses an op, dtype or width the device does not support, is a user
+  /// Error naming the program, the device and what it lacks, before the plugin sees it.
   Artifact render(const pg_kernel_program& program) const;
   /// Build and load an artifact; `entry` is the program's name.
   Program load(const Artifact& artifact, const std::string& entry) const;
+  /// Build and load the artifact rendered from `program`, handing the plugin the program's
+  /// metadata (parameter kinds, dtypes and access, local memory, local size) where its loader
+  /// takes it (load_program, ABI 1.3).
+  Program load(const Artifact& artifact, const pg_kernel_program& program) const;
   /// Enqueue a launch (may return before it finishes; see synchronize).
   void launch(const Program& program, const LaunchArgs& args) const;
   /// Wait for every launch on the device.
@@ -160,6 +171,9 @@ class POLYGRAD_API Device {
   Buffer adopt(const char* op, pg_buffer_t handle, uint64_t nbytes) const;
   pg_launch_args raw_args(const char* op, const LaunchArgs& args,
                           std::vector<pg_buffer_t>& handles) const;
+
+  Program adopt_program(const std::string& op, pg_program_t handle, const std::string& entry) const;
+  void check_renderable(const pg_kernel_program& program) const;
 
   std::shared_ptr<detail::LoadedPlugin> plugin_;
   pg_device_t device_ = nullptr;

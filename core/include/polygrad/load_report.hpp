@@ -12,11 +12,12 @@ namespace polygrad {
 
 /// Where a plugin candidate was found, in discovery order.
 enum class PluginSource {
-  config,     ///< plugin_paths in the YAML config file
-  api,        ///< Registry::add_plugin_path or Registry::load
-  env,        ///< POLYGRAD_PLUGIN_PATH
-  libdir,     ///< <dir of libpolygrad.so>/polygrad/plugins
-  build_tree  ///< the build tree's plugin directory (development builds)
+  config,      ///< plugin_paths in the YAML config file
+  api,         ///< Registry::add_plugin_path or Registry::load
+  env,         ///< POLYGRAD_PLUGIN_PATH
+  libdir,      ///< <dir of libpolygrad.so>/polygrad/plugins
+  build_tree,  ///< the build tree's plugin directory (development builds)
+  linked       ///< linked into the program (register_static_plugin), path "static:<name>"
 };
 
 /// The step a load attempt stopped at (refused) or `ready` (loaded).

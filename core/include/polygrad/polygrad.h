@@ -483,6 +483,11 @@ POLYGRAD_API pg_api_status pg_device_canonical(const char* name, const char** ou
 POLYGRAD_API pg_api_status pg_plugin_load(const char* name_or_path, const char** out);
 /** Every plugin load attempt so far: one line per attempt (json 0) or a JSON object (json 1). */
 POLYGRAD_API pg_api_status pg_plugin_report(int json, const char** out);
+/** Registers a plugin linked into the program: `entry` is its pg_plugin_entry_<name> (the
+ *  plugin built with PG_PLUGIN_STATIC_NAME=<name>). Discovery considers it before any file; a
+ *  registry that has already discovered loads it at once. Its load record (path
+ *  "static:<name>") is in pg_plugin_report. Registering an entry twice is a no-op. */
+POLYGRAD_API pg_api_status pg_plugin_register_static(pg_plugin_entry_fn entry);
 
 #ifdef __cplusplus
 } /* extern "C" */

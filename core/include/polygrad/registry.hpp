@@ -3,15 +3,17 @@
 //
 //   polygrad::Device cpu = polygrad::Registry::global().device("cpu");
 //
-// Discovery runs on first use, in this order: (1) plugin_paths from the config file, then
-// paths given through the API; (2) POLYGRAD_PLUGIN_PATH (colon-separated directories or .so
-// files); (3) <directory of libpolygrad.so>/polygrad/plugins; (4) the build tree's plugin
+// Discovery runs on first use, in this order: (0) plugins linked into the program and
+// registered with register_static_plugin, in registration order; (1) plugin_paths from the config
+// file, then paths given through the API; (2) POLYGRAD_PLUGIN_PATH (colon-separated directories or
+// .so files); (3) <directory of libpolygrad.so>/polygrad/plugins; (4) the build tree's plugin
 // directory. A directory contributes its files named polygrad_*.so. When two candidates carry
 // the same plugin name the first wins and the later one is recorded as shadowed.
 // Every method is thread-safe.
 #ifndef POLYGRAD_REGISTRY_HPP
 #define POLYGRAD_REGISTRY_HPP
 
+#include <polygrad/compile_target.hpp>
 #include <polygrad/config.hpp>
 #include <polygrad/device.hpp>
 #include <polygrad/error.hpp>
@@ -58,6 +60,13 @@ struct PluginInfo {
   std::vector<PluginOptionInfo> options;
 };
 
+/// Register a plugin linked into the program (built with PG_PLUGIN_STATIC_NAME, whose entry is
+/// pg_plugin_entry_<name>): every registry considers it first at discovery, and a registry
+/// that has already discovered (the process-wide one included) loads it at once. The entry
+/// is called, and the table checked, exactly as for a plugin found in a file; its record's
+/// path is "static:<name>". Registering the same entry twice is a no-op.
+POLYGRAD_API void register_static_plugin(pg_plugin_entry_fn entry);
+
 class POLYGRAD_API Registry {
  public:
   /// A registry that discovers with the process-wide defaults.
@@ -92,6 +101,11 @@ class POLYGRAD_API Registry {
   std::vector<std::string> device_names();
   /// Resolve "cpu", "cpu:0", "cuda:1". Throws a user Error listing the available devices.
   Device device(const std::string& name);
+  /// Architecture `arch` ("" = the plugin's default) of plugin `plugin` (its name or device
+  /// prefix), for rendering and compiling without a device; the plugin may have zero devices.
+  /// Throws a user Error when the plugin is not loaded, has no compiler role (SDK 1.3), or
+  /// does not compile for `arch`.
+  CompileTarget compile_target(const std::string& plugin, const std::string& arch = "");
   /// POLYGRAD_DEVICE, else the config's default_device, else "cpu".
   std::string default_device_name();
   Device default_device();
@@ -102,6 +116,8 @@ class POLYGRAD_API Registry {
   std::string find_plugin(const std::string& name);
 
  private:
+  friend void register_static_plugin(pg_plugin_entry_fn entry);
+  void add_linked(pg_plugin_entry_fn entry);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

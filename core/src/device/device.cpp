@@ -1,10 +1,14 @@
 // polygrad::Device, Buffer and Program: thin RAII wrappers over a plugin's role tables.
+#include <polygrad/compile_target.hpp>
 #include <polygrad/device.hpp>
 #include <polygrad/error.hpp>
 #include <polygrad/plugin.hpp>
+#include <polygrad/program_info.hpp>
 
 #include "../plugin/loaded_plugin.hpp"
 
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 namespace polygrad {
@@ -223,7 +227,74 @@ int append_bytes(void* context, const void* data, uint64_t n) {
 }
 }  // namespace
 
+uint32_t Device::isa_version() const {
+  return plugin_->isa();
+}
+
+bool Device::supports(pg_op op, pg_dtype dtype, uint32_t vcount) const {
+  const uint64_t key =
+      static_cast<uint64_t>(op) | static_cast<uint64_t>(dtype) << 16 | uint64_t{vcount} << 32;
+  {
+    std::lock_guard lock(plugin_->support_mutex);
+    auto it = plugin_->support.find({device_, key});
+    if (it != plugin_->support.end()) return it->second;
+  }
+  const DeviceProperties p = properties();
+  bool ok = sdk::op_isa(op) != 0 && sdk::op_isa(op) <= isa_version() &&
+            (dtype == PG_DTYPE_VOID || p.supports(dtype)) &&
+            vcount <= std::max<uint32_t>(1, p.caps.max_vector_lanes);
+  if (op == PG_OP_ATOMIC_ADD) ok = ok && (p.caps.flags & PG_CAP_ATOMIC_ADD) != 0;
+  if (op == PG_OP_WMMA)
+    ok = ok && PG_HAS_FIELD(&p.caps, pg_capabilities, tensor_core_count) &&
+         p.caps.tensor_core_count > 0;
+  if (const pg_compiler_api* c = plugin_->compiler();
+      ok && c != nullptr && PG_HAS_FIELD(c, pg_compiler_api, op_support) && c->op_support) {
+    pg_target target{};
+    target.struct_size = sizeof(target);
+    std::snprintf(target.arch, sizeof(target.arch), "%s", p.target.c_str());
+    target.caps = p.caps;
+    try {
+      ok = c->op_support(plugin_->state, &target, op, dtype, vcount) != 0;
+    } catch (...) {
+      ok = false;  // a plugin that throws across the boundary supports nothing it threw for
+    }
+  }
+  std::lock_guard lock(plugin_->support_mutex);
+  plugin_->support[{device_, key}] = ok;
+  return ok;
+}
+
+void Device::check_renderable(const pg_kernel_program& program) const {
+  const std::string where = std::string("[render '") + (program.name ? program.name : "?") + "'] " +
+                            name_ + " (plugin " + plugin_->name + "): ";
+  if (program.isa_version > isa_version())
+    user_error(where + "the program is kernel ISA " + std::to_string(program.isa_version) +
+               "; the device takes ISA " + std::to_string(isa_version()) + " at most");
+  for (uint32_t i = 0; i < program.instruction_count; ++i) {
+    const pg_instruction& in = program.instructions[i];
+    if (in.op >= PG_OP_COUNT || in.dtype >= PG_DTYPE_COUNT) continue;  // the plugin rejects it
+    const auto op = static_cast<pg_op>(in.op);
+    const auto dtype = static_cast<pg_dtype>(in.dtype);
+    if (supports(op, dtype, in.vcount)) continue;
+    std::string what = std::string(sdk::op_name(op)) + " on " + sdk::dtype_name(dtype);
+    if (in.vcount > 1) what += " x" + std::to_string(in.vcount);
+    std::string why;
+    const DeviceProperties p = properties();
+    if (dtype != PG_DTYPE_VOID && !p.supports(dtype))
+      why = " (the device lacks " + std::string(sdk::dtype_name(dtype)) + ")";
+    else if (sdk::op_isa(op) > isa_version())
+      why = " (" + std::string(sdk::op_name(op)) + " is kernel ISA " +
+            std::to_string(sdk::op_isa(op)) + "; the plugin renders ISA " +
+            std::to_string(plugin_->table->isa_version) + ")";
+    else if (in.vcount > std::max<uint32_t>(1, p.caps.max_vector_lanes))
+      why = " (the device takes " + std::to_string(p.caps.max_vector_lanes) + " lanes at most)";
+    user_error(where + "instruction " + std::to_string(i) + ": the device does not support " +
+               what + why);
+  }
+}
+
 Artifact Device::render(const pg_kernel_program& program) const {
+  check_renderable(program);
   Artifact artifact;
   artifact.format = artifact_format();
   pg_byte_sink sink{&artifact.bytes, &append_bytes};
@@ -241,6 +312,26 @@ Program Device::load(const Artifact& artifact, const std::string& entry) const {
     return plugin_->table->loader->load(device_, artifact.bytes.data(), artifact.bytes.size(),
                                         entry.c_str(), &handle, err);
   });
+  return adopt_program(op, handle, entry);
+}
+
+Program Device::load(const Artifact& artifact, const pg_kernel_program& program) const {
+  const std::string entry = program.name ? program.name : "";
+  const pg_loader_api* l = plugin_->table->loader;
+  if (!PG_HAS_FIELD(l, pg_loader_api, load_program) || l->load_program == nullptr)
+    return load(artifact, entry);
+  const sdk::ProgramInfo info(program, artifact.format);
+  pg_program_t handle = nullptr;
+  std::string op = "load '" + entry + "'";
+  call_plugin(*plugin_, op.c_str(), name_, [&](pg_error* err) {
+    return l->load_program(device_, artifact.bytes.data(), artifact.bytes.size(), &info.view(),
+                           &handle, err);
+  });
+  return adopt_program(op, handle, entry);
+}
+
+Program Device::adopt_program(const std::string& op, pg_program_t handle,
+                              const std::string& entry) const {
   if (handle == nullptr)
     internal_error("[" + op + "] " + name_ + " (plugin " + plugin_->name +
                    "): returned PG_OK but no program");
@@ -312,6 +403,63 @@ double Device::launch_timed(const Program& program, const LaunchArgs& args) cons
     return plugin_->table->loader->launch_timed(device_, program.handle(), &raw, &seconds, err);
   });
   return seconds;
+}
+
+}  // namespace polygrad
+
+// ---------------------------------------------------------------------------------------------
+// CompileTarget
+
+namespace polygrad {
+
+CompileTarget::CompileTarget(std::shared_ptr<detail::LoadedPlugin> plugin, const pg_target& target)
+    : plugin_(std::move(plugin)), target_(target) {}
+
+const std::string& CompileTarget::plugin_name() const {
+  return plugin_->name;
+}
+
+uint32_t CompileTarget::isa_version() const {
+  return plugin_->isa();
+}
+
+Artifact CompileTarget::render(const pg_kernel_program& program) const {
+  const std::string entry = program.name ? program.name : "?";
+  const std::string where = "render '" + entry + "' for " + arch();
+  if (program.isa_version > isa_version())
+    user_error("[" + where + "] (plugin " + plugin_->name + "): the program is kernel ISA " +
+               std::to_string(program.isa_version) + "; the plugin takes ISA " +
+               std::to_string(isa_version()) + " at most");
+  Artifact artifact;
+  artifact.format = static_cast<pg_artifact_format>(plugin_->table->renderer->format);
+  pg_byte_sink sink{&artifact.bytes, &append_bytes};
+  call_plugin(*plugin_, where, plugin_->name, [&](pg_error* err) {
+    return plugin_->compiler()->render(plugin_->state, &target_, &program, &sink, err);
+  });
+  return artifact;
+}
+
+bool CompileTarget::can_compile() const {
+  const pg_compiler_api* c = plugin_->compiler();
+  return c != nullptr && PG_HAS_FIELD(c, pg_compiler_api, compile) && c->compile != nullptr &&
+         c->binary_format != 0;
+}
+
+Artifact CompileTarget::compile(const Artifact& rendered, const pg_kernel_program& program) const {
+  const std::string entry = program.name ? program.name : "?";
+  const std::string where = "compile '" + entry + "' for " + arch();
+  if (!can_compile())
+    user_error("[" + where + "] (plugin " + plugin_->name +
+               "): the plugin does not compile without a device (no compiler->compile)");
+  const sdk::ProgramInfo info(program, rendered.format);
+  Artifact binary;
+  binary.format = static_cast<pg_artifact_format>(plugin_->compiler()->binary_format);
+  pg_byte_sink sink{&binary.bytes, &append_bytes};
+  call_plugin(*plugin_, where, plugin_->name, [&](pg_error* err) {
+    return plugin_->compiler()->compile(plugin_->state, &target_, rendered.bytes.data(),
+                                        rendered.bytes.size(), &info.view(), &sink, err);
+  });
+  return binary;
 }
 
 }  // namespace polygrad

@@ -15,6 +15,8 @@ const char* to_string(PluginSource source) noexcept {
       return "libdir";
     case PluginSource::build_tree:
       return "build tree";
+    case PluginSource::linked:
+      return "linked";
   }
   return "?";
 }

@@ -48,6 +48,22 @@ struct LoadedPlugin {
   std::mutex open_mutex;
   std::map<uint32_t, pg_device_t> opened;  // device_open results, by index
 
+  /// op_support answers, by (device, op, dtype, vcount).
+  std::mutex support_mutex;
+  std::map<std::pair<pg_device_t, uint64_t>, bool> support;
+
+  /// The kernel ISA the host writes for this plugin: min(host ISA, plugin ISA).
+  uint32_t isa() const {
+    return table->isa_version < PG_KERNEL_ISA_VERSION ? table->isa_version : PG_KERNEL_ISA_VERSION;
+  }
+  /// The plugin's compiler role (ABI 1.3), or nullptr.
+  const pg_compiler_api* compiler() const {
+    if (!PG_HAS_FIELD(table, pg_plugin, compiler) || table->compiler == nullptr) return nullptr;
+    const pg_compiler_api* c = table->compiler;
+    return PG_HAS_FIELD(c, pg_compiler_api, render) && c->describe_target && c->render ? c
+                                                                                       : nullptr;
+  }
+
   LoadedPlugin() = default;
   LoadedPlugin(const LoadedPlugin&) = delete;
   LoadedPlugin& operator=(const LoadedPlugin&) = delete;
@@ -61,6 +77,10 @@ struct LoadedPlugin {
 /// Returns the table, or nullptr with record.stage and record.reason saying why not. The
 /// library stays loaded for the rest of the process either way.
 const pg_plugin* open_plugin(const std::string& path, LoadRecord& record);
+
+/// Call `entry` (a plugin's entry, found in a library or linked in statically), check the ABI
+/// version and the required slots. Returns the table, or nullptr with the record filled in.
+const pg_plugin* check_entry(pg_plugin_entry_fn entry, LoadRecord& record);
 
 /// Initialise an opened plugin and count its devices. Returns nullptr with the record filled
 /// in when init or device_count fails.

@@ -47,8 +47,11 @@ bool check_abi(const pg_plugin& t, LoadRecord& record) {
     return refuse(record, LoadStage::abi,
                   "plugin ABI " + plugin + " is newer than host ABI " + host +
                       " (rebuild the plugin against this SDK)");
+  if (t.isa_version == 0)
+    return refuse(record, LoadStage::abi,
+                  "pg_plugin isa_version is 0 (a plugin renders kernel ISA 1 or later)");
   // The host speaks ABI 1.0, whose table is exactly pg_plugin.
-  constexpr size_t table_1_0 = sizeof(pg_plugin);
+  constexpr size_t table_1_0 = offsetof(pg_plugin, compiler);
   if (t.struct_size < table_1_0)
     return refuse(record, LoadStage::abi,
                   "pg_plugin struct_size " + std::to_string(t.struct_size) +
@@ -129,7 +132,10 @@ const pg_plugin* open_plugin(const std::string& path, LoadRecord& record) {
            " (a plugin must export it, e.g. with PG_DEFINE_PLUGIN)");
     return nullptr;
   }
+  return check_entry(entry, record);
+}
 
+const pg_plugin* check_entry(pg_plugin_entry_fn entry, LoadRecord& record) {
   const pg_plugin* table = nullptr;
   try {
     table = entry();

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <set>
 
@@ -14,6 +15,23 @@ namespace polygrad {
 
 namespace fs = std::filesystem;
 using detail::LoadedPlugin;
+
+namespace {
+
+/// Entries of plugins linked into the program, in registration order, and the registries
+/// alive now (so a late registration reaches the ones that have already discovered).
+struct StaticPlugins {
+  std::mutex mutex;
+  std::vector<pg_plugin_entry_fn> entries;
+  std::set<Registry*> registries;
+};
+
+StaticPlugins& static_plugins() {
+  static auto* s = new StaticPlugins;  // never destroyed: registries may outlive main
+  return *s;
+}
+
+}  // namespace
 
 struct Registry::Impl {
   RegistryOptions options;
@@ -28,6 +46,11 @@ struct Registry::Impl {
 
   void discover_locked();
   void add_entry(const std::string& entry, PluginSource source);
+  void consider_linked(pg_plugin_entry_fn entry);
+  std::set<pg_plugin_entry_fn> linked_seen;
+  /// Admit an opened table (from a file or linked in): uniqueness, options, init.
+  const LoadRecord& admit(const pg_plugin* table, const std::string& path, LoadRecord& record,
+                          const std::function<const LoadRecord&()>& finish);
   const LoadRecord& consider(const std::string& path, PluginSource source);
   void note_config_error(const std::string& message) {
     if (config_error.empty()) config_error = message;
@@ -67,6 +90,12 @@ void Registry::Impl::discover_locked() {
   } catch (const Error& e) {
     note_config_error(e.what());
   }
+  std::vector<pg_plugin_entry_fn> linked;
+  {
+    std::lock_guard lock(static_plugins().mutex);
+    linked = static_plugins().entries;
+  }
+  for (pg_plugin_entry_fn entry : linked) consider_linked(entry);
   for (const std::string& p : config.plugin_paths()) add_entry(p, PluginSource::config);
   for (const std::string& p : options.plugin_paths) add_entry(p, PluginSource::api);
   if (options.use_env)
@@ -144,7 +173,37 @@ const LoadRecord& Registry::Impl::consider(const std::string& raw_path, PluginSo
 
   const pg_plugin* table = detail::open_plugin(path, record);
   if (table == nullptr) return finish();
+  return admit(table, path, record, finish);
+}
 
+void Registry::Impl::consider_linked(pg_plugin_entry_fn entry) {
+  if (entry == nullptr || !linked_seen.insert(entry).second) return;
+  LoadRecord record;
+  record.source = PluginSource::linked;
+  record.path = "static:?";
+  auto finish = [&]() -> const LoadRecord& {
+    if (!record.loaded()) detail::host_log(PG_LOG_WARNING, format_record(record));
+    records.push_back(record);
+    return records.back();
+  };
+  const pg_plugin* table = detail::check_entry(entry, record);
+  if (table != nullptr) record.path = "static:" + std::string(table->name);
+  if (table == nullptr) {
+    finish();
+    return;
+  }
+  admit(table, record.path, record, finish);
+}
+
+const LoadRecord& Registry::Impl::admit(const pg_plugin* table, const std::string& path,
+                                        LoadRecord& record,
+                                        const std::function<const LoadRecord&()>& finish) {
+  auto refuse = [&](LoadStage stage, const std::string& reason) -> const LoadRecord& {
+    record.status = LoadStatus::refused;
+    record.stage = stage;
+    record.reason = reason;
+    return finish();
+  };
   record.stage = LoadStage::unique;
   if (auto first = find_loaded(table->name))
     return refuse(LoadStage::unique, "shadowed by " + first->path);
@@ -188,9 +247,32 @@ Registry::Registry() : Registry(RegistryOptions{}) {}
 
 Registry::Registry(RegistryOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->options = std::move(options);
+  std::lock_guard lock(static_plugins().mutex);
+  static_plugins().registries.insert(this);
 }
 
-Registry::~Registry() = default;
+Registry::~Registry() {
+  std::lock_guard lock(static_plugins().mutex);
+  static_plugins().registries.erase(this);
+}
+
+void register_static_plugin(pg_plugin_entry_fn entry) {
+  if (entry == nullptr) user_error("[register_static_plugin] the entry is NULL");
+  std::vector<Registry*> registries;
+  {
+    std::lock_guard lock(static_plugins().mutex);
+    auto& e = static_plugins().entries;
+    if (std::find(e.begin(), e.end(), entry) != e.end()) return;
+    e.push_back(entry);
+    registries.assign(static_plugins().registries.begin(), static_plugins().registries.end());
+  }
+  for (Registry* r : registries) r->add_linked(entry);
+}
+
+void Registry::add_linked(pg_plugin_entry_fn entry) {
+  std::lock_guard lock(impl_->mutex);
+  if (impl_->discovered) impl_->consider_linked(entry);  // before discovery, discovery does it
+}
 
 Registry& Registry::global() {
   // Never destroyed: plugins are not shut down or unloaded at exit.
@@ -300,6 +382,37 @@ Device Registry::device(const std::string& name) {
   pg_device_t handle = plugin->open_device(index);
   std::string canonical = plugin->prefix + ":" + std::to_string(index);
   return Device(std::move(plugin), handle, index, std::move(canonical));
+}
+
+CompileTarget Registry::compile_target(const std::string& name, const std::string& arch) {
+  std::shared_ptr<LoadedPlugin> plugin;
+  {
+    std::lock_guard lock(impl_->mutex);
+    impl_->discover_locked();
+    impl_->throw_if_config_error();
+    for (const auto& p : impl_->plugins)
+      if (p->name == name || p->prefix == name) plugin = p;
+    if (!plugin) {
+      std::string loaded;
+      for (const auto& p : impl_->plugins) loaded += (loaded.empty() ? "" : ", ") + p->name;
+      user_error("[compile_target] no loaded plugin named '" + name +
+                 "' (loaded: " + (loaded.empty() ? std::string("none") : loaded) + ")");
+    }
+  }
+  const pg_compiler_api* c = plugin->compiler();
+  if (c == nullptr)
+    user_error("[compile_target] plugin " + plugin->name + " (ABI " +
+               std::to_string(plugin->table->abi_major) + "." +
+               std::to_string(plugin->table->abi_minor) +
+               ") cannot compile without a device: it has no compiler role (SDK 1.3)");
+  pg_target target{};
+  target.struct_size = sizeof(target);
+  target.caps.struct_size = sizeof(target.caps);
+  detail::call_plugin(*plugin, "describe_target '" + arch + "'", plugin->name, [&](pg_error* err) {
+    return c->describe_target(plugin->state, arch.c_str(), &target, err);
+  });
+  target.arch[sizeof(target.arch) - 1] = '\0';
+  return CompileTarget(std::move(plugin), target);
 }
 
 std::string Registry::default_device_name() {

@@ -1,5 +1,7 @@
 #include "session.hpp"
 
+#include <polygrad/program_info.hpp>
+
 #include <polygrad/plugin.hpp>
 
 #include <dlfcn.h>
@@ -187,10 +189,19 @@ CallResult Session::render(const pg_kernel_program* program, std::string& artifa
   return guarded([&](pg_error* e) { return renderer()->render(device_, program, &sink, e); });
 }
 
-CallResult Session::load(const std::string& artifact, const char* entry, pg_program_t* out) const {
+CallResult Session::load(const std::string& artifact, const char* entry, pg_program_t* out,
+                         const pg_kernel_program* program) const {
   *out = nullptr;
+  const pg_loader_api* l = loader();
+  if (program != nullptr && PG_HAS_FIELD(l, pg_loader_api, load_program) &&
+      l->load_program != nullptr) {
+    const sdk::ProgramInfo info(*program, static_cast<pg_artifact_format>(renderer()->format));
+    return guarded([&](pg_error* e) {
+      return l->load_program(device_, artifact.data(), artifact.size(), &info.view(), out, e);
+    });
+  }
   return guarded([&](pg_error* e) {
-    return loader()->load(device_, artifact.data(), artifact.size(), entry, out, e);
+    return l->load(device_, artifact.data(), artifact.size(), entry, out, e);
   });
 }
 
@@ -216,7 +227,7 @@ RunResult Session::run(const pg_kernel_program& program, std::vector<HostArray>&
   result.call = render(&program, artifact);
   if (!result.call.ok()) return {Stage::render, result.call};
   pg_program_t loaded = nullptr;
-  result.call = load(artifact, program.name, &loaded);
+  result.call = load(artifact, program.name, &loaded, &program);
   if (!result.call.ok()) return {Stage::load, result.call};
 
   std::vector<pg_buffer_t> handles;

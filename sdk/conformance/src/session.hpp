@@ -110,7 +110,10 @@ class Session {
   CallResult copy_in(pg_buffer_t dst, uint64_t offset, const void* src, uint64_t n) const;
   CallResult copy_out(void* dst, pg_buffer_t src, uint64_t offset, uint64_t n) const;
   CallResult render(const pg_kernel_program* program, std::string& artifact) const;
-  CallResult load(const std::string& artifact, const char* entry, pg_program_t* out) const;
+  /// Load through load_program with `program`'s metadata where the plugin has it (ABI 1.3) and
+  /// `program` is given, as the host does; through load otherwise.
+  CallResult load(const std::string& artifact, const char* entry, pg_program_t* out,
+                  const pg_kernel_program* program = nullptr) const;
   void unload(pg_program_t program) const;
   CallResult launch(pg_program_t program, const pg_launch_args* args) const;
   CallResult synchronize() const;

@@ -69,7 +69,7 @@ void check_launch(const Session& s, Suite& suite) {
   std::string artifact;
   pg_program_t program = nullptr;
   CallResult r = s.render(&b.program(), artifact);
-  if (r.ok()) r = s.load(artifact, "pgc_error_copy", &program);
+  if (r.ok()) r = s.load(artifact, "pgc_error_copy", &program, &b.program());
   if (!suite.expect(r.ok(), "launch.setup", "render/load of a copy kernel: " + r.describe()))
     return;
   expect_error(suite, "launch.null_args", s.launch(program, nullptr));

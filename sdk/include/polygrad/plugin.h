@@ -1,5 +1,5 @@
 /*
- * polygrad plugin SDK, ABI version 1 (minor 2).
+ * polygrad plugin SDK, ABI version 1 (minor 3).
  *
  * The whole contract between the polygrad host and a device plugin. A plugin is a shared
  * library that exports exactly one symbol, PG_PLUGIN_ENTRY_NAME, returning a pg_plugin table.
@@ -31,18 +31,34 @@ extern "C" {
 /** ABI major: a plugin and host with different majors never load each other. */
 #define PG_PLUGIN_ABI_MAJOR 1
 /** ABI minor: grows when fields or ops are appended. A host loads plugins of its minor or older. */
-#define PG_PLUGIN_ABI_MINOR 2
-/** Version of the kernel-program instruction set (the op list below). */
-#define PG_KERNEL_ISA_VERSION 1
+#define PG_PLUGIN_ABI_MINOR 3
+/** Version of the kernel-program instruction set (the op list below). A plugin declares the
+ *  ISA it renders (pg_plugin.isa_version); the host emits only ops of min(host ISA, plugin ISA)
+ *  and stamps that version on every program, so a plugin accepts programs at or below its own
+ *  ISA. ISA 1: PARAM_BUFFER .. GEP. ISA 2 (ABI 1.3): WMMA, ATOMIC_ADD. */
+#define PG_KERNEL_ISA_VERSION 2
 
 /** The one symbol a plugin exports. */
-#define PG_PLUGIN_ENTRY pg_plugin_entry
 #define PG_PLUGIN_ENTRY_NAME "pg_plugin_entry"
 
+#define PG_PLUGIN_CONCAT_(a, b) a##b
+#define PG_PLUGIN_CONCAT(a, b) PG_PLUGIN_CONCAT_(a, b)
+
+/* Static registration (ABI 1.3): a plugin compiled with PG_PLUGIN_STATIC_NAME defined (a C
+ * identifier, e.g. -DPG_PLUGIN_STATIC_NAME=cpu_clang) names its entry
+ * pg_plugin_entry_<name> and does not export it, so several plugins link into one program
+ * without their entries clashing. The host registers such an entry with
+ * pg_register_static_plugin (C API) or polygrad::Registry::add_static (C++). */
+#ifdef PG_PLUGIN_STATIC_NAME
+#define PG_PLUGIN_ENTRY PG_PLUGIN_CONCAT(pg_plugin_entry_, PG_PLUGIN_STATIC_NAME)
+#define PG_PLUGIN_EXPORT
+#else
+#define PG_PLUGIN_ENTRY pg_plugin_entry
 #if defined(_WIN32)
 #define PG_PLUGIN_EXPORT __declspec(dllexport)
 #else
 #define PG_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
 #endif
 
 /** True when `table` (a pointer to a struct with struct_size first) is large enough to hold
@@ -199,7 +215,15 @@ typedef enum pg_addrspace {
   X(CAST, 1, "value conversion to dtype (C semantics; float->int truncates)")                 \
   X(BITCAST, 1, "reinterpret the bits as dtype (same total size)")                            \
   X(VECTORIZE, -1, "build a vector of vcount lanes from vcount scalar sources")               \
-  X(GEP, 1, "extract lane arg.i of vector src0")
+  X(GEP, 1, "extract lane arg.i of vector src0")                                             \
+  /* --- ISA 2 (ABI 1.3) ---------------------------------------------------------------- */   \
+  X(WMMA, 3,                                                                                  \
+    "tensor-core multiply-accumulate D = A * B + C on register fragments: src0 = A, src1 = "  \
+    "B, src2 = C; arg.i = index into caps.tensor_cores; dtype and vcount those of C's "       \
+    "per-thread fragment")                                                                    \
+  X(ATOMIC_ADD, 2,                                                                            \
+    "atomic *src0 += src1 (src0 a GLOBAL or LOCAL pointer from INDEX, src1 a scalar of its "  \
+    "dtype); no value; only on devices with PG_CAP_ATOMIC_ADD")
 /* clang-format on */
 
 /** Kernel-program op. */
@@ -211,6 +235,9 @@ typedef enum pg_op {
   PG_OP_COUNT
 } pg_op;
 /* clang-format on */
+
+/** The first op of ISA 2; every op before it is ISA 1. */
+#define PG_OP_FIRST_ISA2 PG_OP_WMMA
 
 /** Kinds of SPECIAL launch index (instruction arg2). */
 typedef enum pg_special_kind {
@@ -321,8 +348,35 @@ typedef enum pg_capability_flags {
   PG_CAP_DECOMPOSE_TRANSCENDENTAL = 1u << 0, /**< host must lower EXP2/LOG2/SIN itself */
   PG_CAP_LOCAL_MEMORY = 1u << 1,             /**< DEFINE_LOCAL and BARRIER are meaningful */
   PG_CAP_GROUPS = 1u << 2,                   /**< GROUP/LOCAL specials map to hardware */
-  PG_CAP_HOST_MEMORY = 1u << 3               /**< buffers live in host memory */
+  PG_CAP_HOST_MEMORY = 1u << 3,              /**< buffers live in host memory */
+  /* ABI 1.3 */
+  PG_CAP_ALIGNED_VECTORS = 1u << 4, /**< a vector LOAD/STORE needs an address aligned to the
+                                         vector's bytes; the host emits one only where it is */
+  PG_CAP_ATOMIC_ADD = 1u << 5,      /**< ATOMIC_ADD is supported (see op_support for dtypes) */
+  PG_CAP_ASYNC = 1u << 6            /**< the plugin's async table runs work on streams */
 } pg_capability_flags;
+
+/** Most tensor-core shapes a device can list. */
+#define PG_MAX_TENSOR_CORES 8
+
+/** One tensor-core shape (ABI 1.3): D (m x n) = A (m x k) * B (k x n) + C (m x n), computed
+ *  together by `threads` threads (a warp; 1 = one thread holds whole fragments). Thread t
+ *  holds lanes_X = rows_X * cols_X / threads elements of fragment X as one vector value.
+ *  The element maps give, for X in A, B, C (D as C), entry [t * lanes_X + l] = row * cols_X +
+ *  col of the element thread t holds in lane l; a NULL map is the canonical order (entry =
+ *  t * lanes_X + l). Maps are static data of the plugin, valid until the process ends. */
+typedef struct pg_tensor_core {
+  uint16_t m, n, k;
+  uint16_t threads;
+  uint8_t dtype_a; /**< pg_dtype of A's elements */
+  uint8_t dtype_b; /**< pg_dtype of B's elements */
+  uint8_t dtype_c; /**< pg_dtype of the accumulator C and the result D */
+  uint8_t reserved0;
+  uint32_t reserved1;
+  const uint16_t* a_map;
+  const uint16_t* b_map;
+  const uint16_t* c_map;
+} pg_tensor_core;
 
 /** What codegen may assume about a device. */
 typedef struct pg_capabilities {
@@ -339,6 +393,14 @@ typedef struct pg_capabilities {
   /* ABI 1.2 (read through PG_HAS_FIELD; 0 from an older plugin) */
   uint64_t l1_cache_bytes; /**< level-1 data cache of one compute unit; 0 if unknown */
   uint64_t l2_cache_bytes; /**< level-2 cache one compute unit can count on; 0 if unknown */
+  /* ABI 1.3 (read through PG_HAS_FIELD; 0 from an older plugin) */
+  uint32_t subgroup_size;        /**< threads that run in lockstep (a warp); 0 or 1 without */
+  uint32_t index_bits;           /**< 32: index arithmetic in int32 where sizes fit; 0 or 64:
+                                      int64 */
+  uint64_t max_allocation_bytes; /**< largest single buffer; 0 if unknown */
+  uint32_t tensor_core_count;    /**< entries of tensor_cores in use */
+  uint32_t reserved13;
+  pg_tensor_core tensor_cores[PG_MAX_TENSOR_CORES];
 } pg_capabilities;
 
 /** Properties of one device. */
@@ -427,6 +489,42 @@ typedef struct pg_launch_args {
   uint32_t local_size[3];       /**< threads per group per dim */
 } pg_launch_args;
 
+/** Kinds of kernel parameter (pg_param_info.kind). */
+typedef enum pg_param_kind {
+  PG_PARAM_BUFFER = 0, /**< a PARAM_BUFFER slot: a pg_buffer_t at launch */
+  PG_PARAM_SCALAR = 1  /**< a PARAM_SCALAR slot: an int64 at launch (see pg_launch_args) */
+} pg_param_kind;
+
+/** How a kernel uses a buffer parameter (pg_param_info.access bits). */
+typedef enum pg_param_access {
+  PG_ACCESS_READ = 1u << 0,  /**< the kernel loads from it */
+  PG_ACCESS_WRITE = 1u << 1, /**< the kernel stores to it */
+  PG_ACCESS_ATOMIC = 1u << 2 /**< the kernel updates it with ATOMIC_ADD */
+} pg_param_access;
+
+/** One kernel parameter (ABI 1.3). */
+typedef struct pg_param_info {
+  uint32_t kind;   /**< pg_param_kind */
+  uint32_t slot;   /**< the PARAM_BUFFER or PARAM_SCALAR slot */
+  uint32_t dtype;  /**< pg_dtype: a buffer's element type, or the scalar's type */
+  uint32_t access; /**< pg_param_access bits for buffers; 0 for scalars */
+} pg_param_info;
+
+/** What the host knows of a program, handed to load_program and compile (ABI 1.3). Owned by
+ *  the host; valid only during the call. */
+typedef struct pg_program_info {
+  uint32_t struct_size;            /**< sizeof(pg_program_info) of the writer */
+  uint32_t isa_version;            /**< the ISA the program was written in */
+  const char* entry;               /**< the program's name (its entry point) */
+  uint32_t artifact_format;        /**< pg_artifact_format of the bytes handed in */
+  uint32_t param_count;            /**< entries of params */
+  const pg_param_info* params;     /**< every buffer slot in order, then every scalar slot */
+  uint64_t static_local_bytes;     /**< bytes of all DEFINE_LOCAL arrays of one group */
+  uint64_t dynamic_local_bytes;    /**< the most shared_memory_bytes a launch will pass */
+  uint32_t required_local_size[3]; /**< the local size every launch uses; 0 = any */
+  uint32_t reserved;
+} pg_program_info;
+
 /** Program loader role: artifact -> program; launch; synchronise. */
 typedef struct pg_loader_api {
   uint32_t struct_size;
@@ -444,7 +542,46 @@ typedef struct pg_loader_api {
   /** Optional. Launch, wait, and report the device time in seconds (kernel search). */
   pg_status (*launch_timed)(pg_device_t device, pg_program_t program, const pg_launch_args* args,
                             double* seconds, pg_error* err);
+  /** Optional (ABI 1.3). Like load, with the program's metadata: parameter kinds and dtypes,
+   *  local memory, the required local size, and the artifact's format (the renderer's, or the
+   *  compiler's binary_format for bytes from pg_compiler_api.compile). The host calls it in
+   *  place of load when present. */
+  pg_status (*load_program)(pg_device_t device, const void* artifact, uint64_t size,
+                            const pg_program_info* info, pg_program_t* out, pg_error* err);
 } pg_loader_api;
+
+/** A compilation target (ABI 1.3): what a device is, without a device. */
+typedef struct pg_target {
+  uint32_t struct_size; /**< sizeof(pg_target) of the caller */
+  uint32_t reserved;
+  char arch[64];        /**< as pg_device_properties.target: "sm_90", "x86_64-znver3" */
+  pg_capabilities caps; /**< what codegen may assume (caps.struct_size set by the caller) */
+} pg_target;
+
+/** Compiler role (ABI 1.3, optional): render and compile for a target with no device open,
+ *  so a plugin with zero devices (no driver, no GPU) still compiles ("compile-only"). */
+typedef struct pg_compiler_api {
+  uint32_t struct_size;
+  uint32_t binary_format; /**< pg_artifact_format of compile's output; 0 when no compile */
+  /** Fill `out` (the caller sets out->struct_size and out->caps.struct_size) for architecture
+   *  `arch`, or for the plugin's default target when arch is "". PG_ERR_UNSUPPORTED naming
+   *  the architecture when the plugin cannot compile for it. */
+  pg_status (*describe_target)(pg_plugin_state_t state, const char* arch, pg_target* out,
+                               pg_error* err);
+  /** Render `program` for `target` into `out`, as pg_renderer_api.render does for a device. */
+  pg_status (*render)(pg_plugin_state_t state, const pg_target* target,
+                      const pg_kernel_program* program, pg_byte_sink* out, pg_error* err);
+  /** Optional. Compile a rendered artifact into the binary_format bytes a device's
+   *  load_program accepts (e.g. CUDA source -> cubin, C -> object code). */
+  pg_status (*compile)(pg_plugin_state_t state, const pg_target* target, const void* artifact,
+                       uint64_t size, const pg_program_info* info, pg_byte_sink* out,
+                       pg_error* err);
+  /** Optional. 1 when the renderer takes `op` on `dtype` in `vcount` lanes for `target`, 0 when
+   *  not; the host asks before it renders. NULL: every op of the plugin's ISA on every dtype
+   *  of caps.dtype_mask up to max_vector_lanes. */
+  int32_t (*op_support)(pg_plugin_state_t state, const pg_target* target, uint32_t op,
+                        uint32_t dtype, uint32_t vcount);
+} pg_compiler_api;
 
 /* ----------------------------------------------------------------------------------------- */
 /* The plugin table                                                                          */
@@ -479,6 +616,8 @@ typedef struct pg_plugin {
   const pg_allocator_api* allocator;
   const pg_renderer_api* renderer;
   const pg_loader_api* loader;
+  /* ABI 1.3 (read through PG_HAS_FIELD) */
+  const pg_compiler_api* compiler; /**< optional: render and compile without a device */
 } pg_plugin;
 
 /** Type of the entry point. */

@@ -19,6 +19,8 @@
 //     void* host_pointer(pg_buffer_t b);
 //     pg_buffer_t wrap_host(void* host, uint64_t nbytes);  // when has_wrap_host is true
 //     double launch_timed(pg_program_t program, const pg_launch_args& args);
+//     // optional (ABI 1.3): load with the program's metadata; used instead of load when present
+//     pg_program_t load(const void* artifact, uint64_t size, const pg_program_info& info);
 //   };
 //   struct MyPlugin {
 //     using Device = MyDevice;
@@ -34,6 +36,15 @@
 //     explicit MyPlugin(const polygrad::sdk::Host& host);
 //     uint32_t device_count(std::string& why_none);
 //     MyDevice& device(uint32_t index);
+//     // optional (ABI 1.3):
+//     static constexpr uint32_t isa_version = 1;  // the kernel ISA rendered; default: newest
+//     // compile-only (a pg_compiler_api is generated when both are present):
+//     void describe_target(const std::string& arch, pg_target& out);  // "" = default target
+//     std::string render(const pg_target& target, const pg_kernel_program& program);
+//     // and, optionally, with static constexpr pg_artifact_format binary_format:
+//     std::string compile(const pg_target& target, const void* artifact, uint64_t size,
+//                         const pg_program_info& info);
+//     bool op_support(const pg_target& target, uint32_t op, uint32_t dtype, uint32_t vcount);
 //   };
 //   PG_DEFINE_PLUGIN(MyPlugin)
 //
@@ -46,6 +57,8 @@
 #include <polygrad/plugin.h>
 
 #include <algorithm>
+#include <concepts>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -53,6 +66,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace polygrad::sdk {
@@ -77,6 +91,12 @@ inline int op_source_count(uint32_t op) {
 #undef PG_X
   };
   return op < PG_OP_COUNT ? counts[op] : -2;
+}
+
+/// The kernel ISA that introduced `op` (1 or 2); 0 for a value that is no op.
+inline uint32_t op_isa(uint32_t op) {
+  if (op >= PG_OP_COUNT) return 0;
+  return op >= PG_OP_FIRST_ISA2 ? 2 : 1;
 }
 
 inline const char* dtype_name(uint32_t dt) {
@@ -228,17 +248,19 @@ class Host {
 // Kernel-program validation: every renderer should call it before reading a program.
 
 /// Throws Error(PG_ERR_INVALID_ARGUMENT) naming the instruction when `p` is malformed:
-/// bad ISA version, unknown op or dtype, wrong source count, a source that is not earlier,
-/// operand ranges out of bounds, parameter slots out of range.
-inline void check_program(const pg_kernel_program& p) {
+/// unknown op or dtype, an op newer than the program's ISA, wrong source count, a source that
+/// is not earlier, operand ranges out of bounds, parameter slots out of range; and
+/// Error(PG_ERR_VERSION) when the program's ISA is above `plugin_isa` (the ISA the plugin
+/// renders) or 0. A program at or below the plugin's ISA is accepted.
+inline void check_program(const pg_kernel_program& p, uint32_t plugin_isa = PG_KERNEL_ISA_VERSION) {
   auto bad = [&](uint32_t i, const std::string& what) {
     fail(PG_ERR_INVALID_ARGUMENT, "kernel program '" + std::string(p.name ? p.name : "?") +
                                       "': instruction " + std::to_string(i) + ": " + what);
   };
-  if (p.isa_version != PG_KERNEL_ISA_VERSION)
+  if (p.isa_version == 0 || p.isa_version > plugin_isa)
     fail(PG_ERR_VERSION, "kernel program ISA version " + std::to_string(p.isa_version) +
-                             " but this plugin renders version " +
-                             std::to_string(PG_KERNEL_ISA_VERSION));
+                             " but this plugin renders versions 1 to " +
+                             std::to_string(plugin_isa));
   if (p.name == nullptr || p.name[0] == '\0')
     fail(PG_ERR_INVALID_ARGUMENT, "kernel program has no name");
   for (const char* c = p.name; *c; ++c) {
@@ -255,6 +277,9 @@ inline void check_program(const pg_kernel_program& p) {
   for (uint32_t i = 0; i < p.instruction_count; ++i) {
     const pg_instruction& in = p.instructions[i];
     if (in.op >= PG_OP_COUNT) bad(i, "unknown op " + std::to_string(in.op));
+    if (op_isa(in.op) > p.isa_version)
+      bad(i, std::string(op_name(in.op)) + " is an ISA " + std::to_string(op_isa(in.op)) +
+                 " op in an ISA " + std::to_string(p.isa_version) + " program");
     if (in.dtype >= PG_DTYPE_COUNT) bad(i, "unknown dtype " + std::to_string(in.dtype));
     if (in.vcount == 0) bad(i, std::string(op_name(in.op)) + " has vcount 0");
     if (in.addrspace > PG_ADDR_REG) bad(i, "unknown address space");
@@ -318,6 +343,39 @@ struct Tables {
   using D = typename P::Device;
   static P* plugin(pg_plugin_state_t s) { return reinterpret_cast<P*>(s); }
   static D* dev(pg_device_t d) { return reinterpret_cast<D*>(d); }
+
+  /// The kernel ISA the plugin renders: P::isa_version, else the SDK's newest.
+  static constexpr uint32_t isa() {
+    if constexpr (requires { P::isa_version; })
+      return P::isa_version;
+    else
+      return PG_KERNEL_ISA_VERSION;
+  }
+  static_assert(isa() >= 1 && isa() <= PG_KERNEL_ISA_VERSION,
+                "isa_version must be between 1 and PG_KERNEL_ISA_VERSION");
+  static constexpr bool loads_with_info() {
+    return requires(D & d, const void* a, uint64_t n, const pg_program_info& i) {
+      { d.load(a, n, i) } -> std::convertible_to<pg_program_t>;
+    };
+  }
+  static constexpr bool compiles_without_device() {
+    return requires(P & p, const std::string& arch, pg_target& t, const pg_kernel_program& prog) {
+      p.describe_target(arch, t);
+      { p.render(std::as_const(t), prog) } -> std::convertible_to<std::string>;
+    };
+  }
+  static constexpr bool compiles_binaries() {
+    return requires(P & p, const pg_target& t, const void* a, uint64_t n,
+                    const pg_program_info& i) {
+      { p.compile(t, a, n, i) } -> std::convertible_to<std::string>;
+      P::binary_format;
+    };
+  }
+  static constexpr bool answers_op_support() {
+    return requires(P & p, const pg_target& t, uint32_t v) {
+      { p.op_support(t, v, v, v) } -> std::convertible_to<bool>;
+    };
+  }
 
   static pg_status init(const pg_host_services* host, pg_plugin_state_t* state, pg_error* err) {
     return firewall(err, P::name, [&] {
@@ -436,7 +494,7 @@ struct Tables {
     return firewall(err, P::name, [&] {
       if (d == nullptr || prog == nullptr || out == nullptr || out->append == nullptr)
         fail(PG_ERR_INVALID_ARGUMENT, "render: NULL");
-      check_program(*prog);
+      check_program(*prog, isa());
       std::string text = dev(d)->render(*prog);
       if (out->append(out->context, text.data(), text.size()) != 0)
         fail(PG_ERR_OUT_OF_MEMORY, "render: the host could not take the artifact");
@@ -450,6 +508,104 @@ struct Tables {
       *out = dev(d)->load(artifact, size, entry);
     });
   }
+  static pg_status load_program(pg_device_t d, const void* artifact, uint64_t size,
+                                const pg_program_info* info, pg_program_t* out, pg_error* err) {
+    return firewall(err, P::name, [&] {
+      if (d == nullptr || out == nullptr || info == nullptr || info->entry == nullptr ||
+          (artifact == nullptr && size))
+        fail(PG_ERR_INVALID_ARGUMENT, "load_program: NULL");
+      if (info->struct_size < sizeof(pg_program_info))
+        fail(PG_ERR_INVALID_ARGUMENT, "load_program: info struct_size too small");
+      if (info->param_count > 0 && info->params == nullptr)
+        fail(PG_ERR_INVALID_ARGUMENT, "load_program: params are NULL");
+      if constexpr (loads_with_info())
+        *out = dev(d)->load(artifact, size, *info);
+      else
+        *out = dev(d)->load(artifact, size, info->entry);
+    });
+  }
+  static pg_status describe_target(pg_plugin_state_t s, const char* arch, pg_target* out,
+                                   pg_error* err) {
+    return firewall(err, P::name, [&] {
+      if (s == nullptr || arch == nullptr || out == nullptr)
+        fail(PG_ERR_INVALID_ARGUMENT, "describe_target: NULL");
+      if (out->struct_size < offsetof(pg_target, caps) + sizeof(uint32_t))
+        fail(PG_ERR_INVALID_ARGUMENT, "describe_target: struct_size not set");
+      pg_target full{};
+      full.struct_size = sizeof(full);
+      full.caps.struct_size = sizeof(full.caps);
+      if constexpr (compiles_without_device()) plugin(s)->describe_target(std::string(arch), full);
+      full.arch[sizeof(full.arch) - 1] = '\0';
+      const uint32_t out_size = out->struct_size, caps_size = out->caps.struct_size;
+      std::memcpy(out, &full, std::min<size_t>(out_size, sizeof(full)));
+      out->struct_size = out_size;
+      if (caps_size < sizeof(pg_capabilities) &&
+          out_size >= offsetof(pg_target, caps) + sizeof(pg_capabilities))
+        std::memset(reinterpret_cast<char*>(&out->caps) + caps_size, 0,
+                    sizeof(pg_capabilities) - caps_size);
+      out->caps.struct_size = caps_size;
+    });
+  }
+  /// The caller's target, grown to this SDK's size (fields it did not have read as 0).
+  static pg_target full_target(const pg_target* t) {
+    if (t == nullptr || t->struct_size < offsetof(pg_target, caps) + sizeof(uint32_t))
+      fail(PG_ERR_INVALID_ARGUMENT, "target is NULL or its struct_size is not set");
+    pg_target full{};
+    std::memcpy(&full, t, std::min<size_t>(t->struct_size, sizeof(full)));
+    const size_t caps_size = std::min<size_t>(full.caps.struct_size, sizeof(pg_capabilities));
+    std::memset(reinterpret_cast<char*>(&full.caps) + caps_size, 0,
+                sizeof(pg_capabilities) - caps_size);
+    full.struct_size = sizeof(full);
+    full.caps.struct_size = sizeof(full.caps);
+    full.arch[sizeof(full.arch) - 1] = '\0';
+    return full;
+  }
+  static pg_status render_for(pg_plugin_state_t s, const pg_target* t,
+                              const pg_kernel_program* prog, pg_byte_sink* out, pg_error* err) {
+    return firewall(err, P::name, [&] {
+      if (s == nullptr || prog == nullptr || out == nullptr || out->append == nullptr)
+        fail(PG_ERR_INVALID_ARGUMENT, "render (compiler): NULL");
+      const pg_target target = full_target(t);
+      check_program(*prog, isa());
+      std::string text;
+      if constexpr (compiles_without_device()) text = plugin(s)->render(target, *prog);
+      if (out->append(out->context, text.data(), text.size()) != 0)
+        fail(PG_ERR_OUT_OF_MEMORY, "render: the host could not take the artifact");
+    });
+  }
+  static pg_status compile(pg_plugin_state_t s, const pg_target* t, const void* artifact,
+                           uint64_t size, const pg_program_info* info, pg_byte_sink* out,
+                           pg_error* err) {
+    return firewall(err, P::name, [&] {
+      if (s == nullptr || info == nullptr || info->entry == nullptr || out == nullptr ||
+          out->append == nullptr || (artifact == nullptr && size))
+        fail(PG_ERR_INVALID_ARGUMENT, "compile: NULL");
+      if (info->struct_size < sizeof(pg_program_info))
+        fail(PG_ERR_INVALID_ARGUMENT, "compile: info struct_size too small");
+      const pg_target target = full_target(t);
+      std::string bytes;
+      if constexpr (compiles_binaries()) bytes = plugin(s)->compile(target, artifact, size, *info);
+      if (out->append(out->context, bytes.data(), bytes.size()) != 0)
+        fail(PG_ERR_OUT_OF_MEMORY, "compile: the host could not take the binary");
+    });
+  }
+  static int32_t op_support(pg_plugin_state_t s, const pg_target* t, uint32_t op, uint32_t dtype,
+                            uint32_t vcount) noexcept {
+    try {
+      if (s == nullptr) return 0;
+      if constexpr (answers_op_support())
+        return plugin(s)->op_support(full_target(t), op, dtype, vcount) ? 1 : 0;
+    } catch (...) {
+    }
+    return 0;
+  }
+  static constexpr uint32_t binary_format() {
+    if constexpr (compiles_binaries())
+      return static_cast<uint32_t>(P::binary_format);
+    else
+      return 0;
+  }
+
   static void unload(pg_device_t d, pg_program_t p) noexcept {
     if (d == nullptr || p == nullptr) return;
     try {
@@ -508,11 +664,18 @@ struct Tables {
                                          &unload,
                                          &launch,
                                          &synchronize,
-                                         P::has_launch_timed ? &launch_timed : nullptr};
+                                         P::has_launch_timed ? &launch_timed : nullptr,
+                                         &load_program};
+    static const pg_compiler_api compiler = {sizeof(pg_compiler_api),
+                                             binary_format(),
+                                             &describe_target,
+                                             &render_for,
+                                             compiles_binaries() ? &compile : nullptr,
+                                             answers_op_support() ? &op_support : nullptr};
     static const pg_plugin plugin = {PG_PLUGIN_ABI_MAJOR,
                                      PG_PLUGIN_ABI_MINOR,
                                      sizeof(pg_plugin),
-                                     PG_KERNEL_ISA_VERSION,
+                                     isa(),
                                      P::name,
                                      P::version,
                                      P::device_prefix,
@@ -526,7 +689,8 @@ struct Tables {
                                      &properties,
                                      &allocator,
                                      &renderer,
-                                     &loader};
+                                     &loader,
+                                     compiles_without_device() ? &compiler : nullptr};
     return &plugin;
   }
 };
