@@ -63,3 +63,58 @@ TEST(CheckProgram, RejectsASourceThatIsNotEarlier) {
 }
 
 }  // namespace
+
+namespace {
+
+/// The message check_program throws for `b`'s program against a plugin at `plugin_isa`.
+std::string rejection_at(ProgramBuilder& b, uint32_t plugin_isa, pg_status* status) {
+  try {
+    polygrad::sdk::check_program(b.program(), plugin_isa);
+  } catch (const Error& e) {
+    *status = e.status();
+    return e.what();
+  }
+  return "";
+}
+
+ProgramBuilder atomic_program(uint32_t isa) {
+  ProgramBuilder b("atomic");
+  auto out = b.param_buffer(0, PG_DTYPE_INT32);
+  auto i = b.special(PG_SPECIAL_GLOBAL, 0);
+  b.emit(PG_OP_ATOMIC_ADD, PG_DTYPE_VOID, {b.index(out, i), i});
+  b.set_isa_version(isa);
+  return b;
+}
+
+TEST(CheckProgram, AcceptsProgramsAtOrBelowThePluginsIsa) {
+  pg_status status = PG_OK;
+  ProgramBuilder v1("copy");
+  auto out = v1.param_buffer(0, PG_DTYPE_INT32);
+  auto i = v1.special(PG_SPECIAL_GLOBAL, 0);
+  v1.store(v1.index(out, i), i);
+  v1.set_isa_version(1);
+  EXPECT_EQ(rejection_at(v1, 1, &status), "");
+  EXPECT_EQ(rejection_at(v1, 2, &status), "");  // an ISA 1 program on an ISA 2 plugin
+  ProgramBuilder v2 = atomic_program(2);
+  EXPECT_EQ(rejection_at(v2, 2, &status), "");
+  EXPECT_EQ(rejection_at(v2, 1, &status),
+            "kernel program ISA version 2 but this plugin renders versions 1 to 1");
+  EXPECT_EQ(status, PG_ERR_VERSION);
+  v1.set_isa_version(0);
+  EXPECT_EQ(rejection_at(v1, 2, &status),
+            "kernel program ISA version 0 but this plugin renders versions 1 to 2");
+}
+
+TEST(CheckProgram, RejectsAnOpNewerThanTheProgramsIsa) {
+  pg_status status = PG_OK;
+  ProgramBuilder b = atomic_program(1);
+  EXPECT_EQ(rejection_at(b, 2, &status),
+            "kernel program 'atomic': instruction 3: ATOMIC_ADD is an ISA 2 op in an ISA 1 "
+            "program");
+  EXPECT_EQ(status, PG_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(polygrad::sdk::op_isa(PG_OP_GEP), 1u);
+  EXPECT_EQ(polygrad::sdk::op_isa(PG_OP_WMMA), 2u);
+  EXPECT_EQ(polygrad::sdk::op_isa(PG_OP_COUNT), 0u);
+}
+
+}  // namespace

@@ -127,12 +127,14 @@ class ProgramBuilder {
 
   pg_dtype dtype_of(Ref r) const { return static_cast<pg_dtype>(instructions_.at(r).dtype); }
   void set_local_size(uint32_t x, uint32_t y, uint32_t z) { local_ = {x, y, z}; }
+  /// The kernel ISA the program is stamped with (default: the SDK's newest).
+  void set_isa_version(uint32_t isa) { isa_ = isa; }
 
   /// The program view. Pointers stay valid until the builder is changed or destroyed.
   const pg_kernel_program& program() {
     program_ = pg_kernel_program{};
     program_.struct_size = sizeof(pg_kernel_program);
-    program_.isa_version = PG_KERNEL_ISA_VERSION;
+    program_.isa_version = isa_;
     program_.name = name_.c_str();
     program_.instructions = instructions_.data();
     program_.instruction_count = static_cast<uint32_t>(instructions_.size());
@@ -159,6 +161,7 @@ class ProgramBuilder {
   uint32_t buffer_count_ = 0;
   uint32_t scalar_count_ = 0;
   std::vector<uint32_t> local_ = {1, 1, 1};
+  uint32_t isa_ = PG_KERNEL_ISA_VERSION;
   pg_kernel_program program_{};
 };
 

@@ -1,13 +1,33 @@
 // test_host: the core tests' plugin, written with the SDK helper. Host-memory devices, the
 // template plugin's interpreter (sdk/template) as "compiler", and device names that echo the
 // options the host passed in, so tests can see get_option at work.
+//
+// Variants of it are built with these definitions (tests/core/CMakeLists.txt):
+//   PG_TEST_NAME, PG_TEST_PREFIX  plugin name and device prefix (test_host, testdev)
+//   PG_TEST_ISA                   the kernel ISA it declares (default: the SDK's newest)
+//   PG_TEST_DEVICES               default of its "devices" option ("2")
+//   PG_TEST_COMPILER              adds the compiler role (describe_target, render): compile-only
 #include <polygrad/plugin.hpp>
+#include <polygrad/program_info.hpp>
 
 #include <cstring>
 #include <deque>
 #include <memory>
 
 #include "program.hpp"  // sdk/template
+
+#ifndef PG_TEST_NAME
+#define PG_TEST_NAME "test_host"
+#endif
+#ifndef PG_TEST_PREFIX
+#define PG_TEST_PREFIX "testdev"
+#endif
+#ifndef PG_TEST_ISA
+#define PG_TEST_ISA PG_KERNEL_ISA_VERSION
+#endif
+#ifndef PG_TEST_DEVICES
+#define PG_TEST_DEVICES "2"
+#endif
 
 namespace polygrad_test {
 
@@ -69,6 +89,14 @@ class TestDevice {
     return reinterpret_cast<pg_program_t>(
         new template_plugin::Program(template_plugin::deserialise(artifact, size, entry)));
   }
+  /// Loads as above, and refuses metadata that disagrees with the program it describes: the
+  /// host's pg_program_info is checked on every tensor-level test that runs here.
+  pg_program_t load(const void* artifact, uint64_t size, const pg_program_info& info) {
+    auto program = std::make_unique<template_plugin::Program>(
+        template_plugin::deserialise(artifact, size, info.entry));
+    check_info(*program, info);
+    return reinterpret_cast<pg_program_t>(program.release());
+  }
   void unload(pg_program_t p) { delete reinterpret_cast<template_plugin::Program*>(p); }
   void launch(pg_program_t handle, const pg_launch_args& args) {
     const auto& p = *reinterpret_cast<const template_plugin::Program*>(handle);
@@ -85,6 +113,40 @@ class TestDevice {
   void synchronize() {}
 
  private:
+  static void check_info(const template_plugin::Program& p, const pg_program_info& info) {
+    pg_kernel_program view{};
+    view.struct_size = sizeof(view);
+    view.isa_version = info.isa_version;
+    view.name = p.name.c_str();
+    view.instructions = p.instructions.data();
+    view.instruction_count = static_cast<uint32_t>(p.instructions.size());
+    view.operands = p.operands.data();
+    view.operand_count = static_cast<uint32_t>(p.operands.size());
+    view.buffer_count = p.buffer_count;
+    view.scalar_count = p.scalar_count;
+    for (int d = 0; d < 3; ++d) view.local_size[d] = info.required_local_size[d];
+    const polygrad::sdk::ProgramInfo expected(view, PG_ARTIFACT_OTHER);
+    auto describe = [](const pg_param_info& q) {
+      return std::to_string(q.kind) + "/" + std::to_string(q.slot) + "/" +
+             polygrad::sdk::dtype_name(q.dtype) + "/" + std::to_string(q.access);
+    };
+    const auto& want = expected.params();
+    bool same = info.param_count == want.size() && info.artifact_format == PG_ARTIFACT_OTHER &&
+                info.static_local_bytes == expected.view().static_local_bytes &&
+                info.isa_version >= 1 && info.isa_version <= PG_TEST_ISA;
+    for (uint32_t i = 0; same && i < info.param_count; ++i)
+      same = describe(info.params[i]) == describe(want[i]);
+    if (!same) {
+      std::string got, exp;
+      for (uint32_t i = 0; i < info.param_count; ++i)
+        got.append(" ").append(describe(info.params[i]));
+      for (const auto& q : want) exp.append(" ").append(describe(q));
+      fail(PG_ERR_INVALID_ARGUMENT, std::string(PG_TEST_NAME) + ": metadata of '" + p.name +
+                                        "' (ISA " + std::to_string(info.isa_version) + ", params" +
+                                        got + ") does not match the program (" + exp + ")");
+    }
+  }
+
   uint32_t index_;
   std::string label_, level_, fast_;
 };
@@ -92,16 +154,17 @@ class TestDevice {
 class TestPlugin {
  public:
   using Device = TestDevice;
-  static constexpr const char* name = "test_host";
+  static constexpr const char* name = PG_TEST_NAME;
   static constexpr const char* version = "1.2.3";
-  static constexpr const char* device_prefix = "testdev";
+  static constexpr const char* device_prefix = PG_TEST_PREFIX;
+  static constexpr uint32_t isa_version = PG_TEST_ISA;
   static constexpr pg_artifact_format artifact_format = PG_ARTIFACT_OTHER;
   static constexpr uint32_t alignment = 16;
   static constexpr bool has_copy_device = false, has_host_pointer = true, has_launch_timed = false;
 
   static std::vector<pg_option_desc> options() {
     return {
-        {"devices", PG_OPTION_INT, "2", "number of devices (plugin-wide)", 0, 4},
+        {"devices", PG_OPTION_INT, PG_TEST_DEVICES, "number of devices (plugin-wide)", 0, 4},
         {"level", PG_OPTION_INT, "1", "a bounded integer", 0, 3},
         {"fast", PG_OPTION_BOOL, "false", "a boolean", 0, -1},
         {"ratio", PG_OPTION_FLOAT, "0.5", "a bounded number", 0, 1},
@@ -110,7 +173,7 @@ class TestPlugin {
   }
 
   explicit TestPlugin(const polygrad::sdk::Host& host) : host_(host) {
-    count_ = static_cast<uint32_t>(std::stoi(host.option(-1, "devices").value_or("2")));
+    count_ = static_cast<uint32_t>(std::stoi(host.option(-1, "devices").value_or(PG_TEST_DEVICES)));
     host.log(PG_LOG_DEBUG, "test_host initialised with " + std::to_string(count_) +
                                " devices from " + host.plugin_path());
   }
@@ -122,6 +185,23 @@ class TestPlugin {
     while (devices_.size() <= index) devices_.emplace_back(host_, devices_.size());
     return devices_[index];
   }
+
+#ifdef PG_TEST_COMPILER
+  // Compile-only: the interpreter's one target, with or without devices.
+  void describe_target(const std::string& arch, pg_target& out) {
+    if (!arch.empty() && arch != "interpreter")
+      fail(PG_ERR_UNSUPPORTED,
+           std::string(PG_TEST_NAME) + " compiles for 'interpreter' only, not '" + arch + "'");
+    std::snprintf(out.arch, sizeof(out.arch), "interpreter");
+    pg_device_properties p{};
+    p.caps.struct_size = sizeof(p.caps);
+    TestDevice(host_, 0).properties(p);
+    out.caps = p.caps;
+  }
+  std::string render(const pg_target&, const pg_kernel_program& program) {
+    return template_plugin::serialise(program);
+  }
+#endif
 
  private:
   polygrad::sdk::Host host_;
