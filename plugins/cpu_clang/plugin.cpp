@@ -17,6 +17,7 @@ class CpuClangPlugin {
   static constexpr uint32_t alignment = kAlignment;
   static constexpr bool has_copy_device = true, has_host_pointer = true, has_launch_timed = true;
   static constexpr bool has_wrap_host = true;
+  static constexpr bool has_async = true;
   static constexpr pg_artifact_format binary_format = PG_ARTIFACT_OBJECT;
 
   static std::vector<pg_option_desc> options() {

@@ -83,12 +83,20 @@ namespace {
   S(pg_compiler_api) F(pg_compiler_api, struct_size) F(pg_compiler_api, binary_format)           \
     F(pg_compiler_api, describe_target) F(pg_compiler_api, render) F(pg_compiler_api, compile)   \
     F(pg_compiler_api, op_support)                                                               \
+  S(pg_async_api) F(pg_async_api, struct_size) F(pg_async_api, reserved)                         \
+    F(pg_async_api, stream_create) F(pg_async_api, stream_destroy)                               \
+    F(pg_async_api, stream_synchronize) F(pg_async_api, copy_in_async)                           \
+    F(pg_async_api, copy_out_async) F(pg_async_api, launch_async) F(pg_async_api, event_create)  \
+    F(pg_async_api, event_destroy) F(pg_async_api, event_record)                                 \
+    F(pg_async_api, stream_wait_event) F(pg_async_api, event_synchronize)                        \
+    F(pg_async_api, host_alloc_pinned) F(pg_async_api, host_free_pinned)                         \
+    F(pg_async_api, copy_peer_async)                                                             \
   S(pg_plugin) F(pg_plugin, abi_major) F(pg_plugin, abi_minor) F(pg_plugin, struct_size)         \
     F(pg_plugin, isa_version) F(pg_plugin, name) F(pg_plugin, version)                           \
     F(pg_plugin, device_prefix) F(pg_plugin, options) F(pg_plugin, option_count)                 \
     F(pg_plugin, reserved) F(pg_plugin, init) F(pg_plugin, shutdown) F(pg_plugin, device_count)  \
     F(pg_plugin, device_open) F(pg_plugin, device_properties) F(pg_plugin, allocator)            \
-    F(pg_plugin, renderer) F(pg_plugin, loader) F(pg_plugin, compiler)
+    F(pg_plugin, renderer) F(pg_plugin, loader) F(pg_plugin, compiler) F(pg_plugin, async)
 
 #define PG_ABI_ENUMS(E)                                                                        \
   E(pg_status, PG_OK) E(pg_status, PG_ERR_INVALID_ARGUMENT) E(pg_status, PG_ERR_OUT_OF_MEMORY) \
@@ -123,7 +131,8 @@ namespace {
 const std::set<std::string> kGrowable = {
     "pg_kernel_program", "pg_host_services", "pg_capabilities", "pg_device_properties",
     "pg_allocator_api",  "pg_renderer_api",  "pg_launch_args",  "pg_loader_api",
-    "pg_plugin",         "pg_program_info",  "pg_target",       "pg_compiler_api"};
+    "pg_plugin",         "pg_program_info",  "pg_target",       "pg_compiler_api",
+    "pg_async_api"};
 
 std::string abi_version() {
   return std::to_string(PG_PLUGIN_ABI_MAJOR) + "." + std::to_string(PG_PLUGIN_ABI_MINOR);

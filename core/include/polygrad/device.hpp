@@ -20,6 +20,9 @@ namespace polygrad {
 namespace detail {
 struct LoadedPlugin;
 }
+class Stream;
+class Event;
+class PinnedMemory;
 
 /// What a device says about itself.
 struct DeviceProperties {
@@ -51,6 +54,7 @@ class POLYGRAD_API Buffer {
 
  private:
   friend class Device;
+  friend class Stream;
   void reset() noexcept;
   std::shared_ptr<detail::LoadedPlugin> plugin_;
   pg_device_t device_ = nullptr;
@@ -162,7 +166,18 @@ class POLYGRAD_API Device {
   /// has no launch_timed.
   double launch_timed(const Program& program, const LaunchArgs& args) const;
 
+  /// Whether the plugin runs work asynchronously on streams (its pg_async_api, SDK 1.3).
+  bool has_async() const;
+  /// A new stream (stream.hpp); on a device without async work it runs each item at once.
+  Stream create_stream() const;
+  /// A new event, complete until recorded.
+  Event create_event() const;
+  /// `nbytes` of host memory for async copies: the plugin's pinned memory where it offers it.
+  PinnedMemory alloc_pinned(uint64_t nbytes) const;
+
  private:
+  friend class Stream;
+  Device() = default;
   friend class Registry;
   Device(std::shared_ptr<detail::LoadedPlugin> plugin, pg_device_t device, uint32_t index,
          std::string name);
@@ -171,6 +186,8 @@ class POLYGRAD_API Device {
   Buffer adopt(const char* op, pg_buffer_t handle, uint64_t nbytes) const;
   pg_launch_args raw_args(const char* op, const LaunchArgs& args,
                           std::vector<pg_buffer_t>& handles) const;
+  /// The plugin's pg_async_api, or nullptr.
+  const pg_async_api* async_api() const;
 
   Program adopt_program(const std::string& op, pg_program_t handle, const std::string& entry) const;
   void check_renderable(const pg_kernel_program& program) const;

@@ -4,6 +4,7 @@
 #include <polygrad/error.hpp>
 #include <polygrad/plugin.hpp>
 #include <polygrad/program_info.hpp>
+#include <polygrad/stream.hpp>
 
 #include "../plugin/loaded_plugin.hpp"
 
@@ -200,12 +201,13 @@ void Device::copy_device(Buffer& dst, const Buffer& src, uint64_t nbytes, uint64
     });
     return;
   }
-  // Through host memory: out of the source's plugin, into ours.
-  std::vector<unsigned char> staging(nbytes);
-  const detail::LoadedPlugin& from = *src.plugin_;
-  call_plugin(from, "copy_device (staging copy_out)", name_, [&](pg_error* err) {
-    return from.table->allocator->copy_out(src.device_, staging.data(), src.handle(), src_offset,
-                                           nbytes, err);
+  // Through host memory, pinned by the source's plugin where it offers that: out of the
+  // source's plugin, into ours.
+  const Device from(src.plugin_, src.device_, 0, "the source device");
+  PinnedMemory staging = from.alloc_pinned(nbytes);
+  call_plugin(*src.plugin_, "copy_device (staging copy_out)", name_, [&](pg_error* err) {
+    return src.plugin_->table->allocator->copy_out(src.device_, staging.data(), src.handle(),
+                                                   src_offset, nbytes, err);
   });
   copy_in(dst, staging.data(), nbytes, dst_offset);
 }

@@ -49,6 +49,7 @@ int run(const Options& options, std::ostream& out) {
           detail::run_allocator_suite(session, report.suite("allocator"));
           detail::run_op_suite(session, report);
           detail::run_error_suite(session, report.suite("errors"));
+          if (session.has_async()) detail::run_async_suite(session, report.suite("async"));
         }
       }
     }

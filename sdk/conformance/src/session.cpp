@@ -146,6 +146,14 @@ bool Session::has_launch_timed() const {
   const pg_loader_api* l = loader();
   return PG_HAS_FIELD(l, pg_loader_api, launch_timed) && l->launch_timed != nullptr;
 }
+bool Session::has_async() const {
+  if (!PG_HAS_FIELD(plugin_, pg_plugin, async) || plugin_->async == nullptr) return false;
+  const pg_async_api* a = plugin_->async;
+  return PG_HAS_FIELD(a, pg_async_api, event_synchronize) && a->stream_create &&
+         a->stream_destroy && a->stream_synchronize && a->copy_in_async && a->copy_out_async &&
+         a->launch_async && a->event_create && a->event_destroy && a->event_record &&
+         a->stream_wait_event && a->event_synchronize;
+}
 bool Session::has_shutdown() const {
   return plugin_->shutdown != nullptr;
 }

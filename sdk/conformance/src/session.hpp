@@ -103,6 +103,8 @@ class Session {
   bool has_host_pointer() const;
   bool has_wrap_host() const;
   bool has_launch_timed() const;
+  /// pg_plugin.async with every required slot (ABI 1.3).
+  bool has_async() const;
   bool has_shutdown() const;
 
   CallResult alloc(uint64_t nbytes, pg_buffer_t* out) const;

@@ -174,8 +174,27 @@ void check_devices(const Session& s, Suite& suite) {
   for (int d = 0; d < 3; ++d)
     dims = dims && caps.max_global_dims[d] >= 1 && caps.max_local_dims[d] >= 1;
   suite.expect(dims, "properties.dims", "max_global_dims and max_local_dims must be >= 1");
-  suite.expect((caps.flags & ~0xfu) == 0, "properties.flags",
+  const uint32_t known_flags = PG_CAP_DECOMPOSE_TRANSCENDENTAL | PG_CAP_LOCAL_MEMORY |
+                               PG_CAP_GROUPS | PG_CAP_HOST_MEMORY | PG_CAP_ALIGNED_VECTORS |
+                               PG_CAP_ATOMIC_ADD | PG_CAP_ASYNC;
+  suite.expect((caps.flags & ~known_flags) == 0, "properties.flags",
                "unknown capability flags " + std::to_string(caps.flags));
+  // ABI 1.3 fields (zero from an older plugin, which the kit's full-size struct receives).
+  suite.expect(caps.index_bits == 0 || caps.index_bits == 32 || caps.index_bits == 64,
+               "properties.index_bits", "index_bits must be 0, 32 or 64");
+  bool cores = caps.tensor_core_count <= PG_MAX_TENSOR_CORES;
+  for (uint32_t t = 0; cores && t < caps.tensor_core_count; ++t) {
+    const pg_tensor_core& tc = caps.tensor_cores[t];
+    const uint32_t threads = tc.threads ? tc.threads : 1;
+    cores = tc.m && tc.n && tc.k && (uint32_t{tc.m} * tc.k) % threads == 0 &&
+            (uint32_t{tc.k} * tc.n) % threads == 0 && (uint32_t{tc.m} * tc.n) % threads == 0 &&
+            ((caps.dtype_mask >> tc.dtype_c) & 1u);
+  }
+  suite.expect(cores, "properties.tensor_cores",
+               "at most PG_MAX_TENSOR_CORES shapes, each with m, n, k > 0 whose fragments "
+               "divide among its threads, accumulating in a declared dtype");
+  suite.expect(!(caps.flags & PG_CAP_ASYNC) || s.has_async(), "properties.async",
+               "PG_CAP_ASYNC is declared but pg_plugin.async is missing or incomplete");
   suite.expect(props.struct_size == sizeof props && caps.struct_size == sizeof caps,
                "properties.struct_size_kept", "the plugin changed the caller's struct_size");
 

@@ -25,6 +25,8 @@ void run_allocator_suite(const Session& session, Suite& suite);
 void run_op_suite(const Session& session, Report& report);
 /// Garbage artifacts, malformed programs, bad launches.
 void run_error_suite(const Session& session, Suite& suite);
+/// Streams, events and pinned memory (plugins with pg_plugin.async, ABI 1.3).
+void run_async_suite(const Session& session, Suite& suite);
 
 /// Records a pass when `r` is an error status (of `want` when want >= 0) with a message;
 /// otherwise a failure that says what came back instead.

@@ -353,7 +353,7 @@ typedef enum pg_capability_flags {
   PG_CAP_ALIGNED_VECTORS = 1u << 4, /**< a vector LOAD/STORE needs an address aligned to the
                                          vector's bytes; the host emits one only where it is */
   PG_CAP_ATOMIC_ADD = 1u << 5,      /**< ATOMIC_ADD is supported (see op_support for dtypes) */
-  PG_CAP_ASYNC = 1u << 6            /**< the plugin's async table runs work on streams */
+  PG_CAP_ASYNC = 1u << 6            /**< pg_plugin.async runs work on streams */
 } pg_capability_flags;
 
 /** Most tensor-core shapes a device can list. */
@@ -418,6 +418,8 @@ typedef struct pg_plugin_state_s* pg_plugin_state_t; /**< per-plugin state from 
 typedef struct pg_device_s* pg_device_t;             /**< an opened device */
 typedef struct pg_buffer_s* pg_buffer_t;             /**< device memory */
 typedef struct pg_program_s* pg_program_t;           /**< a loaded program */
+typedef struct pg_stream_s* pg_stream_t;             /**< an in-order work queue (ABI 1.3) */
+typedef struct pg_event_s* pg_event_t;               /**< a point in a stream (ABI 1.3) */
 
 /* ----------------------------------------------------------------------------------------- */
 /* Role tables                                                                               */
@@ -583,6 +585,54 @@ typedef struct pg_compiler_api {
                         uint32_t dtype, uint32_t vcount);
 } pg_compiler_api;
 
+/** Asynchronous work (ABI 1.3, optional; pg_plugin.async). A stream runs the copies and
+ *  launches enqueued on it in order, concurrently with the caller and with other streams; an
+ *  event marks a point in a stream that another stream or the host waits for. The work of
+ *  loader->launch and the blocking copies is ordered with none of it: a caller that mixes them
+ *  synchronises first. Memory handed to an async copy (and the launch's buffers) must stay
+ *  valid until the stream has passed that point; pinned host memory lets a device copy while
+ *  it computes. An error of enqueued work (a kernel that fails) is reported, with the
+ *  kernel's name, by the next stream_synchronize or event_synchronize that covers it and by
+ *  loader->synchronize, once; the stream then takes work again. A plugin that fills this
+ *  table declares PG_CAP_ASYNC. */
+typedef struct pg_async_api {
+  uint32_t struct_size;
+  uint32_t reserved;
+  pg_status (*stream_create)(pg_device_t device, pg_stream_t* out, pg_error* err);
+  /** Waits for the stream's work, then releases it; errors not yet reported are dropped. */
+  void (*stream_destroy)(pg_device_t device, pg_stream_t stream);
+  /** Waits until every item enqueued on the stream has run. */
+  pg_status (*stream_synchronize)(pg_device_t device, pg_stream_t stream, pg_error* err);
+  pg_status (*copy_in_async)(pg_device_t device, pg_stream_t stream, pg_buffer_t dst,
+                             uint64_t dst_offset, const void* src, uint64_t nbytes, pg_error* err);
+  pg_status (*copy_out_async)(pg_device_t device, pg_stream_t stream, void* dst, pg_buffer_t src,
+                              uint64_t src_offset, uint64_t nbytes, pg_error* err);
+  /** Enqueue a launch; `args` and its arrays are read before the call returns. */
+  pg_status (*launch_async)(pg_device_t device, pg_stream_t stream, pg_program_t program,
+                            const pg_launch_args* args, pg_error* err);
+  pg_status (*event_create)(pg_device_t device, pg_event_t* out, pg_error* err);
+  void (*event_destroy)(pg_device_t device, pg_event_t event);
+  /** Mark the point the stream has reached with everything enqueued so far. Recording again
+   *  moves the mark. An event never recorded is complete. */
+  pg_status (*event_record)(pg_device_t device, pg_event_t event, pg_stream_t stream,
+                            pg_error* err);
+  /** Work enqueued on `stream` after this waits until `event`'s point is reached. */
+  pg_status (*stream_wait_event)(pg_device_t device, pg_stream_t stream, pg_event_t event,
+                                 pg_error* err);
+  /** The host waits until `event`'s point is reached. */
+  pg_status (*event_synchronize)(pg_device_t device, pg_event_t event, pg_error* err);
+  /** Optional. Host memory the device copies from and to without staging (page-locked). */
+  pg_status (*host_alloc_pinned)(pg_device_t device, uint64_t nbytes, void** out, pg_error* err);
+  /** Optional (with host_alloc_pinned). NULL is ignored. */
+  void (*host_free_pinned)(pg_device_t device, void* host);
+  /** Optional. Enqueue on `stream` of `dst_device` a copy from a buffer of `src_device`, another
+   *  device of this plugin (peer to peer). The source's own work is not waited for: record an
+   *  event on its stream and have `stream` wait for it, or synchronise it first. */
+  pg_status (*copy_peer_async)(pg_device_t dst_device, pg_stream_t stream, pg_buffer_t dst,
+                               uint64_t dst_offset, pg_device_t src_device, pg_buffer_t src,
+                               uint64_t src_offset, uint64_t nbytes, pg_error* err);
+} pg_async_api;
+
 /* ----------------------------------------------------------------------------------------- */
 /* The plugin table                                                                          */
 /* ----------------------------------------------------------------------------------------- */
@@ -618,6 +668,7 @@ typedef struct pg_plugin {
   const pg_loader_api* loader;
   /* ABI 1.3 (read through PG_HAS_FIELD) */
   const pg_compiler_api* compiler; /**< optional: render and compile without a device */
+  const pg_async_api* async;       /**< optional: streams, events, pinned memory */
 } pg_plugin;
 
 /** Type of the entry point. */

@@ -32,6 +32,9 @@
 //     static constexpr bool has_copy_device = false, has_host_pointer = false,
 //                           has_launch_timed = false;
 //     static constexpr bool has_wrap_host = false;  // may be left out (false)
+//     // ABI 1.3, may be left out (false): streams, events and pinned memory (host_streams.hpp)
+//     // that run the device's blocking copies and launches on a thread per stream
+//     static constexpr bool has_async = false;
 //     static std::vector<pg_option_desc> options();   // may be empty
 //     explicit MyPlugin(const polygrad::sdk::Host& host);
 //     uint32_t device_count(std::string& why_none);
@@ -55,6 +58,8 @@
 #define POLYGRAD_PLUGIN_HPP
 
 #include <polygrad/plugin.h>
+#include <polygrad/host_streams.hpp>
+#include <polygrad/plugin_error.hpp>
 
 #include <algorithm>
 #include <concepts>
@@ -62,6 +67,9 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <new>
 #include <optional>
 #include <stdexcept>
@@ -133,79 +141,6 @@ inline bool dtype_is_float(uint32_t dt) {
 inline bool dtype_is_int(uint32_t dt) {
   return dtype_kind(dt) == 'i' || dtype_kind(dt) == 'u';
 }
-
-/// The enum name of a status ("PG_ERR_COMPILE"), or "PG_ERR_<unknown>" for a value outside it.
-inline const char* status_name(int status) noexcept {
-  switch (status) {
-    case PG_OK:
-      return "PG_OK";
-    case PG_ERR_INVALID_ARGUMENT:
-      return "PG_ERR_INVALID_ARGUMENT";
-    case PG_ERR_OUT_OF_MEMORY:
-      return "PG_ERR_OUT_OF_MEMORY";
-    case PG_ERR_UNSUPPORTED:
-      return "PG_ERR_UNSUPPORTED";
-    case PG_ERR_VERSION:
-      return "PG_ERR_VERSION";
-    case PG_ERR_COMPILE:
-      return "PG_ERR_COMPILE";
-    case PG_ERR_LAUNCH:
-      return "PG_ERR_LAUNCH";
-    case PG_ERR_DEVICE:
-      return "PG_ERR_DEVICE";
-    case PG_ERR_INTERNAL:
-      return "PG_ERR_INTERNAL";
-    default:
-      return "PG_ERR_<unknown>";
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Errors.
-
-/// An error with a status code; thrown inside a plugin, turned into a pg_status at the boundary.
-class Error : public std::runtime_error {
- public:
-  Error(pg_status status, const std::string& message)
-      : std::runtime_error(message), status_(status) {}
-  pg_status status() const { return status_; }
-
- private:
-  pg_status status_;
-};
-
-[[noreturn]] inline void fail(pg_status status, const std::string& message) {
-  throw Error(status, message);
-}
-
-/// Copy `message` into a caller-owned pg_error (NULL allowed), truncating safely.
-inline void set_error(pg_error* err, const char* message) {
-  if (err == nullptr) return;
-  std::snprintf(err->message, sizeof(err->message), "%s", message ? message : "");
-}
-
-namespace detail {
-/// Run `fn` and convert any exception into a status plus message.
-template <class Fn>
-pg_status firewall(pg_error* err, const char* where, Fn&& fn) noexcept {
-  try {
-    fn();
-    return PG_OK;
-  } catch (const Error& e) {
-    set_error(err, e.what());
-    return e.status();
-  } catch (const std::bad_alloc&) {
-    set_error(err, (std::string(where) + ": out of memory").c_str());
-    return PG_ERR_OUT_OF_MEMORY;
-  } catch (const std::exception& e) {
-    set_error(err, (std::string(where) + ": " + e.what()).c_str());
-    return PG_ERR_INTERNAL;
-  } catch (...) {
-    set_error(err, (std::string(where) + ": unknown exception").c_str());
-    return PG_ERR_INTERNAL;
-  }
-}
-}  // namespace detail
 
 // ---------------------------------------------------------------------------------------------
 // Host services, wrapped.
@@ -428,6 +363,7 @@ struct Tables {
       full.struct_size = sizeof(full);
       full.caps.struct_size = sizeof(full.caps);
       dev(d)->properties(full);
+      if constexpr (has_async()) full.caps.flags |= PG_CAP_ASYNC;
       copy_properties(full, props);
     });
   }
@@ -506,6 +442,7 @@ struct Tables {
       if (d == nullptr || out == nullptr || entry == nullptr || (artifact == nullptr && size))
         fail(PG_ERR_INVALID_ARGUMENT, "load: NULL");
       *out = dev(d)->load(artifact, size, entry);
+      name_program(*out, entry);
     });
   }
   static pg_status load_program(pg_device_t d, const void* artifact, uint64_t size,
@@ -522,6 +459,7 @@ struct Tables {
         *out = dev(d)->load(artifact, size, *info);
       else
         *out = dev(d)->load(artifact, size, info->entry);
+      name_program(*out, info->entry);
     });
   }
   static pg_status describe_target(pg_plugin_state_t s, const char* arch, pg_target* out,
@@ -609,6 +547,10 @@ struct Tables {
   static void unload(pg_device_t d, pg_program_t p) noexcept {
     if (d == nullptr || p == nullptr) return;
     try {
+      if constexpr (has_async()) {
+        std::lock_guard lock(book().mutex);
+        book().names.erase(p);
+      }
       dev(d)->unload(p);
     } catch (...) {
     }
@@ -633,8 +575,182 @@ struct Tables {
     return firewall(err, P::name, [&] {
       if (d == nullptr) fail(PG_ERR_INVALID_ARGUMENT, "synchronize: NULL");
       dev(d)->synchronize();
+      if constexpr (has_async()) synchronize_streams(d);
     });
   }
+  // --- asynchronous work (pg_async_api), for plugin classes with has_async = true ----------
+  static constexpr bool has_async() {
+    if constexpr (requires { P::has_async; })
+      return P::has_async;
+    else
+      return false;
+  }
+  /// Streams by device (loader->synchronize waits for them) and entry names by program (an
+  /// error of enqueued work names its kernel).
+  struct AsyncBook {
+    std::mutex mutex;
+    std::multimap<pg_device_t, HostStream*> streams;
+    std::map<pg_program_t, std::string> names;
+  };
+  static AsyncBook& book() {
+    static auto* b = new AsyncBook;  // never destroyed: streams may outlive static teardown
+    return *b;
+  }
+  static void name_program(pg_program_t p, const char* entry) {
+    if constexpr (has_async()) {
+      std::lock_guard lock(book().mutex);
+      book().names[p] = entry;
+    }
+  }
+  static std::string program_name(pg_program_t p) {
+    std::lock_guard lock(book().mutex);
+    auto it = book().names.find(p);
+    return it == book().names.end() ? std::string("?") : it->second;
+  }
+  static HostStream& stream_of(pg_stream_t s) {
+    if (s == nullptr) fail(PG_ERR_INVALID_ARGUMENT, "NULL stream");
+    return *reinterpret_cast<HostStream*>(s);
+  }
+  static HostEvent& event_of(pg_event_t e) {
+    if (e == nullptr) fail(PG_ERR_INVALID_ARGUMENT, "NULL event");
+    return *reinterpret_cast<HostEvent*>(e);
+  }
+  static void synchronize_streams(pg_device_t d) {
+    std::vector<HostStream*> mine;
+    {
+      std::lock_guard lock(book().mutex);
+      auto [lo, hi] = book().streams.equal_range(d);
+      for (auto it = lo; it != hi; ++it) mine.push_back(it->second);
+    }
+    for (HostStream* s : mine) s->synchronize();
+  }
+  static pg_status stream_create(pg_device_t d, pg_stream_t* out, pg_error* err) {
+    return firewall(err, P::name, [&] {
+      if (d == nullptr || out == nullptr) fail(PG_ERR_INVALID_ARGUMENT, "stream_create: NULL");
+      auto stream = std::make_unique<HostStream>();
+      std::lock_guard lock(book().mutex);
+      book().streams.emplace(d, stream.get());
+      *out = reinterpret_cast<pg_stream_t>(stream.release());
+    });
+  }
+  static void stream_destroy(pg_device_t d, pg_stream_t s) noexcept {
+    if (s == nullptr) return;
+    try {
+      {
+        std::lock_guard lock(book().mutex);
+        auto [lo, hi] = book().streams.equal_range(d);
+        for (auto it = lo; it != hi; ++it)
+          if (it->second == reinterpret_cast<HostStream*>(s)) {
+            book().streams.erase(it);
+            break;
+          }
+      }
+      delete reinterpret_cast<HostStream*>(s);  // runs what is queued, then stops
+    } catch (...) {
+    }
+  }
+  static pg_status stream_synchronize(pg_device_t d, pg_stream_t s, pg_error* err) {
+    return firewall(err, P::name, [&] { stream_of(s).synchronize(); });
+  }
+  static pg_status copy_in_async(pg_device_t d, pg_stream_t s, pg_buffer_t dst, uint64_t off,
+                                 const void* src, uint64_t n, pg_error* err) {
+    return firewall(err, P::name, [&] {
+      if (d == nullptr || dst == nullptr || (src == nullptr && n > 0))
+        fail(PG_ERR_INVALID_ARGUMENT, "copy_in_async: NULL");
+      stream_of(s).enqueue([d, dst, off, src, n] { dev(d)->copy_in(dst, off, src, n); },
+                           "copy_in of " + std::to_string(n) + " bytes");
+    });
+  }
+  static pg_status copy_out_async(pg_device_t d, pg_stream_t s, void* dst, pg_buffer_t src,
+                                  uint64_t off, uint64_t n, pg_error* err) {
+    return firewall(err, P::name, [&] {
+      if (d == nullptr || src == nullptr || (dst == nullptr && n > 0))
+        fail(PG_ERR_INVALID_ARGUMENT, "copy_out_async: NULL");
+      stream_of(s).enqueue([d, dst, src, off, n] { dev(d)->copy_out(dst, src, off, n); },
+                           "copy_out of " + std::to_string(n) + " bytes");
+    });
+  }
+  static pg_status launch_async(pg_device_t d, pg_stream_t s, pg_program_t p,
+                                const pg_launch_args* a, pg_error* err) {
+    return firewall(err, P::name, [&] {
+      if (d == nullptr || p == nullptr) fail(PG_ERR_INVALID_ARGUMENT, "launch_async: NULL");
+      check_launch(a);
+      // The arguments are the caller's only during this call: the queued launch keeps a copy.
+      struct Copy {
+        pg_launch_args args;
+        std::vector<pg_buffer_t> buffers;
+        std::vector<int64_t> scalars;
+      };
+      auto copy = std::make_shared<Copy>();
+      copy->args = *a;
+      copy->buffers.assign(a->buffers, a->buffers + a->buffer_count);
+      copy->scalars.assign(a->scalars, a->scalars + a->scalar_count);
+      stream_of(s).enqueue(
+          [d, p, copy] {
+            copy->args.buffers = copy->buffers.data();
+            copy->args.scalars = copy->scalars.data();
+            dev(d)->launch(p, copy->args);
+            dev(d)->synchronize();
+          },
+          "kernel '" + program_name(p) + "'");
+    });
+  }
+  static pg_status event_create(pg_device_t d, pg_event_t* out, pg_error* err) {
+    return firewall(err, P::name, [&] {
+      if (d == nullptr || out == nullptr) fail(PG_ERR_INVALID_ARGUMENT, "event_create: NULL");
+      *out = reinterpret_cast<pg_event_t>(new HostEvent);
+    });
+  }
+  static void event_destroy(pg_device_t, pg_event_t e) noexcept {
+    delete reinterpret_cast<HostEvent*>(e);
+  }
+  static pg_status event_record(pg_device_t d, pg_event_t e, pg_stream_t s, pg_error* err) {
+    return firewall(err, P::name, [&] {
+      HostStream& stream = stream_of(s);
+      HostEvent& event = event_of(e);
+      event.stream = stream.state();
+      event.seq = stream.last();
+    });
+  }
+  static pg_status stream_wait_event(pg_device_t d, pg_stream_t s, pg_event_t e, pg_error* err) {
+    return firewall(err, P::name, [&] {
+      const HostEvent event = event_of(e);
+      HostStream& stream = stream_of(s);
+      if (event.stream == nullptr || event.stream == stream.state()) return;  // nothing to wait
+      stream.enqueue([event] { event.stream->wait_quietly(event.seq); }, "event wait");
+    });
+  }
+  static pg_status event_synchronize(pg_device_t d, pg_event_t e, pg_error* err) {
+    return firewall(err, P::name, [&] {
+      const HostEvent event = event_of(e);
+      if (event.stream != nullptr) event.stream->wait_for(event.seq);
+    });
+  }
+  static pg_status host_alloc_pinned(pg_device_t d, uint64_t n, void** out, pg_error* err) {
+    return firewall(err, P::name, [&] {
+      if (d == nullptr || out == nullptr) fail(PG_ERR_INVALID_ARGUMENT, "host_alloc_pinned: NULL");
+      *out = ::operator new(n > 0 ? n : 1, std::align_val_t(64));
+    });
+  }
+  static void host_free_pinned(pg_device_t, void* host) noexcept {
+    if (host != nullptr) ::operator delete(host, std::align_val_t(64));
+  }
+  static pg_status copy_peer_async(pg_device_t d, pg_stream_t s, pg_buffer_t dst, uint64_t doff,
+                                   pg_device_t sd, pg_buffer_t src, uint64_t soff, uint64_t n,
+                                   pg_error* err) {
+    return firewall(err, P::name, [&] {
+      if (d == nullptr || sd == nullptr || dst == nullptr || src == nullptr)
+        fail(PG_ERR_INVALID_ARGUMENT, "copy_peer_async: NULL");
+      stream_of(s).enqueue(
+          [d, dst, doff, sd, src, soff, n] {
+            std::vector<unsigned char> staging(n);
+            dev(sd)->copy_out(staging.data(), src, soff, n);
+            dev(d)->copy_in(dst, doff, staging.data(), n);
+          },
+          "copy_peer of " + std::to_string(n) + " bytes");
+    });
+  }
+
   static pg_status launch_timed(pg_device_t d, pg_program_t p, const pg_launch_args* a,
                                 double* seconds, pg_error* err) {
     return firewall(err, P::name, [&] {
@@ -672,6 +788,14 @@ struct Tables {
                                              &render_for,
                                              compiles_binaries() ? &compile : nullptr,
                                              answers_op_support() ? &op_support : nullptr};
+    static const pg_async_api async = {sizeof(pg_async_api), 0,
+                                       &stream_create,       &stream_destroy,
+                                       &stream_synchronize,  &copy_in_async,
+                                       &copy_out_async,      &launch_async,
+                                       &event_create,        &event_destroy,
+                                       &event_record,        &stream_wait_event,
+                                       &event_synchronize,   &host_alloc_pinned,
+                                       &host_free_pinned,    &copy_peer_async};
     static const pg_plugin plugin = {PG_PLUGIN_ABI_MAJOR,
                                      PG_PLUGIN_ABI_MINOR,
                                      sizeof(pg_plugin),
@@ -690,7 +814,8 @@ struct Tables {
                                      &allocator,
                                      &renderer,
                                      &loader,
-                                     compiles_without_device() ? &compiler : nullptr};
+                                     compiles_without_device() ? &compiler : nullptr,
+                                     has_async() ? &async : nullptr};
     return &plugin;
   }
 };

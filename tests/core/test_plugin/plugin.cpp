@@ -7,6 +7,7 @@
 //   PG_TEST_ISA                   the kernel ISA it declares (default: the SDK's newest)
 //   PG_TEST_DEVICES               default of its "devices" option ("2")
 //   PG_TEST_COMPILER              adds the compiler role (describe_target, render): compile-only
+//   PG_TEST_NO_ASYNC              leaves out the async table (streams run each item at once)
 #include <polygrad/plugin.hpp>
 #include <polygrad/program_info.hpp>
 
@@ -161,6 +162,11 @@ class TestPlugin {
   static constexpr pg_artifact_format artifact_format = PG_ARTIFACT_OTHER;
   static constexpr uint32_t alignment = 16;
   static constexpr bool has_copy_device = false, has_host_pointer = true, has_launch_timed = false;
+#ifdef PG_TEST_NO_ASYNC
+  static constexpr bool has_async = false;
+#else
+  static constexpr bool has_async = true;
+#endif
 
   static std::vector<pg_option_desc> options() {
     return {
