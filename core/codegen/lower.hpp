@@ -31,6 +31,7 @@ inline constexpr int64_t kStreamBytes = int64_t{16} << 20;
 /// What codegen may assume about the target (from the device's properties).
 struct Target {
   pg_capabilities caps{};
+  std::string device;  ///< the device's name ("cpu:0"), for messages; may be empty
 };
 
 /// A lowered kernel: an SDK kernel program plus what the runtime needs to launch it.
@@ -55,8 +56,9 @@ struct LoweredKernel {
 };
 
 /// Lower the kernel AST rooted at `sink` for `target`. Deterministic: the same AST and target
-/// give byte-identical instructions. Throws IrError naming the op on malformed input, and
-/// naming the dtype when the target does not support one the kernel uses.
+/// give byte-identical instructions. Throws IrError naming the op on malformed input, and a
+/// user Error naming the device, the kernel and the dtype when the target does not support a
+/// dtype the kernel's program uses (check_target_dtypes).
 LoweredKernel lower(const UOpRef& sink, const Target& target);
 
 }  // namespace polygrad::codegen

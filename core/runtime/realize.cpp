@@ -158,6 +158,7 @@ class ProgramCache {
   static codegen::Target target_of(const std::string& device) {
     codegen::Target target;
     target.caps = device_handle(device).properties().caps;
+    target.device = device;
     return target;
   }
 
