@@ -16,8 +16,9 @@ const char* kUsageText =
     "                                 one line per plugin candidate, refused ones included\n"
     "  config check FILE              validate a YAML config against the loaded plugins\n"
 #ifdef POLYGRAD_HAVE_CONFORMANCE
-    "  conformance PLUGIN [--json] [--abi-only] [--verbose]\n"
-    "                                 run the SDK conformance kit on a plugin (name or path)\n"
+    "  conformance PLUGIN [--option KEY=VALUE]... [--no-corpus] [--json] [--abi-only]\n"
+    "              [--verbose]        run the SDK conformance kit and the host corpus on a\n"
+    "                                 plugin (name or path)\n"
 #endif
     "\n"
     "`polygrad <command> --help` describes a command. Environment: POLYGRAD_CONFIG,\n"

@@ -91,8 +91,24 @@ std::vector<std::string> flag_names(uint32_t flags) {
   return names;
 }
 
+std::string dims_text(const uint32_t (&dims)[3]) {
+  return std::to_string(dims[0]) + " x " + std::to_string(dims[1]) + " x " +
+         std::to_string(dims[2]);
+}
+
+/// The capability flags and group limits codegen plans with (`--verbose`).
+void print_capabilities(std::ostream& out, const pg_capabilities& c) {
+  std::string flags;
+  for (const std::string& f : flag_names(c.flags)) flags += (flags.empty() ? "" : ", ") + f;
+  out << "    capabilities: " << (flags.empty() ? "(no flags)" : flags) << "\n"
+      << "    groups: max " << c.max_threads_per_group << " threads per group, local dims "
+      << dims_text(c.max_local_dims) << ", global dims " << dims_text(c.max_global_dims)
+      << ", local memory " << c.local_memory_bytes << " bytes\n";
+}
+
 void print_text(std::ostream& out, const std::vector<PluginInfo>& plugins,
-                const std::vector<DeviceRow>& devices, const std::string& default_device) {
+                const std::vector<DeviceRow>& devices, const std::string& default_device,
+                bool verbose) {
   out << "polygrad host ABI " << PG_PLUGIN_ABI_MAJOR << "." << PG_PLUGIN_ABI_MINOR
       << ", default device " << default_device << "\n";
   out << "plugins:\n";
@@ -119,6 +135,7 @@ void print_text(std::ostream& out, const std::vector<PluginInfo>& plugins,
         << "    dtypes";
     for (const std::string& t : d.props.dtype_names()) out << " " << t;
     out << "\n";
+    if (verbose) print_capabilities(out, c);
   }
 }
 
@@ -165,6 +182,12 @@ void print_json(std::ostream& out, const std::vector<PluginInfo>& plugins,
     w.key("vector_width_bytes").value(c.vector_width_bytes);
     w.key("max_vector_lanes").value(c.max_vector_lanes);
     w.key("max_threads_per_group").value(c.max_threads_per_group);
+    w.key("max_local_dims").begin_array();
+    for (uint32_t v : c.max_local_dims) w.value(v);
+    w.end_array();
+    w.key("max_global_dims").begin_array();
+    for (uint32_t v : c.max_global_dims) w.value(v);
+    w.end_array();
     w.key("local_memory_bytes").value(static_cast<unsigned long long>(c.local_memory_bytes));
     w.key("l1_cache_bytes").value(static_cast<unsigned long long>(c.l1_cache_bytes));
     w.key("l2_cache_bytes").value(static_cast<unsigned long long>(c.l2_cache_bytes));
@@ -193,7 +216,8 @@ int run_devices(const std::vector<std::string>& args) {
       "List the loaded plugins and every device they serve.\n";
   Command command("devices", usage);
   command.flags()("verbose,v",
-                  "add the load report: one line per plugin candidate, refused ones included")(
+                  "add each device's capability flags and group limits, and the load report: one "
+                  "line per plugin candidate, refused ones included")(
       "json", "print one JSON object (always includes the load report)");
   if (auto done = command.parse(args)) return *done;
   const bool verbose = command.has("verbose"), json = command.has("json");
@@ -212,7 +236,7 @@ int run_devices(const std::vector<std::string>& args) {
     print_json(std::cout, plugins, devices, default_device, report);
     return kOk;
   }
-  print_text(std::cout, plugins, devices, default_device);
+  print_text(std::cout, plugins, devices, default_device, verbose);
   if (verbose) {
     std::cout << "load report:\n";
     std::istringstream lines(format_report(report));

@@ -39,6 +39,11 @@ std::string Command::value(const char* name) const {
   return values_[name].as<std::string>();
 }
 
+std::vector<std::string> Command::values(const char* name) const {
+  if (!has(name)) return {};
+  return values_[name].as<std::vector<std::string>>();
+}
+
 int Command::usage_error(const std::string& message) const {
   std::cerr << "polygrad " << name_ << ": " << message << "\n" << help();
   return kUsage;

@@ -29,6 +29,8 @@ class Command {
   bool has(const char* name) const { return values_.count(name) > 0; }
   /// The value of a positional argument; has(name) must hold.
   std::string value(const char* name) const;
+  /// Every value of a repeatable flag (declared with po::value<std::vector<std::string>>()).
+  std::vector<std::string> values(const char* name) const;
 
   /// Print "polygrad <command>: <message>" and the help to stderr; return kUsage.
   int usage_error(const std::string& message) const;

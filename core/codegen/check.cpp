@@ -1,5 +1,8 @@
 #include "codegen/check.hpp"
 
+#include <polygrad/error.hpp>
+#include <polygrad/plugin.hpp>
+
 #include <map>
 #include <set>
 
@@ -139,14 +142,22 @@ void check_kernel_ast(const UOpRef& sink) {
   if (!reduced.empty()) check_bound(sink.get(), reduced, {}, done);
 }
 
-void check_target_dtypes(const UOpRef& sink, const Target& target) {
-  for (const UOp* u : toposort(sink)) {
-    DType t = u->dtype();
-    if (t.is_void()) continue;
-    pg_dtype s = t.scalar();
-    if (((target.caps.dtype_mask >> s) & 1u) == 0)
-      ir_error("codegen: dtype " + t.scalar_type().name() + " (in " + node_to_string(*u) +
-               ") is not supported by the target");
+void check_target_dtypes(const std::vector<pg_instruction>& program, const Target& target,
+                         const std::string& kernel) {
+  for (size_t i = 0; i < program.size(); ++i) {
+    const pg_instruction& in = program[i];
+    if (in.dtype == PG_DTYPE_VOID || ((target.caps.dtype_mask >> in.dtype) & 1u) != 0) continue;
+    const char* dtype = sdk::dtype_name(in.dtype);
+    std::string why = std::string("(instruction ") + std::to_string(i) + ", " +
+                      sdk::op_name(in.op) + " " + dtype + ")";
+    if (in.dtype == PG_DTYPE_INT64)
+      why +=
+          "; the host computes indices, loop counters and sizes in int64, so every kernel "
+          "needs it (docs/plugin-sdk.md, \"What a plugin must support\")";
+    throw Error(ErrorKind::user,
+                "device " + (target.device.empty() ? std::string("?") : target.device) + " lacks " +
+                    dtype + ", needed by kernel " + kernel + " " + why,
+                PG_ERR_UNSUPPORTED);
   }
 }
 

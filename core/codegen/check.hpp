@@ -1,5 +1,5 @@
-// Input checks of the codegen: a kernel AST must have the shape the scheduler promises, and
-// every dtype it uses must be one the target supports.
+// Checks of the codegen: a kernel AST must have the shape the scheduler promises, and every
+// dtype its program uses must be one the target supports.
 #ifndef POLYGRAD_CODEGEN_CHECK_HPP
 #define POLYGRAD_CODEGEN_CHECK_HPP
 
@@ -13,9 +13,12 @@ namespace polygrad::codegen {
 /// both reduced and used as an output loop.
 void check_kernel_ast(const UOpRef& sink);
 
-/// Throws IrError naming the dtype and the op when a node of `sink` has a dtype (or points to
-/// one) that `target` does not declare in caps.dtype_mask.
-void check_target_dtypes(const UOpRef& sink, const Target& target);
+/// Throws a user polygrad::Error (status PG_ERR_UNSUPPORTED, a device error at the C API)
+/// "device <target.device> lacks <dtype>, needed by kernel <kernel> ..." when an instruction of
+/// the kernel program has a dtype (or points to one) that `target` does not declare in
+/// caps.dtype_mask. Called before the program reaches the plugin.
+void check_target_dtypes(const std::vector<pg_instruction>& program, const Target& target,
+                         const std::string& kernel);
 
 }  // namespace polygrad::codegen
 

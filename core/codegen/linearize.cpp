@@ -202,6 +202,8 @@ uint32_t Linearizer::make(pg_op op, DType t, std::vector<uint32_t> srcs, pg_arg 
   inst.in.op = static_cast<uint16_t>(op);
   inst.in.dtype = static_cast<uint8_t>(t.scalar());
   inst.in.vcount = static_cast<uint8_t>(t.lanes());
+  // A STORE has no result; its vcount is the number of lanes it writes: its value's (plugin.h).
+  if (op == PG_OP_STORE) inst.in.vcount = insts_.at(srcs.at(1)).in.vcount;
   inst.in.addrspace = static_cast<uint8_t>(t.addrspace());
   inst.in.arg = arg;
   inst.in.arg2 = arg2;

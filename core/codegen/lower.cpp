@@ -166,12 +166,12 @@ LoweredKernel lower(const UOpRef& sink, const Target& target) {
     }
   }
   ast = simplify_indexing(apply_upcast(ast, plan));
-  check_target_dtypes(ast, target);
   const Stashed stashed = stash_reduced_values(ast);
   Linearized l = linearize(stashed.sink, target, stashed.stashes);
 
   LoweredKernel k;
   k.name = kernel_name(l);
+  check_target_dtypes(l.instructions, target, k.name);
   k.instructions = std::move(l.instructions);
   k.operands = std::move(l.operands);
   k.isa_version = target.isa_version;

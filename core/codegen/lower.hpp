@@ -34,6 +34,7 @@ struct Target {
   /// The kernel ISA the device takes (min of the host's and the plugin's): codegen emits no
   /// op of a later ISA.
   uint32_t isa_version = PG_KERNEL_ISA_VERSION;
+  std::string device;  ///< the device's name ("cpu:0"), for messages; may be empty
 };
 
 /// A lowered kernel: an SDK kernel program plus what the runtime needs to launch it.
@@ -59,8 +60,9 @@ struct LoweredKernel {
 };
 
 /// Lower the kernel AST rooted at `sink` for `target`. Deterministic: the same AST and target
-/// give byte-identical instructions. Throws IrError naming the op on malformed input, and
-/// naming the dtype when the target does not support one the kernel uses.
+/// give byte-identical instructions. Throws IrError naming the op on malformed input, and a
+/// user Error naming the device, the kernel and the dtype when the target does not support a
+/// dtype the kernel's program uses (check_target_dtypes).
 LoweredKernel lower(const UOpRef& sink, const Target& target);
 
 }  // namespace polygrad::codegen

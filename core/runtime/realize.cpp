@@ -160,6 +160,7 @@ class ProgramCache {
     const Device dev = device_handle(device);
     target.caps = dev.properties().caps;
     target.isa_version = dev.isa_version();
+    target.device = device;
     return target;
   }
 

@@ -243,6 +243,7 @@ std::shared_ptr<CacheEntry> schedule_entry(const Structure& g) {
   ctx.target = [](const std::string& dev) {
     codegen::Target t;
     t.caps = device_handle(dev).properties().caps;
+    t.device = dev;
     return t;
   };
   std::vector<UOpRef> key_roots(entry->key_graph->srcs().begin(), entry->key_graph->srcs().end());

@@ -139,6 +139,8 @@ class Plugin {
   static constexpr pg_artifact_format artifact_format = PG_ARTIFACT_OTHER;
   static constexpr uint32_t alignment = kAlignment;
   static constexpr bool has_copy_device = true, has_host_pointer = true, has_launch_timed = true;
+  // Streams and events: the SDK runs the blocking calls above on a thread per stream.
+  static constexpr bool has_async = true;
 
   static std::vector<pg_option_desc> options() {
     return {{"trace", PG_OPTION_BOOL, "false", "log every launch at debug level", 1, 0}};

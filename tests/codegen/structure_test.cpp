@@ -144,15 +144,5 @@ TEST(Malformed, OpNotAllowedInAKernel) {
   EXPECT_NE(e.find("DETACH"), std::string::npos) << e;
 }
 
-TEST(Malformed, UnsupportedDtypeIsNamed) {
-  polygrad::codegen::Target t = cpu_target();
-  t.caps.dtype_mask &= ~(uint64_t{1} << PG_DTYPE_FLOAT16);
-  UOpRef r = range(idx(4), 0);
-  UOpRef o = global(0, dtypes::float16), x = global(1, dtypes::float16);
-  std::string e = lower_error(sink({store(o, r, load(x, r))}), t);
-  EXPECT_NE(e.find("float16"), std::string::npos) << e;
-  EXPECT_NE(e.find("not supported"), std::string::npos) << e;
-}
-
 }  // namespace
 }  // namespace polygrad_test

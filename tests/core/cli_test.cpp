@@ -52,6 +52,11 @@ TEST(Cli, DevicesVerboseListsEveryCandidateWithItsReason) {
   EXPECT_THAT(r.output, HasSubstr("test_host 1.2.3  ABI " + kAbi));
   EXPECT_THAT(r.output, HasSubstr("testdev:0  test device 0 label=none level=1 fast=false"));
   EXPECT_THAT(r.output, HasSubstr("dtypes bool int32 int64 float32 float64"));
+  // test_plugin/plugin.cpp's capabilities: flags and group limits, printed with --verbose.
+  EXPECT_THAT(r.output, HasSubstr("    capabilities: host_memory\n"
+                                  "    groups: max 1 threads per group, local dims 1 x 1 x 1, "
+                                  "global dims 1073741824 x 1073741824 x 1073741824, local "
+                                  "memory 0 bytes\n"));
   EXPECT_THAT(r.output, HasSubstr("no devices: no broken accelerator present"));
   EXPECT_THAT(r.output, HasSubstr("load report:"));
   EXPECT_THAT(r.output, HasSubstr(fs::weakly_canonical(broken("abi_major")).string() +
@@ -81,6 +86,7 @@ TEST(Cli, DevicesWithoutVerboseHasNoReport) {
   Result r = run_cli("devices", kBothDirs, false);
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_THAT(r.output, Not(HasSubstr("load report:")));
+  EXPECT_THAT(r.output, Not(HasSubstr("capabilities:")));
   EXPECT_THAT(r.output, HasSubstr("testdev:1"));
 }
 
@@ -115,6 +121,8 @@ TEST(Cli, DevicesJsonIsMachineReadableAndIncludesTheReport) {
       EXPECT_EQ(d["target"].as<std::string>(), "interpreter");
       EXPECT_EQ(d["dtypes"][3].as<std::string>(), "float32");
       EXPECT_EQ(d["capabilities"][0].as<std::string>(), "host_memory");
+      EXPECT_EQ(d["max_local_dims"][2].as<uint32_t>(), 1u);
+      EXPECT_EQ(d["max_global_dims"][0].as<uint32_t>(), 1u << 30);
     }
   EXPECT_TRUE(found_device);
   int refused = 0;

@@ -62,6 +62,51 @@ TEST(CheckProgram, RejectsASourceThatIsNotEarlier) {
             "kernel program 'forward': instruction 1: source 0 is not an earlier instruction");
 }
 
+// vcount is the lane count of a result; a STORE writes its value's lanes, so a STORE of a
+// 4-lane value with vcount 1 (the reading under which a renderer wrote one lane) is refused.
+TEST(CheckProgram, RejectsAStoreWhoseVcountIsNotItsValues) {
+  ProgramBuilder b("store_lanes");
+  auto out = b.param_buffer(0, PG_DTYPE_FLOAT32);
+  auto at0 = b.index(out, b.const_i(PG_DTYPE_INT32, 0));
+  auto v = b.load(at0, 4);
+  auto at4 = b.index(out, b.const_i(PG_DTYPE_INT32, 4));
+  b.store(at4, v);
+  EXPECT_EQ(rejection(b), "");
+  b.instructions().back().vcount = 1;
+  EXPECT_EQ(rejection(b),
+            "kernel program 'store_lanes': instruction 6: STORE has vcount 1 but its value has 4 "
+            "lanes");
+}
+
+TEST(CheckProgram, RejectsAGatedLoadWhoseAltHasOtherLanes) {
+  ProgramBuilder b("alt_lanes");
+  auto out = b.param_buffer(0, PG_DTYPE_INT32);
+  auto i = b.special(PG_SPECIAL_GLOBAL, 0);
+  auto gate = b.binary(PG_OP_CMPLT, i, b.const_i(PG_DTYPE_INT32, 4));
+  auto at = b.index(out, i);
+  auto alt = b.const_i(PG_DTYPE_INT32, 0, 4);
+  auto v = b.load_gated(at, alt, gate);
+  b.store(at, v);
+  EXPECT_EQ(rejection(b), "");
+  b.instructions()[v].vcount = 2;
+  b.instructions().back().vcount = 2;
+  EXPECT_EQ(rejection(b),
+            "kernel program 'alt_lanes': instruction 6: a gated LOAD's alt must have the LOAD's "
+            "dtype and vcount");
+}
+
+TEST(CheckProgram, RejectsAGateThatIsNotOneBool) {
+  ProgramBuilder b("vector_gate");
+  auto out = b.param_buffer(0, PG_DTYPE_INT32);
+  auto i = b.special(PG_SPECIAL_GLOBAL, 0);
+  auto gate = b.const_i(PG_DTYPE_BOOL, 1, 4);
+  auto at = b.index(out, i);
+  b.store_gated(at, b.const_i(PG_DTYPE_INT32, 7, 4), gate);
+  EXPECT_EQ(rejection(b),
+            "kernel program 'vector_gate': instruction 5: the gate of a STORE must be one bool "
+            "(vcount 1)");
+}
+
 }  // namespace
 
 namespace {

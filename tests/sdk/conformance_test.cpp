@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace {
 
@@ -14,11 +17,13 @@ struct Outcome {
   std::string text;
 };
 
-Outcome run_kit(const std::string& path, bool json = false, bool abi_only = false) {
+Outcome run_kit(const std::string& path, bool json = false, bool abi_only = false,
+                const std::vector<std::pair<std::string, std::string>>& plugin_options = {}) {
   polygrad::conformance::Options options;
   options.plugin_path = path;
   options.json = json;
   options.abi_only = abi_only;
+  options.plugin_options = plugin_options;
   std::ostringstream out;
   int code = polygrad::conformance::run(options, out);
   return {code, out.str()};
@@ -71,6 +76,67 @@ TEST(Conformance, CatchesAPluginThatAcceptsAnotherMajor) {
   EXPECT_NE(r.text.find("FAIL  init.other_major_refused: returned PG_OK"), std::string::npos)
       << r.text;
 }
+
+// The reading of STORE's vcount under which a renderer writes one lane of a vector: every
+// vector case fails at the second element.
+TEST(Conformance, CatchesAStoreThatWritesOneLane) {
+  Outcome r = run_kit(POLYGRAD_FAULTY_STORE_PATH);
+  EXPECT_EQ(r.code, 1) << r.text;
+  EXPECT_NE(r.text.find("FAIL  LOAD.vec2 int32: element 1: got "), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("FAIL  ADD.vec8 float32: element 1: got "), std::string::npos) << r.text;
+  EXPECT_EQ(r.text.find("FAIL  ADD int32"), std::string::npos) << r.text;  // scalars are fine
+}
+
+TEST(Conformance, TellsAPluginWithoutInt64WhatItLacks) {
+  Outcome r = run_kit(POLYGRAD_FAULTY_INT64_PATH);
+  EXPECT_EQ(r.code, 1) << r.text;
+  EXPECT_NE(r.text.find("FAIL  properties.required_dtypes: the device lacks int64: the host's "
+                        "kernels compute indices, loop counters and sizes in int64"),
+            std::string::npos)
+      << r.text;
+}
+
+// The vector cases run at every width up to the device's max_vector_lanes (8 for the
+// template), not only at 4.
+TEST(Conformance, VectorCasesRunAtEveryDeclaredWidth) {
+  Outcome r = run_kit(POLYGRAD_TEMPLATE_PATH, true);
+  EXPECT_EQ(r.code, 0) << r.text;
+  for (const char* check : {"LOAD.vec2 float32", "LOAD.vec4 float32", "LOAD.vec8 float32",
+                            "ADD.vec8 int64", "STORE.stream.vec8 uint8", "GEP.vec8 float64"})
+    EXPECT_NE(r.text.find(std::string("{\"name\":\"") + check + "\",\"status\":\"pass\""),
+              std::string::npos)
+        << check << "\n"
+        << r.text;
+  EXPECT_EQ(r.text.find("vec16"), std::string::npos);
+  EXPECT_NE(r.text.find("8 vector lanes (checked at 2,4,8)"), std::string::npos) << r.text;
+}
+
+TEST(Conformance, AnOptionOutsideThePluginsSchemaCannotRun) {
+  Outcome r = run_kit(POLYGRAD_TEMPLATE_PATH, false, true, {{"threads", "4"}});
+  EXPECT_EQ(r.code, 2) << r.text;
+  EXPECT_NE(r.text.find("--option threads=4: the plugin declares no option 'threads' (it "
+                        "declares: trace)"),
+            std::string::npos)
+      << r.text;
+  r = run_kit(POLYGRAD_TEMPLATE_PATH, false, true, {{"trace", "yes"}});
+  EXPECT_EQ(r.code, 2) << r.text;
+  EXPECT_NE(r.text.find("--option trace=yes: 'trace' takes true or false"), std::string::npos)
+      << r.text;
+}
+
+#ifdef POLYGRAD_TEST_HOST_PATH
+// test_host names its devices after the options get_option hands it.
+TEST(Conformance, OptionsReachThePluginThroughGetOption) {
+  Outcome r = run_kit(POLYGRAD_TEST_HOST_PATH, false, true, {{"label", "kit"}, {"level", "3"}});
+  EXPECT_EQ(r.code, 0) << r.text;
+  EXPECT_NE(r.text.find("device 0: test device 0 label=kit level=3 fast=false"), std::string::npos)
+      << r.text;
+  r = run_kit(POLYGRAD_TEST_HOST_PATH, false, true, {{"level", "9"}});
+  EXPECT_EQ(r.code, 2) << r.text;
+  EXPECT_NE(r.text.find("--option level=9: 'level' takes a value from 0"), std::string::npos)
+      << r.text;
+}
+#endif
 
 TEST(Conformance, MissingFileCannotLoad) {
   Outcome r = run_kit("/nonexistent/polygrad_nothing.so");

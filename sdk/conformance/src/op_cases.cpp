@@ -33,11 +33,11 @@ bool int32_only(pg_dtype dt, const pg_capabilities&) {
 bool int32_groups(pg_dtype dt, const pg_capabilities& caps) {
   return dt == PG_DTYPE_INT32 && caps.max_threads_per_group >= 2 && caps.max_local_dims[0] >= 2;
 }
-bool vec4(pg_dtype, const pg_capabilities& caps) {
-  return caps.max_vector_lanes >= 4;
+bool vectors(pg_dtype, const pg_capabilities& caps) {
+  return caps.max_vector_lanes >= 2;
 }
-bool vec4_numeric(pg_dtype dt, const pg_capabilities& caps) {
-  return dt != PG_DTYPE_BOOL && caps.max_vector_lanes >= 4;
+bool vectors_numeric(pg_dtype dt, const pg_capabilities& caps) {
+  return dt != PG_DTYPE_BOOL && caps.max_vector_lanes >= 2;
 }
 
 bool is_comparison(pg_op op) {
@@ -229,32 +229,39 @@ const std::vector<OpCase>& op_cases() {
       {"MULACC", {PG_OP_MULACC}, PG_OP_MULACC, numeric, always, make_elementwise, Inputs::arith, 2},
       {"CAST", {PG_OP_CAST}, PG_OP_CAST, any_dtype, always, make_cast},
       {"BITCAST", {PG_OP_BITCAST}, PG_OP_BITCAST, numeric, never, make_bitcast},
-      {"LOAD.vec4", {PG_OP_LOAD, PG_OP_STORE}, PG_OP_LOAD, vec4, never, make_vector_copy},
-      {"STORE.stream", {PG_OP_LOAD, PG_OP_STORE}, PG_OP_STORE, vec4, never, make_stream_store},
-      {"VECTORIZE", {PG_OP_VECTORIZE}, PG_OP_VECTORIZE, vec4, never, make_vectorize},
-      {"GEP", {PG_OP_GEP}, PG_OP_GEP, vec4, never, make_gep},
-      {"CONST.vec4", {PG_OP_CONST}, PG_OP_CONST, vec4, never, make_vector_alu},
-      {"ADD.vec4", {PG_OP_ADD}, PG_OP_ADD, vec4_numeric, never, make_vector_alu},
-      {"WHERE.vec4",
+      // Vector cases run at every width vector_widths() gives: "LOAD.vec4", "LOAD.vec8"...
+      // Required: max_vector_lanes is the largest vcount the renderer accepts (plugin.h).
+      {"LOAD.vec", {PG_OP_LOAD, PG_OP_STORE}, PG_OP_LOAD, vectors, always, make_vector_copy},
+      {"STORE.stream.vec",
+       {PG_OP_LOAD, PG_OP_STORE},
+       PG_OP_STORE,
+       vectors,
+       always,
+       make_vector_copy},
+      {"VECTORIZE.vec", {PG_OP_VECTORIZE}, PG_OP_VECTORIZE, vectors, always, make_vectorize},
+      {"GEP.vec", {PG_OP_GEP}, PG_OP_GEP, vectors, always, make_gep},
+      {"CONST.vec", {PG_OP_CONST}, PG_OP_CONST, vectors, always, make_vector_alu},
+      {"ADD.vec", {PG_OP_ADD}, PG_OP_ADD, vectors_numeric, always, make_vector_alu},
+      {"WHERE.vec",
        {PG_OP_WHERE, PG_OP_CMPLT},
        PG_OP_WHERE,
-       vec4_numeric,
-       never,
+       vectors_numeric,
+       always,
        make_vector_alu,
        Inputs::edge},
-      {"MAX.vec4", {PG_OP_MAX}, PG_OP_MAX, vec4, never, make_vector_alu, Inputs::edge},
-      {"CMPNE.vec4",
+      {"MAX.vec", {PG_OP_MAX}, PG_OP_MAX, vectors_numeric, always, make_vector_alu, Inputs::edge},
+      {"CMPNE.vec",
        {PG_OP_WHERE, PG_OP_CMPNE},
        PG_OP_CMPNE,
-       vec4,
-       never,
+       vectors,
+       always,
        make_vector_alu,
        Inputs::edge},
-      {"CMPEQ.vec4",
+      {"CMPEQ.vec",
        {PG_OP_WHERE, PG_OP_CMPEQ},
        PG_OP_CMPEQ,
-       vec4,
-       never,
+       vectors,
+       always,
        make_vector_alu,
        Inputs::edge},
   };

@@ -78,7 +78,11 @@ sdk::ProgramBuilder::Ref const_value(sdk::ProgramBuilder& b, pg_dtype dt, Value 
 // The makers (op_cases.cpp, op_structural.cpp).
 MakerFn make_elementwise, make_cast, make_bitcast, make_copy, make_gated_load, make_gated_store,
     make_const, make_param_scalar, make_special, make_range, make_if, make_local, make_vector_copy,
-    make_stream_store, make_vectorize, make_gep, make_vector_alu;
+    make_vectorize, make_gep, make_vector_alu;
+
+/// The vector widths the vector cases run at: every power of two from 2 up to the device's
+/// max_vector_lanes, and max_vector_lanes itself (none when it is 1).
+std::vector<uint32_t> vector_widths(const pg_capabilities& caps);
 
 }  // namespace polygrad::conformance::detail
 

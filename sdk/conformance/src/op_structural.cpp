@@ -3,6 +3,7 @@
 // memory with barriers. Each builds one small program and computes its expected output.
 #include <polygrad/plugin.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -238,93 +239,128 @@ void make_local(const OpCase& c, pg_dtype dt, const pg_capabilities& caps,
 
 namespace {
 
-/// A vec4 kernel over 16 elements: 4 launches, `base` = 4 * global index.
-Kernel start_vec4(const OpCase& c, pg_dtype dt, Ref& o, Ref& base) {
-  Kernel k = start(c, dt, o);
-  k.shape.global = {kN / 4, 1, 1};
-  base = k.program.binary(PG_OP_MUL, k.program.special(PG_SPECIAL_GLOBAL, 0), int32(k.program, 4));
+/// A kernel of vector case `c` at `lanes` lanes over `n` elements (a multiple of lanes, at
+/// least kN): n / lanes launches, `base` = lanes * global index. Labelled "<case><lanes>
+/// <dtype>", e.g. "ADD.vec8 float32".
+Kernel start_vector(const OpCase& c, pg_dtype dt, uint32_t lanes, Ref& o, Ref& base) {
+  const uint32_t n = std::max(kN, 2 * lanes);
+  const std::string width = std::to_string(lanes);
+  std::string suffix = "x";
+  suffix += width;
+  Kernel k = start_kernel(c, dt, dt, n, c.name + width + " " + sdk::dtype_name(dt), suffix);
+  o = k.program.param_buffer(0, dt);
+  k.shape.global = {n / lanes, 1, 1};
+  base =
+      k.program.binary(PG_OP_MUL, k.program.special(PG_SPECIAL_GLOBAL, 0), int32(k.program, lanes));
   return k;
+}
+
+/// `values` repeated to `n` elements.
+std::vector<Value> cycled(std::vector<Value> values, size_t n) {
+  for (size_t k = 0; values.size() < n; ++k) values.push_back(values[k]);
+  return values;
+}
+
+/// An input buffer for a vector kernel: `values` cycled to the output's length.
+Ref vector_input(Kernel& k, uint32_t slot, pg_dtype dt, const std::vector<Value>& values) {
+  return input(k, slot, dt, cycled(values, k.expected.size()));
+}
+
+/// Element e of a vector of `lanes` lanes read back to front: the lane that fills it.
+size_t mirrored(size_t e, uint32_t lanes) {
+  return e / lanes * lanes + lanes - 1 - e % lanes;
 }
 
 }  // namespace
 
-void make_vector_copy(const OpCase& c, pg_dtype dt, const pg_capabilities&,
+std::vector<uint32_t> vector_widths(const pg_capabilities& caps) {
+  const uint32_t most = std::min<uint32_t>(caps.max_vector_lanes, 255);  // vcount is 8 bits
+  std::vector<uint32_t> widths;
+  for (uint32_t w = 2; w <= most; w *= 2) widths.push_back(w);
+  if (most >= 2 && widths.back() != most) widths.push_back(most);
+  return widths;
+}
+
+void make_vector_copy(const OpCase& c, pg_dtype dt, const pg_capabilities& caps,
                       std::vector<Kernel>& out) {
-  Ref o, base;
-  Kernel k = start_vec4(c, dt, o, base);
-  Ref a = input(k, 1, dt, sample_values(dt, Inputs::edge, 0));
-  k.program.store(k.program.index(o, base), k.program.load(k.program.index(a, base), 4));
-  k.expected = k.buffers[1];
-  out.push_back(std::move(k));
-}
-
-void make_stream_store(const OpCase& c, pg_dtype dt, const pg_capabilities&,
-                       std::vector<Kernel>& out) {
-  Ref o, base;
-  Kernel k = start_vec4(c, dt, o, base);
-  Ref a = input(k, 1, dt, sample_values(dt, Inputs::edge, 0));
-  k.program.store(k.program.index(o, base), k.program.load(k.program.index(a, base), 4),
-                  PG_STORE_STREAM);
-  k.expected = k.buffers[1];
-  out.push_back(std::move(k));
-}
-
-void make_vectorize(const OpCase& c, pg_dtype dt, const pg_capabilities&,
-                    std::vector<Kernel>& out) {
-  Ref o, base;
-  Kernel k = start_vec4(c, dt, o, base);
-  auto& b = k.program;
-  Ref a = input(k, 1, dt, sample_values(dt, Inputs::edge, 0));
-  std::vector<Ref> lanes;
-  for (int lane = 3; lane >= 0; --lane)
-    lanes.push_back(b.load(b.index(a, b.binary(PG_OP_ADD, base, int32(b, lane)))));
-  b.store(b.index(o, base), b.vectorize(lanes));
-  for (uint32_t e = 0; e < kN; ++e) k.expected.set(e, k.buffers[1].get(e / 4 * 4 + 3 - e % 4));
-  out.push_back(std::move(k));
-}
-
-void make_gep(const OpCase& c, pg_dtype dt, const pg_capabilities&, std::vector<Kernel>& out) {
-  Ref o, base;
-  Kernel k = start_vec4(c, dt, o, base);
-  auto& b = k.program;
-  Ref a = input(k, 1, dt, sample_values(dt, Inputs::edge, 0));
-  Ref v = b.load(b.index(a, base), 4);
-  for (int lane = 0; lane < 4; ++lane)
-    b.store(b.index(o, b.binary(PG_OP_ADD, base, int32(b, lane))), b.gep(v, 3 - lane));
-  for (uint32_t e = 0; e < kN; ++e) k.expected.set(e, k.buffers[1].get(e / 4 * 4 + 3 - e % 4));
-  out.push_back(std::move(k));
-}
-
-void make_vector_alu(const OpCase& c, pg_dtype dt, const pg_capabilities&,
-                     std::vector<Kernel>& out) {
-  Ref o, base;
-  Kernel k = start_vec4(c, dt, o, base);
-  auto& b = k.program;
-  if (c.op == PG_OP_CONST) {
-    Value v = constants(dt)[3];
-    b.store(b.index(o, base), const_value(b, dt, v, 4));
-    for (uint32_t e = 0; e < kN; ++e) k.expected.set(e, v);
+  const bool stream = c.op == PG_OP_STORE;
+  for (uint32_t lanes : vector_widths(caps)) {
+    Ref o, base;
+    Kernel k = start_vector(c, dt, lanes, o, base);
+    auto& b = k.program;
+    Ref a = vector_input(k, 1, dt, sample_values(dt, Inputs::edge, 0));
+    b.store(b.index(o, base), b.load(b.index(a, base), static_cast<uint8_t>(lanes)),
+            stream ? PG_STORE_STREAM : 0);
+    k.expected = k.buffers[1];
     out.push_back(std::move(k));
-    return;
   }
-  Ref a = input(k, 1, dt, sample_values(dt, c.inputs, 0));
-  Ref bb = input(k, 2, dt, sample_values(dt, c.inputs, 1));
-  Ref va = b.load(b.index(a, base), 4), vb = b.load(b.index(bb, base), 4);
-  // ADD and MAX directly; a comparison (CMPLT for the WHERE case) selects between a and b.
-  const bool direct = c.op == PG_OP_ADD || c.op == PG_OP_MAX;
-  const pg_op cmp = c.op == PG_OP_WHERE ? PG_OP_CMPLT : c.op;
-  Ref r = direct ? b.binary(c.op, va, vb) : b.ternary(PG_OP_WHERE, b.binary(cmp, va, vb), va, vb);
-  b.store(b.index(o, base), r);
-  for (uint32_t e = 0; e < kN; ++e) {
-    Value src[3] = {k.buffers[1].get(e), k.buffers[2].get(e), {}};
-    if (direct) {
-      k.expected.set(e, reference_alu(c.op, dt, dt, src));
-    } else {
-      bool pick_a = reference_alu(cmp, dt, PG_DTYPE_BOOL, src).i != 0;
-      k.expected.set(e, pick_a ? src[0] : src[1]);
+}
+
+void make_vectorize(const OpCase& c, pg_dtype dt, const pg_capabilities& caps,
+                    std::vector<Kernel>& out) {
+  for (uint32_t lanes : vector_widths(caps)) {
+    Ref o, base;
+    Kernel k = start_vector(c, dt, lanes, o, base);
+    auto& b = k.program;
+    Ref a = vector_input(k, 1, dt, sample_values(dt, Inputs::edge, 0));
+    std::vector<Ref> loaded;
+    for (uint32_t lane = lanes; lane-- > 0;)
+      loaded.push_back(b.load(b.index(a, b.binary(PG_OP_ADD, base, int32(b, lane)))));
+    b.store(b.index(o, base), b.vectorize(loaded));
+    for (size_t e = 0; e < k.expected.size(); ++e)
+      k.expected.set(e, k.buffers[1].get(mirrored(e, lanes)));
+    out.push_back(std::move(k));
+  }
+}
+
+void make_gep(const OpCase& c, pg_dtype dt, const pg_capabilities& caps, std::vector<Kernel>& out) {
+  for (uint32_t lanes : vector_widths(caps)) {
+    Ref o, base;
+    Kernel k = start_vector(c, dt, lanes, o, base);
+    auto& b = k.program;
+    Ref a = vector_input(k, 1, dt, sample_values(dt, Inputs::edge, 0));
+    Ref v = b.load(b.index(a, base), static_cast<uint8_t>(lanes));
+    for (uint32_t lane = 0; lane < lanes; ++lane)
+      b.store(b.index(o, b.binary(PG_OP_ADD, base, int32(b, lane))), b.gep(v, lanes - 1 - lane));
+    for (size_t e = 0; e < k.expected.size(); ++e)
+      k.expected.set(e, k.buffers[1].get(mirrored(e, lanes)));
+    out.push_back(std::move(k));
+  }
+}
+
+void make_vector_alu(const OpCase& c, pg_dtype dt, const pg_capabilities& caps,
+                     std::vector<Kernel>& out) {
+  for (uint32_t lanes : vector_widths(caps)) {
+    Ref o, base;
+    Kernel k = start_vector(c, dt, lanes, o, base);
+    auto& b = k.program;
+    const auto vcount = static_cast<uint8_t>(lanes);
+    if (c.op == PG_OP_CONST) {
+      Value v = constants(dt)[3];
+      b.store(b.index(o, base), const_value(b, dt, v, vcount));
+      for (size_t e = 0; e < k.expected.size(); ++e) k.expected.set(e, v);
+      out.push_back(std::move(k));
+      continue;
     }
+    Ref a = vector_input(k, 1, dt, sample_values(dt, c.inputs, 0));
+    Ref bb = vector_input(k, 2, dt, sample_values(dt, c.inputs, 1));
+    Ref va = b.load(b.index(a, base), vcount), vb = b.load(b.index(bb, base), vcount);
+    // ADD and MAX directly; a comparison (CMPLT for the WHERE case) selects between a and b.
+    const bool direct = c.op == PG_OP_ADD || c.op == PG_OP_MAX;
+    const pg_op cmp = c.op == PG_OP_WHERE ? PG_OP_CMPLT : c.op;
+    Ref r = direct ? b.binary(c.op, va, vb) : b.ternary(PG_OP_WHERE, b.binary(cmp, va, vb), va, vb);
+    b.store(b.index(o, base), r);
+    for (size_t e = 0; e < k.expected.size(); ++e) {
+      Value src[3] = {k.buffers[1].get(e), k.buffers[2].get(e), {}};
+      if (direct) {
+        k.expected.set(e, reference_alu(c.op, dt, dt, src));
+      } else {
+        bool pick_a = reference_alu(cmp, dt, PG_DTYPE_BOOL, src).i != 0;
+        k.expected.set(e, pick_a ? src[0] : src[1]);
+      }
+    }
+    out.push_back(std::move(k));
   }
-  out.push_back(std::move(k));
 }
 
 }  // namespace polygrad::conformance::detail

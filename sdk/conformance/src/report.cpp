@@ -2,6 +2,7 @@
 
 #include <polygrad/plugin.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <iomanip>
 
@@ -37,6 +38,11 @@ void Report::mark(pg_op op, pg_dtype dtype, Cell cell) {
   Cell& c = table_[op][dtype];
   if (c == Cell::fail || cell == Cell::none) return;
   if (cell != Cell::unsupported || c == Cell::none) c = cell;
+}
+
+void Report::add_table(const std::string& name, const std::string& legend,
+                       std::vector<TableRow> rows) {
+  tables_.push_back({name, legend, std::move(rows)});
 }
 
 void Report::set_plugin(const std::string& path, const std::string& description) {
@@ -101,6 +107,7 @@ void Report::write_text(std::ostream& out, bool verbose) const {
   for (const Suite& s : suites_) {
     out << "\n[" << s.name() << "] " << s.count(Outcome::pass) << " passed, "
         << s.count(Outcome::fail) << " failed, " << s.count(Outcome::skip) << " skipped\n";
+    if (!s.note().empty()) out << "  " << s.note() << "\n";
     for (const Check& c : s.checks()) {
       ++total;
       if (c.outcome == Outcome::pass && !verbose) continue;
@@ -124,6 +131,19 @@ void Report::write_text(std::ostream& out, bool verbose) const {
     }
     out << std::right;
   }
+  for (const ExtraTable& t : tables_) {
+    size_t width = 13;
+    for (const TableRow& row : t.rows) width = std::max(width, row.name.size() + 2);
+    out << "\n" << t.legend << "\n" << std::left << std::setw(static_cast<int>(width)) << "";
+    for (uint32_t d = 1; d < PG_DTYPE_COUNT; ++d) out << std::setw(12) << sdk::dtype_name(d);
+    out << "\n";
+    for (const TableRow& row : t.rows) {
+      out << std::setw(static_cast<int>(width)) << row.name;
+      for (uint32_t d = 1; d < PG_DTYPE_COUNT; ++d) out << std::setw(12) << cell_text(row.cells[d]);
+      out << "\n";
+    }
+    out << std::right;
+  }
   out << "\nresult: "
       << (exit_code() == 0   ? "PASS"
           : exit_code() == 1 ? "FAIL"
@@ -137,8 +157,9 @@ void Report::write_json(std::ostream& out) const {
   bool first_suite = true;
   for (const Suite& s : suites_) {
     out << (first_suite ? "" : ",") << "{\"name\":" << json_string(s.name())
-        << ",\"passed\":" << s.count(Outcome::pass) << ",\"failed\":" << s.count(Outcome::fail)
-        << ",\"skipped\":" << s.count(Outcome::skip) << ",\"checks\":[";
+        << ",\"note\":" << json_string(s.note()) << ",\"passed\":" << s.count(Outcome::pass)
+        << ",\"failed\":" << s.count(Outcome::fail) << ",\"skipped\":" << s.count(Outcome::skip)
+        << ",\"checks\":[";
     first_suite = false;
     bool first = true;
     for (const Check& c : s.checks()) {
@@ -156,6 +177,19 @@ void Report::write_json(std::ostream& out) const {
     for (uint32_t d = 1; d < PG_DTYPE_COUNT; ++d)
       out << (d == 1 ? "" : ",") << json_string(sdk::dtype_name(d)) << ":\""
           << cell_text(table_[op][d]) << "\"";
+    out << "}";
+  }
+  out << "},\"tables\":{";
+  for (size_t t = 0; t < tables_.size(); ++t) {
+    out << (t ? "," : "") << json_string(tables_[t].name) << ":{";
+    for (size_t r = 0; r < tables_[t].rows.size(); ++r) {
+      const TableRow& row = tables_[t].rows[r];
+      out << (r ? "," : "") << json_string(row.name) << ":{";
+      for (uint32_t d = 1; d < PG_DTYPE_COUNT; ++d)
+        out << (d == 1 ? "" : ",") << json_string(sdk::dtype_name(d)) << ":\""
+            << cell_text(row.cells[d]) << "\"";
+      out << "}";
+    }
     out << "}";
   }
   out << "},\"failed\":" << failures() << ",\"exit_code\":" << exit_code() << "}\n";

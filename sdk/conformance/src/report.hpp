@@ -4,6 +4,7 @@
 #define POLYGRAD_CONFORMANCE_REPORT_HPP
 
 #include <polygrad/plugin.h>
+#include <polygrad/conformance.hpp>
 
 #include <array>
 #include <deque>
@@ -13,7 +14,7 @@
 
 namespace polygrad::conformance::detail {
 
-enum class Outcome { pass, fail, skip };
+using Outcome = Status;
 
 /// One named check and, unless it passed, why.
 struct Check {
@@ -33,17 +34,19 @@ class Suite {
   /// Records a pass when `ok`, else a failure with `reason`; returns `ok`.
   bool expect(bool ok, const std::string& check, const std::string& reason);
 
+  /// A line printed under the suite's summary (what it compared against).
+  void set_note(const std::string& note) { note_ = note; }
+
   const std::string& name() const { return name_; }
+  const std::string& note() const { return note_; }
   const std::vector<Check>& checks() const { return checks_; }
   int count(Outcome outcome) const;
 
  private:
   std::string name_;
+  std::string note_;
   std::vector<Check> checks_;
 };
-
-/// One cell of the op x dtype table.
-enum class Cell { none, ok, unsupported, fail };
 
 /// Everything the kit found out about one plugin.
 class Report {
@@ -52,6 +55,8 @@ class Report {
 
   /// Merge a result into the table: a failure wins, then ok, then unsupported.
   void mark(pg_op op, pg_dtype dtype, Cell cell);
+  /// A case x dtype table printed after the op x dtype one, under `legend`.
+  void add_table(const std::string& name, const std::string& legend, std::vector<TableRow> rows);
 
   /// Describes the plugin in the header ("template 0.1.0, ABI 1.0, ...").
   void set_plugin(const std::string& path, const std::string& description);
@@ -68,6 +73,11 @@ class Report {
   std::deque<Suite> suites_;
   std::array<std::array<Cell, PG_DTYPE_COUNT>, PG_OP_COUNT> table_{};
   bool has_table_ = false;
+  struct ExtraTable {
+    std::string name, legend;
+    std::vector<TableRow> rows;
+  };
+  std::vector<ExtraTable> tables_;
 };
 
 }  // namespace polygrad::conformance::detail

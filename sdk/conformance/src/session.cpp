@@ -26,8 +26,11 @@ std::string CallResult::describe() const {
 namespace {
 
 void host_log(void*, pg_log_level, const char*) {}
-const char* host_get_option(void*, int32_t, const char*) {
-  return nullptr;
+const char* host_get_option(void* context, int32_t, const char* key) {
+  const auto* options = static_cast<const OptionValues*>(context);
+  if (options == nullptr || key == nullptr) return nullptr;
+  auto it = options->find(key);
+  return it == options->end() ? nullptr : it->second.c_str();
 }
 
 }  // namespace
@@ -43,7 +46,7 @@ const pg_host_services* make_host_services(const HostShape& shape, const std::st
   host.struct_size = shape.struct_size;
   host.abi_major = shape.abi_major;
   host.abi_minor = shape.abi_minor;
-  host.host_context = nullptr;
+  host.host_context = const_cast<OptionValues*>(shape.options);
   host.log = shape.optional_services ? &host_log : nullptr;
   host.get_option = shape.optional_services ? &host_get_option : nullptr;
   host.plugin_path = paths.emplace_back(path).c_str();
@@ -88,6 +91,7 @@ bool Session::open_library(const std::string& path, std::string& why) {
 bool Session::open_device(std::string& why) {
   const pg_plugin& p = *plugin_;
   HostShape shape;
+  shape.options = options_;
   CallResult r =
       guarded([&](pg_error* e) { return p.init(make_host_services(shape, path_), &state_, e); });
   if (!r.ok()) {

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -48,12 +49,17 @@ CallResult guarded(Fn&& fn) {
   return r;
 }
 
+/// Plugin options the kit hands out through get_option (--option key=value): key -> text, the
+/// same for every device and for the plugin as a whole.
+using OptionValues = std::map<std::string, std::string>;
+
 /// How a host-services table handed to init should look.
 struct HostShape {
   uint32_t abi_major = PG_PLUGIN_ABI_MAJOR;
   uint32_t abi_minor = PG_PLUGIN_ABI_MINOR;
   uint32_t struct_size = sizeof(pg_host_services);  ///< may exceed sizeof: garbage tail
   bool optional_services = true;                    ///< log and get_option set (else NULL)
+  const OptionValues* options = nullptr;  ///< what get_option answers; must outlive the plugin
 };
 
 /// A host-services table of that shape. Lives until the process ends, as plugin.h promises.
@@ -87,6 +93,10 @@ class Session {
   bool open_library(const std::string& path, std::string& why);
   /// init with a current host, count devices, open device 0 and read its properties.
   bool open_device(std::string& why);
+  /// The options every host table of this session hands out (set before open_device). They
+  /// must live until the process ends, as plugin.h promises for get_option's strings.
+  void set_options(const OptionValues* options) { options_ = options; }
+  const OptionValues* options() const { return options_; }
 
   const pg_plugin& plugin() const { return *plugin_; }
   const std::string& path() const { return path_; }
@@ -132,6 +142,7 @@ class Session {
   pg_device_t device_ = nullptr;
   uint32_t device_count_ = 0;
   pg_device_properties props_{};
+  const OptionValues* options_ = nullptr;
 };
 
 }  // namespace polygrad::conformance::detail

@@ -129,23 +129,29 @@ void check_init(const Session& s, Suite& suite, const std::string& check, const 
 }
 
 void check_init_variants(const Session& s, Suite& suite) {
-  check_init(s, suite, "init.current_host", HostShape{}, PG_OK);
+  HostShape current;
+  current.options = s.options();
+  check_init(s, suite, "init.current_host", current, PG_OK);
   if (PG_PLUGIN_ABI_MINOR == 0) {
     suite.skip("init.older_host_minor", "the SDK is at minor 0: there is no older host");
   } else {
     HostShape older;
+    older.options = s.options();
     older.abi_minor = PG_PLUGIN_ABI_MINOR - 1;
     older.struct_size = kHostV1Size;
     check_init(s, suite, "init.older_host_minor", older, PG_OK);
   }
   HostShape newer;
+  newer.options = s.options();
   newer.abi_minor = PG_PLUGIN_ABI_MINOR + 1;
   newer.struct_size = sizeof(pg_host_services) + 48;  // fields this plugin cannot know
   check_init(s, suite, "init.newer_host_minor", newer, PG_OK);
   HostShape bare;
+  bare.options = s.options();
   bare.optional_services = false;
   check_init(s, suite, "init.null_optional_services", bare, PG_OK);
   HostShape foreign;
+  foreign.options = s.options();
   foreign.abi_major = PG_PLUGIN_ABI_MAJOR + 1;
   check_init(s, suite, "init.other_major_refused", foreign, PG_ERR_VERSION);
 }
@@ -174,6 +180,16 @@ void check_devices(const Session& s, Suite& suite) {
   for (int d = 0; d < 3; ++d)
     dims = dims && caps.max_global_dims[d] >= 1 && caps.max_local_dims[d] >= 1;
   suite.expect(dims, "properties.dims", "max_global_dims and max_local_dims must be >= 1");
+  // What every kernel of the host needs (docs/plugin-sdk.md, "What a plugin must support").
+  std::string lacking;
+  for (pg_dtype dt : {PG_DTYPE_BOOL, PG_DTYPE_INT32, PG_DTYPE_INT64})
+    if (!(caps.dtype_mask & (uint64_t{1} << dt)))
+      lacking += std::string(lacking.empty() ? "" : ", ") + sdk::dtype_name(dt);
+  suite.expect(lacking.empty(), "properties.required_dtypes",
+               "the device lacks " + lacking +
+                   ": the host's kernels compute indices, loop counters and sizes in int64, "
+                   "launch indices (SPECIAL) in int32 and comparisons and gates in bool, so "
+                   "every plugin must declare and run all three");
   const uint32_t known_flags = PG_CAP_DECOMPOSE_TRANSCENDENTAL | PG_CAP_LOCAL_MEMORY |
                                PG_CAP_GROUPS | PG_CAP_HOST_MEMORY | PG_CAP_ALIGNED_VECTORS |
                                PG_CAP_ATOMIC_ADD | PG_CAP_ASYNC;

@@ -153,7 +153,10 @@ typedef enum pg_addrspace {
  *
  * Types: every instruction has a result dtype, a lane count `vcount` (1 = scalar, otherwise a
  * vector of that many lanes) and an address space (PG_ADDR_NONE for values; pointers carry the
- * space they point into, with dtype the pointee's element type).
+ * space they point into, with dtype the pointee's element type). `vcount` is always the lane
+ * count of the instruction's result; STORE, which has none, has the lane count it writes,
+ * which is its value's vcount (sdk::check_program refuses any other). A gate (of a LOAD or
+ * STORE) is one bool, vcount 1, for every lane of the access.
  *
  * X(NAME, sources, description). `sources` is the exact count, or -1 when it varies (see text).
  * Append only; bump PG_KERNEL_ISA_VERSION and PG_PLUGIN_ABI_MINOR when adding.
@@ -178,11 +181,11 @@ typedef enum pg_addrspace {
   /* --- memory ------------------------------------------------------------------------ */   \
   X(INDEX, 2, "pointer arithmetic: src0 = pointer, src1 = element offset (int); a pointer")  \
   X(LOAD, -1,                                                                                 \
-    "load: (ptr) or (ptr, alt, gate): when gate is false the result is alt and memory is "   \
-    "not touched; vcount > 1 loads consecutive elements")                                     \
+    "load: (ptr) or (ptr, alt, gate): vcount consecutive elements from ptr; when gate (one "  \
+    "bool) is false the result is alt (the LOAD's dtype and vcount), memory not touched")     \
   X(STORE, -1,                                                                                \
-    "store: (ptr, value) or (ptr, value, gate); vcount of value lanes; arg.i = "              \
-    "pg_store_hints (0: none)")                                                               \
+    "store: (ptr, value) or (ptr, value, gate): writes value's vcount consecutive elements "  \
+    "(the STORE's vcount equals the value's); gate is one bool; arg.i = pg_store_hints")      \
   /* --- unary ------------------------------------------------------------------------- */   \
   X(NEG, 1, "-x")                                                                             \
   X(NOT, 1, "logical not (bool) or bitwise not (ints)")                                       \

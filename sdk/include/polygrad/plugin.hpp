@@ -184,9 +184,10 @@ class Host {
 
 /// Throws Error(PG_ERR_INVALID_ARGUMENT) naming the instruction when `p` is malformed:
 /// unknown op or dtype, an op newer than the program's ISA, wrong source count, a source that
-/// is not earlier, operand ranges out of bounds, parameter slots out of range; and
-/// Error(PG_ERR_VERSION) when the program's ISA is above `plugin_isa` (the ISA the plugin
-/// renders) or 0. A program at or below the plugin's ISA is accepted.
+/// is not earlier, operand ranges out of bounds, parameter slots out of range, a STORE whose
+/// vcount is not its value's, a gated LOAD whose alt differs from it, a gate that is not one
+/// bool; and Error(PG_ERR_VERSION) when the program's ISA is above `plugin_isa` (the ISA the
+/// plugin renders) or 0. A program at or below the plugin's ISA is accepted.
 inline void check_program(const pg_kernel_program& p, uint32_t plugin_isa = PG_KERNEL_ISA_VERSION) {
   auto bad = [&](uint32_t i, const std::string& what) {
     fail(PG_ERR_INVALID_ARGUMENT, "kernel program '" + std::string(p.name ? p.name : "?") +
@@ -237,6 +238,21 @@ inline void check_program(const pg_kernel_program& p, uint32_t plugin_isa = PG_K
       const pg_instruction& src = p.instructions[j];
       if (src.dtype == PG_DTYPE_VOID && !(in.op == PG_OP_END_IF && src.op == PG_OP_IF))
         bad(i, "source " + std::to_string(s) + " (" + op_name(src.op) + ") has no value");
+    }
+    // Lanes of an access: a STORE writes all of its value's lanes (its vcount is the value's);
+    // a gated LOAD's alt has the LOAD's dtype and vcount; a gate is one bool for all lanes.
+    if (in.op == PG_OP_STORE && p.instructions[p.operands[in.src_start + 1]].vcount != in.vcount)
+      bad(i, "STORE has vcount " + std::to_string(in.vcount) + " but its value has " +
+                 std::to_string(p.instructions[p.operands[in.src_start + 1]].vcount) + " lanes");
+    if (in.op == PG_OP_LOAD && in.src_count == 3) {
+      const pg_instruction& alt = p.instructions[p.operands[in.src_start + 1]];
+      if (alt.vcount != in.vcount || alt.dtype != in.dtype)
+        bad(i, "a gated LOAD's alt must have the LOAD's dtype and vcount");
+    }
+    if ((in.op == PG_OP_LOAD || in.op == PG_OP_STORE) && in.src_count == 3) {
+      const pg_instruction& gate = p.instructions[p.operands[in.src_start + 2]];
+      if (gate.dtype != PG_DTYPE_BOOL || gate.vcount != 1)
+        bad(i, std::string("the gate of a ") + op_name(in.op) + " must be one bool (vcount 1)");
     }
     if (in.op == PG_OP_PARAM_BUFFER && (in.arg.i < 0 || in.arg.i >= p.buffer_count))
       bad(i, "buffer slot out of range");

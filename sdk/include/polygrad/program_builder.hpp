@@ -91,14 +91,16 @@ class ProgramBuilder {
   Ref load(Ref ptr, uint8_t vcount = 1) {
     return emit(PG_OP_LOAD, dtype_of(ptr), {ptr}, arg_i(0), vcount);
   }
-  /// Gated load: `alt` where `gate` is false.
+  /// Gated load of `alt`'s vcount elements: `alt` where `gate` (one bool) is false.
   Ref load_gated(Ref ptr, Ref alt, Ref gate) {
     return emit(PG_OP_LOAD, dtype_of(ptr), {ptr, alt, gate}, arg_i(0), instructions_[alt].vcount);
   }
-  /// `hints`: pg_store_hints bits (PG_STORE_STREAM).
+  /// Store all of `value`'s lanes at `ptr` (the STORE's vcount is the value's, as plugin.h
+  /// requires). `hints`: pg_store_hints bits (PG_STORE_STREAM).
   void store(Ref ptr, Ref value, int64_t hints = 0) {
     emit(PG_OP_STORE, PG_DTYPE_VOID, {ptr, value}, arg_i(hints), instructions_[value].vcount);
   }
+  /// Store all of `value`'s lanes where `gate` (one bool) is true.
   void store_gated(Ref ptr, Ref value, Ref gate) {
     emit(PG_OP_STORE, PG_DTYPE_VOID, {ptr, value, gate}, arg_i(0), instructions_[value].vcount);
   }
