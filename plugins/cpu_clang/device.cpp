@@ -103,7 +103,7 @@ CpuDevice::~CpuDevice() = default;
 
 void fill_capabilities(pg_capabilities& c, uint32_t threads) {
   const HostCpu& cpu = host_cpu();
-  c.flags = PG_CAP_HOST_MEMORY;
+  c.flags = PG_CAP_HOST_MEMORY | PG_CAP_ATOMIC_ADD;
   c.dtype_mask = c_dtype_mask();
   c.vector_width_bytes = cpu.vector_width_bytes;
   c.max_vector_lanes = 16;

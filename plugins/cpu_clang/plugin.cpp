@@ -55,6 +55,16 @@ class CpuClangPlugin {
     check_arch(target.arch);
     return render_c(program);
   }
+  // What the C dialect renders: every op of its ISA but WMMA (no tensor cores), on the
+  // dtypes it declares, in up to 16 lanes; ATOMIC_ADD on 32- and 64-bit ints and floats.
+  bool op_support(const pg_target&, uint32_t op, uint32_t dtype, uint32_t vcount) {
+    if (op == PG_OP_WMMA) return false;
+    if (op == PG_OP_ATOMIC_ADD)
+      return vcount == 1 &&
+             (dtype == PG_DTYPE_INT32 || dtype == PG_DTYPE_INT64 || dtype == PG_DTYPE_UINT32 ||
+              dtype == PG_DTYPE_UINT64 || dtype == PG_DTYPE_FLOAT32 || dtype == PG_DTYPE_FLOAT64);
+    return vcount <= 16 && (dtype == PG_DTYPE_VOID || ((c_dtype_mask() >> dtype) & 1u));
+  }
   std::string compile(const pg_target& target, const void* artifact, uint64_t size,
                       const pg_program_info& info) {
     check_arch(target.arch);

@@ -277,6 +277,19 @@ void run_thread(Launch& l, const uint32_t group[3], const uint32_t local[3]) {
         }
         break;
       }
+      case PG_OP_ATOMIC_ADD: {  // one thread runs at a time: a read, an add and a write
+        const Pointer& ptr = src(0).ptr;
+        if (ptr.index < 0 || ptr.index + 1 > ptr.count) out_of_bounds(p, i, ptr, 1);
+        const uint32_t dt = in.dtype, width = dtype_size(dt);
+        unsigned char* at = ptr.base + ptr.index * width;
+        const Lane old = read(dt, at), add = src(1).lane[0];
+        write(dt,
+              dtype_kind(dt) == 'f'
+                  ? round_to(dt, old.f + add.f)
+                  : int_lane(dt, static_cast<uint64_t>(old.i) + static_cast<uint64_t>(add.i)),
+              at);
+        break;
+      }
       case PG_OP_CAST:
       case PG_OP_BITCAST:
         for (uint32_t k = 0; k < lanes; ++k) {

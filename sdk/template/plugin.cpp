@@ -34,7 +34,7 @@ class Device {
     std::snprintf(p.target, sizeof p.target, "interpreter");
     p.memory_bytes = 0;  // unknown: host memory
     pg_capabilities& c = p.caps;
-    c.flags = PG_CAP_HOST_MEMORY;
+    c.flags = PG_CAP_HOST_MEMORY | PG_CAP_ATOMIC_ADD;
     for (pg_dtype dt : {PG_DTYPE_BOOL, PG_DTYPE_INT8, PG_DTYPE_INT16, PG_DTYPE_INT32,
                         PG_DTYPE_INT64, PG_DTYPE_UINT8, PG_DTYPE_UINT16, PG_DTYPE_UINT32,
                         PG_DTYPE_UINT64, PG_DTYPE_FLOAT32, PG_DTYPE_FLOAT64})

@@ -44,6 +44,7 @@ char op_domain(uint32_t op) {
     case PG_OP_MAX:
     case PG_OP_MULACC:
     case PG_OP_CMPLT:
+    case PG_OP_ATOMIC_ADD:
       return 'n';
     default:
       return 'a';
@@ -133,9 +134,12 @@ Program prepare(const pg_kernel_program& p) {
         if (in.op != PG_OP_PARAM_BUFFER && (in.arg.i < 1 || in.arg.i > (int64_t{1} << 24)))
           fail(PG_ERR_UNSUPPORTED, "template: " + where() + ": array size out of range");
         break;
+      case PG_OP_WMMA:
+        fail(PG_ERR_UNSUPPORTED, "template: " + where() + ": the interpreter has no tensor cores");
       case PG_OP_INDEX:
       case PG_OP_LOAD:
       case PG_OP_STORE:
+      case PG_OP_ATOMIC_ADD:
         if (!is_pointer(prog.instructions[src[0]]))
           fail(PG_ERR_INVALID_ARGUMENT, where() + ": source 0 is not a pointer");
         break;

@@ -85,12 +85,12 @@ TEST(IsaNegotiation, APluginAtIsa1GetsIsa1Programs) {
   // An ISA 2 op is named as one the plugin's ISA lacks.
   polygrad::sdk::ProgramBuilder atomic("atomic_f32");
   auto out = atomic.param_buffer(0, PG_DTYPE_FLOAT32);
-  atomic.emit(PG_OP_ATOMIC_ADD, PG_DTYPE_VOID,
+  atomic.emit(PG_OP_ATOMIC_ADD, PG_DTYPE_FLOAT32,
               {atomic.index(out, atomic.special(PG_SPECIAL_GLOBAL, 0)),
                atomic.const_f(PG_DTYPE_FLOAT32, 1.0)});
   atomic.set_isa_version(1);
   EXPECT_THAT(error_of([&] { old_device.render(atomic.program()); }),
-              HasSubstr("instruction 4: the device does not support ATOMIC_ADD on void "
+              HasSubstr("instruction 4: the device does not support ATOMIC_ADD on float32 "
                         "(ATOMIC_ADD is kernel ISA 2; the plugin renders ISA 1)"));
 }
 

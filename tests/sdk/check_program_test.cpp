@@ -126,7 +126,7 @@ ProgramBuilder atomic_program(uint32_t isa) {
   ProgramBuilder b("atomic");
   auto out = b.param_buffer(0, PG_DTYPE_INT32);
   auto i = b.special(PG_SPECIAL_GLOBAL, 0);
-  b.emit(PG_OP_ATOMIC_ADD, PG_DTYPE_VOID, {b.index(out, i), i});
+  b.emit(PG_OP_ATOMIC_ADD, PG_DTYPE_INT32, {b.index(out, i), i});
   b.set_isa_version(isa);
   return b;
 }

@@ -245,7 +245,8 @@ bool Device::supports(pg_op op, pg_dtype dtype, uint32_t vcount) const {
   bool ok = sdk::op_isa(op) != 0 && sdk::op_isa(op) <= isa_version() &&
             (dtype == PG_DTYPE_VOID || p.supports(dtype)) &&
             vcount <= std::max<uint32_t>(1, p.caps.max_vector_lanes);
-  if (op == PG_OP_ATOMIC_ADD) ok = ok && (p.caps.flags & PG_CAP_ATOMIC_ADD) != 0;
+  if (op == PG_OP_ATOMIC_ADD)
+    ok = ok && (p.caps.flags & PG_CAP_ATOMIC_ADD) != 0 && dtype != PG_DTYPE_BOOL && vcount == 1;
   if (op == PG_OP_WMMA)
     ok = ok && PG_HAS_FIELD(&p.caps, pg_capabilities, tensor_core_count) &&
          p.caps.tensor_core_count > 0;

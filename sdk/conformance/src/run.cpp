@@ -132,6 +132,9 @@ int run(const Options& options, std::ostream& out) {
           detail::run_op_suite(session, report);
           detail::run_error_suite(session, report.suite("errors"));
           if (session.has_async()) detail::run_async_suite(session, report.suite("async"));
+          if (session.plugin().isa_version >= 2 &&
+              (session.properties().caps.flags & PG_CAP_ATOMIC_ADD))
+            detail::run_atomic_suite(session, report.suite("atomic"));
           for (const ExtraSuite& extra : options.extra_suites)
             run_extra_suite(extra, options.plugin_path, report);
         }

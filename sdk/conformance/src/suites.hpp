@@ -27,6 +27,8 @@ void run_op_suite(const Session& session, Report& report);
 void run_error_suite(const Session& session, Suite& suite);
 /// Streams, events and pinned memory (plugins with pg_plugin.async, ABI 1.3).
 void run_async_suite(const Session& session, Suite& suite);
+/// ATOMIC_ADD on every dtype the plugin takes it on (PG_CAP_ATOMIC_ADD, kernel ISA 2).
+void run_atomic_suite(const Session& session, Suite& suite);
 
 /// Records a pass when `r` is an error status (of `want` when want >= 0) with a message;
 /// otherwise a failure that says what came back instead.

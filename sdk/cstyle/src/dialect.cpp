@@ -77,3 +77,34 @@ std::string render(const pg_kernel_program& program, const Dialect& dialect) {
 }
 
 }  // namespace polygrad::cstyle
+
+namespace polygrad::cstyle {
+
+std::string Dialect::atomic_add(pg_dtype dtype, const std::string& ptr,
+                                const std::string& value) const {
+  switch (dtype) {
+    case PG_DTYPE_INT32:
+    case PG_DTYPE_INT64:
+    case PG_DTYPE_UINT32:
+    case PG_DTYPE_UINT64:
+      return "__atomic_fetch_add(" + ptr + ", " + value + ", __ATOMIC_RELAXED);";
+    case PG_DTYPE_FLOAT32:
+    case PG_DTYPE_FLOAT64: {
+      // Add to the value read, then store it only if nothing changed it in between; the
+      // compare-exchange refreshes `old` when something did.
+      const bool f64 = dtype == PG_DTYPE_FLOAT64;
+      const std::string bits = f64 ? "unsigned long long" : "unsigned int";
+      const std::string type = f64 ? "double" : "float";
+      const std::string copy = table().memcpy_name;
+      return "{ " + bits + " pg_old = __atomic_load_n((" + bits + "*)" + ptr +
+             ", __ATOMIC_RELAXED), pg_new; " + type + " pg_sum; do { " + copy +
+             "(&pg_sum, &pg_old, sizeof pg_sum); pg_sum += " + value + "; " + copy +
+             "(&pg_new, &pg_sum, sizeof pg_new); } while (!__atomic_compare_exchange_n((" + bits +
+             "*)" + ptr + ", &pg_old, pg_new, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)); }";
+    }
+    default:
+      return "";
+  }
+}
+
+}  // namespace polygrad::cstyle

@@ -73,7 +73,9 @@ std::string Writer::run() {
         fail(PG_ERR_INVALID_ARGUMENT, i,
              "uses instruction " + std::to_string(j) + " after the block defining it closed");
       if (program_.instructions[j].op == PG_OP_END_RANGE ||
-          program_.instructions[j].op == PG_OP_END_IF || program_.instructions[j].op == PG_OP_STORE)
+          program_.instructions[j].op == PG_OP_END_IF ||
+          program_.instructions[j].op == PG_OP_STORE ||
+          program_.instructions[j].op == PG_OP_ATOMIC_ADD)
         fail(PG_ERR_INVALID_ARGUMENT, i,
              "uses instruction " + std::to_string(j) + ", which has no value");
     }
@@ -192,6 +194,9 @@ void Writer::emit(uint32_t i) {
       return;
     case PG_OP_STORE:
       emit_store(i, in);
+      return;
+    case PG_OP_ATOMIC_ADD:
+      emit_atomic_add(i, in);
       return;
     case PG_OP_CAST:
       emit_cast(i, in);

@@ -64,6 +64,7 @@ class Writer {
   void emit_param(uint32_t i, const pg_instruction& in);
   void emit_load(uint32_t i, const pg_instruction& in);
   void emit_store(uint32_t i, const pg_instruction& in);
+  void emit_atomic_add(uint32_t i, const pg_instruction& in);
   void emit_alu(uint32_t i, const pg_instruction& in);
   void emit_cast(uint32_t i, const pg_instruction& in);
   void emit_bitcast(uint32_t i, const pg_instruction& in);

@@ -90,6 +90,19 @@ void Writer::emit_store(uint32_t i, const pg_instruction& in) {
   }
 }
 
+void Writer::emit_atomic_add(uint32_t i, const pg_instruction& in) {
+  const Value& ptr = src(in, 0);
+  const Value& val = src(in, 1);
+  if (ptr.space == PG_ADDR_NONE) fail(PG_ERR_INVALID_ARGUMENT, i, "target is not a pointer");
+  if (val.dtype != ptr.dtype || val.lanes != 1)
+    fail(PG_ERR_INVALID_ARGUMENT, i, "the value must be one lane of the pointee's dtype");
+  const std::string text = dialect_.atomic_add(ptr.dtype, ptr.expr, val.expr);
+  if (text.empty())
+    fail(PG_ERR_UNSUPPORTED, i,
+         std::string("ATOMIC_ADD on ") + sdk::dtype_name(ptr.dtype) + " is not supported");
+  line(text);
+}
+
 void Writer::emit_alu(uint32_t i, const pg_instruction& in) {
   Value& v = values_[i];
   const auto op = static_cast<pg_op>(in.op);

@@ -226,7 +226,8 @@ typedef enum pg_addrspace {
     "per-thread fragment")                                                                    \
   X(ATOMIC_ADD, 2,                                                                            \
     "atomic *src0 += src1 (src0 a GLOBAL or LOCAL pointer from INDEX, src1 a scalar of its "  \
-    "dtype); no value; only on devices with PG_CAP_ATOMIC_ADD")
+    "dtype); dtype = that dtype, vcount 1, no value (no instruction uses it); only on "        \
+    "devices with PG_CAP_ATOMIC_ADD")
 /* clang-format on */
 
 /** Kernel-program op. */

@@ -236,7 +236,8 @@ inline void check_program(const pg_kernel_program& p, uint32_t plugin_isa = PG_K
       if (j >= i) bad(i, "source " + std::to_string(s) + " is not an earlier instruction");
       // A void instruction (STORE, BARRIER, END_*) has no value; an IF is only END_IF's source.
       const pg_instruction& src = p.instructions[j];
-      if (src.dtype == PG_DTYPE_VOID && !(in.op == PG_OP_END_IF && src.op == PG_OP_IF))
+      if ((src.dtype == PG_DTYPE_VOID || src.op == PG_OP_ATOMIC_ADD) &&
+          !(in.op == PG_OP_END_IF && src.op == PG_OP_IF))
         bad(i, "source " + std::to_string(s) + " (" + op_name(src.op) + ") has no value");
     }
     // Lanes of an access: a STORE writes all of its value's lanes (its vcount is the value's);
@@ -254,6 +255,10 @@ inline void check_program(const pg_kernel_program& p, uint32_t plugin_isa = PG_K
       if (gate.dtype != PG_DTYPE_BOOL || gate.vcount != 1)
         bad(i, std::string("the gate of a ") + op_name(in.op) + " must be one bool (vcount 1)");
     }
+    if (in.op == PG_OP_ATOMIC_ADD &&
+        (in.vcount != 1 || p.instructions[p.operands[in.src_start + 1]].dtype != in.dtype ||
+         p.instructions[p.operands[in.src_start + 1]].vcount != 1))
+      bad(i, "ATOMIC_ADD adds one lane of its dtype");
     if (in.op == PG_OP_PARAM_BUFFER && (in.arg.i < 0 || in.arg.i >= p.buffer_count))
       bad(i, "buffer slot out of range");
     if (in.op == PG_OP_PARAM_SCALAR && (in.arg.i < 0 || in.arg.i >= p.scalar_count))

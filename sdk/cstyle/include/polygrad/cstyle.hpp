@@ -125,6 +125,11 @@ class Dialect {
 
   /// The workgroup barrier statement (without ';'), or "" when it is a no-op.
   virtual std::string barrier() const { return ""; }
+  /// A statement adding `value` to `*ptr` atomically (ATOMIC_ADD), or "" where `dtype` has
+  /// none. The default uses the GCC/clang __atomic builtins: fetch-add for 32- and 64-bit
+  /// integers, a compare-exchange loop for float32 and float64.
+  virtual std::string atomic_add(pg_dtype dtype, const std::string& ptr,
+                                 const std::string& value) const;
 
   /// Declaration (with ';') of a workgroup-shared array `name` of `count` `type` elements.
   virtual std::string define_local(const std::string& type, const std::string& name,
