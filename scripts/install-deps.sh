@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  cmake ninja-build ccache g++ make
+  cmake ninja-build ccache g++ make pkgconf
   llvm-14-dev libclang-cpp14-dev libclang-14-dev clang-14
   libboost-dev libboost-filesystem-dev libboost-program-options-dev
   libtbb-dev libyaml-cpp-dev
