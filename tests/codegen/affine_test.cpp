@@ -9,7 +9,7 @@
 
 #include "codegen/affine.hpp"
 #include "codegen/optimize.hpp"
-#include "harness.hpp"
+#include "matmul_shapes.hpp"
 
 namespace polygrad_test {
 namespace {
@@ -90,10 +90,6 @@ void check_fused(int64_t m, int64_t n, int64_t kk, const Epilogue& epilogue,
   UOpRef b = global(2, dtypes::float32), c = global(3, dtypes::float32);
   UOpRef sum = reduce(Op::ADD, load(a, i * kk + k) * load(b, k * n + j), {k});
   UOpRef ast = sink({store(o, i * n + j, epilogue(load(o, i * n + j), load(c, i * n + j), sum))});
-  // The plan tiles k: the point of the test (1024 rows of b exceed L1 with 8 or 16 lanes).
-  polygrad::codegen::UpcastPlan plan = polygrad::codegen::choose_upcast(ast, cpu_target());
-  if (plan.j == nullptr) GTEST_SKIP() << "the cpu target has no vector lanes";
-  EXPECT_NE(plan.k, nullptr) << m << "x" << n << "x" << kk;
   // Small integers and a power-of-two rate: every value is exact in any summation order.
   std::vector<float> av = exact_ints(m * kk, 1), bv = exact_ints(kk * n, 5),
                      ov = exact_ints(m * n, 3), cv = exact_ints(m * n, 2);
@@ -104,9 +100,17 @@ void check_fused(int64_t m, int64_t n, int64_t kk, const Epilogue& epilogue,
       for (int64_t x = 0; x < kk; ++x) s += av[r * kk + x] * bv[x * n + col];
       want[r * n + col] = want_of(ov[r * n + col], cv[r * n + col], s);
     }
-  std::vector<HostBuf> bufs{HostBuf::of(ov), HostBuf::of(av), HostBuf::of(bv), HostBuf::of(cv)};
-  lower_and_run(ast, bufs);
-  EXPECT_EQ(bufs[0].as<float>(), want) << m << "x" << n << "x" << kk;
+  // Planned and run for AVX2's and AVX-512's vectors, whatever this host has. The plan tiles
+  // k: the point of the test (1024 rows of b exceed L1 with 8 or 16 lanes).
+  for (const polygrad::codegen::Target& t : {avx2_target(), avx512_target()}) {
+    const polygrad::codegen::UpcastPlan plan = polygrad::codegen::choose_upcast(ast, t);
+    ASSERT_NE(plan.j, nullptr) << f32_lanes(t) << " lanes";
+    EXPECT_NE(plan.k, nullptr) << m << "x" << n << "x" << kk << ", " << f32_lanes(t) << " lanes";
+    std::vector<HostBuf> bufs{HostBuf::of(ov), HostBuf::of(av), HostBuf::of(bv), HostBuf::of(cv)};
+    run(compile(ast, t), bufs);
+    EXPECT_EQ(bufs[0].as<float>(), want)
+        << m << "x" << n << "x" << kk << ", " << f32_lanes(t) << " lanes";
+  }
 }
 
 TEST(AffineInReduce, KTiledMatmulWithSgdUpdateInPlace) {

@@ -25,6 +25,11 @@ polygrad::codegen::Target cpu_target() {
   return t;
 }
 
+int64_t f32_lanes(const polygrad::codegen::Target& target) {
+  return std::min<int64_t>(target.caps.vector_width_bytes / 4,
+                           int64_t{target.caps.max_vector_lanes});
+}
+
 UOpRef global(int64_t slot, DType t) {
   return UOp::make(Op::DEFINE_GLOBAL, t.ptr(polygrad::AddrSpace::global), {}, slot);
 }

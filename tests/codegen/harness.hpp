@@ -25,6 +25,9 @@ namespace dtypes = polygrad::dtypes;
 polygrad::Device& cpu();
 /// The cpu device's target.
 polygrad::codegen::Target cpu_target();
+/// The float32 lanes `target`'s capabilities declare: its vector width over 4 bytes, at most
+/// max_vector_lanes. Tests derive from it whether a plan of float vectors must exist.
+int64_t f32_lanes(const polygrad::codegen::Target& target);
 
 /// DEFINE_GLOBAL slot `slot` of element type `t`.
 UOpRef global(int64_t slot, DType t);

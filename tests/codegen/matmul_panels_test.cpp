@@ -16,62 +16,64 @@ namespace {
 
 using polygrad::range;
 
+// The packings planned for AVX2's and AVX-512's vectors, whatever this host has.
 TEST(Matmul, PanelPackingForLargeBsWithConflictingRowsOrShortBlocks) {
   using polygrad::codegen::panel_packing;
-  polygrad::codegen::Target cpu = cpu_target();
-  const UOpRef probe = matmul_ast(64, 64, 64);
-  const polygrad::codegen::UpcastPlan plan = polygrad::codegen::choose_upcast(probe, cpu);
-  if (plan.j == nullptr) GTEST_SKIP() << "the cpu target has no vector lanes";
-  const int64_t w = plan.lanes;  // 2 vectors per column block for widths a multiple of 2W
-  // m, n, k of a @ b with b (k, n) row-major in slot 2, larger than half the 512 KiB L2
-  for (auto [m, n, kk] : std::vector<std::array<int64_t, 3>>{
-           {1024, 1024, 1024},        // 4 KiB rows: every row in one L1 set
-           {512, 512, 512},           // 2 KiB rows, b 1 MiB
-           {64, 128, 640},            // 512-byte rows, b 320 KiB
-           {64, 34 * 2 * w, 512}}) {  // rows apart by no multiple of 512 bytes, short blocks
-    std::optional<polygrad::codegen::PanelPacking> p = panel_packing(matmul_ast(m, n, kk), cpu, m);
-    ASSERT_TRUE(p.has_value()) << m << " " << n << " " << kk;
-    EXPECT_EQ(p->slot, 2);
-    EXPECT_EQ(p->row, n);
-    EXPECT_EQ(p->panel, 2 * w);
+  for (const polygrad::codegen::Target& cpu : {avx2_target(), avx512_target()}) {
+    const int64_t w = f32_lanes(cpu);  // 2 vectors per column block for widths a multiple of 2W
+    SCOPED_TRACE(testing::Message() << w << " float lanes");
+    // m, n, k of a @ b with b (k, n) row-major in slot 2, larger than half the 512 KiB L2
+    for (auto [m, n, kk] : std::vector<std::array<int64_t, 3>>{
+             {1024, 1024, 1024},        // 4 KiB rows: every row in one L1 set
+             {512, 512, 512},           // 2 KiB rows, b 1 MiB
+             {64, 128, 640},            // 512-byte rows, b 320 KiB
+             {64, 34 * 2 * w, 512}}) {  // rows apart by no multiple of 512 bytes, short blocks
+      std::optional<polygrad::codegen::PanelPacking> p =
+          panel_packing(matmul_ast(m, n, kk), cpu, m);
+      ASSERT_TRUE(p.has_value()) << m << " " << n << " " << kk;
+      EXPECT_EQ(p->slot, 2);
+      EXPECT_EQ(p->row, n);
+      EXPECT_EQ(p->panel, 2 * w);
+    }
+    EXPECT_FALSE(panel_packing(matmul_ast(256, 256, 256), cpu, 256));  // b: half an L2
+    EXPECT_FALSE(panel_packing(matmul_ast(32, 1024, 1024), cpu, 32));  // few rows of a
+    // a @ b.T (the dot form): b (n, k) in panels of 2W rows, which turns the kernel into the
+    // vector form; not for a small b or few rows.
+    for (auto [m, n, kk] : std::vector<std::array<int64_t, 3>>{{1024, 1024, 1024}, {64, 96, 784}}) {
+      std::optional<polygrad::codegen::PanelPacking> p =
+          panel_packing(matmul_nt_ast(m, n, kk), cpu, m);
+      ASSERT_TRUE(p.has_value()) << m << " " << n << " " << kk;
+      EXPECT_TRUE(p->by_rows);
+      EXPECT_EQ(p->slot, 2);
+      EXPECT_EQ(p->row, kk);
+      EXPECT_EQ(p->panel, 2 * w);
+    }
+    EXPECT_FALSE(panel_packing(matmul_nt_ast(256, 64, 784), cpu, 256));  // b 196 KiB
+    EXPECT_FALSE(panel_packing(matmul_nt_ast(32, 1024, 1024), cpu, 32));
+    // 7 vectors per column block (rows of 7 * 2W * 4 bytes: no multiple of 512): wide blocks
+    // stream well as they are.
+    EXPECT_FALSE(panel_packing(matmul_ast(256, 7 * w, 4096), cpu, 256));
+    // a.T @ b with a (k, m) larger than the 512 KiB L2: a transposed whole (up to 16 MiB); a
+    // smaller a stays, and b may take column panels instead.
+    for (auto [m, n, kk] :
+         std::vector<std::array<int64_t, 3>>{{1024, 1024, 1024}, {256, 64, 784}}) {
+      std::optional<polygrad::codegen::PanelPacking> p =
+          panel_packing(matmul_tn_ast(m, n, kk), cpu, m);
+      ASSERT_TRUE(p.has_value()) << m << " " << n << " " << kk;
+      EXPECT_TRUE(p->transpose_rows && p->by_rows);
+      EXPECT_EQ(p->slot, 1);
+      EXPECT_EQ(p->row, m);
+    }
+    std::optional<polygrad::codegen::PanelPacking> small =
+        panel_packing(matmul_tn_ast(256, 256, 256), cpu, 256);
+    EXPECT_TRUE(!small || !small->transpose_rows);
+    std::optional<polygrad::codegen::PanelPacking> huge =
+        panel_packing(matmul_tn_ast(2048, 64, 4096), cpu, 2048);  // a 32 MiB
+    EXPECT_TRUE(!huge || !huge->transpose_rows);
+    polygrad::codegen::Target gpu = cpu;
+    gpu.caps.max_threads_per_group = 1024;
+    EXPECT_FALSE(panel_packing(matmul_ast(1024, 1024, 1024), gpu, 1024));
   }
-  EXPECT_FALSE(panel_packing(matmul_ast(256, 256, 256), cpu, 256));  // b: half an L2
-  EXPECT_FALSE(panel_packing(matmul_ast(32, 1024, 1024), cpu, 32));  // few rows of a
-  // a @ b.T (the dot form): b (n, k) in panels of 2W rows, which turns the kernel into the
-  // vector form; not for a small b or few rows.
-  for (auto [m, n, kk] : std::vector<std::array<int64_t, 3>>{{1024, 1024, 1024}, {64, 96, 784}}) {
-    std::optional<polygrad::codegen::PanelPacking> p =
-        panel_packing(matmul_nt_ast(m, n, kk), cpu, m);
-    ASSERT_TRUE(p.has_value()) << m << " " << n << " " << kk;
-    EXPECT_TRUE(p->by_rows);
-    EXPECT_EQ(p->slot, 2);
-    EXPECT_EQ(p->row, kk);
-    EXPECT_EQ(p->panel, 2 * w);
-  }
-  EXPECT_FALSE(panel_packing(matmul_nt_ast(256, 64, 784), cpu, 256));  // b 196 KiB
-  EXPECT_FALSE(panel_packing(matmul_nt_ast(32, 1024, 1024), cpu, 32));
-  // 7 vectors per column block (rows of 7 * 2W * 4 bytes: no multiple of 512): wide blocks
-  // stream well as they are.
-  EXPECT_FALSE(panel_packing(matmul_ast(256, 7 * w, 4096), cpu, 256));
-  // a.T @ b with a (k, m) larger than the 512 KiB L2: a transposed whole (up to 16 MiB); a
-  // smaller a stays, and b may take column panels instead.
-  for (auto [m, n, kk] : std::vector<std::array<int64_t, 3>>{{1024, 1024, 1024}, {256, 64, 784}}) {
-    std::optional<polygrad::codegen::PanelPacking> p =
-        panel_packing(matmul_tn_ast(m, n, kk), cpu, m);
-    ASSERT_TRUE(p.has_value()) << m << " " << n << " " << kk;
-    EXPECT_TRUE(p->transpose_rows && p->by_rows);
-    EXPECT_EQ(p->slot, 1);
-    EXPECT_EQ(p->row, m);
-  }
-  std::optional<polygrad::codegen::PanelPacking> small =
-      panel_packing(matmul_tn_ast(256, 256, 256), cpu, 256);
-  EXPECT_TRUE(!small || !small->transpose_rows);
-  std::optional<polygrad::codegen::PanelPacking> huge =
-      panel_packing(matmul_tn_ast(2048, 64, 4096), cpu, 2048);  // a 32 MiB
-  EXPECT_TRUE(!huge || !huge->transpose_rows);
-  polygrad::codegen::Target gpu = cpu;
-  gpu.caps.max_threads_per_group = 1024;
-  EXPECT_FALSE(panel_packing(matmul_ast(1024, 1024, 1024), gpu, 1024));
 }
 
 // A b in panels (what the scheduler's copy holds), read through panel_offset's index math:
@@ -80,9 +82,11 @@ TEST(Matmul, PanelPackingForLargeBsWithConflictingRowsOrShortBlocks) {
 // rows of a b (n, k) in a @ b.T, which the vector form then computes.
 TEST(Matmul, PackedPanelsVectoriseAndMatchPlainCpp) {
   polygrad::codegen::Target t = cpu_target();
+  if (f32_lanes(t) < 4) GTEST_SKIP() << "the cpu target declares fewer than 4 float lanes";
   const UOpRef probe = matmul_ast(64, 64, 64);
   const polygrad::codegen::UpcastPlan plan = polygrad::codegen::choose_upcast(probe, t);
-  if (plan.j == nullptr) GTEST_SKIP() << "the cpu target has no vector lanes";
+  ASSERT_NE(plan.j, nullptr);
+  ASSERT_EQ(plan.lanes, f32_lanes(t));
   const int64_t panel = int64_t{plan.vectors} * plan.lanes;
   const int64_t m = 20, n = 3 * panel, kk = 37;
   std::vector<float> av = exact_ints(m * kk, 1), bv = exact_ints(kk * n, 5);

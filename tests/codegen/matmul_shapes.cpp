@@ -57,6 +57,12 @@ polygrad::codegen::Target avx2_target() {
   return t;
 }
 
+polygrad::codegen::Target avx512_target() {
+  polygrad::codegen::Target t = avx2_target();
+  t.caps.vector_width_bytes = 64;
+  return t;
+}
+
 void expect_packed_matmul(const UOpRef& ast, const polygrad::codegen::Target& t, int64_t m,
                           int64_t kk, int64_t n) {
   std::vector<float> av = exact_ints(m * kk, 3), bv = exact_ints(kk * n, 8);

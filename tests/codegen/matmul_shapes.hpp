@@ -27,6 +27,9 @@ std::vector<float> column_panels(const std::vector<float>& b, int64_t kk, int64_
 /// The cpu target pinned to an AVX2 host's shape: 32-byte vectors (16 registers), 2 compute
 /// units, 32 KiB L1 and 512 KiB L2.
 polygrad::codegen::Target avx2_target();
+/// The same with an AVX-512 host's vectors: 64 bytes (16 float lanes, 32 registers). Plans for
+/// it run on any host (clang splits the wider vectors where the host has none).
+polygrad::codegen::Target avx512_target();
 /// Runs `ast`, a matmul reading a from row panels and b from column panels, on host-packed
 /// copies of small ints and expects plain C++'s exact values.
 void expect_packed_matmul(const UOpRef& ast, const polygrad::codegen::Target& t, int64_t m,

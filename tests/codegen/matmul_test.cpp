@@ -29,9 +29,8 @@ TEST(Matmul, DotFormMatchesPlainCpp) {
 
 TEST(Matmul, DotFormPlanVectorisesTheReduceRange) {
   polygrad::codegen::Target t = cpu_target();
-  const int w =
-      static_cast<int>(std::min<uint32_t>(t.caps.vector_width_bytes / 4, t.caps.max_vector_lanes));
-  if (w < 2) GTEST_SKIP() << "the cpu target has no vector lanes";
+  const int w = static_cast<int>(f32_lanes(t));
+  if (w < 2) GTEST_SKIP() << "the cpu target declares no float vectors";
   // The plan points into the AST: keep each AST alive while its plan is read.
   const UOpRef nt = matmul_nt_ast(64, 8, 8 * w);
   polygrad::codegen::UpcastPlan p = polygrad::codegen::choose_upcast(nt, t);
@@ -76,27 +75,26 @@ TEST(Matmul, DotFormPlanVectorisesTheReduceRange) {
 // The dot form's accumulators are lane-summed together (upcast::lane_sums): pairs of vectors
 // fold into one of as many lanes until each lane is one accumulator's sum. With 4 x 4
 // accumulators of 16 lanes that is 15 full-width adds and no narrower vector add (one at a
-// time: 4 adds each, of 8, 4, 2 and 1 lanes). Values on the host's target and on AVX2's (3 x 3
-// accumulators of 8 lanes: folds in pairs and alone), against plain C++.
+// time: 4 adds each, of 8, 4, 2 and 1 lanes). Values on the host's target, on AVX2's (3 x 3
+// accumulators of 8 lanes: folds in pairs and alone) and on AVX-512's, against plain C++; the
+// count on AVX-512's, whatever this host has.
 TEST(Matmul, DotFormSumsTheAccumulatorsLanesTogether) {
-  const polygrad::codegen::Target host = cpu_target(), avx2 = avx2_target();
-  for (const polygrad::codegen::Target* t : {&host, &avx2})
+  const polygrad::codegen::Target host = cpu_target(), avx2 = avx2_target(),
+                                  avx512 = avx512_target();
+  for (const polygrad::codegen::Target* t : {&host, &avx2, &avx512})
     for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{
              {64, 8, 128}, {9, 9, 64}, {5, 7, 48}, {1, 16, 32}, {13, 6, 1000}})
       check_matmul(m, n, k, true, t);
   // A target whose widest vector is 12 lanes (no power of two): each accumulator is summed
   // alone, 12 -> 6 -> 3 lanes, then one by one.
-  polygrad::codegen::Target twelve = host;
+  polygrad::codegen::Target twelve = avx512;
   twelve.caps.max_vector_lanes = 12;
-  if (host.caps.vector_width_bytes >= 48) {
-    const UOpRef nt = matmul_nt_ast(16, 8, 96);
-    EXPECT_EQ(polygrad::codegen::choose_upcast(nt, twelve).lanes, 12);
-    check_matmul(16, 8, 96, true, &twelve);
-  }
-  const int w = static_cast<int>(
-      std::min<uint32_t>(host.caps.vector_width_bytes / 4, host.caps.max_vector_lanes));
-  if (w != 16) GTEST_SKIP() << "the count below is for 16 float lanes";
-  Compiled c = compile(matmul_nt_ast(64, 8, 8 * w));
+  const UOpRef nt = matmul_nt_ast(16, 8, 96);
+  EXPECT_EQ(polygrad::codegen::choose_upcast(nt, twelve).lanes, 12);
+  check_matmul(16, 8, 96, true, &twelve);
+  const int w = static_cast<int>(f32_lanes(avx512));
+  ASSERT_EQ(w, 16);
+  Compiled c = compile(matmul_nt_ast(64, 8, 8 * w), avx512);
   int full = 0, narrower = 0;
   for (const pg_instruction& in : c.kernel.instructions) {
     if (in.op != PG_OP_ADD || in.dtype != PG_DTYPE_FLOAT32) continue;
@@ -119,9 +117,8 @@ TEST(Matmul, DotFormOverTwoReducesOfTheirOwnRanges) {
       sink({store(o, i * n + j,
                   reduce(Op::ADD, load(x, i * kx + k) * load(wi, j * kx + k), {k}) +
                       reduce(Op::ADD, load(h, i * kh + q) * load(wh, j * kh + q), {q}))});
-  const UOpRef probe = matmul_ast(64, 64, 64);
-  if (polygrad::codegen::choose_upcast(probe, cpu_target()).j == nullptr)
-    GTEST_SKIP() << "the cpu target has no vector lanes";
+  // Float vectors of 2 lanes or more take the dot form here (either k spans two vectors).
+  if (f32_lanes(cpu_target()) < 2) GTEST_SKIP() << "the cpu target declares no float vectors";
   const polygrad::codegen::UpcastPlan p = polygrad::codegen::choose_upcast(ast, cpu_target());
   ASSERT_EQ(p.dot_ks.size(), 2u);
   EXPECT_EQ(p.dot_ks[0].first->arg_int() + p.dot_ks[1].first->arg_int(), 5);
@@ -152,8 +149,9 @@ TEST(Matmul, DotFormSumsNestedReducesLanesInTurn) {
   const UOpRef inner = reduce(Op::ADD, load(c, j * kc + k), {k});
   const UOpRef ast = sink({store(
       o, i * n + j, reduce(Op::ADD, load(x, i * kq + q) * (load(w, j * kq + q) * inner), {q}))});
+  if (f32_lanes(cpu_target()) < 2) GTEST_SKIP() << "the cpu target declares no float vectors";
   const polygrad::codegen::UpcastPlan p = polygrad::codegen::choose_upcast(ast, cpu_target());
-  if (p.dot_ks.size() != 2u) GTEST_SKIP() << "not planned as a dot form of two reduces here";
+  ASSERT_EQ(p.dot_ks.size(), 2u);
   std::vector<float> xv = exact_ints(m * kq, 5), wv = exact_ints(n * kq, 6),
                      cv = exact_ints(n * kc, 7);
   std::vector<float> want(static_cast<size_t>(m * n), 0.0f);
@@ -190,122 +188,113 @@ TEST(Matmul, MatchesPlainCpp) {
   for (auto [m, n, k] : sizes) check_matmul(m, n, k);
 }
 
+// The plans for AVX2's and AVX-512's vectors (8 and 16 float lanes), whatever this host has.
 TEST(Matmul, PlanTilesDividingSizes) {
-  polygrad::codegen::Target t = cpu_target();
-  const int w =
-      static_cast<int>(std::min<uint32_t>(t.caps.vector_width_bytes / 4, t.caps.max_vector_lanes));
-  // The plan points into the AST: keep each AST alive while its plan is read.
-  const UOpRef small = matmul_ast(64, 64, 64);
-  polygrad::codegen::UpcastPlan p = polygrad::codegen::choose_upcast(small, t);
-  if (w < 2) {
-    EXPECT_EQ(p.j, nullptr);
-    return;
+  for (const polygrad::codegen::Target& t : {avx2_target(), avx512_target()}) {
+    const int w = static_cast<int>(f32_lanes(t));
+    SCOPED_TRACE(testing::Message() << w << " float lanes");
+    // The plan points into the AST: keep each AST alive while its plan is read.
+    const UOpRef small = matmul_ast(64, 64, 64);
+    polygrad::codegen::UpcastPlan p = polygrad::codegen::choose_upcast(small, t);
+    ASSERT_NE(p.j, nullptr);
+    EXPECT_EQ(p.lanes, w);
+    EXPECT_EQ(p.j->arg_int(), 1);
+    ASSERT_NE(p.i, nullptr);
+    EXPECT_EQ(p.i->arg_int(), 0);
+    EXPECT_GE(p.rows, 2);
+    // 16 registers: 6 rows of 2 vectors (12 accumulators, 2 loads, a broadcast); 64 rows then
+    // end in a gated block of 4. 32 registers: up to 12 rows (24 accumulators), 64 rows as 6
+    // blocks of 11 (the last clamped).
+    EXPECT_EQ(p.rows, t.caps.vector_width_bytes < 64 ? 6 : 11);
+    EXPECT_EQ(p.k, nullptr);  // b's panel is small: no k tiles
+    // A column block's panel of b larger than L1 (1024 rows of 2 vectors: 64 KiB with 8
+    // lanes, 128 KiB with 16): k is tiled, in slices of at most 16 KiB. With 16 lanes, 256
+    // rows (32 KiB) stay whole.
+    const UOpRef big_ast = matmul_ast(16, 1056, 1024);
+    polygrad::codegen::UpcastPlan big = polygrad::codegen::choose_upcast(big_ast, t);
+    ASSERT_NE(big.k, nullptr);
+    EXPECT_EQ(big.k->arg_int(), 2);
+    EXPECT_GE(big.k_tile, 32);
+    EXPECT_LE(big.k_tile * big.vectors * w * 4, 16 << 10);
+    EXPECT_EQ(1024 % big.k_tile, 0);
+    if (w == 16) {
+      EXPECT_EQ(polygrad::codegen::choose_upcast(matmul_ast(16, 1056, 256), t).k, nullptr);
+    }
+    // 784 = 7 * 7 * 16 columns: 7 vectors per row share each load of a. 3 rows (8 as 3 + 3 +
+    // 2, the last block clamped), not 4: 4 x 7 accumulators, 7 loaded vectors and a broadcast
+    // would not fit 32 registers. Their 448-byte rows of b make a 256-row panel too large for
+    // L1, and 7 column blocks cannot be grouped: k slices of 32 rows stay in L1.
+    if (784 % w == 0 && (784 / w) % 2 != 0) {
+      const UOpRef wide = matmul_ast(8, 784, 256);
+      polygrad::codegen::UpcastPlan v = polygrad::codegen::choose_upcast(wide, t);
+      EXPECT_EQ(v.vectors, 7);
+      EXPECT_EQ(v.rows, 3);
+      EXPECT_EQ(v.k_tile, 32);
+      check_matmul(8, 784, 256, false, &t);
+    }
+    // 33x17: no vector width divides 17; the last vector is moved back (a tail plan).
+    EXPECT_TRUE(polygrad::codegen::choose_upcast(matmul_ast(33, 17, 5), t).tail);
   }
-  ASSERT_NE(p.j, nullptr);
-  EXPECT_EQ(p.lanes, w);
-  EXPECT_EQ(p.j->arg_int(), 1);
-  ASSERT_NE(p.i, nullptr);
-  EXPECT_EQ(p.i->arg_int(), 0);
-  EXPECT_GE(p.rows, 2);
-  // 16 registers: 6 rows of 2 vectors (12 accumulators, 2 loads, a broadcast); 64 rows then
-  // end in a gated block of 4. 32 registers: up to 12 rows (24 accumulators), 64 rows as 6
-  // blocks of 11 (the last clamped).
-  EXPECT_EQ(p.rows, t.caps.vector_width_bytes < 64 ? 6 : 11);
-  EXPECT_EQ(p.k, nullptr);  // b's panel is small: no k tiles
-  // A column block's panel of b larger than L1 (1024 rows of 2 vectors: 64 KiB with 8 lanes,
-  // 128 KiB with 16): k is tiled, in slices of at most 16 KiB. With 16 lanes, 256 rows
-  // (32 KiB) stay whole.
-  const UOpRef big_ast = matmul_ast(16, 1056, 1024);
-  polygrad::codegen::UpcastPlan big = polygrad::codegen::choose_upcast(big_ast, t);
-  ASSERT_NE(big.k, nullptr);
-  EXPECT_EQ(big.k->arg_int(), 2);
-  EXPECT_GE(big.k_tile, 32);
-  EXPECT_LE(big.k_tile * big.vectors * w * 4, 16 << 10);
-  EXPECT_EQ(1024 % big.k_tile, 0);
-  if (w == 16) {
-    EXPECT_EQ(polygrad::codegen::choose_upcast(matmul_ast(16, 1056, 256), t).k, nullptr);
-  }
-  // 784 = 7 * 7 * 16 columns: 7 vectors per row share each load of a. 3 rows (8 as 3 + 3 + 2,
-  // the last block clamped), not 4: 4 x 7 accumulators, 7 loaded vectors and a broadcast
-  // would not fit 32 registers. Their 448-byte rows of b make a 256-row panel too large for
-  // L1, and 7 column blocks cannot be grouped: k slices of 32 rows stay in L1.
-  if (784 % w == 0 && (784 / w) % 2 != 0) {
-    const UOpRef wide = matmul_ast(8, 784, 256);
-    polygrad::codegen::UpcastPlan v = polygrad::codegen::choose_upcast(wide, t);
-    EXPECT_EQ(v.vectors, 7);
-    EXPECT_EQ(v.rows, 3);
-    EXPECT_EQ(v.k_tile, 32);
-    check_matmul(8, 784, 256);
-  }
-  // 33x17: no vector width divides 17; the last vector is moved back (a tail plan).
-  EXPECT_TRUE(polygrad::codegen::choose_upcast(matmul_ast(33, 17, 5), t).tail);
 }
 
 // Columns no vector width of 4 or more divides (17, 555, 1023), or only a narrower one does
 // and there are 4 full vectors or more (1000 with 16 lanes): full vectors, the last one of
 // each row moved back to end at the last column and storing only the lanes the one before it
 // did not. Values against plain C++, k slices (partial sums read back, the last slice
-// shorter) included.
+// shorter) included. For AVX2's and AVX-512's vectors, whatever this host has.
 TEST(Matmul, ColumnsNoVectorDividesEndInAMovedBackVector) {
-  polygrad::codegen::Target t = cpu_target();
-  const UOpRef probe = matmul_ast(64, 64, 64);
-  const polygrad::codegen::UpcastPlan full = polygrad::codegen::choose_upcast(probe, t);
-  if (full.j == nullptr || full.lanes < 4) GTEST_SKIP() << "needs 4 or more float lanes";
-  const UOpRef odd = matmul_ast(33, 17, 5);
-  const polygrad::codegen::UpcastPlan p = polygrad::codegen::choose_upcast(odd, t);
-  ASSERT_NE(p.j, nullptr);
-  EXPECT_TRUE(p.tail);
-  EXPECT_EQ(p.lanes, std::min(full.lanes, 16));
-  EXPECT_EQ(p.vectors, 17 >= 2 * p.lanes ? 2 : 1);
-  const UOpRef wide = matmul_ast(20, 4 * full.lanes + full.lanes / 2, 37);
-  EXPECT_TRUE(polygrad::codegen::choose_upcast(wide, t).tail);
-  EXPECT_FALSE(polygrad::codegen::choose_upcast(matmul_ast(20, full.lanes / 2 * 5, 37), t).tail);
-  // (1001 x 1024: the 1024-row panel of b is beyond L1, so k is sliced.)
-  const UOpRef sliced = matmul_ast(16, 1001, 1024);
-  const polygrad::codegen::UpcastPlan q = polygrad::codegen::choose_upcast(sliced, t);
-  EXPECT_TRUE(q.tail);
-  EXPECT_GT(q.k_tile, 0);
-  const std::vector<std::array<int64_t, 3>> sizes = {{33, 17, 5},
-                                                     {5, 6, 3},
-                                                     {9, 555, 40},
-                                                     {7, 1023, 9},
-                                                     {20, 4 * full.lanes + full.lanes / 2, 37},
-                                                     {1, 5, 1},
-                                                     {13, 7, 2},
-                                                     {16, 1001, 1024},
-                                                     {16, 1025, 1025}};
-  for (auto [m, n, k] : sizes) check_matmul(m, n, k);
-  // A k with no divisor half as long as the longest slice that fits (1031, prime): even
-  // slices and a shorter last one, with the columns divided or not.
-  for (int64_t n : {int64_t{1024}, int64_t{1001}}) {
-    const UOpRef prime = matmul_ast(16, n, 1031);
-    const polygrad::codegen::UpcastPlan r = polygrad::codegen::choose_upcast(prime, t);
-    ASSERT_GT(r.k_tile, 0) << n;
-    EXPECT_NE(1031 % r.k_tile, 0) << n;
-    check_matmul(16, n, 1031);
+  for (const polygrad::codegen::Target& t : {avx2_target(), avx512_target()}) {
+    const int64_t w = f32_lanes(t);
+    SCOPED_TRACE(testing::Message() << w << " float lanes");
+    const UOpRef odd = matmul_ast(33, 17, 5);
+    const polygrad::codegen::UpcastPlan p = polygrad::codegen::choose_upcast(odd, t);
+    ASSERT_NE(p.j, nullptr);
+    EXPECT_TRUE(p.tail);
+    EXPECT_EQ(p.lanes, w);
+    EXPECT_EQ(p.vectors, 17 >= 2 * p.lanes ? 2 : 1);
+    const UOpRef wide = matmul_ast(20, 4 * w + w / 2, 37);
+    EXPECT_TRUE(polygrad::codegen::choose_upcast(wide, t).tail);
+    EXPECT_FALSE(polygrad::codegen::choose_upcast(matmul_ast(20, w / 2 * 5, 37), t).tail);
+    // (1001 x 1024: the 1024-row panel of b is beyond L1, so k is sliced.)
+    const UOpRef sliced = matmul_ast(16, 1001, 1024);
+    const polygrad::codegen::UpcastPlan q = polygrad::codegen::choose_upcast(sliced, t);
+    EXPECT_TRUE(q.tail);
+    EXPECT_GT(q.k_tile, 0);
+    const std::vector<std::array<int64_t, 3>> sizes = {
+        {33, 17, 5}, {5, 6, 3},  {9, 555, 40},     {7, 1023, 9},    {20, 4 * w + w / 2, 37},
+        {1, 5, 1},   {13, 7, 2}, {16, 1001, 1024}, {16, 1025, 1025}};
+    for (auto [m, n, k] : sizes) check_matmul(m, n, k, false, &t);
+    // A k with no divisor half as long as the longest slice that fits (1031, prime): even
+    // slices and a shorter last one, with the columns divided or not.
+    for (int64_t n : {int64_t{1024}, int64_t{1001}}) {
+      const UOpRef prime = matmul_ast(16, n, 1031);
+      const polygrad::codegen::UpcastPlan r = polygrad::codegen::choose_upcast(prime, t);
+      ASSERT_GT(r.k_tile, 0) << n;
+      EXPECT_NE(1031 % r.k_tile, 0) << n;
+      check_matmul(16, n, 1031, false, &t);
+    }
   }
 }
 
 // Columns the target's full vector width does not divide (1000 with 16 float lanes) run in
 // narrower vectors, and a k no power of two divides into slices of another divisor (1000 in
-// slices of 125), instead of scalar code; values against plain C++.
+// slices of 125), instead of scalar code; values against plain C++. On AVX2's 8 lanes and
+// AVX-512's 16, whatever this host has.
 TEST(Matmul, NarrowerVectorsAndOtherDivisorsForOddSizes) {
-  polygrad::codegen::Target t = cpu_target();
-  const UOpRef probe = matmul_ast(64, 64, 64);
-  const polygrad::codegen::UpcastPlan full = polygrad::codegen::choose_upcast(probe, t);
-  if (full.j == nullptr || full.lanes < 8) GTEST_SKIP() << "needs 8 or more float lanes";
-  const int64_t half = full.lanes / 2;
-  const UOpRef odd = matmul_ast(20, half * 5, 37);  // 5 half-width vectors of columns
-  const polygrad::codegen::UpcastPlan p = polygrad::codegen::choose_upcast(odd, t);
-  ASSERT_NE(p.j, nullptr);
-  EXPECT_EQ(p.lanes, half);
-  EXPECT_EQ(int64_t{p.vectors} * p.lanes, half * 5);
-  check_matmul(20, half * 5, 37);
-  const UOpRef sliced = matmul_ast(16, 2 * full.lanes * 33, 1000);
-  const polygrad::codegen::UpcastPlan q = polygrad::codegen::choose_upcast(sliced, t);
-  ASSERT_NE(q.k, nullptr);
-  EXPECT_EQ(q.k_tile, 125);
-  check_matmul(16, 2 * full.lanes * 33, 1000);
+  for (const polygrad::codegen::Target& t : {avx2_target(), avx512_target()}) {
+    const int64_t full = f32_lanes(t), half = full / 2;
+    const UOpRef odd = matmul_ast(20, half * 5, 37);  // 5 half-width vectors of columns
+    const polygrad::codegen::UpcastPlan p = polygrad::codegen::choose_upcast(odd, t);
+    ASSERT_NE(p.j, nullptr) << full;
+    EXPECT_EQ(p.lanes, half) << full;
+    EXPECT_EQ(int64_t{p.vectors} * p.lanes, half * 5) << full;
+    check_matmul(20, half * 5, 37, false, &t);
+    const UOpRef sliced = matmul_ast(16, 2 * full * 33, 1000);
+    const polygrad::codegen::UpcastPlan q = polygrad::codegen::choose_upcast(sliced, t);
+    ASSERT_NE(q.k, nullptr) << full;
+    EXPECT_EQ(q.k_tile, 125) << full;
+    check_matmul(16, 2 * full * 33, 1000, false, &t);
+  }
 }
 
 // With AVX2's 16 registers, columns that 8 lanes divide but pairs of vectors do not (1000 =
@@ -356,43 +345,41 @@ TEST(Matmul, OneColumnBlockNeverLaunchesOverKSlices) {
 }
 
 // With k slices, column blocks loop inside the row loop (each row block's slice of a serves
-// CB column blocks) while the launch keeps two steps per compute unit. Values from a target of
-// 2 units, whatever this machine has. A column block is 2 vectors (2W columns).
-// With 16 registers (8 lanes) the slices keep a slice of the panel in L1 (at most 128 rows);
-// with 32 (16 lanes) the row block's slice of a (12 rows of KT) fits half an L1, planned here
-// for the caches of a Sapphire Rapids core (48 KiB L1, 2 MiB L2): KT 512 at k = 1024.
+// CB column blocks) while the launch keeps two steps per compute unit. Planned for 2 compute
+// units and AVX2's and AVX-512's vectors, whatever this machine has. A column block is 2
+// vectors (2W columns). With 16 registers (8 lanes) the slices keep a slice of the panel in L1
+// (at most 128 rows); with 32 (16 lanes) the row block's slice of a (12 rows of KT) fits half
+// an L1, planned here for the caches of a Sapphire Rapids core (48 KiB L1, 2 MiB L2): KT 512
+// at k = 1024.
 TEST(Matmul, KSlicesShareRowsAcrossColumnBlocks) {
-  polygrad::codegen::Target t = cpu_target();
-  const int64_t w =
-      std::min<int64_t>(t.caps.vector_width_bytes / 4, int64_t{t.caps.max_vector_lanes});
-  if (w != 8 && w != 16) GTEST_SKIP() << "the expected plans assume 8 or 16 float lanes";
-  const int64_t kk = 1024;  // a panel of b (kk rows of 2W floats) beyond L1
-  t.caps.compute_units = 2;
-  if (w == 16) {
-    t.caps.l1_cache_bytes = 48 << 10;
-    t.caps.l2_cache_bytes = 2 << 20;
+  polygrad::codegen::Target wide = avx512_target();
+  wide.caps.l1_cache_bytes = 48 << 10;
+  wide.caps.l2_cache_bytes = 2 << 20;
+  for (polygrad::codegen::Target t : {avx2_target(), wide}) {
+    const int64_t w = f32_lanes(t);
+    const int64_t kk = 1024;  // a panel of b (kk rows of 2W floats) beyond L1
+    const UOpRef square = matmul_ast(1024, 1024, kk);  // 1024 / 2W column blocks
+    polygrad::codegen::UpcastPlan p = polygrad::codegen::choose_upcast(square, t);
+    ASSERT_NE(p.k, nullptr) << w;
+    EXPECT_EQ(p.k_tile, w == 16 ? 512 : 128) << w;
+    EXPECT_EQ(p.rows, w == 16 ? 12 : 6) << w;
+    EXPECT_EQ(p.col_blocks, 8) << w;  // 32 (or 64) blocks: 4 (or 8) launch steps of 8
+    t.caps.compute_units = 16;        // two steps per unit: 32 blocks cannot be grouped, 64 by 2
+    EXPECT_EQ(polygrad::codegen::choose_upcast(square, t).col_blocks, w == 16 ? 1 : 2);
+    t.caps.compute_units = 2;
+    // 33 column blocks: with 16 registers a tail plan, its groups of 2 the last one short (17
+    // launch steps); with 32, no groups.
+    const UOpRef odd = matmul_ast(16, 33 * 2 * w, kk);
+    const polygrad::codegen::UpcastPlan po = polygrad::codegen::choose_upcast(odd, t);
+    EXPECT_EQ(po.tail, w == 8) << w;
+    EXPECT_EQ(po.col_blocks, w == 8 ? 2 : 1) << w;
+    check_matmul(16, 33 * 2 * w, kk, false, &t);
+    // Values: 64 column blocks run as 8 launch steps of 8.
+    const int64_t m = 16, n = 64 * 2 * w;
+    const UOpRef cols = matmul_ast(m, n, kk);
+    ASSERT_EQ(polygrad::codegen::choose_upcast(cols, t).col_blocks, 8) << w;
+    check_matmul(m, n, kk, false, &t);
   }
-  const UOpRef square = matmul_ast(1024, 1024, kk);  // 1024 / 2W column blocks
-  polygrad::codegen::UpcastPlan p = polygrad::codegen::choose_upcast(square, t);
-  ASSERT_NE(p.k, nullptr);
-  EXPECT_EQ(p.k_tile, w == 16 ? 512 : 128);
-  EXPECT_EQ(p.rows, w == 16 ? 12 : 6);
-  EXPECT_EQ(p.col_blocks, 8);  // 32 (or 64) blocks: 4 (or 8) launch steps of 8
-  t.caps.compute_units = 16;   // two steps per unit: 32 blocks cannot be grouped, 64 by 2
-  EXPECT_EQ(polygrad::codegen::choose_upcast(square, t).col_blocks, w == 16 ? 1 : 2);
-  t.caps.compute_units = 2;
-  // 33 column blocks: with 16 registers a tail plan, its groups of 2 the last one short (17
-  // launch steps); with 32, no groups.
-  const UOpRef odd = matmul_ast(16, 33 * 2 * w, kk);
-  const polygrad::codegen::UpcastPlan po = polygrad::codegen::choose_upcast(odd, t);
-  EXPECT_EQ(po.tail, w == 8);
-  EXPECT_EQ(po.col_blocks, w == 8 ? 2 : 1);
-  check_matmul(16, 33 * 2 * w, kk, false, &t);
-  // Values: 64 column blocks run as 8 launch steps of 8.
-  const int64_t m = 16, n = 64 * 2 * w;
-  const UOpRef wide = matmul_ast(m, n, kk);
-  ASSERT_EQ(polygrad::codegen::choose_upcast(wide, t).col_blocks, 8);
-  check_matmul(m, n, kk, false, &t);
 }
 
 // Panels of b small enough for L1 (128 rows of 2 vectors) but a b of 512 KiB: one k slice puts
@@ -402,9 +389,9 @@ TEST(Matmul, SmallPanelsOfALargeBGoColumnsOutermost) {
   polygrad::codegen::Target t = cpu_target();
   t.caps.compute_units = 2;
   const int64_t m = 20, n = 1024, kk = 128;
+  if (f32_lanes(t) < 4) GTEST_SKIP() << "the cpu target declares fewer than 4 float lanes";
   const UOpRef ast = matmul_ast(m, n, kk);
   polygrad::codegen::UpcastPlan p = polygrad::codegen::choose_upcast(ast, t);
-  if (p.j == nullptr) GTEST_SKIP() << "the cpu target has no vector lanes";
   ASSERT_EQ(p.vectors, 2);
   ASSERT_NE(p.k, nullptr);
   EXPECT_EQ(p.k_tile, kk);
@@ -416,29 +403,32 @@ TEST(Matmul, SmallPanelsOfALargeBGoColumnsOutermost) {
 // The k tiling is planned for the caches the target declares (pg_capabilities, ABI 1.2): a
 // panel of b (1024 rows of 2 vectors: 64 or 128 KiB) is sliced for a 32 KiB L1, taken whole
 // with the columns outermost for a 256 KiB L1, and left alone when all of b (4.1 MiB) fits
-// half of a 16 MiB L2. A target that declares none is planned for 32 KiB and 512 KiB.
+// half of a 16 MiB L2. A target that declares none is planned for 32 KiB and 512 KiB. For
+// AVX2's and AVX-512's vectors, whatever this host has.
 TEST(Matmul, KTilingFollowsTheDeclaredCaches) {
-  polygrad::codegen::Target t = cpu_target();
-  t.caps.compute_units = 2;
-  const UOpRef ast = matmul_ast(16, 1056, 1024);
-  polygrad::codegen::UpcastPlan p = polygrad::codegen::choose_upcast(ast, t);
-  if (p.j == nullptr) GTEST_SKIP() << "the cpu target has no vector lanes";
-  ASSERT_NE(p.k, nullptr);
-  EXPECT_LE(p.k_tile, 128);
-  t.caps.l1_cache_bytes = 256 << 10;
-  EXPECT_EQ(polygrad::codegen::choose_upcast(ast, t).k_tile, 1024);
-  t.caps.l2_cache_bytes = 16 << 20;
-  EXPECT_EQ(polygrad::codegen::choose_upcast(ast, t).k, nullptr);
-  t.caps.l1_cache_bytes = t.caps.l2_cache_bytes = 0;
-  EXPECT_EQ(polygrad::codegen::choose_upcast(ast, t).k_tile, p.k_tile);
-  check_matmul(16, 1056, 1024, false, &t);
+  for (polygrad::codegen::Target t : {avx2_target(), avx512_target()}) {
+    SCOPED_TRACE(testing::Message() << f32_lanes(t) << " float lanes");
+    const UOpRef ast = matmul_ast(16, 1056, 1024);
+    polygrad::codegen::UpcastPlan p = polygrad::codegen::choose_upcast(ast, t);
+    ASSERT_NE(p.k, nullptr);
+    EXPECT_LE(p.k_tile, 128);
+    t.caps.l1_cache_bytes = 256 << 10;
+    EXPECT_EQ(polygrad::codegen::choose_upcast(ast, t).k_tile, 1024);
+    t.caps.l2_cache_bytes = 16 << 20;
+    EXPECT_EQ(polygrad::codegen::choose_upcast(ast, t).k, nullptr);
+    t.caps.l1_cache_bytes = t.caps.l2_cache_bytes = 0;
+    EXPECT_EQ(polygrad::codegen::choose_upcast(ast, t).k_tile, p.k_tile);
+    check_matmul(16, 1056, 1024, false, &t);
+  }
 }
 
 TEST(Matmul, TiledKernelSharesOneReduceLoop) {
   polygrad::codegen::Target t = cpu_target();
+  if (f32_lanes(t) < 4) GTEST_SKIP() << "the cpu target declares fewer than 4 float lanes";
   const UOpRef ast = matmul_ast(64, 64, 64);
   polygrad::codegen::UpcastPlan p = polygrad::codegen::choose_upcast(ast, t);
-  if (p.j == nullptr) GTEST_SKIP() << "the cpu target has no vector lanes";
+  ASSERT_NE(p.j, nullptr);
+  ASSERT_NE(p.i, nullptr);
   Compiled c = compile(matmul_ast(64, 64, 64));
   int ranges = 0, vector_loads = 0, accumulators = 0;
   for (const pg_instruction& in : c.kernel.instructions) {
@@ -474,9 +464,8 @@ std::vector<float> batched_products(const std::vector<float>& a, const std::vect
 TEST(Matmul, TwoReduceRangesSliceByTheOuterOne) {
   polygrad::codegen::Target t = cpu_target();
   t.caps.compute_units = 2;
-  const int64_t w =
-      std::min<int64_t>(t.caps.vector_width_bytes / 4, int64_t{t.caps.max_vector_lanes});
-  if (w < 4) GTEST_SKIP() << "the cpu target has no vector lanes";
+  const int64_t w = f32_lanes(t);
+  if (w < 4) GTEST_SKIP() << "the cpu target declares fewer than 4 float lanes";
   const int64_t m = 20, n = 8 * w, pos = 49;  // 4 column blocks of 2 vectors
   UOpRef nb = polygrad::define_var("n1", 1, 1 << 20);
   UOpRef i = range(idx(m), 0), j = range(idx(n), 1), bt = range(nb, 2), p = range(idx(pos), 3);
@@ -525,7 +514,7 @@ TEST(Matmul, DotFormOverTheInnerOfTwoReduceRanges) {
         sgd ? load(o, i * n + j) - sum * polygrad::const_float(dtypes::float32, 0.5) : sum;
     UOpRef ast = sink({store(o, i * n + j, value)});
     polygrad::codegen::UpcastPlan plan = polygrad::codegen::choose_upcast(ast, t);
-    if (plan.lanes < 2) GTEST_SKIP() << "the cpu target has no vector lanes";
+    ASSERT_EQ(plan.lanes, 16);
     EXPECT_EQ(plan.dot_k, p.get());
     EXPECT_EQ(plan.k_outer, bt.get());
     // Several batch elements per slice (the last slice takes the rest: 11 and 17 leave one

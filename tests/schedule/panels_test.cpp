@@ -6,6 +6,7 @@
 #include "runtime/buffers.hpp"
 #include "runtime/runtime.hpp"
 #include "runtime/schedule_cache.hpp"
+#include "schedule/schedule.hpp"
 
 #include <gtest/gtest.h>
 
@@ -24,6 +25,35 @@ class PanelsTest : public CpuDeviceTest {
   int64_t lanes() const {
     return std::min<int64_t>(caps_.vector_width_bytes / 4, int64_t{caps_.max_vector_lanes});
   }
+  /// Whether the device declares AVX2's vectors: 8 float lanes in 32 bytes (16 registers).
+  bool avx2_vectors() const { return lanes() == 8 && caps_.vector_width_bytes == 32; }
+  /// The schedule of `roots` made for the device's capabilities with AVX2's vectors and caches
+  /// (32 KiB L1, 512 KiB L2), whatever this host declares: the layouts of 8-lane plans,
+  /// checked on every host (their values run on the device where it declares those vectors).
+  schedule::Schedule avx2_schedule(const std::vector<UOpRef>& roots) {
+    schedule::Context ctx;
+    ctx.device = dev_;
+    ctx.new_buffer = [this](const std::string&, DType t, int64_t n) {
+      return lazy::buffer(t, n, next_id_++);
+    };
+    ctx.buffer_device = [this](const UOp*) { return dev_; };
+    ctx.target = [this](const std::string&) {
+      codegen::Target t;
+      t.caps = caps_;
+      t.caps.vector_width_bytes = 32;
+      t.caps.l1_cache_bytes = 32 << 10;
+      t.caps.l2_cache_bytes = 512 << 10;
+      return t;
+    };
+    return schedule::make_schedule(roots, ctx);
+  }
+  /// A float32 tensor of shape `s` the scheduler takes as realised (no memory, no values).
+  UOpRef placeholder(const lazy::Shape& s) {
+    return lazy::reshape(lazy::buffer(dtypes::float32, lazy::numel(s), next_id_++), s);
+  }
+
+ private:
+  int64_t next_id_ = int64_t{1} << 40;  // clear of the runtime's buffer ids
 };
 
 std::vector<double> plain_matmul(const std::vector<float>& a, const std::vector<float>& b,
@@ -118,10 +148,30 @@ TEST_F(PanelsTest, MatmulReadsALargeOperandFromAPackedCopy) {
 
 // With 16 vector registers (AVX2: 6-row blocks of 2 vectors) and k sliced (a column block's
 // panel of b beyond an L1), the matmul reads a from panels of 6 rows, copied by a kernel over
-// a's rows: the copy holds ceil(m / 6) panels, the matmul and the copy take the row count at
-// launch, so row counts that 6 does not divide share both kernels, and values are exact.
+// a's rows: the copy holds ceil(m / 6) panels, and the matmul and the copy take the row count
+// at launch. The schedule of an m x k by k x 256 matmul:
+void expect_row_operand_panels(const schedule::Schedule& s, int64_t m, int64_t k) {
+  ASSERT_EQ(s.items.size(), 3u) << m;  // b in column panels, a in row panels, the matmul
+  const schedule::Item& copy = s.items[1];
+  EXPECT_EQ(lazy::buffer_count(copy.buffers[0].get()), (m + 5) / 6 * 6 * k) << m;
+  EXPECT_EQ(s.items[2].buffers[1], copy.buffers[0]) << m;
+  ASSERT_EQ(copy.vars.size(), 1u) << m;
+  EXPECT_EQ(copy.vars[0].second, m);
+}
+
+TEST_F(PanelsTest, RowOperandInPanelsOfRowBlocksOnAvx2Vectors) {
+  const int64_t n = 256, k = 2048;  // k as below for a 32 KiB L1
+  const UOpRef b = placeholder({k, n});
+  for (const int64_t m : {100, 64, 131, 67}) {
+    UOpRef mm = testgraph::matmul(placeholder({m, k}), b, m, k, n);
+    expect_row_operand_panels(avx2_schedule({mm}), m, k);
+  }
+}
+
+// The same on the device, where it declares AVX2's vectors: row counts that 6 does not divide
+// share both kernels, and values are exact.
 TEST_F(PanelsTest, RowOperandInPanelsOfRowBlocksServesEveryRowCount) {
-  if (lanes() != 8 || caps_.vector_width_bytes != 32)
+  if (!avx2_vectors())
     GTEST_SKIP() << "the row panels are the plan of 8-lane vectors in 16 registers";
   const int64_t n = 256;
   const int64_t k = std::max<int64_t>(1024, 4 * static_cast<int64_t>(caps_.l1_cache_bytes) / 64);
@@ -131,13 +181,8 @@ TEST_F(PanelsTest, RowOperandInPanelsOfRowBlocksServesEveryRowCount) {
   for (const int64_t m : {100, 64, 131, 67}) {
     std::vector<float> av = random_floats(m * k, static_cast<unsigned>(m), -1, 1);
     UOpRef mm = testgraph::matmul(input(av, {m, k}), b, m, k, n);
-    schedule::Schedule s = runtime::cached_schedule({mm}, dev_);
-    ASSERT_EQ(s.items.size(), 3u) << m;  // b in column panels, a in row panels, the matmul
-    const schedule::Item& copy = s.items[1];
-    EXPECT_EQ(lazy::buffer_count(copy.buffers[0].get()), (m + 5) / 6 * 6 * k) << m;
-    EXPECT_EQ(s.items[2].buffers[1], copy.buffers[0]) << m;
-    ASSERT_EQ(copy.vars.size(), 1u);
-    EXPECT_EQ(copy.vars[0].second, m);
+    expect_row_operand_panels(runtime::cached_schedule({mm}, dev_), m, k);
+    if (HasFatalFailure()) return;
     std::vector<float> got = values(mm);
     std::vector<double> want = plain_matmul(av, bv, m, k, n);
     for (int64_t i = 0; i < m * n; ++i) ASSERT_NEAR(got[i], want[i], 2e-4) << m << ": " << i;
@@ -233,20 +278,36 @@ TEST_F(PanelsTest, TransposedRowOperandInFewSetsIsPackedForFewColumns) {
 // A tail plan (the column block does not divide n): b is read from a copy written by a kernel
 // over b's rows, in column panels with a partial last one when the plan's moved-back last
 // vector lies within a panel (1023 columns), else in rows padded to 1040 when b's rows share a
-// few L1 sets (1025, 4100 bytes apart); values as plain C++.
+// few L1 sets (1025, 4100 bytes apart). 1023 columns: 63 panels of 16 copied in blocks of rows,
+// then the partial last one (two copy kernels); 1025: rows padded to one panel of 1040, copied
+// row by row. (n, the columns b's copy holds per row, the schedule's items.)
+const std::tuple<int64_t, int64_t, size_t> kTailLayouts[] = {{1023, 1024, 3}, {1025, 1040, 2}};
+
+/// The schedule of a 70 x 300 by 300 x n matmul with b read from a copy of `packed` columns.
+void expect_b_copy(const schedule::Schedule& s, int64_t n, int64_t packed, size_t items) {
+  const int64_t k = 300;
+  ASSERT_EQ(s.items.size(), items) << n;  // the copy of b, the matmul reading it
+  EXPECT_EQ(lazy::buffer_count(s.items[0].buffers[0].get()), k * packed) << n;
+  EXPECT_EQ(s.items.back().buffers[2], s.items[0].buffers[0]) << n;
+}
+
+TEST_F(PanelsTest, TailPlansReadBFromPartialPanelsOrPaddedRowsOnAvx2Vectors) {
+  for (const auto& [n, packed, items] : kTailLayouts) {
+    const int64_t m = 70, k = 300;
+    UOpRef mm = testgraph::matmul(placeholder({m, k}), placeholder({k, n}), m, k, n);
+    expect_b_copy(avx2_schedule({mm}), n, packed, items);
+  }
+}
+
+// The same on the device, where it declares AVX2's vectors; values as plain C++.
 TEST_F(PanelsTest, TailPlansReadBFromPartialPanelsOrPaddedRows) {
-  if (lanes() != 8) GTEST_SKIP() << "the layouts checked are those of 8-lane column blocks";
-  // 1023 columns: 63 panels of 16 copied in blocks of rows, then the partial last one (two
-  // copy kernels); 1025: rows padded to one panel of 1040, copied row by row.
-  for (const auto& [n, packed, items] :
-       {std::tuple<int64_t, int64_t, size_t>{1023, 1024, 3}, {1025, 1040, 2}}) {
+  if (!avx2_vectors()) GTEST_SKIP() << "the layouts checked are those of 8-lane column blocks";
+  for (const auto& [n, packed, items] : kTailLayouts) {
     const int64_t m = 70, k = 300;
     std::vector<float> av = random_floats(m * k, 21, -1, 1), bv = random_floats(k * n, 22, -1, 1);
     UOpRef mm = testgraph::matmul(input(av, {m, k}), input(bv, {k, n}), m, k, n);
-    schedule::Schedule s = runtime::cached_schedule({mm}, dev_);
-    ASSERT_EQ(s.items.size(), items) << n;  // the copy of b, the matmul reading it
-    EXPECT_EQ(lazy::buffer_count(s.items[0].buffers[0].get()), k * packed) << n;
-    EXPECT_EQ(s.items.back().buffers[2], s.items[0].buffers[0]);
+    expect_b_copy(runtime::cached_schedule({mm}, dev_), n, packed, items);
+    if (HasFatalFailure()) return;
     std::vector<float> got = values(mm);
     std::vector<double> want = plain_matmul(av, bv, m, k, n);
     for (int64_t i = 0; i < m * n; ++i) ASSERT_NEAR(got[i], want[i], 1e-4) << n << ": " << i;

@@ -14,10 +14,23 @@ References:
   'doc' rather than as failures: comparisons give float32 in Python, sums of bool and small
   ints accumulate in int32, mean of ints gives float32, an int scalar with a bool tensor
   gives int32 (torch: int64; a bool scalar keeps a bool tensor bool, as in torch).
+- torch refuses some ops outright (bool subtraction, bool matmul in 1.13, ...). Each such
+  refusal is listed in TORCH_REJECTS with the reason; a check whose torch call raises anything
+  else is a failure ('torch-error'), never a skip: the harness must hand torch a call it takes.
+
+Kinds of result (record()): 'pass', 'doc' (values compared with torch's, a reference's, or
+where torch refuses as TORCH_REJECTS expects, its entry's stand-in's); 'rejected' (torch
+refuses as expected and no stand-in: polygrad's dtype is checked where it is documented, its
+values are not), 'both-reject' (polygrad refuses too); failures: 'fail-value', 'fail-dtype',
+'error' (polygrad raised), 'torch-error', 'crash'.
 """
+import collections
 import faulthandler
+import functools
+import re
 import sys
 import traceback
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -140,11 +153,68 @@ class In:
         self.vals, self.dt = vals, dt
 
 
+# ---- ops torch refuses ----------------------------------------------------------------------
+
+def bools_as_int64(fn, args):
+    """torch's fn with its bool tensors taken as int64 0 and 1, the result in the dtype torch
+    promotes the tensors' own dtypes to (a bool matmul: any product true): the reference where
+    torch refuses an op on bool tensors that polygrad computes."""
+    wide = [a.to(torch.int64) if isinstance(a, torch.Tensor) and a.dtype == torch.bool else a
+            for a in args]
+    r = torch_ref(fn, wide)
+    dtypes = [a.dtype for a in args if isinstance(a, torch.Tensor)]
+    if len(dtypes) >= 2:
+        r = r.to(functools.reduce(torch.promote_types, dtypes))
+    return r
+
+
+class Rejection(NamedTuple):
+    """An op torch refuses: check()'s name and the inputs' dtypes as it joins them (regular
+    expressions, matched whole), the exception's type and a fragment of its message, and why.
+    stand_in(fn, torch args), when given, is the reference instead; without it polygrad's
+    values go unchecked (and its dtype is checked only where documented)."""
+    op: str
+    dts: str
+    exc: type
+    fragment: str
+    why: str
+    stand_in: object = None
+
+
+SUB = r"sub|2-t|2\.5-t|t-1"
+TORCH_REJECTS = [
+    # (polygrad refuses it too: 'both-reject')
+    Rejection(SUB, r"bool,bool", RuntimeError, "with two bool tensors is not supported",
+              "torch has no subtraction of two bool tensors (it points to ^)"),
+    Rejection(SUB, r"bool|bool,\w+|\w+,bool", RuntimeError, "with a bool tensor is not supported",
+              "torch has no subtraction with a bool tensor (it points to ~ and logical_not)",
+              bools_as_int64),
+    Rejection(r"pow", r"bool,bool", RuntimeError, "\"pow\" not implemented for 'Bool'",
+              "torch 1.13 has no bool kernel for pow", bools_as_int64),
+    Rejection(r"arg(max|min)(\(.*\))?", r"bool", RuntimeError, "not implemented for 'Bool'",
+              "torch 1.13's cpu argmax and argmin have no bool kernel", bools_as_int64),
+    Rejection(r"matmul.*|dot.*", r"bool,bool", RuntimeError, "not implemented for 'Bool'",
+              "torch 1.13's cpu matmul kernels (addmm, addmv, dot, bmm) have no bool kernel",
+              bools_as_int64),
+]
+
+
+def expected_rejection(name, dts, e):
+    """The TORCH_REJECTS entry that expects torch's exception `e` for check `name` on `dts`."""
+    for r in TORCH_REJECTS:
+        if re.fullmatch(r.op, name) and re.fullmatch(r.dts, dts) and isinstance(e, r.exc) \
+                and r.fragment in str(e):
+            return r
+    return None
+
+
 # ---- the check ---------------------------------------------------------------------------
 
 RESULTS = []
+TALLY = collections.Counter()  # every check's kind, over the whole run
 SECTION = ["?"]
 VERBOSE = "-v" in sys.argv
+FAILURES = ("fail-value", "fail-dtype", "error", "torch-error", "crash")
 
 
 def torch_ref(fn, args):
@@ -168,10 +238,20 @@ def torch_ref(fn, args):
     return r
 
 
-def record(name, dts, kind, detail="", pg_dtype=None, exp_dtype=None):
+def count(tally, r):
+    """Adds result `r` (a RESULTS entry) to `tally`: its kind, and whether torch refused it
+    as expected ('refused') and its values were compared all the same ('refused-compared')."""
+    tally[r["kind"]] += 1
+    if r["refused"]:
+        tally["refused"] += 1
+        tally["refused-compared"] += r["kind"] in ("pass", "doc")
+
+
+def record(name, dts, kind, detail="", pg_dtype=None, exp_dtype=None, refused=False):
     RESULTS.append(dict(sec=SECTION[0], name=name, dts=dts, kind=kind, detail=detail,
-                        pg_dtype=pg_dtype, exp_dtype=exp_dtype))
-    if VERBOSE or kind in ("fail-value", "fail-dtype", "error", "crash"):
+                        pg_dtype=pg_dtype, exp_dtype=exp_dtype, refused=refused))
+    count(TALLY, RESULTS[-1])
+    if VERBOSE or kind in FAILURES:
         if VERBOSE or kind != "pass":
             print(f"  [{kind}] {SECTION[0]}:{name} {dts} pg={pg_dtype} exp={exp_dtype} {detail}",
                   flush=True)
@@ -192,6 +272,7 @@ def check(name, pg_fn, th_fn, ins, *, exp_dtype=None, udt=None, doc_dtype=None, 
     dts = ",".join(a.dt if isinstance(a, In) else repr(a) for a in ins)
     has_u32 = any(isinstance(a, In) and a.dt == "uint32" for a in ins)
     # reference
+    rejection = None
     try:
         if ref is not None:
             rv, rdt = ref()
@@ -199,11 +280,22 @@ def check(name, pg_fn, th_fn, ins, *, exp_dtype=None, udt=None, doc_dtype=None, 
             targs = [mk_th(a.vals, a.dt) if isinstance(a, In) else a for a in ins]
             r = torch_ref(th_fn, targs)
             rv, rdt = as_np(r), tname(r.dtype)
-    except Exception as e:  # torch rejects it: nothing to compare
-        if exp_dtype is None and doc_dtype is None:
-            record(name, dts, "skip-torch", f"{type(e).__name__}: {str(e)[:90]}")
+    except Exception as e:  # torch refuses it: an expected refusal, or the harness is wrong
+        rejection = None if ref is not None else expected_rejection(name, dts, e)
+        if rejection is None:
+            record(name, dts, "torch-error", f"{type(e).__name__}: {str(e)[:160]} (not in "
+                   "TORCH_REJECTS: the harness must give torch a call it takes)")
             return
         rv, rdt = None, None
+        if rejection.stand_in is not None:
+            try:
+                r = rejection.stand_in(th_fn, targs)
+            except Exception as e2:
+                record(name, dts, "torch-error", f"stand-in: {type(e2).__name__}: {e2}",
+                       refused=True)
+                return
+            rv, rdt = as_np(r), tname(r.dtype)
+    refused = rejection is not None
     if has_u32 and udt is not None:
         rdt = udt
     if exp_dtype is not None:
@@ -217,13 +309,15 @@ def check(name, pg_fn, th_fn, ins, *, exp_dtype=None, udt=None, doc_dtype=None, 
         pdt = out.dtype
         pv = out.numpy()
     except Exception as e:
-        kind = "both-reject" if rv is None else "error"
-        record(name, dts, kind, f"{type(e).__name__}: {str(e)[:160]}", None, rdt)
+        kind = "both-reject" if refused else "error"
+        record(name, dts, kind, f"{type(e).__name__}: {str(e)[:160]}", None, rdt, refused)
         return
-    if rv is None:  # torch rejects it, polygrad documents a result: dtype only
-        kind = "doc" if pdt == doc_dtype else "fail-dtype"
-        record(name, dts, kind, "(torch rejects; dtype only)", pdt, doc_dtype)
+    if rv is None:  # torch refuses it, no stand-in: polygrad's dtype where it is documented
+        want = doc_dtype or exp_dtype
+        kind = "rejected" if want is None or pdt == want else "fail-dtype"
+        record(name, dts, kind, f"torch refuses: {rejection.why}", pdt, want, refused)
         return
+    via = f"torch refuses ({rejection.why}): against its stand-in" if refused else ""
     rv = np.asarray(rv)
     problems = []
     if pv.shape != rv.shape:
@@ -245,12 +339,32 @@ def check(name, pg_fn, th_fn, ins, *, exp_dtype=None, udt=None, doc_dtype=None, 
                              f"ref={np.asarray(rv)[tuple(i)]!r}" for i in idx)
             problems.append(f"values ({int((~np.asarray(ok)).sum())}/{np.size(ok)} off) {samp}")
     if problems:
-        record(name, dts, "fail-value", " | ".join(problems), pdt, rdt)
+        record(name, dts, "fail-value", " | ".join(problems + ([via] if via else [])), pdt, rdt, refused)
     elif pdt != rdt:
         kind = "doc" if doc_dtype is not None and pdt == doc_dtype else "fail-dtype"
-        record(name, dts, kind, "", pdt, rdt)
+        record(name, dts, kind, via, pdt, rdt, refused)
     else:
-        record(name, dts, "pass", "", pdt, rdt)
+        record(name, dts, "pass", via, pdt, rdt, refused)
+
+
+def tally_of(results):
+    """The counts of a list of RESULTS entries (see count())."""
+    tally = collections.Counter()
+    for r in results:
+        count(tally, r)
+    return tally
+
+
+def tally_line(tally=None):
+    """How many checks compared values and how many met a torch refusal TORCH_REJECTS
+    expects, from `tally` (default: TALLY, the whole run's)."""
+    t = TALLY if tally is None else tally
+    failed = sum(t[k] for k in FAILURES)
+    return (f"{t['pass'] + t['doc']} checks compared values ({t['pass']} pass, {t['doc']} "
+            f"documented deviations; {t['refused-compared']} of them against a stand-in where "
+            f"torch refuses), {t['refused']} met an expected torch refusal ({t['rejected']} "
+            f"with polygrad's values unchecked, {t['both-reject']} refused by polygrad too), "
+            f"{failed} failed")
 
 
 def guarded(fn):
@@ -459,6 +573,21 @@ def red_args(kind, axis, keepdim):
 
 
 # ---- special cases (the sweep's 'special' section and the pytest guards) -----------------
+
+# (polygrad fn, torch fn) pairs where torch spells the op otherwise: its maximum and where take
+# no python scalar (a 0-d tensor promotes the same way), and a cast is .to(dtype).
+INT64_TENSOR_OPS = [
+    (lambda t: t.maximum(0), lambda t: t.maximum(torch.tensor(0))),
+    (lambda t: (t > 0).where(t, 0), lambda t: torch.where(t > 0, t, torch.tensor(0))),
+    (lambda t: t.cast("float64"), lambda t: t.to(torch.float64)),
+]
+NAN_TENSOR_OPS = [
+    (lambda t: t.maximum(0.5), lambda t: t.maximum(torch.tensor(0.5))),
+    (lambda t: t.cast("bool"), lambda t: t.to(torch.bool)),
+    (lambda t: t.cast("float64"), lambda t: t.to(torch.float64)),
+    (lambda t: t.cast("float16"), lambda t: t.to(torch.float16)),
+    (lambda t: t.cast("bfloat16"), lambda t: t.to(torch.bfloat16)),
+]
 
 # dtype, bases, a positive int scalar exponent (up to 64: products by squaring, exact and
 # wrapping as torch's; through float64 7**20 was 79792266297611984 and int32's 3**21 -2**31)

@@ -18,10 +18,11 @@ import torch
 import dtype_ref as ref
 from polygrad import Tensor
 from dtype_ref import (BIN, BITWISE, CLAMP_WIDE, CMP, DTYPES, FLOATS, HALF_ACT_VALUES, HALF_ACTS,
-                       In, INT_POW_SCALAR, INTS, MIXED, NP, SCALAR_OPS, SECTION, RESULTS, TD,
-                       UNARY, UNSIGNED, WHERE_SCALAR, bin_udt, cast_src_values, check,
-                       clamp_ref, gen, guarded, half_act_ref, mk_pg, promote, record, red_args,
-                       ref_cast, round_to, scalar_result, tie, to_float_dtype)
+                       In, INT64_TENSOR_OPS, INT_POW_SCALAR, INTS, MIXED, NAN_TENSOR_OPS, NP,
+                       SCALAR_OPS, SECTION, RESULTS, TD, UNARY, UNSIGNED, WHERE_SCALAR, bin_udt,
+                       cast_src_values, check, clamp_ref, gen, guarded, half_act_ref, mk_pg,
+                       promote, record, red_args, ref_cast, round_to, scalar_result, tally_line,
+                       tally_of, tie, to_float_dtype)
 
 # ---- sections ----------------------------------------------------------------------------
 
@@ -271,16 +272,16 @@ def sec_special():
     big = np.array([2**53 + 1, 2**62 + 3, -2**60 - 7])
     for name, f in [("int64+1", lambda t: t + 1), ("int64*1", lambda t: t * 1),
                     ("int64+big", lambda t: t + (2**53 + 1)), ("int64-1", lambda t: t - 1),
-                    ("int64 max", lambda t: t.max()), ("int64 maximum(0)", lambda t: t.maximum(0)),
+                    ("int64 max", lambda t: t.max()),
                     ("int64==big", lambda t: t == (2**53 + 1)),
-                    ("int64 where", lambda t: (t > 0).where(t, 0)),
                     ("int64 cumsum", lambda t: t.cumsum(0)), ("int64 neg", lambda t: -t),
                     ("int64 clamp", lambda t: t.clamp(-2**61, 2**61 + 1)),
-                    ("int64 &", lambda t: t & (2**40 + 1)),
-                    ("int64->float64", lambda t: t.cast("float64"))]:
+                    ("int64 &", lambda t: t & (2**40 + 1))]:
         exp = "float32" if "==" in name else None
-        check(name, f, f if "clamp" not in name else
-              (lambda t: t.clamp(-2**61, 2**61 + 1)), [In(big, "int64")], exp_dtype=exp)
+        check(name, f, f, [In(big, "int64")], exp_dtype=exp)
+    for name, (pf, tf) in zip(("int64 maximum(0)", "int64 where", "int64->float64"),
+                              INT64_TENSOR_OPS):
+        check(name, pf, tf, [In(big, "int64")])
     try:
         t = Tensor(np.array([2**53 + 1], np.int64))
         got = t.sum().item()
@@ -335,9 +336,10 @@ def sec_special():
     # NaN / inf through half types and float ops
     nv = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0])
     for dt in FLOATS:
-        for name, f in [("nan max", lambda t: t.max()), ("nan maximum", lambda t: t.maximum(0.5)),
+        for name, (pf, tf) in zip(("nan maximum", "nan->bool"), NAN_TENSOR_OPS[:2]):
+            check(name, pf, tf, [In(nv, dt)])
+        for name, f in [("nan max", lambda t: t.max()),
                         ("nan isnan", lambda t: t.isnan()), ("nan sum", lambda t: t.sum()),
-                        ("nan->bool", lambda t: t.cast("bool")),
                         ("nan relu", lambda t: t.relu()), ("nan clamp", lambda t: t.clamp(-1, 1)),
                         ("nan ==", lambda t: t == t), ("nan sign", lambda t: t.sign()),
                         ("nan abs", lambda t: t.abs()), ("nan argmax", lambda t: t.argmax()),
@@ -457,10 +459,11 @@ def main():
         print(f"  {s}: " + ", ".join(f"{k}={v}" for k, v in sorted(c.items())))
     tot = collections.Counter(r["kind"] for r in RESULTS)
     print("  total: " + ", ".join(f"{k}={v}" for k, v in sorted(tot.items())))
+    print("  " + tally_line(tally_of(RESULTS)))
     print("\n== failures grouped by (section, check, kind, pg dtype, expected dtype)")
     groups = collections.defaultdict(list)
     for r in RESULTS:
-        if r["kind"] in ("fail-value", "fail-dtype", "error", "crash"):
+        if r["kind"] in ref.FAILURES:
             key = (r["sec"], r["name"], r["kind"], r["pg_dtype"], r["exp_dtype"],
                    r["detail"][:60] if r["kind"] in ("error", "crash") else "")
             groups[key].append(r["dts"])
