@@ -23,7 +23,14 @@ std::string library_dir() {
 
 std::string build_tree_plugin_dir() {
 #ifdef POLYGRAD_BUILD_PLUGIN_DIR
-  return POLYGRAD_BUILD_PLUGIN_DIR;
+  // Only for the library of the build tree itself (<build>/lib/polygrad/plugins beside
+  // <build>/lib/libpolygrad.so): an installed or copied libpolygrad never falls back to the
+  // build it came from.
+  const fs::path dir = POLYGRAD_BUILD_PLUGIN_DIR;
+  const std::string lib = library_dir();
+  std::error_code ec;
+  if (lib.empty() || !fs::equivalent(dir.parent_path().parent_path(), lib, ec)) return "";
+  return dir.string();
 #else
   return "";
 #endif

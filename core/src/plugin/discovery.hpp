@@ -11,7 +11,8 @@ namespace polygrad::detail {
 /// Directory of libpolygrad.so itself (found with dladdr), or "" when unknown.
 std::string library_dir();
 
-/// The build tree's plugin directory in development builds, or "" when not configured.
+/// The build tree's plugin directory when this libpolygrad is the one of that build tree (not
+/// an installed or copied one), else "".
 std::string build_tree_plugin_dir();
 
 /// Split a colon-separated list, dropping empty entries.
