@@ -1,7 +1,9 @@
 // polygrad devices [--verbose] [--json]
 #include <polygrad/json_writer.hpp>
+#include <polygrad/plugin.hpp>
 #include <polygrad/registry.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -88,6 +90,9 @@ std::vector<std::string> flag_names(uint32_t flags) {
   if (flags & PG_CAP_LOCAL_MEMORY) names.push_back("local_memory");
   if (flags & PG_CAP_GROUPS) names.push_back("groups");
   if (flags & PG_CAP_HOST_MEMORY) names.push_back("host_memory");
+  if (flags & PG_CAP_ALIGNED_VECTORS) names.push_back("aligned_vectors");
+  if (flags & PG_CAP_ATOMIC_ADD) names.push_back("atomic_add");
+  if (flags & PG_CAP_ASYNC) names.push_back("async");
   return names;
 }
 
@@ -103,7 +108,18 @@ void print_capabilities(std::ostream& out, const pg_capabilities& c) {
   out << "    capabilities: " << (flags.empty() ? "(no flags)" : flags) << "\n"
       << "    groups: max " << c.max_threads_per_group << " threads per group, local dims "
       << dims_text(c.max_local_dims) << ", global dims " << dims_text(c.max_global_dims)
-      << ", local memory " << c.local_memory_bytes << " bytes\n";
+      << ", local memory " << c.local_memory_bytes << " bytes\n"
+      << "    subgroup size " << std::max<uint32_t>(1, c.subgroup_size) << ", index bits "
+      << (c.index_bits == 32 ? 32 : 64) << ", largest allocation "
+      << (c.max_allocation_bytes ? memory_text(c.max_allocation_bytes) : std::string("unknown"))
+      << "\n";
+  for (uint32_t t = 0; t < c.tensor_core_count && t < PG_MAX_TENSOR_CORES; ++t) {
+    const pg_tensor_core& tc = c.tensor_cores[t];
+    out << "    tensor core " << t << ": " << tc.m << "x" << tc.n << "x" << tc.k << ", "
+        << polygrad::sdk::dtype_name(tc.dtype_a) << " x " << polygrad::sdk::dtype_name(tc.dtype_b)
+        << " -> " << polygrad::sdk::dtype_name(tc.dtype_c) << ", " << tc.threads
+        << " threads\n";
+  }
 }
 
 void print_text(std::ostream& out, const std::vector<PluginInfo>& plugins,
@@ -115,7 +131,9 @@ void print_text(std::ostream& out, const std::vector<PluginInfo>& plugins,
   if (plugins.empty()) out << "  (none loaded; --verbose shows every candidate)\n";
   for (const PluginInfo& p : plugins) {
     out << "  " << p.name << " " << p.version << "  ABI " << p.abi_major << "." << p.abi_minor
-        << "  devices " << p.device_prefix << " x" << p.device_count << "  " << p.path << "\n";
+        << "  ISA " << p.isa_version << (p.has_compiler ? "  compile-only" : "")
+        << (p.has_async ? "  async" : "") << "  devices " << p.device_prefix << " x"
+        << p.device_count << "  " << p.path << "\n";
     if (p.device_count == 0) out << "    no devices: " << p.no_device_reason << "\n";
   }
   out << "devices:\n";
@@ -156,6 +174,8 @@ void print_json(std::ostream& out, const std::vector<PluginInfo>& plugins,
     w.key("version").value(p.version);
     w.key("abi").value(std::to_string(p.abi_major) + "." + std::to_string(p.abi_minor));
     w.key("isa_version").value(p.isa_version);
+    w.key("compile_only").value(p.has_compiler);
+    w.key("async").value(p.has_async);
     w.key("path").value(p.path);
     w.key("device_prefix").value(p.device_prefix);
     w.key("device_count").value(p.device_count);
@@ -191,6 +211,23 @@ void print_json(std::ostream& out, const std::vector<PluginInfo>& plugins,
     w.key("local_memory_bytes").value(static_cast<unsigned long long>(c.local_memory_bytes));
     w.key("l1_cache_bytes").value(static_cast<unsigned long long>(c.l1_cache_bytes));
     w.key("l2_cache_bytes").value(static_cast<unsigned long long>(c.l2_cache_bytes));
+    w.key("subgroup_size").value(std::max<uint32_t>(1, c.subgroup_size));
+    w.key("index_bits").value(c.index_bits == 32 ? 32u : 64u);
+    w.key("max_allocation_bytes").value(static_cast<unsigned long long>(c.max_allocation_bytes));
+    w.key("tensor_cores").begin_array();
+    for (uint32_t t = 0; t < c.tensor_core_count && t < PG_MAX_TENSOR_CORES; ++t) {
+      const pg_tensor_core& tc = c.tensor_cores[t];
+      w.begin_object();
+      w.key("m").value(uint32_t{tc.m});
+      w.key("n").value(uint32_t{tc.n});
+      w.key("k").value(uint32_t{tc.k});
+      w.key("threads").value(uint32_t{tc.threads});
+      w.key("a").value(polygrad::sdk::dtype_name(tc.dtype_a));
+      w.key("b").value(polygrad::sdk::dtype_name(tc.dtype_b));
+      w.key("c").value(polygrad::sdk::dtype_name(tc.dtype_c));
+      w.end_object();
+    }
+    w.end_array();
     w.key("memory_bytes").value(static_cast<unsigned long long>(d.props.memory_bytes));
     w.key("dtypes").begin_array();
     for (const std::string& t : d.props.dtype_names()) w.value(t);

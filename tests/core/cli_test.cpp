@@ -53,10 +53,14 @@ TEST(Cli, DevicesVerboseListsEveryCandidateWithItsReason) {
   EXPECT_THAT(r.output, HasSubstr("testdev:0  test device 0 label=none level=1 fast=false"));
   EXPECT_THAT(r.output, HasSubstr("dtypes bool int32 int64 float32 float64"));
   // test_plugin/plugin.cpp's capabilities: flags and group limits, printed with --verbose.
-  EXPECT_THAT(r.output, HasSubstr("    capabilities: host_memory\n"
+  // The SDK helper's streams add PG_CAP_ASYNC; the 1.3 fields it leaves 0 print as defaults.
+  EXPECT_THAT(r.output, HasSubstr("    capabilities: host_memory, async\n"
                                   "    groups: max 1 threads per group, local dims 1 x 1 x 1, "
                                   "global dims 1073741824 x 1073741824 x 1073741824, local "
-                                  "memory 0 bytes\n"));
+                                  "memory 0 bytes\n"
+                                  "    subgroup size 1, index bits 64, largest allocation "
+                                  "unknown\n"));
+  EXPECT_THAT(r.output, HasSubstr("test_host 1.2.3  ABI " + kAbi + "  ISA 2  async  devices"));
   EXPECT_THAT(r.output, HasSubstr("no devices: no broken accelerator present"));
   EXPECT_THAT(r.output, HasSubstr("load report:"));
   EXPECT_THAT(r.output, HasSubstr(fs::weakly_canonical(broken("abi_major")).string() +

@@ -55,6 +55,8 @@ struct PluginInfo {
   uint32_t abi_major = 0;
   uint32_t abi_minor = 0;
   uint32_t isa_version = 0;
+  bool has_compiler = false;  ///< compiles with no device (pg_compiler_api, SDK 1.3)
+  bool has_async = false;     ///< streams and events (pg_async_api, SDK 1.3)
   uint32_t device_count = 0;
   std::string no_device_reason;  ///< the plugin's reason when device_count is 0
   std::vector<PluginOptionInfo> options;

@@ -333,6 +333,8 @@ std::vector<PluginInfo> Registry::plugins() {
     info.abi_major = p->table->abi_major;
     info.abi_minor = p->table->abi_minor;
     info.isa_version = p->table->isa_version;
+    info.has_compiler = p->compiler() != nullptr;
+    info.has_async = PG_HAS_FIELD(p->table, pg_plugin, async) && p->table->async != nullptr;
     info.device_count = p->device_count;
     info.no_device_reason = p->no_device_reason;
     for (uint32_t i = 0; i < p->table->option_count; ++i) {
