@@ -42,20 +42,11 @@ UOpRef like(const UOpRef& x, double v, ShapeOf& shape) {
   return lazy::full(x->dtype(), v, shape(x));
 }
 
-/// The device a node's value lives on: the target of the nearest COPY below it, else the
-/// device of a BUFFER it reads; "" for a graph of constants.
+/// The device a node's value lives on (lazy::placement); "" for a graph of constants.
 std::string device_of(const UOp* node) {
-  std::vector<const UOp*> stack{node};
-  std::unordered_set<const UOp*> seen;
-  while (!stack.empty()) {
-    const UOp* u = stack.back();
-    stack.pop_back();
-    if (!seen.insert(u).second) continue;
-    if (u->op() == Op::COPY) return u->arg_str();
-    if (u->op() == Op::BUFFER) return runtime::buffer_device(u);
-    for (size_t i = 0; i < tensor_src_count(u); ++i) stack.push_back(u->src(i).get());
-  }
-  return "";
+  const UOp* p = lazy::placement(node);
+  if (p == nullptr) return "";
+  return p->op() == Op::COPY ? p->arg_str() : runtime::buffer_device(p);
 }
 
 /// True when `node`'s unrealised graph holds a REDUCE_AXIS.

@@ -264,7 +264,18 @@ Launch launch_over(const schedule::Item& item, std::span<const UOp* const> buffe
   Launch l;
   l.device = item.device;
   l.memory.reserve(buffers.size());
-  for (const UOp* b : buffers) l.memory.push_back(buffer_memory(b));
+  try {
+    for (const UOp* b : buffers) l.memory.push_back(buffer_memory(b));
+  } catch (const Error& e) {
+    // (The plugin's message names the device; this names the step that needed the memory.)
+    const std::string step = !kernel.kernel
+                                 ? std::string("a copy to ") + item.device
+                                 : "kernel '" + kernel.kernel->lowered.name + "' on " + item.device;
+    throw Error(e.kind(),
+                "realize: allocating buffer slot " + std::to_string(l.memory.size()) + " of " +
+                    step + ": " + e.what(),
+                e.status());
+  }
   if (item.kind == schedule::Item::Kind::copy) {
     l.kind = Launch::Kind::copy;
     l.source_device = buffer_device(buffers[1]);

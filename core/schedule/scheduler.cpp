@@ -19,11 +19,11 @@
 namespace polygrad::schedule {
 
 std::string Scheduler::device_of(const UOp* node) {
-  for (const UOp* u : toposort(node->ref())) {
-    if (u->op() == Op::COPY) return u->arg_str();
-    if (u->op() == Op::BUFFER) return ctx_.buffer_device(u);
-  }
-  return ctx_.device;
+  // (Not the first BUFFER in sources-first order: under a COPY, that is the copy's source, on
+  // the other device; `x.to("cpu") * 2` of an x on another device ran there.)
+  const UOp* p = lazy::placement(node);
+  if (p == nullptr) return ctx_.device;  // constants only: where the roots are realised
+  return p->op() == Op::COPY ? p->arg_str() : ctx_.buffer_device(p);
 }
 
 UOpRef Scheduler::realize(const UOp* node, std::optional<size_t>& item, bool root) {

@@ -6,6 +6,8 @@
 #include "ir/error.hpp"
 
 #include <algorithm>
+#include <unordered_set>
+#include <vector>
 
 namespace polygrad::lazy {
 
@@ -219,6 +221,19 @@ UOpRef assign(const UOpRef& target, const UOpRef& value) {
 bool is_realized(const UOp* u) {
   if (u->op() == Op::BUFFER) return true;
   return u->op() == Op::RESHAPE && u->src(0)->op() == Op::BUFFER;
+}
+
+const UOp* placement(const UOp* u) {
+  std::vector<const UOp*> stack{u};
+  std::unordered_set<const UOp*> seen;
+  while (!stack.empty()) {
+    const UOp* n = stack.back();
+    stack.pop_back();
+    if (n->op() == Op::COPY || n->op() == Op::BUFFER) return n;
+    if (!seen.insert(n).second) continue;
+    for (const UOpRef& s : n->srcs()) stack.push_back(s.get());
+  }
+  return nullptr;
 }
 
 }  // namespace polygrad::lazy

@@ -94,6 +94,14 @@ UOpRef assign(const UOpRef& target, const UOpRef& value);
 
 /// True for a realised tensor: a BUFFER, or RESHAPE of a BUFFER to a shape of the same count.
 bool is_realized(const UOp* u);
+
+/// The node that says where `u` computes: the first COPY (whose arg is the device) or BUFFER
+/// (whose device the runtime knows) reached from `u` without entering a COPY's source, which
+/// lives on another device; nullptr for a graph of constants, which computes wherever it is
+/// read. The Tensor layer keeps the tensor operands of an op on one device, so any such node
+/// answers for all of them.
+const UOp* placement(const UOp* u);
+
 /// The tensor a chain of ASSIGNs writes (`p.assign(a); p.assign(b)`: the second's target is the
 /// first): the target of the first; `u` itself when it is no ASSIGN.
 inline const UOp* assign_root(const UOp* u) {

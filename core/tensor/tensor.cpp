@@ -178,6 +178,9 @@ Tensor Tensor::to(const std::string& device) const {
   const TensorImpl& p = detail::state(*this, "to");
   std::string d = runtime::canonical_device(device);
   if (d == p.device) return *this;
+  // A graph of constants has nothing to copy: it computes on `d` (a scalar follows where it is
+  // used, as an operand's does).
+  if (lazy::placement(p.uop.get()) == nullptr) return make(p.uop, p.shape, d);
   return make(lazy::copy_to(p.uop, d), p.shape, d);
 }
 

@@ -11,5 +11,7 @@ shift || true
 case "$build" in /*) ;; *) build="$repo/$build" ;; esac
 source "$repo/frontends/python/install_venv.sh"
 cd "$repo"
+# The core tests' plugin, a second device for test_placement.py (skipped when it is not built).
+export POLYGRAD_TEST_PLUGIN="${POLYGRAD_TEST_PLUGIN:-$build/tests/core/plugins/polygrad_test_host.so}"
 # -p no:cacheprovider: no .pytest_cache in the source tree.
 exec "$venv/bin/python" -m pytest -q -p no:cacheprovider "$repo/frontends/python/tests" "$@"

@@ -275,7 +275,8 @@ class POLYGRAD_API Tensor {
     check_item();
     return to_vector<E>().at(0);
   }
-  /// A copy on `device`.
+  /// A copy on `device` (this tensor when it is there already); ops on the result run on
+  /// `device`. A value of constants alone has nothing to copy: it is computed on `device`.
   Tensor to(const std::string& device) const;
   /// The same values without gradient tracking.
   Tensor detach() const;

@@ -158,7 +158,7 @@ def _host_index(self, idx):
         raise IndexError("a 0-d tensor cannot be indexed by a list or array")
     n, arr = self.shape[0], arr.astype(np.int64)
     _check_bounds(arr, n)
-    return Tensor(np.where(arr < 0, arr + n, arr), dtype="int32" if n <= 2**31 else "int64")
+    return self._operand(np.where(arr < 0, arr + n, arr), "int32" if n <= 2**31 else "int64")
 
 
 def _check_realized_index(index, n):
@@ -265,13 +265,12 @@ Tensor.__iter__ = __iter__
 # ---- linear algebra and nn functions --------------------------------------------------------
 
 def matmul(self, other):
-    if not isinstance(other, Tensor):
-        other = Tensor(other)
+    other = self._operand(other)
     return _call(lib.pg_tensor_matmul, self._h, other._h)
 
 
 def __rmatmul__(self, other):
-    return matmul(Tensor(other), self)
+    return matmul(self._operand(other), self)
 
 
 def linear(self, weight, bias=None):
@@ -296,7 +295,7 @@ def cross_entropy(self, target, axis=-1, label_smoothing=0.0, reduction="mean",
                   ignore_index=-100):
     """Cross-entropy of logits against class indices or probabilities (torch's, and its
     ignore_index)."""
-    target = _as(target)
+    target = self._operand(target)
     return _call(lib.pg_tensor_cross_entropy, self._h, target._h, int(axis),
                  float(label_smoothing), int(ignore_index), _reduction(reduction))
 
@@ -308,13 +307,13 @@ def sparse_categorical_crossentropy(self, Y, ignore_index=-1, label_smoothing=0.
 
 
 def binary_crossentropy(self, target, reduction="mean"):
-    target = _as(target)
+    target = self._operand(target)
     return _call(lib.pg_tensor_binary_crossentropy, self._h, target._h, _reduction(reduction))
 
 
 def binary_crossentropy_logits(self, target, reduction="mean", pos_weight=None):
-    target = _as(target)
-    pw = None if pos_weight is None else _as(pos_weight)
+    target = self._operand(target)
+    pw = None if pos_weight is None else self._operand(pos_weight)
     return _call(lib.pg_tensor_binary_crossentropy_logits, self._h, target._h,
                  None if pw is None else pw._h, _reduction(reduction))
 
@@ -381,10 +380,6 @@ def sequential(self, layers):
     return x
 
 
-def _as(x):
-    return x if isinstance(x, Tensor) else Tensor(x)
-
-
 def tril(self, diagonal=0):
     return _call(lib.pg_tensor_tril, self._h, int(diagonal))
 
@@ -394,7 +389,7 @@ def triu(self, diagonal=0):
 
 
 def masked_fill(self, mask, value):
-    mask = _as(mask)
+    mask = self._operand(mask)
     return _call(lib.pg_tensor_masked_fill, self._h, mask._h, _scalar(value))
 
 
@@ -404,7 +399,7 @@ def one_hot(self, num_classes=-1):
 
 def lerp(self, end, weight):
     """self + weight * (end - self); a scalar weight becomes a tensor of self's dtype."""
-    end = _as(end)
+    end = self._operand(end)
     weight = weight if isinstance(weight, Tensor) else self._scalar_like(float(weight))
     return _call(lib.pg_tensor_lerp, self._h, end._h, weight._h)
 
@@ -425,7 +420,7 @@ def _binary_as(name):
     f = getattr(lib, "pg_tensor_" + name)
 
     def method(self, other):
-        other = _as(other)
+        other = self._operand(other)
         return _call(f, self._h, other._h)
     method.__name__ = name
     return method
@@ -446,4 +441,3 @@ for _f in (matmul, linear, layernorm, cross_entropy, sparse_categorical_crossent
 Tensor.__matmul__ = matmul
 Tensor.__rmatmul__ = __rmatmul__
 Tensor.einsum = staticmethod(einsum)
-Tensor._as = staticmethod(_as)

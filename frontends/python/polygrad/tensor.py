@@ -141,7 +141,7 @@ def _binary(name, compare=False):
         elif _is_scalar(other):
             st = fs(self._h, _scalar(other), byref(out))
         else:
-            other = Tensor(other)  # kept alive across the call
+            other = self._operand(other)  # kept alive across the call
             st = ft(self._h, other._h, byref(out))
         if st:
             raise_error(st)
@@ -246,6 +246,13 @@ class Tensor:
             name = _int_dtype(v)
         return _wrap(_scalar_handle(v, DTYPE_CODES[name], self._device_bytes()))
 
+    def _operand(self, x, dtype=None):
+        """`x` as an operand of this tensor: itself when it is a Tensor, else host data (a
+        list, an array) as a tensor on this tensor's device, as a scalar operand follows it."""
+        if isinstance(x, Tensor):
+            return x
+        return Tensor(x, device=self._device_bytes().decode(), dtype=dtype)
+
     # ---- lifetime ---------------------------------------------------------------------------
 
     def __del__(self):
@@ -315,8 +322,8 @@ class Tensor:
 
     @grad.setter
     def grad(self, g):
-        if g is not None and not isinstance(g, Tensor):
-            g = Tensor(g)
+        if g is not None:
+            g = self._operand(g)
         check(lib.pg_tensor_set_grad(self._h, None if g is None else g._h))
 
     def numel(self):
@@ -467,8 +474,7 @@ class Tensor:
 
     def assign(self, value):
         """Writes `value` into this tensor's buffer (lazily); returns self."""
-        if not isinstance(value, Tensor):
-            value = Tensor(value, dtype=self.dtype)
+        value = self._operand(value, self.dtype)
         check(lib.pg_tensor_assign(self._h, value._h))
         return self
 
@@ -497,8 +503,8 @@ class Tensor:
 
     def backward(self, gradient=None):
         """Adds d(self)/d(leaf) to the grad of every requires_grad leaf; returns self."""
-        if gradient is not None and not isinstance(gradient, Tensor):
-            gradient = Tensor(gradient)
+        if gradient is not None:
+            gradient = self._operand(gradient)
         check(lib.pg_tensor_backward(self._h, None if gradient is None else gradient._h))
         _pending.add_root(self)  # realised with the gradients at the next optimizer step
         return self
@@ -509,8 +515,8 @@ class Tensor:
 
     def gradient(self, *targets, gradient=None):
         """d(self)/d(targets) as new tensors, without touching any grad."""
-        if gradient is not None and not isinstance(gradient, Tensor):
-            gradient = Tensor(gradient)
+        if gradient is not None:
+            gradient = self._operand(gradient)
         n = len(targets)
         arr = (c_void_p * n)(*[t._h for t in targets])
         outs = (c_void_p * n)()
@@ -644,9 +650,9 @@ class Tensor:
         if not xt and not yt and _is_scalar(x) and _is_scalar(y):
             return _call(lib.pg_tensor_where_scalar, self._h, _scalar(x), _scalar(y))
         if not xt:
-            x = y._scalar_like(x) if yt and _is_scalar(x) else Tensor(x)
+            x = y._scalar_like(x) if yt and _is_scalar(x) else (y if yt else self)._operand(x)
         if not yt:
-            y = x._scalar_like(y) if _is_scalar(y) else Tensor(y)
+            y = x._scalar_like(y) if _is_scalar(y) else x._operand(y)
         return _call(lib.pg_tensor_where, self._h, x._h, y._h)
 
     # ---- reductions ---------------------------------------------------------------------------

@@ -8,9 +8,16 @@
 //   PG_TEST_DEVICES               default of its "devices" option ("2")
 //   PG_TEST_COMPILER              adds the compiler role (describe_target, render): compile-only
 //   PG_TEST_NO_ASYNC              leaves out the async table (streams run each item at once)
+//
+// Faults on demand: while POLYGRAD_TEST_HOST_FAULT lists `<call>` or `<call>:<text>` (call one
+// of render, load, launch, alloc; entries separated by commas), those calls fail (with <text>,
+// only for programs whose name contains it, or allocations of "<n> bytes" that do), so tests
+// can show what a failure inside a schedule leaves behind. It is read at every call: a test
+// turns a fault on and off again.
 #include <polygrad/plugin.hpp>
 #include <polygrad/program_info.hpp>
 
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <memory>
@@ -33,6 +40,31 @@
 namespace polygrad_test {
 
 using polygrad::sdk::fail;
+
+namespace {
+
+/// Fails `call` (of program `name`, or allocation `name`) with `status` when
+/// POLYGRAD_TEST_HOST_FAULT asks for it: a comma-separated list of `<call>` or `<call>:<text>`,
+/// the latter only where `name` contains <text>.
+void inject_fault(const char* call, const std::string& name, pg_status status) {
+  const char* env = std::getenv("POLYGRAD_TEST_HOST_FAULT");
+  if (env == nullptr) return;
+  const std::string list = env;
+  for (size_t at = 0; at <= list.size();) {
+    size_t end = list.find(',', at);
+    if (end == std::string::npos) end = list.size();
+    const std::string spec = list.substr(at, end - at);
+    at = end + 1;
+    const size_t colon = spec.find(':');
+    if (spec.substr(0, colon) != call) continue;
+    if (colon != std::string::npos && name.find(spec.substr(colon + 1)) == std::string::npos)
+      continue;
+    fail(status, std::string("test_host: ") + call + " of '" + name +
+                     "' failed on purpose (POLYGRAD_TEST_HOST_FAULT=" + list + ")");
+  }
+}
+
+}  // namespace
 
 /// Host memory behind one buffer handle.
 struct HostBuffer {
@@ -67,6 +99,7 @@ class TestDevice {
     p.caps.compute_units = 1;
   }
   pg_buffer_t alloc(uint64_t nbytes) {
+    inject_fault("alloc", std::to_string(nbytes) + " bytes", PG_ERR_OUT_OF_MEMORY);
     auto* b = new HostBuffer;
     b->bytes.resize(nbytes);
     return reinterpret_cast<pg_buffer_t>(b);
@@ -84,15 +117,18 @@ class TestDevice {
   }
   void* host_pointer(pg_buffer_t b) { return reinterpret_cast<HostBuffer*>(b)->bytes.data(); }
   std::string render(const pg_kernel_program& program) {
+    inject_fault("render", program.name ? program.name : "", PG_ERR_UNSUPPORTED);
     return template_plugin::serialise(program);
   }
   pg_program_t load(const void* artifact, uint64_t size, const char* entry) {
+    inject_fault("load", entry ? entry : "", PG_ERR_COMPILE);
     return reinterpret_cast<pg_program_t>(
         new template_plugin::Program(template_plugin::deserialise(artifact, size, entry)));
   }
   /// Loads as above, and refuses metadata that disagrees with the program it describes: the
   /// host's pg_program_info is checked on every tensor-level test that runs here.
   pg_program_t load(const void* artifact, uint64_t size, const pg_program_info& info) {
+    inject_fault("load", info.entry, PG_ERR_COMPILE);
     auto program = std::make_unique<template_plugin::Program>(
         template_plugin::deserialise(artifact, size, info.entry));
     check_info(*program, info);
@@ -101,6 +137,7 @@ class TestDevice {
   void unload(pg_program_t p) { delete reinterpret_cast<template_plugin::Program*>(p); }
   void launch(pg_program_t handle, const pg_launch_args& args) {
     const auto& p = *reinterpret_cast<const template_plugin::Program*>(handle);
+    inject_fault("launch", p.name, PG_ERR_LAUNCH);
     if (args.buffer_count < p.buffer_count || args.scalar_count < p.scalar_count)
       fail(PG_ERR_INVALID_ARGUMENT, "test_host: '" + p.name + "' needs more arguments");
     std::vector<template_plugin::Memory> memory;

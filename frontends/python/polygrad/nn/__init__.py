@@ -69,7 +69,7 @@ class Embedding:
 
     def __call__(self, idx):
         if not isinstance(idx, Tensor):
-            idx = Tensor(idx, dtype="int32")
+            idx = self.weight._operand(idx, "int32")
         return self.weight[idx]
 
 

@@ -28,14 +28,16 @@ class Optimizer:
         # that changes it every step reruns the same kernels (as a float it would be a new
         # constant in a new graph each step: a new schedule and new kernels). float64, so a
         # float64 parameter steps by the lr given, not by it rounded to float32.
+        # It lives on the first parameter's device (copied to another's where one differs).
         self._lr = float(value)
         if getattr(self, "_lr_t", None) is None:
-            self._lr_t = Tensor([self._lr], dtype="float64").realize()
+            device = self.params[0].device if self.params else None
+            self._lr_t = Tensor([self._lr], dtype="float64", device=device).realize()
         else:
-            self._lr_t.assign(Tensor([self._lr], dtype="float64")).realize()
+            self._lr_t.assign([self._lr]).realize()
 
     def _lr_as(self, t):
-        return self._lr_t.cast(t.dtype)
+        return self._lr_t.to(t.device).cast(t.dtype)
 
     def zero_grad(self):
         for p in self.params:
@@ -71,7 +73,7 @@ class SGD(Optimizer):
     def __init__(self, params, lr=0.01, momentum=0.0, weight_decay=0.0, nesterov=False):
         super().__init__(params, lr)
         self.momentum, self.weight_decay, self.nesterov = momentum, weight_decay, nesterov
-        self.b = [Tensor.zeros(*p.shape, dtype=p.dtype).realize() for p in self.params] \
+        self.b = [p.zeros_like().realize() for p in self.params] \
             if momentum else []
 
     def _state(self):
@@ -93,14 +95,16 @@ class _AdamBase(Optimizer):
         super().__init__(params, lr)
         self.b1, self.b2 = betas
         self.eps, self.weight_decay = eps, weight_decay
-        self.m = [Tensor.zeros(*p.shape, dtype=p.dtype).realize() for p in self.params]
-        self.v = [Tensor.zeros(*p.shape, dtype=p.dtype).realize() for p in self.params]
+        self.m = [p.zeros_like().realize() for p in self.params]
+        self.v = [p.zeros_like().realize() for p in self.params]
         # b1^t and b2^t of each parameter (torch counts each parameter's steps: one that gets
         # no gradient in a step does not advance), in float64 buffers of one entry per
         # parameter, so every step runs the same (cached) kernels at any parameter's precision.
+        # (On the first parameter's device, as the learning rate.)
         n = len(self.params)
-        self.b1_t = Tensor.ones(n, dtype="float64").realize()
-        self.b2_t = Tensor.ones(n, dtype="float64").realize()
+        device = self.params[0].device if self.params else None
+        self.b1_t = Tensor.ones(n, dtype="float64", device=device).realize()
+        self.b2_t = Tensor.ones(n, dtype="float64", device=device).realize()
 
     def _state(self):
         return self.m + self.v + [self.b1_t, self.b2_t]
@@ -111,8 +115,8 @@ class _AdamBase(Optimizer):
         stepped = [p.grad is not None for p in self.params]
 
         def factor(beta):
-            return beta if all(stepped) else Tensor([beta if s else 1.0 for s in stepped],
-                                                    dtype="float64")
+            factors = [beta if s else 1.0 for s in stepped]
+            return beta if all(stepped) else self.b1_t._operand(factors, "float64")
         self.b1_t.assign(self.b1_t * factor(self.b1))
         self.b2_t.assign(self.b2_t * factor(self.b2))
         super().step()
@@ -123,8 +127,8 @@ class _AdamBase(Optimizer):
             g = g + p * self.weight_decay
         m = self.m[i].assign(self.m[i] * self.b1 + g * (1.0 - self.b1))
         v = self.v[i].assign(self.v[i] * self.b2 + g.square() * (1.0 - self.b2))
-        m_hat = m / (1.0 - self.b1_t[i]).cast(m.dtype)
-        v_hat = v / (1.0 - self.b2_t[i]).cast(v.dtype)
+        m_hat = m / (1.0 - self.b1_t[i]).to(m.device).cast(m.dtype)
+        v_hat = v / (1.0 - self.b2_t[i]).to(v.device).cast(v.dtype)
         upd = m_hat / (v_hat.sqrt() + self.eps)
         if self.weight_decay and self.decoupled:
             p = p * (1.0 - self._lr_as(p) * self.weight_decay)
