@@ -3,6 +3,7 @@
 #include <polygrad/compile_target.hpp>
 #include <polygrad/program_builder.hpp>
 #include <polygrad/program_info.hpp>
+#include <polygrad/stream.hpp>
 #include <polygrad/tensor.hpp>
 
 #include <gmock/gmock.h>
@@ -107,6 +108,32 @@ TEST(IsaNegotiation, TensorsComputeOnAPluginAtIsa1) {
   polygrad::Tensor m =
       a.matmul(polygrad::Tensor(std::vector<float>{1, 0, 1, 1, 0, 2}, {3, 2}, "isaone"));
   EXPECT_EQ(m.to_vector<float>(), (std::vector<float>{3, 8, 9, 17}));
+}
+
+TEST(OlderPlugins, APluginBuiltAgainstSdk12LoadsAndRuns) {
+  // Its pg_plugin ends before `compiler` and its loader before `load_program`; the slots past
+  // them would crash if the host used them.
+  polygrad::Registry::global().load(PG_TEST_ABI12_PLUGIN);
+  polygrad::Registry& registry = polygrad::Registry::global();
+  bool found = false;
+  for (const polygrad::PluginInfo& p : registry.plugins()) {
+    if (p.name != "test_abi12") continue;
+    found = true;
+    EXPECT_EQ(p.abi_minor, 2u);
+    EXPECT_EQ(p.isa_version, 1u);
+    EXPECT_FALSE(p.has_compiler);
+    EXPECT_FALSE(p.has_async);
+  }
+  ASSERT_TRUE(found);
+  polygrad::Device old = registry.device("abitwelve");
+  EXPECT_EQ(old.isa_version(), 1u);
+  EXPECT_FALSE(old.has_async());
+  EXPECT_THAT(error_of([&] { registry.compile_target("test_abi12"); }),
+              HasSubstr("plugin test_abi12 (ABI 1.2) cannot compile without a device"));
+  polygrad::Tensor a(std::vector<float>{1, 2, 3, 4}, {2, 2}, "abitwelve");
+  EXPECT_EQ((a * a + 1.0).sum(1).to_vector<float>(), (std::vector<float>{7, 27}));
+  polygrad::Stream s = old.create_stream();  // no async table: each item runs at once
+  EXPECT_FALSE(s.asynchronous());
 }
 
 TEST(ProgramMetadata, DerivedFromTheProgram) {

@@ -8,6 +8,7 @@
 //   PG_TEST_DEVICES               default of its "devices" option ("2")
 //   PG_TEST_COMPILER              adds the compiler role (describe_target, render): compile-only
 //   PG_TEST_NO_ASYNC              leaves out the async table (streams run each item at once)
+//   PG_TEST_ABI_1_2               hands its tables over as a plugin built against SDK 1.2
 //
 // Faults on demand: while POLYGRAD_TEST_HOST_FAULT lists `<call>` or `<call>:<text>` (call one
 // of render, load, launch, alloc; entries separated by commas), those calls fail (with <text>,
@@ -254,4 +255,28 @@ class TestPlugin {
 
 }  // namespace polygrad_test
 
+#ifdef PG_TEST_ABI_1_2
+// The tables as a plugin built against SDK 1.2 hands them over: minor 2, pg_plugin and the
+// loader cut at their 1.2 sizes. The 1.3 slots past them hold pointers that crash when called
+// or read, so a host that looks past struct_size does not pass by luck.
+extern "C" PG_PLUGIN_EXPORT const pg_plugin* PG_PLUGIN_ENTRY(void) {
+  static pg_plugin plugin;
+  static pg_loader_api loader;
+  static const bool ready = [] {
+    const pg_plugin* full = polygrad::sdk::detail::Tables<polygrad_test::TestPlugin>::table();
+    plugin = *full;
+    plugin.abi_minor = 2;
+    plugin.struct_size = offsetof(pg_plugin, compiler);
+    plugin.compiler = reinterpret_cast<const pg_compiler_api*>(uintptr_t{1});
+    plugin.async = reinterpret_cast<const pg_async_api*>(uintptr_t{1});
+    loader = *full->loader;
+    loader.struct_size = offsetof(pg_loader_api, load_program);
+    loader.load_program = reinterpret_cast<decltype(loader.load_program)>(uintptr_t{1});
+    plugin.loader = &loader;
+    return true;
+  }();
+  return ready ? &plugin : nullptr;
+}
+#else
 PG_DEFINE_PLUGIN(polygrad_test::TestPlugin)
+#endif
