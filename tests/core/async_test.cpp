@@ -36,15 +36,6 @@ polygrad::LaunchArgs args_of(const polygrad::Buffer& out, const polygrad::Buffer
   return a;
 }
 
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const polygrad::Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 class AsyncTest : public ::testing::Test {
  protected:
   AsyncTest()

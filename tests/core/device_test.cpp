@@ -36,15 +36,6 @@ polygrad::sdk::ProgramBuilder scale_kernel() {
   return b;
 }
 
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const polygrad::Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 TEST_F(DeviceTest, NameAndProperties) {
   EXPECT_EQ(device_.name(), "testdev:0");
   EXPECT_EQ(device_.plugin_name(), "test_host");

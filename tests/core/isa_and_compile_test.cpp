@@ -21,15 +21,6 @@ using ::testing::HasSubstr;
 const std::string kIsa1Plugin = PG_TEST_ISA1_PLUGIN;
 const std::string kCompilerPlugin = PG_TEST_COMPILER_PLUGIN;
 
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const polygrad::Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 /// out[i] = a[i] + b[i] (float32), one launch index per element.
 polygrad::sdk::ProgramBuilder add_kernel(uint32_t isa = PG_KERNEL_ISA_VERSION) {
   polygrad::sdk::ProgramBuilder b("add_f32");

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -84,6 +85,16 @@ class ScopedEnv {
   std::string name_;
   std::optional<std::string> old_;
 };
+
+/// The message of the polygrad::Error `fn` throws, or "(no error)".
+inline std::string error_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const polygrad::Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
 
 /// Options for a registry that sees only `paths` (and `config`, when given).
 inline polygrad::RegistryOptions isolated(std::vector<std::string> paths,
