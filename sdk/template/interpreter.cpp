@@ -277,6 +277,18 @@ void run_thread(Launch& l, const uint32_t group[3], const uint32_t local[3]) {
         }
         break;
       }
+      case PG_OP_WMMA: {  // kTensorCore: one thread, row-major fragments
+        const pg_tensor_core& tc = kTensorCore;
+        const Value &a = src(0), &b = src(1), &c = src(2);
+        for (uint32_t r = 0; r < tc.m; ++r)
+          for (uint32_t col = 0; col < tc.n; ++col) {
+            double sum = c.lane[r * tc.n + col].f;
+            for (uint32_t k = 0; k < tc.k; ++k)
+              sum += a.lane[r * tc.k + k].f * b.lane[k * tc.n + col].f;
+            out.lane[r * tc.n + col] = round_to(in.dtype, sum);
+          }
+        break;
+      }
       case PG_OP_ATOMIC_ADD: {  // one thread runs at a time: a read, an add and a write
         const Pointer& ptr = src(0).ptr;
         if (ptr.index < 0 || ptr.index + 1 > ptr.count) out_of_bounds(p, i, ptr, 1);

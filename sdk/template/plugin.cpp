@@ -47,6 +47,8 @@ class Device {
       c.max_global_dims[d] = 1u << 30;
     }
     c.compute_units = 1;
+    c.tensor_core_count = 1;
+    c.tensor_cores[0] = kTensorCore;
     // l1_cache_bytes / l2_cache_bytes stay 0 (unknown): the host plans for 32 KiB and 512 KiB.
   }
 

@@ -14,6 +14,14 @@ namespace template_plugin {
 /// Widest vector the interpreter runs (declared as max_vector_lanes).
 constexpr uint32_t kMaxLanes = 8;
 
+/// The interpreter's one tensor-core shape (caps.tensor_cores[0]): D (2x2) = A (2x2) * B (2x2)
+/// + C, float32 throughout, one thread holding whole fragments in the canonical order (lane l
+/// of A is element l of the row-major matrix). Small enough for kMaxLanes; a real device lists
+/// its hardware's shapes, threads and element maps instead.
+constexpr pg_tensor_core kTensorCore = {
+    2, 2, 2,       1,       PG_DTYPE_FLOAT32, PG_DTYPE_FLOAT32, PG_DTYPE_FLOAT32,
+    0, 0, nullptr, nullptr, nullptr};
+
 /// A validated, self-contained copy of a kernel program.
 struct Program {
   std::string name;

@@ -134,8 +134,21 @@ Program prepare(const pg_kernel_program& p) {
         if (in.op != PG_OP_PARAM_BUFFER && (in.arg.i < 1 || in.arg.i > (int64_t{1} << 24)))
           fail(PG_ERR_UNSUPPORTED, "template: " + where() + ": array size out of range");
         break;
-      case PG_OP_WMMA:
-        fail(PG_ERR_UNSUPPORTED, "template: " + where() + ": the interpreter has no tensor cores");
+      case PG_OP_WMMA: {
+        const pg_tensor_core& tc = kTensorCore;
+        const auto& a = prog.instructions[src[0]];
+        const auto& b = prog.instructions[src[1]];
+        const auto& c = prog.instructions[src[2]];
+        if (in.arg.i != 0)
+          fail(PG_ERR_UNSUPPORTED, "template: " + where() + ": tensor core " +
+                                       std::to_string(in.arg.i) + " is not declared (only 0)");
+        if (a.dtype != tc.dtype_a || b.dtype != tc.dtype_b || c.dtype != tc.dtype_c ||
+            in.dtype != tc.dtype_c || a.vcount != tc.m * tc.k || b.vcount != tc.k * tc.n ||
+            c.vcount != tc.m * tc.n || in.vcount != tc.m * tc.n)
+          fail(PG_ERR_INVALID_ARGUMENT,
+               where() + ": fragments must be float32 x4 (A 2x2, B 2x2, C and D 2x2)");
+        break;
+      }
       case PG_OP_INDEX:
       case PG_OP_LOAD:
       case PG_OP_STORE:

@@ -64,6 +64,13 @@ TEST(Conformance, CatchesAnAddThatSubtracts) {
   EXPECT_EQ(r.text.find("FAIL  SUB int32"), std::string::npos) << r.text;
 }
 
+TEST(Conformance, CatchesAWmmaThatMultipliesTheWrongWayRound) {
+  Outcome r = run_kit(POLYGRAD_FAULTY_WMMA_PATH);
+  EXPECT_EQ(r.code, 1) << r.text;
+  EXPECT_NE(r.text.find("FAIL  WMMA.2x2x2.float32: A * B + C differs: D[0][0]"), std::string::npos)
+      << r.text;
+}
+
 TEST(Conformance, CatchesACorruptingCopyOut) {
   Outcome r = run_kit(POLYGRAD_FAULTY_COPY_PATH);
   EXPECT_EQ(r.code, 1) << r.text;

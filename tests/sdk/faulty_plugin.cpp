@@ -6,6 +6,7 @@
 //   POLYGRAD_FAULT_ACCEPTS_OTHER_MAJOR   init accepts a host of another ABI major
 //   POLYGRAD_FAULT_STORE_ONE_LANE        a STORE of a vector writes only its first lane (the
 //                                        renderer that read STORE's vcount as 1)
+//   POLYGRAD_FAULT_WMMA_SWAPS_AB         WMMA computes B * A + C (its first two sources swapped)
 //   POLYGRAD_FAULT_LACKS_INT64           the device leaves int64 out of its dtype_mask (not a
 //                                        fault of the code: a plugin that lacks what the host
 //                                        needs, which the kit and the host must name)
@@ -15,6 +16,7 @@
 
 #include <cstddef>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -37,6 +39,20 @@ pg_status render(pg_device_t d, const pg_kernel_program* p, pg_byte_sink* out, p
     if (in.op == PG_OP_ADD) in.op = PG_OP_SUB;
   pg_kernel_program wrong = *p;
   wrong.instructions = code.data();
+  return inner()->renderer->render(d, &wrong, out, err);
+}
+#elif defined(POLYGRAD_FAULT_WMMA_SWAPS_AB)
+pg_status render(pg_device_t d, const pg_kernel_program* p, pg_byte_sink* out, pg_error* err) {
+  if (p == nullptr || p->instructions == nullptr || p->operands == nullptr)
+    return inner()->renderer->render(d, p, out, err);
+  std::vector<uint32_t> operands(p->operands, p->operands + p->operand_count);
+  for (uint32_t i = 0; i < p->instruction_count; ++i) {
+    const pg_instruction& in = p->instructions[i];
+    if (in.op == PG_OP_WMMA && in.src_count == 3 && in.src_start + 3u <= p->operand_count)
+      std::swap(operands[in.src_start], operands[in.src_start + 1]);
+  }
+  pg_kernel_program wrong = *p;
+  wrong.operands = operands.data();
   return inner()->renderer->render(d, &wrong, out, err);
 }
 #elif defined(POLYGRAD_FAULT_STORE_ONE_LANE)
@@ -125,7 +141,8 @@ extern "C" PG_PLUGIN_EXPORT const pg_plugin* PG_PLUGIN_ENTRY(void) {
     table.name = "faulty";
     table.allocator = &allocator;
     table.renderer = &renderer;
-#if defined(POLYGRAD_FAULT_ADD_SUBTRACTS) || defined(POLYGRAD_FAULT_STORE_ONE_LANE)
+#if defined(POLYGRAD_FAULT_ADD_SUBTRACTS) || defined(POLYGRAD_FAULT_STORE_ONE_LANE) || \
+    defined(POLYGRAD_FAULT_WMMA_SWAPS_AB)
     renderer.render = &render;
 #elif defined(POLYGRAD_FAULT_LACKS_INT64)
     table.device_properties = &device_properties;

@@ -135,6 +135,8 @@ int run(const Options& options, std::ostream& out) {
           if (session.plugin().isa_version >= 2 &&
               (session.properties().caps.flags & PG_CAP_ATOMIC_ADD))
             detail::run_atomic_suite(session, report.suite("atomic"));
+          if (session.plugin().isa_version >= 2 && session.properties().caps.tensor_core_count > 0)
+            detail::run_wmma_suite(session, report.suite("wmma"));
           for (const ExtraSuite& extra : options.extra_suites)
             run_extra_suite(extra, options.plugin_path, report);
         }

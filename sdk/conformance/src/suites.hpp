@@ -29,6 +29,8 @@ void run_error_suite(const Session& session, Suite& suite);
 void run_async_suite(const Session& session, Suite& suite);
 /// ATOMIC_ADD on every dtype the plugin takes it on (PG_CAP_ATOMIC_ADD, kernel ISA 2).
 void run_atomic_suite(const Session& session, Suite& suite);
+/// WMMA on every tensor-core shape the device lists (kernel ISA 2).
+void run_wmma_suite(const Session& session, Suite& suite);
 
 /// Records a pass when `r` is an error status (of `want` when want >= 0) with a message;
 /// otherwise a failure that says what came back instead.
