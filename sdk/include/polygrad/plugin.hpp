@@ -60,6 +60,7 @@
 #include <polygrad/plugin.h>
 #include <polygrad/host_streams.hpp>
 #include <polygrad/plugin_error.hpp>
+#include <polygrad/program_check.hpp>
 
 #include <algorithm>
 #include <concepts>
@@ -67,9 +68,6 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
-#include <map>
-#include <memory>
-#include <mutex>
 #include <new>
 #include <optional>
 #include <stdexcept>
@@ -78,69 +76,6 @@
 #include <vector>
 
 namespace polygrad::sdk {
-
-// ---------------------------------------------------------------------------------------------
-// Op and dtype metadata, generated from the X-macros.
-
-inline const char* op_name(uint32_t op) {
-  static constexpr const char* names[] = {
-#define PG_X(name, nsrc, doc) #name,
-      PG_KERNEL_OPS(PG_X)
-#undef PG_X
-  };
-  return op < PG_OP_COUNT ? names[op] : "<bad op>";
-}
-
-/// Exact source count of an op, or -1 where it varies.
-inline int op_source_count(uint32_t op) {
-  static constexpr int counts[] = {
-#define PG_X(name, nsrc, doc) nsrc,
-      PG_KERNEL_OPS(PG_X)
-#undef PG_X
-  };
-  return op < PG_OP_COUNT ? counts[op] : -2;
-}
-
-/// The kernel ISA that introduced `op` (1 or 2); 0 for a value that is no op.
-inline uint32_t op_isa(uint32_t op) {
-  if (op >= PG_OP_COUNT) return 0;
-  return op >= PG_OP_FIRST_ISA2 ? 2 : 1;
-}
-
-inline const char* dtype_name(uint32_t dt) {
-  static constexpr const char* names[] = {
-#define PG_X(name, str, size, kind) str,
-      PG_DTYPES(PG_X)
-#undef PG_X
-  };
-  return dt < PG_DTYPE_COUNT ? names[dt] : "<bad dtype>";
-}
-
-inline uint32_t dtype_size(uint32_t dt) {
-  static constexpr uint32_t sizes[] = {
-#define PG_X(name, str, size, kind) size,
-      PG_DTYPES(PG_X)
-#undef PG_X
-  };
-  return dt < PG_DTYPE_COUNT ? sizes[dt] : 0;
-}
-
-/// 'v' void, 'b' bool, 'i' signed int, 'u' unsigned int, 'f' float.
-inline char dtype_kind(uint32_t dt) {
-  static constexpr char kinds[] = {
-#define PG_X(name, str, size, kind) kind,
-      PG_DTYPES(PG_X)
-#undef PG_X
-  };
-  return dt < PG_DTYPE_COUNT ? kinds[dt] : '?';
-}
-
-inline bool dtype_is_float(uint32_t dt) {
-  return dtype_kind(dt) == 'f';
-}
-inline bool dtype_is_int(uint32_t dt) {
-  return dtype_kind(dt) == 'i' || dtype_kind(dt) == 'u';
-}
 
 // ---------------------------------------------------------------------------------------------
 // Host services, wrapped.
@@ -180,100 +115,6 @@ class Host {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Kernel-program validation: every renderer should call it before reading a program.
-
-/// Throws Error(PG_ERR_INVALID_ARGUMENT) naming the instruction when `p` is malformed:
-/// unknown op or dtype, an op newer than the program's ISA, wrong source count, a source that
-/// is not earlier, operand ranges out of bounds, parameter slots out of range, a STORE whose
-/// vcount is not its value's, a gated LOAD whose alt differs from it, a gate that is not one
-/// bool; and Error(PG_ERR_VERSION) when the program's ISA is above `plugin_isa` (the ISA the
-/// plugin renders) or 0. A program at or below the plugin's ISA is accepted.
-inline void check_program(const pg_kernel_program& p, uint32_t plugin_isa = PG_KERNEL_ISA_VERSION) {
-  auto bad = [&](uint32_t i, const std::string& what) {
-    fail(PG_ERR_INVALID_ARGUMENT, "kernel program '" + std::string(p.name ? p.name : "?") +
-                                      "': instruction " + std::to_string(i) + ": " + what);
-  };
-  if (p.isa_version == 0 || p.isa_version > plugin_isa)
-    fail(PG_ERR_VERSION, "kernel program ISA version " + std::to_string(p.isa_version) +
-                             " but this plugin renders versions 1 to " +
-                             std::to_string(plugin_isa));
-  if (p.name == nullptr || p.name[0] == '\0')
-    fail(PG_ERR_INVALID_ARGUMENT, "kernel program has no name");
-  for (const char* c = p.name; *c; ++c) {
-    bool ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || *c == '_' ||
-              (c != p.name && *c >= '0' && *c <= '9');
-    if (!ok)
-      fail(PG_ERR_INVALID_ARGUMENT,
-           "kernel program name '" + std::string(p.name) + "' is not a C identifier");
-  }
-  if (p.instruction_count > 0 && p.instructions == nullptr)
-    fail(PG_ERR_INVALID_ARGUMENT, "kernel program has no instruction array");
-  if (p.operand_count > 0 && p.operands == nullptr)
-    fail(PG_ERR_INVALID_ARGUMENT, "kernel program has no operand array");
-  for (uint32_t i = 0; i < p.instruction_count; ++i) {
-    const pg_instruction& in = p.instructions[i];
-    if (in.op >= PG_OP_COUNT) bad(i, "unknown op " + std::to_string(in.op));
-    if (op_isa(in.op) > p.isa_version)
-      bad(i, std::string(op_name(in.op)) + " is an ISA " + std::to_string(op_isa(in.op)) +
-                 " op in an ISA " + std::to_string(p.isa_version) + " program");
-    if (in.dtype >= PG_DTYPE_COUNT) bad(i, "unknown dtype " + std::to_string(in.dtype));
-    if (in.vcount == 0) bad(i, std::string(op_name(in.op)) + " has vcount 0");
-    if (in.addrspace > PG_ADDR_REG) bad(i, "unknown address space");
-    int want = op_source_count(in.op);
-    if (want >= 0 && in.src_count != static_cast<uint32_t>(want))
-      bad(i, std::string(op_name(in.op)) + " takes " + std::to_string(want) + " sources, got " +
-                 std::to_string(in.src_count));
-    if (in.op == PG_OP_LOAD && in.src_count != 1 && in.src_count != 3)
-      bad(i, "LOAD takes 1 or 3 sources");
-    if (in.op == PG_OP_STORE && in.src_count != 2 && in.src_count != 3)
-      bad(i, "STORE takes 2 or 3 sources");
-    if (in.op == PG_OP_VECTORIZE && in.src_count != in.vcount)
-      bad(i, "VECTORIZE needs vcount sources");
-    if (static_cast<uint64_t>(in.src_start) + in.src_count > p.operand_count)
-      bad(i, "operand range out of bounds");
-    for (uint32_t s = 0; s < in.src_count; ++s) {
-      uint32_t j = p.operands[in.src_start + s];
-      if (j >= i) bad(i, "source " + std::to_string(s) + " is not an earlier instruction");
-      // A void instruction (STORE, BARRIER, END_*) has no value; an IF is only END_IF's source.
-      const pg_instruction& src = p.instructions[j];
-      if ((src.dtype == PG_DTYPE_VOID || src.op == PG_OP_ATOMIC_ADD) &&
-          !(in.op == PG_OP_END_IF && src.op == PG_OP_IF))
-        bad(i, "source " + std::to_string(s) + " (" + op_name(src.op) + ") has no value");
-    }
-    // Lanes of an access: a STORE writes all of its value's lanes (its vcount is the value's);
-    // a gated LOAD's alt has the LOAD's dtype and vcount; a gate is one bool for all lanes.
-    if (in.op == PG_OP_STORE && p.instructions[p.operands[in.src_start + 1]].vcount != in.vcount)
-      bad(i, "STORE has vcount " + std::to_string(in.vcount) + " but its value has " +
-                 std::to_string(p.instructions[p.operands[in.src_start + 1]].vcount) + " lanes");
-    if (in.op == PG_OP_LOAD && in.src_count == 3) {
-      const pg_instruction& alt = p.instructions[p.operands[in.src_start + 1]];
-      if (alt.vcount != in.vcount || alt.dtype != in.dtype)
-        bad(i, "a gated LOAD's alt must have the LOAD's dtype and vcount");
-    }
-    if ((in.op == PG_OP_LOAD || in.op == PG_OP_STORE) && in.src_count == 3) {
-      const pg_instruction& gate = p.instructions[p.operands[in.src_start + 2]];
-      if (gate.dtype != PG_DTYPE_BOOL || gate.vcount != 1)
-        bad(i, std::string("the gate of a ") + op_name(in.op) + " must be one bool (vcount 1)");
-    }
-    if (in.op == PG_OP_ATOMIC_ADD &&
-        (in.vcount != 1 || p.instructions[p.operands[in.src_start + 1]].dtype != in.dtype ||
-         p.instructions[p.operands[in.src_start + 1]].vcount != 1))
-      bad(i, "ATOMIC_ADD adds one lane of its dtype");
-    if (in.op == PG_OP_PARAM_BUFFER && (in.arg.i < 0 || in.arg.i >= p.buffer_count))
-      bad(i, "buffer slot out of range");
-    if (in.op == PG_OP_PARAM_SCALAR && (in.arg.i < 0 || in.arg.i >= p.scalar_count))
-      bad(i, "scalar slot out of range");
-    if (in.op == PG_OP_SPECIAL && (in.arg.i < 0 || in.arg.i > 2 || in.arg2 < 0 || in.arg2 > 2))
-      bad(i, "SPECIAL dim or kind out of range");
-  }
-}
-
-/// The sources of instruction `i` of program `p` (after check_program).
-inline const uint32_t* sources(const pg_kernel_program& p, const pg_instruction& in) {
-  return p.operands + in.src_start;
-}
-
-// ---------------------------------------------------------------------------------------------
 // The generated C tables.
 
 namespace detail {
@@ -299,6 +140,7 @@ struct Tables {
   using D = typename P::Device;
   static P* plugin(pg_plugin_state_t s) { return reinterpret_cast<P*>(s); }
   static D* dev(pg_device_t d) { return reinterpret_cast<D*>(d); }
+  using Async = AsyncTables<P>;
 
   /// The kernel ISA the plugin renders: P::isa_version, else the SDK's newest.
   static constexpr uint32_t isa() {
@@ -384,7 +226,7 @@ struct Tables {
       full.struct_size = sizeof(full);
       full.caps.struct_size = sizeof(full.caps);
       dev(d)->properties(full);
-      if constexpr (has_async()) full.caps.flags |= PG_CAP_ASYNC;
+      if constexpr (Async::enabled()) full.caps.flags |= PG_CAP_ASYNC;
       copy_properties(full, props);
     });
   }
@@ -463,7 +305,7 @@ struct Tables {
       if (d == nullptr || out == nullptr || entry == nullptr || (artifact == nullptr && size))
         fail(PG_ERR_INVALID_ARGUMENT, "load: NULL");
       *out = dev(d)->load(artifact, size, entry);
-      name_program(*out, entry);
+      Async::name_program(*out, entry);
     });
   }
   static pg_status load_program(pg_device_t d, const void* artifact, uint64_t size,
@@ -480,7 +322,7 @@ struct Tables {
         *out = dev(d)->load(artifact, size, *info);
       else
         *out = dev(d)->load(artifact, size, info->entry);
-      name_program(*out, info->entry);
+      Async::name_program(*out, info->entry);
     });
   }
   static pg_status describe_target(pg_plugin_state_t s, const char* arch, pg_target* out,
@@ -568,22 +410,10 @@ struct Tables {
   static void unload(pg_device_t d, pg_program_t p) noexcept {
     if (d == nullptr || p == nullptr) return;
     try {
-      if constexpr (has_async()) {
-        std::lock_guard lock(book().mutex);
-        book().names.erase(p);
-      }
+      Async::forget_program(p);
       dev(d)->unload(p);
     } catch (...) {
     }
-  }
-  static void check_launch(const pg_launch_args* a) {
-    if (a == nullptr) fail(PG_ERR_INVALID_ARGUMENT, "launch: args are NULL");
-    if (a->struct_size < sizeof(pg_launch_args))
-      fail(PG_ERR_INVALID_ARGUMENT, "launch: args struct_size too small");
-    if (a->buffer_count > 0 && a->buffers == nullptr)
-      fail(PG_ERR_INVALID_ARGUMENT, "launch: buffers are NULL");
-    if (a->scalar_count > 0 && a->scalars == nullptr)
-      fail(PG_ERR_INVALID_ARGUMENT, "launch: scalars are NULL");
   }
   static pg_status launch(pg_device_t d, pg_program_t p, const pg_launch_args* a, pg_error* err) {
     return firewall(err, P::name, [&] {
@@ -596,182 +426,9 @@ struct Tables {
     return firewall(err, P::name, [&] {
       if (d == nullptr) fail(PG_ERR_INVALID_ARGUMENT, "synchronize: NULL");
       dev(d)->synchronize();
-      if constexpr (has_async()) synchronize_streams(d);
+      if constexpr (Async::enabled()) Async::synchronize_streams(d);
     });
   }
-  // --- asynchronous work (pg_async_api), for plugin classes with has_async = true ----------
-  static constexpr bool has_async() {
-    if constexpr (requires { P::has_async; })
-      return P::has_async;
-    else
-      return false;
-  }
-  /// Streams by device (loader->synchronize waits for them) and entry names by program (an
-  /// error of enqueued work names its kernel).
-  struct AsyncBook {
-    std::mutex mutex;
-    std::multimap<pg_device_t, HostStream*> streams;
-    std::map<pg_program_t, std::string> names;
-  };
-  static AsyncBook& book() {
-    static auto* b = new AsyncBook;  // never destroyed: streams may outlive static teardown
-    return *b;
-  }
-  static void name_program(pg_program_t p, const char* entry) {
-    if constexpr (has_async()) {
-      std::lock_guard lock(book().mutex);
-      book().names[p] = entry;
-    }
-  }
-  static std::string program_name(pg_program_t p) {
-    std::lock_guard lock(book().mutex);
-    auto it = book().names.find(p);
-    return it == book().names.end() ? std::string("?") : it->second;
-  }
-  static HostStream& stream_of(pg_stream_t s) {
-    if (s == nullptr) fail(PG_ERR_INVALID_ARGUMENT, "NULL stream");
-    return *reinterpret_cast<HostStream*>(s);
-  }
-  static HostEvent& event_of(pg_event_t e) {
-    if (e == nullptr) fail(PG_ERR_INVALID_ARGUMENT, "NULL event");
-    return *reinterpret_cast<HostEvent*>(e);
-  }
-  static void synchronize_streams(pg_device_t d) {
-    std::vector<HostStream*> mine;
-    {
-      std::lock_guard lock(book().mutex);
-      auto [lo, hi] = book().streams.equal_range(d);
-      for (auto it = lo; it != hi; ++it) mine.push_back(it->second);
-    }
-    for (HostStream* s : mine) s->synchronize();
-  }
-  static pg_status stream_create(pg_device_t d, pg_stream_t* out, pg_error* err) {
-    return firewall(err, P::name, [&] {
-      if (d == nullptr || out == nullptr) fail(PG_ERR_INVALID_ARGUMENT, "stream_create: NULL");
-      auto stream = std::make_unique<HostStream>();
-      std::lock_guard lock(book().mutex);
-      book().streams.emplace(d, stream.get());
-      *out = reinterpret_cast<pg_stream_t>(stream.release());
-    });
-  }
-  static void stream_destroy(pg_device_t d, pg_stream_t s) noexcept {
-    if (s == nullptr) return;
-    try {
-      {
-        std::lock_guard lock(book().mutex);
-        auto [lo, hi] = book().streams.equal_range(d);
-        for (auto it = lo; it != hi; ++it)
-          if (it->second == reinterpret_cast<HostStream*>(s)) {
-            book().streams.erase(it);
-            break;
-          }
-      }
-      delete reinterpret_cast<HostStream*>(s);  // runs what is queued, then stops
-    } catch (...) {
-    }
-  }
-  static pg_status stream_synchronize(pg_device_t d, pg_stream_t s, pg_error* err) {
-    return firewall(err, P::name, [&] { stream_of(s).synchronize(); });
-  }
-  static pg_status copy_in_async(pg_device_t d, pg_stream_t s, pg_buffer_t dst, uint64_t off,
-                                 const void* src, uint64_t n, pg_error* err) {
-    return firewall(err, P::name, [&] {
-      if (d == nullptr || dst == nullptr || (src == nullptr && n > 0))
-        fail(PG_ERR_INVALID_ARGUMENT, "copy_in_async: NULL");
-      stream_of(s).enqueue([d, dst, off, src, n] { dev(d)->copy_in(dst, off, src, n); },
-                           "copy_in of " + std::to_string(n) + " bytes");
-    });
-  }
-  static pg_status copy_out_async(pg_device_t d, pg_stream_t s, void* dst, pg_buffer_t src,
-                                  uint64_t off, uint64_t n, pg_error* err) {
-    return firewall(err, P::name, [&] {
-      if (d == nullptr || src == nullptr || (dst == nullptr && n > 0))
-        fail(PG_ERR_INVALID_ARGUMENT, "copy_out_async: NULL");
-      stream_of(s).enqueue([d, dst, src, off, n] { dev(d)->copy_out(dst, src, off, n); },
-                           "copy_out of " + std::to_string(n) + " bytes");
-    });
-  }
-  static pg_status launch_async(pg_device_t d, pg_stream_t s, pg_program_t p,
-                                const pg_launch_args* a, pg_error* err) {
-    return firewall(err, P::name, [&] {
-      if (d == nullptr || p == nullptr) fail(PG_ERR_INVALID_ARGUMENT, "launch_async: NULL");
-      check_launch(a);
-      // The arguments are the caller's only during this call: the queued launch keeps a copy.
-      struct Copy {
-        pg_launch_args args;
-        std::vector<pg_buffer_t> buffers;
-        std::vector<int64_t> scalars;
-      };
-      auto copy = std::make_shared<Copy>();
-      copy->args = *a;
-      copy->buffers.assign(a->buffers, a->buffers + a->buffer_count);
-      copy->scalars.assign(a->scalars, a->scalars + a->scalar_count);
-      stream_of(s).enqueue(
-          [d, p, copy] {
-            copy->args.buffers = copy->buffers.data();
-            copy->args.scalars = copy->scalars.data();
-            dev(d)->launch(p, copy->args);
-            dev(d)->synchronize();
-          },
-          "kernel '" + program_name(p) + "'");
-    });
-  }
-  static pg_status event_create(pg_device_t d, pg_event_t* out, pg_error* err) {
-    return firewall(err, P::name, [&] {
-      if (d == nullptr || out == nullptr) fail(PG_ERR_INVALID_ARGUMENT, "event_create: NULL");
-      *out = reinterpret_cast<pg_event_t>(new HostEvent);
-    });
-  }
-  static void event_destroy(pg_device_t, pg_event_t e) noexcept {
-    delete reinterpret_cast<HostEvent*>(e);
-  }
-  static pg_status event_record(pg_device_t d, pg_event_t e, pg_stream_t s, pg_error* err) {
-    return firewall(err, P::name, [&] {
-      HostStream& stream = stream_of(s);
-      HostEvent& event = event_of(e);
-      event.stream = stream.state();
-      event.seq = stream.last();
-    });
-  }
-  static pg_status stream_wait_event(pg_device_t d, pg_stream_t s, pg_event_t e, pg_error* err) {
-    return firewall(err, P::name, [&] {
-      const HostEvent event = event_of(e);
-      HostStream& stream = stream_of(s);
-      if (event.stream == nullptr || event.stream == stream.state()) return;  // nothing to wait
-      stream.enqueue([event] { event.stream->wait_quietly(event.seq); }, "event wait");
-    });
-  }
-  static pg_status event_synchronize(pg_device_t d, pg_event_t e, pg_error* err) {
-    return firewall(err, P::name, [&] {
-      const HostEvent event = event_of(e);
-      if (event.stream != nullptr) event.stream->wait_for(event.seq);
-    });
-  }
-  static pg_status host_alloc_pinned(pg_device_t d, uint64_t n, void** out, pg_error* err) {
-    return firewall(err, P::name, [&] {
-      if (d == nullptr || out == nullptr) fail(PG_ERR_INVALID_ARGUMENT, "host_alloc_pinned: NULL");
-      *out = ::operator new(n > 0 ? n : 1, std::align_val_t(64));
-    });
-  }
-  static void host_free_pinned(pg_device_t, void* host) noexcept {
-    if (host != nullptr) ::operator delete(host, std::align_val_t(64));
-  }
-  static pg_status copy_peer_async(pg_device_t d, pg_stream_t s, pg_buffer_t dst, uint64_t doff,
-                                   pg_device_t sd, pg_buffer_t src, uint64_t soff, uint64_t n,
-                                   pg_error* err) {
-    return firewall(err, P::name, [&] {
-      if (d == nullptr || sd == nullptr || dst == nullptr || src == nullptr)
-        fail(PG_ERR_INVALID_ARGUMENT, "copy_peer_async: NULL");
-      stream_of(s).enqueue(
-          [d, dst, doff, sd, src, soff, n] {
-            std::vector<unsigned char> staging(n);
-            dev(sd)->copy_out(staging.data(), src, soff, n);
-            dev(d)->copy_in(dst, doff, staging.data(), n);
-          },
-          "copy_peer of " + std::to_string(n) + " bytes");
-    });
-  }
-
   static pg_status launch_timed(pg_device_t d, pg_program_t p, const pg_launch_args* a,
                                 double* seconds, pg_error* err) {
     return firewall(err, P::name, [&] {
@@ -809,14 +466,6 @@ struct Tables {
                                              &render_for,
                                              compiles_binaries() ? &compile : nullptr,
                                              answers_op_support() ? &op_support : nullptr};
-    static const pg_async_api async = {sizeof(pg_async_api), 0,
-                                       &stream_create,       &stream_destroy,
-                                       &stream_synchronize,  &copy_in_async,
-                                       &copy_out_async,      &launch_async,
-                                       &event_create,        &event_destroy,
-                                       &event_record,        &stream_wait_event,
-                                       &event_synchronize,   &host_alloc_pinned,
-                                       &host_free_pinned,    &copy_peer_async};
     static const pg_plugin plugin = {PG_PLUGIN_ABI_MAJOR,
                                      PG_PLUGIN_ABI_MINOR,
                                      sizeof(pg_plugin),
@@ -836,7 +485,7 @@ struct Tables {
                                      &renderer,
                                      &loader,
                                      compiles_without_device() ? &compiler : nullptr,
-                                     has_async() ? &async : nullptr};
+                                     Async::table()};
     return &plugin;
   }
 };

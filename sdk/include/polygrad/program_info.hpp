@@ -8,7 +8,7 @@
 #define POLYGRAD_PROGRAM_INFO_HPP
 
 #include <polygrad/plugin.h>
-#include <polygrad/plugin.hpp>
+#include <polygrad/program_check.hpp>
 
 #include <string>
 #include <vector>
