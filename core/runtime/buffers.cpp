@@ -113,6 +113,15 @@ Device device_handle(const std::string& canonical) {
   return t.devices.emplace(canonical, d).first->second;
 }
 
+codegen::Target device_target(const std::string& canonical) {
+  const Device dev = device_handle(canonical);
+  codegen::Target target;
+  target.caps = dev.properties().caps;
+  target.isa_version = dev.isa_version();
+  target.device = canonical;
+  return target;
+}
+
 std::string canonical_device(const std::string& name) {
   Registry& r = Registry::global();
   const std::string wanted = name.empty() ? r.default_device_name() : name;

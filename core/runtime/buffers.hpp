@@ -3,6 +3,7 @@
 #ifndef POLYGRAD_RUNTIME_BUFFERS_HPP
 #define POLYGRAD_RUNTIME_BUFFERS_HPP
 
+#include "codegen/lower.hpp"
 #include "ir/uop.hpp"
 
 #include <polygrad/device.hpp>
@@ -14,6 +15,10 @@ namespace polygrad::runtime {
 
 /// The Device for a canonical name (opened once, cached).
 Device device_handle(const std::string& canonical);
+
+/// What codegen plans with for that device: its capabilities, its kernel ISA (the lower of the
+/// host's and the plugin's) and its name.
+codegen::Target device_target(const std::string& canonical);
 
 /// Device memory of a BUFFER node, allocated on first call.
 std::shared_ptr<Buffer> buffer_memory(const UOp* buffer);

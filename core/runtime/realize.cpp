@@ -73,12 +73,12 @@ class ProgramCache {
     if (!e && !specialize && iterations <= SizeTemplates::kMaxIterations) {
       std::optional<codegen::LoweredKernel> lowered;
       auto worthwhile = [&](const UOpRef& sample, const UOpRef& general, int64_t size) {
-        lowered = codegen::lower(general, target_of(device));
+        lowered = codegen::lower(general, device_target(device));
         if (iterations <= kAlwaysGeneral) return true;
         Entry* s = find(device, sample);
         if (s && s->program.sizes.empty())
           return keeps_plan(*lowered, s->program.kernel->lowered, vars, size);
-        return keeps_plan(*lowered, codegen::lower(sample, target_of(device)), vars, size);
+        return keeps_plan(*lowered, codegen::lower(sample, device_target(device)), vars, size);
       };
       // A general kernel the codegen or the device cannot take is given up on: the kernel is
       // compiled for its sizes, as it would be without templates.
@@ -93,7 +93,7 @@ class ProgramCache {
           if (iterations > kAlwaysGeneral) {
             // Checked against this kernel's own plan too: the template may come from sizes
             // where the two plans agreed (or from small kernels, never checked).
-            codegen::LoweredKernel own = codegen::lower(ast, target_of(device));
+            codegen::LoweredKernel own = codegen::lower(ast, device_target(device));
             if (!keeps_plan(k->lowered, own, vars, m->value))
               return {insert(device, ast, Cached{compile(device, ast, std::move(own)), {}}), {}};
           }
@@ -155,15 +155,6 @@ class ProgramCache {
     return p.kernel;
   }
 
-  static codegen::Target target_of(const std::string& device) {
-    codegen::Target target;
-    const Device dev = device_handle(device);
-    target.caps = dev.properties().caps;
-    target.isa_version = dev.isa_version();
-    target.device = device;
-    return target;
-  }
-
   /// Whether a general kernel keeps what the codegen made of a kernel it serves (launched with
   /// `vars` and the size `size`): at least its loops (a transpose's tiles), half its vector
   /// lanes (a small matmul's columns would run scalar) and its launch steps, up to 64 (rows
@@ -194,7 +185,7 @@ class ProgramCache {
     Device dev = device_handle(device);
     auto k = std::make_shared<CompiledKernel>();
     k->ast = ast;
-    k->lowered = lowered ? std::move(*lowered) : codegen::lower(ast, target_of(device));
+    k->lowered = lowered ? std::move(*lowered) : codegen::lower(ast, device_target(device));
     pg_kernel_program prog = k->lowered.program();
     Artifact art = dev.render(prog);
     if (debug_level() >= 3)

@@ -240,12 +240,7 @@ std::shared_ptr<CacheEntry> schedule_entry(const Structure& g) {
     if (made != created.end()) return made->second;
     internal_error("schedule cache: unknown buffer " + node_to_string(*b));
   };
-  ctx.target = [](const std::string& dev) {
-    codegen::Target t;
-    t.caps = device_handle(dev).properties().caps;
-    t.device = dev;
-    return t;
-  };
+  ctx.target = device_target;
   std::vector<UOpRef> key_roots(entry->key_graph->srcs().begin(), entry->key_graph->srcs().end());
   entry->schedule = schedule::make_schedule(key_roots, ctx);
   // Only the buffers the schedule uses are made per run (a second scheduling pass leaves the

@@ -185,10 +185,15 @@ std::vector<char> CpuDevice::object_for(const std::string& source, const std::st
 }
 
 pg_program_t CpuDevice::load(const void* artifact, uint64_t size, const char* entry) {
+  const std::string source(static_cast<const char*>(artifact), size);
+  return link(object_for(source, entry), entry, std::nullopt);
+}
+
+pg_program_t CpuDevice::link(const std::vector<char>& object, const std::string& entry,
+                             std::optional<std::pair<uint32_t, uint32_t>> counts) {
   auto program = std::make_unique<Program>();
   program->entry = entry;
-  std::string source(static_cast<const char*>(artifact), size);
-  std::vector<char> object = object_for(source, program->entry);
+  program->counts = counts;
   program->fn = jit_.load(object, program->entry, &program->jit_handle);
   return reinterpret_cast<pg_program_t>(program.release());
 }
@@ -211,13 +216,9 @@ pg_program_t CpuDevice::load(const void* artifact, uint64_t size, const pg_progr
               "cpu: kernel '" + std::string(info.entry) + "': cannot load artifact format " +
                   std::to_string(info.artifact_format) + " (C source or native object code only)");
   }
-  auto program = std::make_unique<Program>();
-  program->entry = info.entry;
   uint32_t buffers = 0, scalars = 0;
   sdk::count_params(info, buffers, scalars);
-  program->counts = std::make_pair(buffers, scalars);
-  program->fn = jit_.load(object, program->entry, &program->jit_handle);
-  return reinterpret_cast<pg_program_t>(program.release());
+  return link(object, info.entry, std::make_pair(buffers, scalars));
 }
 
 void CpuDevice::unload(pg_program_t handle) {

@@ -48,6 +48,9 @@ class CpuDevice {
 
  private:
   std::vector<char> object_for(const std::string& source, const std::string& entry);
+  /// Link `object` into the JIT as a program; `counts` (buffers, scalars) checks its launches.
+  pg_program_t link(const std::vector<char>& object, const std::string& entry,
+                    std::optional<std::pair<uint32_t, uint32_t>> counts);
 
   const sdk::Host& host_;
   DeviceSettings settings_;

@@ -408,12 +408,8 @@ double Device::launch_timed(const Program& program, const LaunchArgs& args) cons
   return seconds;
 }
 
-}  // namespace polygrad
-
 // ---------------------------------------------------------------------------------------------
 // CompileTarget
-
-namespace polygrad {
 
 CompileTarget::CompileTarget(std::shared_ptr<detail::LoadedPlugin> plugin, const pg_target& target)
     : plugin_(std::move(plugin)), target_(target) {}

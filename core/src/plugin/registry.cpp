@@ -187,11 +187,11 @@ void Registry::Impl::consider_linked(pg_plugin_entry_fn entry) {
     return records.back();
   };
   const pg_plugin* table = detail::check_entry(entry, record);
-  if (table != nullptr) record.path = "static:" + std::string(table->name);
   if (table == nullptr) {
     finish();
     return;
   }
+  record.path = "static:" + std::string(table->name);
   admit(table, record.path, record, finish);
 }
 

@@ -119,17 +119,18 @@ class Host {
 
 namespace detail {
 
-/// Copy a fully filled properties struct into the caller's, honouring the caller's sizes.
-inline void copy_properties(const pg_device_properties& full, pg_device_properties* out) {
+/// Copy a fully filled struct that ends in a pg_capabilities (pg_device_properties, pg_target)
+/// into the caller's, honouring the caller's struct_size and caps.struct_size.
+template <class T>
+void copy_with_caps(const T& full, T* out) {
   uint32_t out_size = out->struct_size;
   uint32_t caps_size = out->caps.struct_size;
   std::memcpy(out, &full, std::min<size_t>(out_size, sizeof(full)));
   out->struct_size = out_size;
-  if (out_size >= offsetof(pg_device_properties, caps) + sizeof(uint32_t)) {
+  if (out_size >= offsetof(T, caps) + sizeof(uint32_t)) {
     // Bytes of caps beyond the caller's caps.struct_size are not the caller's to receive.
     size_t keep = std::min<size_t>(caps_size, sizeof(pg_capabilities));
-    if (keep < sizeof(pg_capabilities) &&
-        out_size >= offsetof(pg_device_properties, caps) + sizeof(pg_capabilities))
+    if (keep < sizeof(pg_capabilities) && out_size >= offsetof(T, caps) + sizeof(pg_capabilities))
       std::memset(reinterpret_cast<char*>(&out->caps) + keep, 0, sizeof(pg_capabilities) - keep);
     out->caps.struct_size = caps_size;
   }
@@ -227,7 +228,7 @@ struct Tables {
       full.caps.struct_size = sizeof(full.caps);
       dev(d)->properties(full);
       if constexpr (Async::enabled()) full.caps.flags |= PG_CAP_ASYNC;
-      copy_properties(full, props);
+      copy_with_caps(full, props);
     });
   }
   static pg_status alloc(pg_device_t d, uint64_t n, pg_buffer_t* out, pg_error* err) {
@@ -337,14 +338,7 @@ struct Tables {
       full.caps.struct_size = sizeof(full.caps);
       if constexpr (compiles_without_device()) plugin(s)->describe_target(std::string(arch), full);
       full.arch[sizeof(full.arch) - 1] = '\0';
-      const uint32_t out_size = out->struct_size, caps_size = out->caps.struct_size;
-      std::memcpy(out, &full, std::min<size_t>(out_size, sizeof(full)));
-      out->struct_size = out_size;
-      if (caps_size < sizeof(pg_capabilities) &&
-          out_size >= offsetof(pg_target, caps) + sizeof(pg_capabilities))
-        std::memset(reinterpret_cast<char*>(&out->caps) + caps_size, 0,
-                    sizeof(pg_capabilities) - caps_size);
-      out->caps.struct_size = caps_size;
+      copy_with_caps(full, out);
     });
   }
   /// The caller's target, grown to this SDK's size (fields it did not have read as 0).
