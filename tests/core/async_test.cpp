@@ -55,17 +55,21 @@ TEST_F(AsyncTest, TwoStreamsMeetAtAnEvent) {
   auto* x = static_cast<float*>(in.data());
   std::iota(x, x + n, -500.0f);
   polygrad::Buffer a = dev0_.alloc(n * 4), b = dev0_.alloc(n * 4), c = dev0_.alloc(n * 4);
-  polygrad::sdk::ProgramBuilder k = twice_plus_one();
-  polygrad::Program p = dev0_.load(dev0_.render(k.program()), k.program());
+  polygrad::sdk::ProgramBuilder kp = twice_plus_one("produce"), kc = twice_plus_one("consume");
+  polygrad::Program produce = dev0_.load(dev0_.render(kp.program()), kp.program());
+  polygrad::Program consume = dev0_.load(dev0_.render(kc.program()), kc.program());
 
   polygrad::Stream s1 = dev0_.create_stream(), s2 = dev0_.create_stream();
   ASSERT_TRUE(s1.asynchronous());
   polygrad::Event produced = dev0_.create_event();
+  // The producer waits 100 ms before it runs: s2's consumer, were it not held at the event,
+  // would read b before s1 writes it.
+  ScopedEnv slow("POLYGRAD_TEST_HOST_SLOW", "produce:100");
   s1.copy_in(a, x, n * 4);
-  s1.launch(p, args_of(b, a, n));  // b = 2a + 1
+  s1.launch(produce, args_of(b, a, n));  // b = 2a + 1
   s1.record(produced);
   s2.wait(produced);
-  s2.launch(p, args_of(c, b, n));  // c = 2b + 1 = 4a + 3, only after s1's work
+  s2.launch(consume, args_of(c, b, n));  // c = 2b + 1 = 4a + 3, only after s1's work
   s2.copy_out(out.data(), c, n * 4);
   s2.synchronize();
   produced.synchronize();

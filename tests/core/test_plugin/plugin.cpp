@@ -14,14 +14,18 @@
 // of render, load, launch, alloc; entries separated by commas), those calls fail (with <text>,
 // only for programs whose name contains it, or allocations of "<n> bytes" that do), so tests
 // can show what a failure inside a schedule leaves behind. It is read at every call: a test
-// turns a fault on and off again.
+// turns a fault on and off again. POLYGRAD_TEST_HOST_SLOW=<text>:<ms> makes launches of programs
+// whose name contains <text> wait that long before they run, so tests of stream ordering do
+// not pass by timing.
 #include <polygrad/plugin.hpp>
 #include <polygrad/program_info.hpp>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <memory>
+#include <thread>
 
 #include "program.hpp"  // sdk/template
 
@@ -63,6 +67,16 @@ void inject_fault(const char* call, const std::string& name, pg_status status) {
     fail(status, std::string("test_host: ") + call + " of '" + name +
                      "' failed on purpose (POLYGRAD_TEST_HOST_FAULT=" + list + ")");
   }
+}
+
+/// Sleeps as POLYGRAD_TEST_HOST_SLOW (<text>:<ms>) asks before a launch of program `name`.
+void delay_launch(const std::string& name) {
+  const char* env = std::getenv("POLYGRAD_TEST_HOST_SLOW");
+  if (env == nullptr) return;
+  const std::string spec = env;
+  const size_t colon = spec.rfind(':');
+  if (colon == std::string::npos || name.find(spec.substr(0, colon)) == std::string::npos) return;
+  std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(spec.c_str() + colon + 1)));
 }
 
 }  // namespace
@@ -139,6 +153,7 @@ class TestDevice {
   void launch(pg_program_t handle, const pg_launch_args& args) {
     const auto& p = *reinterpret_cast<const template_plugin::Program*>(handle);
     inject_fault("launch", p.name, PG_ERR_LAUNCH);
+    delay_launch(p.name);
     if (args.buffer_count < p.buffer_count || args.scalar_count < p.scalar_count)
       fail(PG_ERR_INVALID_ARGUMENT, "test_host: '" + p.name + "' needs more arguments");
     std::vector<template_plugin::Memory> memory;
