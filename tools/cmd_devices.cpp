@@ -117,8 +117,7 @@ void print_capabilities(std::ostream& out, const pg_capabilities& c) {
     const pg_tensor_core& tc = c.tensor_cores[t];
     out << "    tensor core " << t << ": " << tc.m << "x" << tc.n << "x" << tc.k << ", "
         << polygrad::sdk::dtype_name(tc.dtype_a) << " x " << polygrad::sdk::dtype_name(tc.dtype_b)
-        << " -> " << polygrad::sdk::dtype_name(tc.dtype_c) << ", " << tc.threads
-        << " threads\n";
+        << " -> " << polygrad::sdk::dtype_name(tc.dtype_c) << ", " << tc.threads << " threads\n";
   }
 }
 
