@@ -74,7 +74,8 @@ struct PtrPairHash {
 
 class Linearizer {
  public:
-  Linearizer(const Target& target, const std::vector<Stash>& stashes) : target_(target) {
+  Linearizer(const Target& target, const std::vector<Stash>& stashes, bool grouped)
+      : target_(target), grouped_(grouped) {
     for (const Stash& st : stashes) stash_.emplace(st.reduce, st);
   }
   Linearized run(const UOpRef& sink);
@@ -84,6 +85,9 @@ class Linearizer {
   uint32_t value(const UOpRef& n, int ctx);
   uint32_t constant(const UOpRef& c);
   uint32_t reduce(const UOp* r, int p);
+  std::vector<uint32_t> tree(int p, const std::vector<const UOp*>& group,
+                             const std::vector<uint32_t>& parts, const UOp* lidx);
+  uint32_t special(const UOp* u, int p);
   void accumulate(int s, Op op, DType t, uint32_t acc, const UOpRef& at, const UOpRef& v);
   void materialize(int p, const Stash& stash);
   std::vector<const UOp*> reduce_group(const UOp* r, int p);
@@ -106,6 +110,7 @@ class Linearizer {
   uint32_t push_final(Linearized& out, const pg_instruction& in, const std::vector<uint32_t>& srcs);
 
   const Target& target_;
+  const bool grouped_;  // the AST holds its launch indices (the group strategy's plan)
   std::unordered_map<const UOp*, Stash> stash_;  // by the REDUCE that reads the values back
   LoopDeps deps_;
   std::unordered_map<std::pair<const UOp*, int>, uint32_t, PairHash> memo_;
@@ -265,6 +270,9 @@ uint32_t Linearizer::value(const UOpRef& ref, int ctx) {
       id = add(p, PG_OP_PARAM_BUFFER, t, {}, arg_i(slot));
       break;
     }
+    case Op::SPECIAL:
+      id = special(u, p);
+      break;
     case Op::DEFINE_VAR:
       id = add(p, PG_OP_PARAM_SCALAR, t, {}, arg_i(var_slot_.at(u->arg_var().name)));
       break;
@@ -290,6 +298,7 @@ uint32_t Linearizer::value(const UOpRef& ref, int ctx) {
 }
 
 int Linearizer::reduce_lanes(DType t, const UOpRef& end) const {
+  if (grouped_) return 1;  // a thread's values are L apart: no SIMD lanes to fill
   if (t.is_bool() || t.is_vector() || t.scalar_size() == 0) return 1;
   uint32_t lanes = target_.caps.vector_width_bytes / static_cast<uint32_t>(t.scalar_size());
   lanes = std::min(lanes, target_.caps.max_vector_lanes);
@@ -409,7 +418,11 @@ uint32_t Linearizer::reduce(const UOp* r, int p) {
   const size_t n = group.size();
   const DType t = r->dtype();
   const DType reg = t.scalar_type().ptr(AddrSpace::reg);
-  const size_t nranges = r->nsrcs() - 1;
+  // A trailing SPECIAL (the group strategy's thread index): the group's threads each reduce
+  // their share, then their partials meet in a tree (Linearizer::tree).
+  const UOp* lidx =
+      r->src(r->nsrcs() - 1)->op() == Op::SPECIAL ? r->src(r->nsrcs() - 1).get() : nullptr;
+  const size_t nranges = r->nsrcs() - 1 - (lidx != nullptr ? 1 : 0);
   const int lanes = nranges == 0 ? 1 : reduce_lanes(t, r->src(nranges)->src(0));
   const int width = t.lanes();  // elements per lane (a vector REDUCE's lanes are vectors)
   // Stashed values are stored in a loop of their own first (an elementwise loop the target
@@ -437,7 +450,7 @@ uint32_t Linearizer::reduce(const UOp* r, int p) {
   // accumulator's rounding error grows with the block and the block count, not with all the
   // values it adds (a column sum of 4096 rows: 4e-6 -> 5e-7 relative; torch's pairwise
   // kernels 2e-7). Not a product's sum (the upcast matmul's, whose k slices already cut it).
-  const BlockedSum blocked = blocked_sum(group, full, lanes);
+  const BlockedSum blocked = lidx != nullptr ? BlockedSum{} : blocked_sum(group, full, lanes);
   std::vector<uint32_t> part(blocked.on ? n : 0);
   for (size_t g = 0; g < part.size(); ++g)
     part[g] = add(p, PG_OP_DEFINE_REG, reg, {}, arg_i(int64_t{lanes} * width));
@@ -582,7 +595,7 @@ uint32_t Linearizer::reduce(const UOp* r, int p) {
     scopes_[sr].open = false;
   }
 
-  uint32_t first = 0;
+  std::vector<uint32_t> results(n);
   for (size_t g = 0; g < n; ++g) {
     const Op op = static_cast<Op>(group[g]->arg_int());
     auto lane_value = [&](int l) {
@@ -590,14 +603,63 @@ uint32_t Linearizer::reduce(const UOp* r, int p) {
                          {acc[g], constant(const_int(dtypes::index, int64_t{l} * width))});
       return add(p, PG_OP_LOAD, t, {idx});
     };
-    uint32_t result = lane_value(0);
-    for (int l = 1; l < lanes; ++l) result = add(p, to_pg(op), t, {result, lane_value(l)});
-    if (g == 0)
-      first = result;
-    else
-      memo_.emplace(std::make_pair(group[g], p), result);
+    results[g] = lane_value(0);
+    for (int l = 1; l < lanes; ++l) results[g] = add(p, to_pg(op), t, {results[g], lane_value(l)});
   }
-  return first;
+  if (lidx != nullptr) results = tree(p, group, results, lidx);
+  for (size_t g = 1; g < n; ++g) memo_.emplace(std::make_pair(group[g], p), results[g]);
+  return results[0];
+}
+
+uint32_t Linearizer::special(const UOp* u, int p) {
+  // "gidx0", "lidx1": the kind from the first letter, the dim from the last.
+  const std::string& name = u->arg_str();
+  const int64_t kind = name[0] == 'g' ? PG_SPECIAL_GROUP : PG_SPECIAL_LOCAL;
+  const int64_t dim = name.back() - '0';
+  if (name.size() != 5 || (name[0] != 'g' && name[0] != 'l') || dim < 0 || dim > 2)
+    ir_error("codegen: SPECIAL '" + name + "' is not gidxD or lidxD (D in 0..2)");
+  const uint32_t s = make(PG_OP_SPECIAL, dtypes::int32, {}, arg_i(dim), kind);
+  insert(p, {false, s});
+  return add(p, PG_OP_CAST, u->dtype(), {s});
+}
+
+std::vector<uint32_t> Linearizer::tree(int p, const std::vector<const UOp*>& group,
+                                       const std::vector<uint32_t>& parts, const UOp* lidx) {
+  // Each thread stores its partial at [lidx]; then for s = L/2, L/4, ..., 1 the threads below
+  // s add [lidx + s] into [lidx], a barrier after each step; every thread reads [0]. The last
+  // barrier keeps the array from being written again (a reduce in a loop) before all have
+  // read it. Gated loads and stores, not branches: every thread reaches every barrier.
+  const int64_t threads = lidx->src(0)->arg_int();
+  const DType t = group.front()->dtype();
+  const DType lp = t.scalar_type().ptr(AddrSpace::local);
+  const uint32_t me = value(lidx->ref(), p);
+  const size_t n = group.size();
+  std::vector<uint32_t> arrays(n), mine(n), out(n);
+  for (size_t g = 0; g < n; ++g) {
+    arrays[g] = add(0, PG_OP_DEFINE_LOCAL, lp, {}, arg_i(threads));
+    mine[g] = add(p, PG_OP_INDEX, lp, {arrays[g], me});
+    add(p, PG_OP_STORE, dtypes::void_, {mine[g], parts[g]});
+  }
+  add(p, PG_OP_BARRIER, dtypes::void_, {});
+  for (int64_t s = threads / 2; s >= 1; s /= 2) {
+    const uint32_t step = constant(const_int(dtypes::index, s));
+    const uint32_t below = add(p, PG_OP_CMPLT, dtypes::bool_, {me, step});
+    const uint32_t other = add(p, PG_OP_ADD, dtypes::index, {me, step});
+    for (size_t g = 0; g < n; ++g) {
+      const Op op = static_cast<Op>(group[g]->arg_int());
+      const uint32_t identity = constant(reduce_identity(op, t));
+      const uint32_t a = add(p, PG_OP_LOAD, t, {mine[g], identity, below});
+      const uint32_t at = add(p, PG_OP_INDEX, lp, {arrays[g], other});
+      const uint32_t b = add(p, PG_OP_LOAD, t, {at, identity, below});
+      add(p, PG_OP_STORE, dtypes::void_, {mine[g], add(p, to_pg(op), t, {a, b}), below});
+    }
+    add(p, PG_OP_BARRIER, dtypes::void_, {});
+  }
+  const uint32_t zero = constant(const_int(dtypes::index, 0));
+  for (size_t g = 0; g < n; ++g)
+    out[g] = add(p, PG_OP_LOAD, t, {add(p, PG_OP_INDEX, lp, {arrays[g], zero})});
+  add(p, PG_OP_BARRIER, dtypes::void_, {});
+  return out;
 }
 
 uint32_t Linearizer::push_final(Linearized& out, const pg_instruction& in,
@@ -648,7 +710,8 @@ Linearized Linearizer::run(const UOpRef& sink) {
       vars.push_back(u);
     if (u->op() == Op::REDUCE) {
       reduces_.push_back(u);
-      for (size_t i = 1; i < u->nsrcs(); ++i) reduced.push_back(u->src(i)->arg_int());
+      for (size_t i = 1; i < u->nsrcs(); ++i)
+        if (u->src(i)->op() == Op::RANGE) reduced.push_back(u->src(i)->arg_int());
     }
   }
   for (const UOp* u : order)
@@ -693,8 +756,8 @@ Linearized Linearizer::run(const UOpRef& sink) {
     const UOpRef& end = rng->src(0);
     out.out_ends.push_back(end);
     std::optional<Bounds> b = bounds(end);
-    bool special = first && !serial && b && b->hi <= int64_t{target_.caps.max_global_dims[0]} &&
-                   stores_depend_on(rng);
+    bool special = !grouped_ && first && !serial && b &&
+                   b->hi <= int64_t{target_.caps.max_global_dims[0]} && stores_depend_on(rng);
     first = false;
     if (!special) {
       s = open_loop(s, id, end);
@@ -741,8 +804,9 @@ Linearized Linearizer::run(const UOpRef& sink) {
 
 }  // namespace
 
-Linearized linearize(const UOpRef& sink, const Target& target, const std::vector<Stash>& stashes) {
-  return Linearizer(target, stashes).run(sink);
+Linearized linearize(const UOpRef& sink, const Target& target, const std::vector<Stash>& stashes,
+                     bool grouped) {
+  return Linearizer(target, stashes, grouped).run(sink);
 }
 
 }  // namespace polygrad::codegen

@@ -63,9 +63,12 @@ struct Linearized {
 };
 
 /// Linearize a checked, simplified kernel AST for `target`, with the loops that store the
-/// values of `stashes` (stash.hpp).
+/// values of `stashes` (stash.hpp). `grouped`: the AST comes from the group strategy
+/// (group/plan.hpp) and holds its launch indices as SPECIALs; its output ranges all stay loops,
+/// reduces are not split in lanes, and a REDUCE whose last source is a SPECIAL thread index
+/// joins its threads' partials in local memory (a tree with barriers).
 Linearized linearize(const UOpRef& sink, const Target& target,
-                     const std::vector<Stash>& stashes = {});
+                     const std::vector<Stash>& stashes = {}, bool grouped = false);
 
 }  // namespace polygrad::codegen
 

@@ -9,10 +9,8 @@
 
 #include "codegen/check.hpp"
 #include "codegen/linearize.hpp"
-#include "codegen/loop_order.hpp"
-#include "codegen/optimize.hpp"
 #include "codegen/rebuild.hpp"
-#include "codegen/stash.hpp"
+#include "codegen/strategy.hpp"
 #include "codegen/transcendental.hpp"
 #include "codegen/unroll.hpp"
 #include "ir/error.hpp"
@@ -150,24 +148,13 @@ LoweredKernel lower(const UOpRef& sink, const Target& target) {
   UOpRef ast = simplify_indexing(sink);
   ast =
       unroll_small_reduces(scatter ? ast : unroll_selectors(unroll_segments(unroll_strides(ast))));
-  // Decomposed when the target requires it, or (exp2/log2) when it has SIMD lanes, for speed.
   if (target.caps.flags & PG_CAP_DECOMPOSE_TRANSCENDENTAL)
     ast = decompose_transcendentals(ast, target);
-  else
-    ast = decompose_for_vectors(ast, target);
-  // A kernel the upcast vectorises keeps its loops (the vectors need its innermost range);
-  // one it does not may have them reordered or tiled, and is planned again if they were.
-  UpcastPlan plan = choose_upcast(ast, target);
-  if (plan.j == nullptr && !scatter) {
-    const UOpRef moved = tile_transposes(order_loops(ast));
-    if (moved != ast) {
-      ast = moved;
-      plan = choose_upcast(ast, target);
-    }
-  }
-  ast = simplify_indexing(apply_upcast(ast, plan));
-  const Stashed stashed = stash_reduced_values(ast);
-  Linearized l = linearize(stashed.sink, target, stashed.stashes);
+  const Planned planned = (target.caps.flags & PG_CAP_GROUPS) ? plan_groups(ast, target, scatter)
+                                                              : plan_cpu(ast, target, scatter);
+  const UOpRef planned_sink = planned.grouped ? simplify_indexing(planned.sink) : planned.sink;
+  Linearized l = linearize(planned_sink, target, planned.stashes, planned.grouped);
+  if (planned.grouped) l.out_ends = planned.out_ends;
 
   LoweredKernel k;
   k.name = kernel_name(l);
@@ -182,8 +169,13 @@ LoweredKernel lower(const UOpRef& sink, const Target& target) {
                ", for a target of ISA " + std::to_string(target.isa_version));
   k.buffer_count = l.buffer_count;
   k.vars = std::move(l.vars);
-  k.global_size = {l.global0 ? l.global0 : const_int(dtypes::index, 1), const_int(dtypes::index, 1),
-                   const_int(dtypes::index, 1)};
+  if (planned.grouped) {
+    k.global_size = planned.groups;
+    k.local_size = planned.local;
+  } else {
+    k.global_size = {l.global0 ? l.global0 : const_int(dtypes::index, 1),
+                     const_int(dtypes::index, 1), const_int(dtypes::index, 1)};
+  }
   return k;
 }
 

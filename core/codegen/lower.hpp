@@ -47,9 +47,10 @@ struct LoweredKernel {
   uint32_t isa_version = PG_KERNEL_ISA_VERSION;  ///< the target's ISA, stamped on the program
   uint32_t buffer_count = 0;  ///< number of DEFINE_GLOBAL slots used (max slot + 1)
   std::vector<Var> vars;      ///< PARAM_SCALAR slot i holds vars[i]'s value (sorted by name)
-  /// Global launch size: int64 expressions over DEFINE_VARs (CONST 1 when a dim is unused).
+  /// Groups per launch dim: int64 expressions over DEFINE_VARs (CONST 1 when a dim is unused).
   std::array<UOpRef, 3> global_size;
-  /// Always {1, 1, 1} for now: no group/local split yet, even on PG_CAP_GROUPS targets.
+  /// Threads per group: {1, 1, 1} on targets without groups; the group strategy's choice on
+  /// PG_CAP_GROUPS targets (global_size then counts groups, as pg_launch_args does).
   std::array<uint32_t, 3> local_size{1, 1, 1};
 
   /// A view of the program for Device::render (valid while this object lives unchanged).

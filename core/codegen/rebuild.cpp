@@ -70,10 +70,12 @@ const std::vector<int64_t>& LoopDeps::of(const UOp* n) {
     // The reduced ids go; the ids of their ends stay (deps of the end were merged above, but
     // the RANGE added its own id: take those out again and re-add the ends' ids).
     for (size_t i = 1; i < n->nsrcs(); ++i) {
+      if (n->src(i)->op() != Op::RANGE) continue;  // a group reduce's thread index
       auto at = std::lower_bound(ids.begin(), ids.end(), n->src(i)->arg_int());
       if (at != ids.end() && *at == n->src(i)->arg_int()) ids.erase(at);
     }
-    for (size_t i = 1; i < n->nsrcs(); ++i) merge(ids, of(n->src(i)->src(0).get()));
+    for (size_t i = 1; i < n->nsrcs(); ++i)
+      if (n->src(i)->op() == Op::RANGE) merge(ids, of(n->src(i)->src(0).get()));
   }
   return memo_.emplace(n, std::move(ids)).first->second;
 }

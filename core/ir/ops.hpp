@@ -58,7 +58,9 @@ inline constexpr uint32_t alu = unary | binary | ternary;
   X(SPECIAL, opg::kernel, 1, 1, "launch index: src size; arg string name (gidx0, lidx1)")    \
   X(RANGE, opg::kernel, 1, 1, "loop variable 0..src-1: src end (int); arg int64 loop id")     \
   X(END, opg::kernel, 1, -1, "closes ranges: srcs (value or store, RANGE...)")                \
-  X(REDUCE, opg::kernel, 1, -1, "srcs (value, RANGE...): accumulate; arg int64 alu op")      \
+  X(REDUCE, opg::kernel, 1, -1,                                                              \
+    "srcs (value, RANGE...[, SPECIAL]): accumulate; arg int64 alu op; a last SPECIAL thread "  \
+    "index: the group's threads each reduce a share, then join their partials")               \
   X(INDEX, opg::kernel, 2, 3, "srcs (ptr, offset[, gate]): element pointer")                 \
   X(LOAD, opg::kernel, 1, 3, "srcs (ptr[, alt, gate]): value at ptr")                         \
   X(STORE, opg::kernel, 2, 3, "srcs (ptr, value[, gate]): void")                              \

@@ -1,0 +1,274 @@
+// plan_groups(): the flat and row forms of the group strategy (plan.hpp).
+#include "codegen/group/plan.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include <limits>
+#include <optional>
+#include "codegen/group/tuning.hpp"
+#include "codegen/rebuild.hpp"
+#include "ir/error.hpp"
+#include "ir/graph.hpp"
+#include "symbolic/bounds.hpp"
+#include "symbolic/simplify.hpp"
+
+namespace polygrad::codegen {
+
+namespace {
+
+using Ranges = std::vector<const UOp*>;  // outermost (lowest id) first
+
+UOpRef idx(int64_t v) {
+  return const_int(dtypes::index, v);
+}
+
+UOpRef special(const char* name, const UOpRef& size) {
+  return UOp::make(Op::SPECIAL, dtypes::index, {size}, Arg(std::string(name)));
+}
+
+int64_t pow2_floor(int64_t v) {
+  int64_t p = 1;
+  while (p * 2 <= v) p *= 2;
+  return p;
+}
+
+UOpRef extent_of(const Ranges& ranges) {
+  UOpRef n = idx(1);
+  for (const UOp* r : ranges) n = n * r->src(0);
+  return simplify(n);
+}
+
+/// The constant value of `e`, or -1 when it is symbolic.
+int64_t constant_or(const UOpRef& e) {
+  return e->op() == Op::CONST ? e->arg_int() : -1;
+}
+
+/// A flat index over the product of `ranges`' extents, split back into each range: the
+/// innermost is f % e_n, the next (f / e_n) % e_(n-1), ..., the outermost takes no modulo.
+void unflatten(const Ranges& ranges, const UOpRef& f, std::unordered_map<const UOp*, UOpRef>& to) {
+  UOpRef rest = f;
+  for (size_t i = ranges.size(); i-- > 0;) {
+    if (i == 0) {
+      to[ranges[i]] = rest;
+    } else {
+      to[ranges[i]] = rest % ranges[i]->src(0);
+      rest = rest / ranges[i]->src(0);
+    }
+  }
+}
+
+/// A flat index f = step * L + lidx over `total` values: whether it is in range (null when it
+/// always is), and f clamped to the last value (so loads at it stay in bounds).
+struct Shared {
+  UOpRef inside;
+  UOpRef at;
+};
+Shared share(const UOpRef& f, const UOpRef& total, int64_t threads, bool exact) {
+  if (exact) return {UOpRef(), f};
+  UOpRef inside = lt(f, total);
+  return {inside, where(inside, f, simplify(total - 1))};
+}
+
+UOpRef and_gate(const UOpRef& a, const UOpRef& b) {
+  if (!a) return b;
+  if (!b) return a;
+  return alu(Op::AND, {a, b});
+}
+
+/// Every node of `root` rebuilt with `fn(original, rebuilt)`.
+UOpRef rewrite(const UOpRef& root, const std::function<UOpRef(const UOp*, const UOpRef&)>& fn) {
+  std::unordered_map<const UOp*, UOpRef> done;
+  std::vector<UOpRef> srcs;
+  for (const UOp* n : toposort(root)) {
+    srcs.clear();
+    for (const UOpRef& s : n->srcs()) srcs.push_back(done.at(s.get()));
+    done.emplace(n, fn(n, n->with_srcs(srcs)));
+  }
+  return done.at(root.get());
+}
+
+/// A STORE with `gate` added to its own.
+UOpRef gate_store(const UOpRef& st, const UOpRef& gate) {
+  if (!gate) return st;
+  if (st->nsrcs() == 3)
+    return UOp::make(Op::STORE, st->dtype(), {st->src(0), st->src(1), and_gate(st->src(2), gate)});
+  return UOp::make(Op::STORE, st->dtype(), {st->src(0), st->src(1), gate});
+}
+
+struct Kernel {
+  Ranges outputs;  // output ranges, outermost first
+  std::vector<const UOp*> reduces;
+  std::set<int64_t> reduced_ids;  // every id a REDUCE reduces over
+  int64_t next_id = 0;
+};
+
+Kernel survey(const UOpRef& sink) {
+  Kernel k;
+  const std::vector<const UOp*> order = toposort(sink);
+  std::map<int64_t, const UOp*> ranges;
+  for (const UOp* u : order) {
+    if (u->op() == Op::RANGE) {
+      ranges.emplace(u->arg_int(), u);
+      k.next_id = std::max(k.next_id, u->arg_int() + 1);
+    }
+    if (u->op() == Op::REDUCE) {
+      k.reduces.push_back(u);
+      for (size_t i = 1; i < u->nsrcs(); ++i) k.reduced_ids.insert(u->src(i)->arg_int());
+    }
+  }
+  for (const auto& [id, r] : ranges)
+    if (!k.reduced_ids.count(id)) k.outputs.push_back(r);
+  return k;
+}
+
+bool stores_depend_on(const UOpRef& sink, LoopDeps& deps, const UOp* r) {
+  for (const UOpRef& st : sink->srcs()) {
+    const std::vector<int64_t>& ids = deps.of(st->src(0).get());
+    if (!std::binary_search(ids.begin(), ids.end(), r->arg_int())) return false;
+  }
+  return true;
+}
+
+uint32_t max_local(const Target& t) {
+  return std::max<uint32_t>(1, std::min(t.caps.max_threads_per_group, t.caps.max_local_dims[0]));
+}
+
+/// The flat form: the output ranges in `launch` are one thread each.
+Planned flat(const UOpRef& sink, const Target& target, const Ranges& launch) {
+  Planned plan;
+  plan.grouped = true;
+  const UOpRef total = extent_of(launch);
+  int64_t threads = std::min<int64_t>(group_tuning::kFlatThreads, max_local(target));
+  const int64_t n = constant_or(total);
+  const int64_t warp = std::max<uint32_t>(1, target.caps.subgroup_size);
+  if (n >= 0 && n < threads)
+    threads = std::min(threads, std::max<int64_t>(1, (n + warp - 1) / warp * warp));
+  const UOpRef groups = simplify((total + (threads - 1)) / threads);
+  const UOpRef f = special("gidx0", groups) * threads + special("lidx0", idx(threads));
+  const Shared s = share(f, total, threads, n >= 0 && n % threads == 0);
+  std::unordered_map<const UOp*, UOpRef> to;
+  unflatten(launch, s.at, to);
+  plan.sink = rewrite(sink, [&](const UOp* orig, const UOpRef& n) -> UOpRef {
+    if (auto it = to.find(orig); it != to.end()) return it->second;
+    if (n->op() == Op::STORE) return gate_store(n, s.inside);
+    return n;
+  });
+  plan.groups = {groups, idx(1), idx(1)};
+  plan.local = {static_cast<uint32_t>(threads), 1, 1};
+  return plan;
+}
+
+/// The row form: the ranges in `rows` are the group; the other outputs and every REDUCE in
+/// `shared` are shared out over the group's threads.
+Planned by_rows(const UOpRef& sink, Kernel& k, const Ranges& rows,
+                const std::vector<const UOp*>& shared, int64_t threads) {
+  Planned plan;
+  plan.grouped = true;
+  const UOpRef groups = extent_of(rows);
+  const UOpRef lidx = special("lidx0", idx(threads));
+  std::unordered_map<const UOp*, UOpRef> to;
+  unflatten(rows, special("gidx0", groups), to);
+  Ranges rest;
+  for (const UOp* r : k.outputs)
+    if (std::find(rows.begin(), rows.end(), r) == rows.end()) rest.push_back(r);
+  UOpRef store_gate;
+  if (rest.empty()) {
+    store_gate = eq(lidx, idx(0));  // one value per row: thread 0 stores it
+  } else {
+    const UOpRef total = extent_of(rest);
+    const int64_t n = constant_or(total);
+    const UOpRef step = range(simplify((total + (threads - 1)) / threads), k.next_id++);
+    const Shared s = share(step * threads + lidx, total, threads, n >= 0 && n % threads == 0);
+    unflatten(rest, s.at, to);
+    store_gate = s.inside;
+  }
+  plan.sink = rewrite(sink, [&](const UOp* orig, const UOpRef& n) -> UOpRef {
+    if (auto it = to.find(orig); it != to.end()) return it->second;
+    if (n->op() == Op::STORE) return gate_store(n, store_gate);
+    if (n->op() != Op::REDUCE || std::find(shared.begin(), shared.end(), orig) == shared.end())
+      return n;
+    // Thread l takes the reduce's values l, l + L, ...; the tree joins the threads' partials.
+    Ranges ks;
+    for (size_t i = 1; i < n->nsrcs(); ++i) ks.push_back(n->src(i).get());
+    const UOpRef total = extent_of(ks);
+    const int64_t e = constant_or(total);
+    const UOpRef step = range(simplify((total + (threads - 1)) / threads), k.next_id++);
+    const Shared s = share(step * threads + lidx, total, threads, e >= 0 && e % threads == 0);
+    std::unordered_map<const UOp*, UOpRef> at;
+    unflatten(ks, s.at, at);
+    UOpRef v = n->src(0);
+    for (const auto& [r, with] : at) v = substitute_range(v, r, with);
+    if (s.inside)
+      v = where(s.inside, v, reduce_identity(static_cast<Op>(n->arg_int()), n->dtype()));
+    return UOp::make(Op::REDUCE, n->dtype(), {v, step, lidx}, n->arg());
+  });
+  plan.groups = {groups, idx(1), idx(1)};
+  plan.local = {static_cast<uint32_t>(threads), 1, 1};
+  return plan;
+}
+
+}  // namespace
+
+Planned plan_groups(const UOpRef& sink, const Target& target, bool scatter) {
+  Kernel k = survey(sink);
+  LoopDeps deps;
+  Planned plan;
+  plan.grouped = true;
+  for (const UOp* r : k.outputs) plan.out_ends.push_back(r->src(0));
+  // Rows: the output ranges the reduces depend on. A reduce is shared by the group when it
+  // depends on no other reduce's range (one nested in another's loop differs per thread).
+  Ranges rows;
+  std::vector<const UOp*> shared;
+  int64_t longest = 0;
+  for (const UOp* r : k.reduces) {
+    const std::vector<int64_t>& ids = deps.of(r);
+    bool nested = false;
+    for (int64_t id : ids) nested = nested || k.reduced_ids.count(id) > 0;
+    if (nested) continue;
+    shared.push_back(r);
+    Ranges ks;
+    for (size_t i = 1; i < r->nsrcs(); ++i) ks.push_back(r->src(i).get());
+    const int64_t e = constant_or(extent_of(ks));
+    longest = std::max(longest, e < 0 ? std::numeric_limits<int64_t>::max() : e);
+  }
+  for (const UOp* o : k.outputs)
+    for (const UOp* r : k.reduces) {
+      const std::vector<int64_t>& ids = deps.of(r);
+      if (std::binary_search(ids.begin(), ids.end(), o->arg_int())) {
+        rows.push_back(o);
+        break;
+      }
+    }
+  const std::optional<Bounds> row_count = bounds(extent_of(rows));
+  if (!scatter && !shared.empty() && longest >= group_tuning::kRowMinExtent && row_count &&
+      row_count->hi <= int64_t{target.caps.max_global_dims[0]}) {
+    int64_t threads = std::min<int64_t>(
+        {group_tuning::kRowThreads, int64_t{max_local(target)}, pow2_floor(longest)});
+    threads = pow2_floor(threads);
+    int64_t bytes = 0;
+    for (const UOp* r : shared) bytes += r->dtype().scalar_size();
+    while (threads > 1 && bytes * threads > static_cast<int64_t>(target.caps.local_memory_bytes))
+      threads /= 2;
+    if (threads > 1) {
+      Planned p = by_rows(sink, k, rows, shared, threads);
+      p.out_ends = std::move(plan.out_ends);
+      return p;
+    }
+  }
+  // Flat: every output range all the stores depend on is launched (a scatter's outermost
+  // only: its steps own their addresses); the rest stay loops inside the thread.
+  Ranges launch;
+  for (const UOp* o : k.outputs) {
+    if (!stores_depend_on(sink, deps, o)) break;
+    launch.push_back(o);
+    if (scatter) break;
+  }
+  Planned p = flat(sink, target, launch);
+  p.out_ends = std::move(plan.out_ends);
+  return p;
+}
+
+}  // namespace polygrad::codegen

@@ -1,0 +1,118 @@
+// The group strategy's plans (codegen/group/plan.hpp) on a target with groups: the launch
+// shape and the program's structure. Values on such a target: tests/gpu_emu.
+#include <gtest/gtest.h>
+
+#include <polygrad/program_check.hpp>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "harness.hpp"
+
+namespace polygrad_test {
+namespace {
+
+using polygrad::range;
+using polygrad::codegen::LoweredKernel;
+using polygrad::codegen::Target;
+
+/// A GPU-like target: groups of up to 1024 threads, 48 KiB of local memory, 32-wide warps.
+Target group_target() {
+  Target t = cpu_target();
+  t.caps.flags = PG_CAP_GROUPS | PG_CAP_LOCAL_MEMORY | PG_CAP_ALIGNED_VECTORS;
+  t.caps.max_threads_per_group = 1024;
+  t.caps.max_local_dims[0] = t.caps.max_local_dims[1] = 1024;
+  t.caps.max_local_dims[2] = 64;
+  t.caps.max_global_dims[0] = 2147483647u;
+  t.caps.max_global_dims[1] = t.caps.max_global_dims[2] = 65535;
+  t.caps.local_memory_bytes = 48 << 10;
+  t.caps.subgroup_size = 32;
+  t.caps.vector_width_bytes = 16;
+  t.caps.max_vector_lanes = 8;
+  return t;
+}
+
+int count(const LoweredKernel& k, pg_op op) {
+  return static_cast<int>(std::count_if(k.instructions.begin(), k.instructions.end(),
+                                        [&](const pg_instruction& in) { return in.op == op; }));
+}
+
+int64_t groups(const LoweredKernel& k) {
+  return k.launch_global({})[0];
+}
+
+void expect_valid(const LoweredKernel& k) {
+  const pg_kernel_program p = k.program();
+  EXPECT_NO_THROW(polygrad::sdk::check_program(p, PG_KERNEL_ISA_VERSION)) << k.name;
+}
+
+TEST(Group, ElementwiseIsOneThreadPerElementWithItsStoreGated) {
+  UOpRef i = range(idx(1000), 0);
+  UOpRef o = global(0, dtypes::float32), a = global(1, dtypes::float32);
+  UOpRef ast = sink({store(o, i, load(a, i) * load(a, i))});
+  const LoweredKernel k = polygrad::codegen::lower(ast, group_target());
+  expect_valid(k);
+  EXPECT_EQ(k.local_size[0], 256u);
+  EXPECT_EQ(groups(k), 4);  // ceil(1000 / 256)
+  EXPECT_EQ(count(k, PG_OP_RANGE), 0);
+  EXPECT_EQ(count(k, PG_OP_SPECIAL), 2);
+  EXPECT_EQ(count(k, PG_OP_BARRIER), 0);
+  for (const pg_instruction& in : k.instructions)
+    if (in.op == PG_OP_STORE) {
+      EXPECT_EQ(in.src_count, 3u) << "the store past 1000 is gated";
+    }
+}
+
+TEST(Group, SmallElementwiseTakesAWholeWarp) {
+  UOpRef i = range(idx(5), 0), j = range(idx(3), 1);
+  UOpRef o = global(0, dtypes::float32), a = global(1, dtypes::float32);
+  UOpRef ast = sink({store(o, i * 3 + j, load(a, j * 5 + i))});
+  const LoweredKernel k = polygrad::codegen::lower(ast, group_target());
+  expect_valid(k);
+  EXPECT_EQ(k.local_size[0], 32u);  // 15 elements, rounded up to the warp
+  EXPECT_EQ(groups(k), 1);
+}
+
+TEST(Group, RowSumIsAGroupPerRowWithATreeInLocalMemory) {
+  UOpRef i = range(idx(64), 0), kk = range(idx(4096), 1);
+  UOpRef o = global(0, dtypes::float32), a = global(1, dtypes::float32);
+  UOpRef ast = sink({store(o, i, reduce(Op::ADD, load(a, i * 4096 + kk), {kk}))});
+  const LoweredKernel k = polygrad::codegen::lower(ast, group_target());
+  expect_valid(k);
+  EXPECT_EQ(k.local_size[0], 256u);
+  EXPECT_EQ(groups(k), 64);
+  EXPECT_EQ(count(k, PG_OP_DEFINE_LOCAL), 1);
+  // One after the partials are stored, one per tree step (log2 256), one after the result.
+  EXPECT_EQ(count(k, PG_OP_BARRIER), 1 + 8 + 1);
+  EXPECT_EQ(count(k, PG_OP_RANGE), 1);  // the thread's share: 4096 / 256 values
+}
+
+TEST(Group, SoftmaxIsOneKernelWithTwoTreesAndSharedColumns) {
+  const int64_t n = 1000;
+  UOpRef i = range(idx(8), 0), j = range(idx(n), 1), k1 = range(idx(n), 2), k2 = range(idx(n), 3);
+  UOpRef o = global(0, dtypes::float32), a = global(1, dtypes::float32);
+  UOpRef mx = reduce(Op::MAX, load(a, i * n + k1), {k1});
+  UOpRef e2 = polygrad::alu(Op::EXP2, {load(a, i * n + k2) - mx});
+  UOpRef sum = reduce(Op::ADD, e2, {k2});
+  UOpRef out = polygrad::alu(Op::EXP2, {load(a, i * n + j) - mx}) * polygrad::alu(Op::RECIP, {sum});
+  UOpRef ast = sink({store(o, i * n + j, out)});
+  const LoweredKernel k = polygrad::codegen::lower(ast, group_target());
+  expect_valid(k);
+  EXPECT_EQ(groups(k), 8);
+  EXPECT_EQ(count(k, PG_OP_DEFINE_LOCAL), 2);
+  EXPECT_EQ(count(k, PG_OP_BARRIER), 2 * (1 + 8 + 1));
+  EXPECT_EQ(count(k, PG_OP_RANGE), 3);  // max's share, sum's share, the row's columns
+}
+
+TEST(Group, ShortReducesStayInsideOneThread) {
+  UOpRef i = range(idx(4096), 0), kk = range(idx(40), 1);
+  UOpRef o = global(0, dtypes::float32), a = global(1, dtypes::float32);
+  UOpRef ast = sink({store(o, i, reduce(Op::ADD, load(a, i * 40 + kk), {kk}))});
+  const LoweredKernel k = polygrad::codegen::lower(ast, group_target());
+  expect_valid(k);
+  EXPECT_EQ(count(k, PG_OP_BARRIER), 0);
+  EXPECT_EQ(groups(k), 16);  // 4096 rows, a thread each
+}
+
+}  // namespace
+}  // namespace polygrad_test
