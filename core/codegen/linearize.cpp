@@ -74,9 +74,11 @@ struct PtrPairHash {
 
 class Linearizer {
  public:
-  Linearizer(const Target& target, const std::vector<Stash>& stashes, bool grouped)
+  Linearizer(const Target& target, const std::vector<Stash>& stashes, bool grouped,
+             const std::vector<Stage>& stages)
       : target_(target), grouped_(grouped) {
     for (const Stash& st : stashes) stash_.emplace(st.reduce, st);
+    for (const Stage& st : stages) stages_.emplace(st.loop_id, st.stores);
   }
   Linearized run(const UOpRef& sink);
 
@@ -111,6 +113,7 @@ class Linearizer {
 
   const Target& target_;
   const bool grouped_;  // the AST holds its launch indices (the group strategy's plan)
+  std::unordered_map<int64_t, std::vector<UOpRef>> stages_;  // by loop id
   std::unordered_map<const UOp*, Stash> stash_;  // by the REDUCE that reads the values back
   LoopDeps deps_;
   std::unordered_map<std::pair<const UOp*, int>, uint32_t, PairHash> memo_;
@@ -272,6 +275,9 @@ uint32_t Linearizer::value(const UOpRef& ref, int ctx) {
     }
     case Op::SPECIAL:
       id = special(u, p);
+      break;
+    case Op::DEFINE_LOCAL:
+      id = add(p, PG_OP_DEFINE_LOCAL, t, {}, arg_i(u->arg_ints().at(1)));
       break;
     case Op::DEFINE_VAR:
       id = add(p, PG_OP_PARAM_SCALAR, t, {}, arg_i(var_slot_.at(u->arg_var().name)));
@@ -450,7 +456,10 @@ uint32_t Linearizer::reduce(const UOp* r, int p) {
   // accumulator's rounding error grows with the block and the block count, not with all the
   // values it adds (a column sum of 4096 rows: 4e-6 -> 5e-7 relative; torch's pairwise
   // kernels 2e-7). Not a product's sum (the upcast matmul's, whose k slices already cut it).
-  const BlockedSum blocked = lidx != nullptr ? BlockedSum{} : blocked_sum(group, full, lanes);
+  bool staged = false;
+  for (size_t i = 1; i <= nranges; ++i) staged = staged || stages_.count(r->src(i)->arg_int());
+  const BlockedSum blocked =
+      lidx != nullptr || staged ? BlockedSum{} : blocked_sum(group, full, lanes);
   std::vector<uint32_t> part(blocked.on ? n : 0);
   for (size_t g = 0; g < part.size(); ++g)
     part[g] = add(p, PG_OP_DEFINE_REG, reg, {}, arg_i(int64_t{lanes} * width));
@@ -506,6 +515,15 @@ uint32_t Linearizer::reduce(const UOp* r, int p) {
     }
     s = open_loop(s, r->src(i)->arg_int(), r->src(i)->src(0));
     loops.push_back(s);
+    if (auto it = stages_.find(r->src(i)->arg_int()); it != stages_.end()) {
+      // The group's threads store this iteration's tiles, then wait for one another.
+      for (const UOpRef& st : it->second) {
+        std::vector<uint32_t> srcs;
+        for (const UOpRef& src : st->srcs()) srcs.push_back(value(src, s));
+        add(s, PG_OP_STORE, dtypes::void_, std::move(srcs));
+      }
+      add(s, PG_OP_BARRIER, dtypes::void_, {});
+    }
     if (i == 1 && blocked.on) {
       outer = s;
       for (size_t g = 0; g < n; ++g) init_lanes(s, g, part[g]);
@@ -582,6 +600,7 @@ uint32_t Linearizer::reduce(const UOp* r, int p) {
   }
   for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
     if (*it == outer) join_parts(outer);
+    if (stages_.count(scopes_[*it].loop_id)) add(*it, PG_OP_BARRIER, dtypes::void_, {});
     scopes_[*it].open = false;
   }
   if (split_rest && !(split_rest->op() == Op::CONST && split_rest->arg_int() == 0)) {
@@ -777,7 +796,8 @@ Linearized Linearizer::run(const UOpRef& sink) {
   }
   std::vector<int64_t> loaded;
   for (const UOp* u : order)
-    if (u->op() == Op::LOAD) loaded.push_back(u->src(0)->src(0)->arg_int());
+    if (u->op() == Op::LOAD && u->src(0)->src(0)->op() == Op::DEFINE_GLOBAL)
+      loaded.push_back(u->src(0)->src(0)->arg_int());
   const std::span<const UOpRef> stores = sink->srcs();
   for (size_t first_store = 0; first_store < stores.size();) {
     const size_t end = consecutive_run(stores, first_store, loaded);
@@ -805,8 +825,8 @@ Linearized Linearizer::run(const UOpRef& sink) {
 }  // namespace
 
 Linearized linearize(const UOpRef& sink, const Target& target, const std::vector<Stash>& stashes,
-                     bool grouped) {
-  return Linearizer(target, stashes, grouped).run(sink);
+                     bool grouped, const std::vector<Stage>& stages) {
+  return Linearizer(target, stashes, grouped, stages).run(sink);
 }
 
 }  // namespace polygrad::codegen

@@ -48,6 +48,7 @@
 
 #include "codegen/lower.hpp"
 #include "codegen/stash.hpp"
+#include "codegen/strategy.hpp"
 
 namespace polygrad::codegen {
 
@@ -66,9 +67,11 @@ struct Linearized {
 /// values of `stashes` (stash.hpp). `grouped`: the AST comes from the group strategy
 /// (group/plan.hpp) and holds its launch indices as SPECIALs; its output ranges all stay loops,
 /// reduces are not split in lanes, and a REDUCE whose last source is a SPECIAL thread index
-/// joins its threads' partials in local memory (a tree with barriers).
+/// joins its threads' partials in local memory (a tree with barriers). `stages`: stores each
+/// iteration of a reduce loop runs first, with barriers around the loops inside it.
 Linearized linearize(const UOpRef& sink, const Target& target,
-                     const std::vector<Stash>& stashes = {}, bool grouped = false);
+                     const std::vector<Stash>& stashes = {}, bool grouped = false,
+                     const std::vector<Stage>& stages = {});
 
 }  // namespace polygrad::codegen
 

@@ -153,7 +153,10 @@ LoweredKernel lower(const UOpRef& sink, const Target& target) {
   const Planned planned = (target.caps.flags & PG_CAP_GROUPS) ? plan_groups(ast, target, scatter)
                                                               : plan_cpu(ast, target, scatter);
   const UOpRef planned_sink = planned.grouped ? simplify_indexing(planned.sink) : planned.sink;
-  Linearized l = linearize(planned_sink, target, planned.stashes, planned.grouped);
+  std::vector<Stage> stages = planned.stages;
+  for (Stage& st : stages)
+    for (UOpRef& store : st.stores) store = simplify_indexing(store);
+  Linearized l = linearize(planned_sink, target, planned.stashes, planned.grouped, stages);
   if (planned.grouped) l.out_ends = planned.out_ends;
 
   LoweredKernel k;

@@ -19,6 +19,15 @@
 
 namespace polygrad::codegen {
 
+/// Stores the group's threads run together at the start of each iteration of a reduce loop,
+/// before its inner loops (the group strategy's tiles: operands staged in local memory). A
+/// barrier follows them, and another ends the iteration, so no thread overwrites a tile that
+/// another still reads.
+struct Stage {
+  int64_t loop_id = 0;         ///< the RANGE (a REDUCE's outermost) whose iterations stage
+  std::vector<UOpRef> stores;  ///< STOREs into DEFINE_LOCAL arrays
+};
+
 /// A kernel AST planned for a target.
 struct Planned {
   UOpRef sink;                             ///< what the linearizer takes
@@ -27,6 +36,7 @@ struct Planned {
   std::array<UOpRef, 3> groups;            ///< grouped: groups per launch dim
   std::array<uint32_t, 3> local{1, 1, 1};  ///< grouped: threads per group per dim
   std::vector<UOpRef> out_ends;            ///< grouped: the original output extents (the name)
+  std::vector<Stage> stages;               ///< grouped: tiles staged per reduce iteration
 };
 
 /// The CPU strategy. `scatter`: the stores' addresses depend on loaded values (their loops

@@ -53,7 +53,7 @@ inline constexpr uint32_t alu = unary | binary | ternary;
   X(DETACH, opg::tensor, 1, 1, "src without gradient")                                        \
   /* --- kernel level ------------------------------------------------------------------ */   \
   X(DEFINE_GLOBAL, opg::kernel, 0, 0, "buffer parameter: arg int64 slot; pointer dtype")      \
-  X(DEFINE_LOCAL, opg::kernel, 0, 0, "shared array: arg int64 element count; pointer dtype")  \
+  X(DEFINE_LOCAL, opg::kernel, 0, 0, "shared array: arg vector<int64> {id, element count}")   \
   X(DEFINE_REG, opg::kernel, 0, 0, "private array: arg int64 element count; pointer dtype")   \
   X(SPECIAL, opg::kernel, 1, 1, "launch index: src size; arg string name (gidx0, lidx1)")    \
   X(RANGE, opg::kernel, 1, 1, "loop variable 0..src-1: src end (int); arg int64 loop id")     \

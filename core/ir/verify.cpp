@@ -136,8 +136,11 @@ void check_node(const UOp& u) {
     case Op::ASSIGN:
       c.src_dtype(1, u.src(0)->dtype());
       break;
-    case Op::DEFINE_GLOBAL:
     case Op::DEFINE_LOCAL:
+      c.result(t.is_ptr(), "a pointer");
+      c.arg<std::vector<int64_t>>("vector<int64> {id, element count}");
+      break;
+    case Op::DEFINE_GLOBAL:
     case Op::DEFINE_REG:
       c.result(t.is_ptr(), "a pointer");
       c.arg<int64_t>("an int64");

@@ -114,5 +114,21 @@ TEST(Group, ShortReducesStayInsideOneThread) {
   EXPECT_EQ(groups(k), 16);  // 4096 rows, a thread each
 }
 
+TEST(Group, MatmulStagesTilesOfBothOperandsInLocalMemory) {
+  const int64_t m = 200, n = 130, kd = 100;  // none a multiple of its tile
+  UOpRef i = range(idx(m), 0), j = range(idx(n), 1), kk = range(idx(kd), 2);
+  UOpRef o = global(0, dtypes::float32), a = global(1, dtypes::float32),
+         b = global(2, dtypes::float32);
+  UOpRef ast = sink(
+      {store(o, i * n + j, reduce(Op::ADD, load(a, i * kd + kk) * load(b, kk * n + j), {kk}))});
+  const LoweredKernel k = polygrad::codegen::lower(ast, group_target());
+  expect_valid(k);
+  EXPECT_EQ(k.local_size[0], 256u);
+  EXPECT_EQ(groups(k), 4 * 3);  // ceil(200 / 64) x ceil(130 / 64) tiles
+  EXPECT_EQ(count(k, PG_OP_DEFINE_LOCAL), 2);
+  EXPECT_EQ(count(k, PG_OP_BARRIER), 2);      // after the tiles are stored, after they are read
+  EXPECT_EQ(count(k, PG_OP_DEFINE_REG), 16);  // a 4 x 4 block of accumulators per thread
+}
+
 }  // namespace
 }  // namespace polygrad_test

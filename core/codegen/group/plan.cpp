@@ -8,6 +8,8 @@
 
 #include <limits>
 #include <optional>
+#include "codegen/group/ast_parts.hpp"
+#include "codegen/group/tiles.hpp"
 #include "codegen/group/tuning.hpp"
 #include "codegen/rebuild.hpp"
 #include "ir/error.hpp"
@@ -19,84 +21,7 @@ namespace polygrad::codegen {
 
 namespace {
 
-using Ranges = std::vector<const UOp*>;  // outermost (lowest id) first
-
-UOpRef idx(int64_t v) {
-  return const_int(dtypes::index, v);
-}
-
-UOpRef special(const char* name, const UOpRef& size) {
-  return UOp::make(Op::SPECIAL, dtypes::index, {size}, Arg(std::string(name)));
-}
-
-int64_t pow2_floor(int64_t v) {
-  int64_t p = 1;
-  while (p * 2 <= v) p *= 2;
-  return p;
-}
-
-UOpRef extent_of(const Ranges& ranges) {
-  UOpRef n = idx(1);
-  for (const UOp* r : ranges) n = n * r->src(0);
-  return simplify(n);
-}
-
-/// The constant value of `e`, or -1 when it is symbolic.
-int64_t constant_or(const UOpRef& e) {
-  return e->op() == Op::CONST ? e->arg_int() : -1;
-}
-
-/// A flat index over the product of `ranges`' extents, split back into each range: the
-/// innermost is f % e_n, the next (f / e_n) % e_(n-1), ..., the outermost takes no modulo.
-void unflatten(const Ranges& ranges, const UOpRef& f, std::unordered_map<const UOp*, UOpRef>& to) {
-  UOpRef rest = f;
-  for (size_t i = ranges.size(); i-- > 0;) {
-    if (i == 0) {
-      to[ranges[i]] = rest;
-    } else {
-      to[ranges[i]] = rest % ranges[i]->src(0);
-      rest = rest / ranges[i]->src(0);
-    }
-  }
-}
-
-/// A flat index f = step * L + lidx over `total` values: whether it is in range (null when it
-/// always is), and f clamped to the last value (so loads at it stay in bounds).
-struct Shared {
-  UOpRef inside;
-  UOpRef at;
-};
-Shared share(const UOpRef& f, const UOpRef& total, int64_t threads, bool exact) {
-  if (exact) return {UOpRef(), f};
-  UOpRef inside = lt(f, total);
-  return {inside, where(inside, f, simplify(total - 1))};
-}
-
-UOpRef and_gate(const UOpRef& a, const UOpRef& b) {
-  if (!a) return b;
-  if (!b) return a;
-  return alu(Op::AND, {a, b});
-}
-
-/// Every node of `root` rebuilt with `fn(original, rebuilt)`.
-UOpRef rewrite(const UOpRef& root, const std::function<UOpRef(const UOp*, const UOpRef&)>& fn) {
-  std::unordered_map<const UOp*, UOpRef> done;
-  std::vector<UOpRef> srcs;
-  for (const UOp* n : toposort(root)) {
-    srcs.clear();
-    for (const UOpRef& s : n->srcs()) srcs.push_back(done.at(s.get()));
-    done.emplace(n, fn(n, n->with_srcs(srcs)));
-  }
-  return done.at(root.get());
-}
-
-/// A STORE with `gate` added to its own.
-UOpRef gate_store(const UOpRef& st, const UOpRef& gate) {
-  if (!gate) return st;
-  if (st->nsrcs() == 3)
-    return UOp::make(Op::STORE, st->dtype(), {st->src(0), st->src(1), and_gate(st->src(2), gate)});
-  return UOp::make(Op::STORE, st->dtype(), {st->src(0), st->src(1), gate});
-}
+using namespace group_ast;  // NOLINT: the shared builders
 
 struct Kernel {
   Ranges outputs;  // output ranges, outermost first
@@ -213,6 +138,8 @@ Planned by_rows(const UOpRef& sink, Kernel& k, const Ranges& rows,
 }  // namespace
 
 Planned plan_groups(const UOpRef& sink, const Target& target, bool scatter) {
+  if (!scatter)
+    if (std::optional<Planned> tiled = plan_tiles(sink, target)) return std::move(*tiled);
   Kernel k = survey(sink);
   LoopDeps deps;
   Planned plan;

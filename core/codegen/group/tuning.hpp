@@ -16,6 +16,18 @@ inline constexpr int64_t kRowThreads = 256;
 /// most of its threads idle.
 inline constexpr int64_t kRowMinExtent = 128;
 
+/// Tiles (tiles.hpp): a group computes a kTileM x kTileN block of the output from kTileK-deep
+/// slices of both operands staged in local memory (2 * 64 * 16 floats: 8 KiB, so several groups
+/// fit one SM's local memory), each of its (kTileM / kRegM) * (kTileN / kRegN) = 256 threads a
+/// kRegM x kRegN block in registers (16 accumulators: each staged value is read once per 4 uses).
+inline constexpr int64_t kTileM = 64;
+inline constexpr int64_t kTileN = 64;
+inline constexpr int64_t kTileK = 16;
+inline constexpr int64_t kRegM = 4;
+inline constexpr int64_t kRegN = 4;
+/// Products smaller than a tile along m or n, or shallower than kTileK, are not tiled: most of
+/// the staged tile would be padding.
+
 }  // namespace polygrad::codegen::group_tuning
 
 #endif  // POLYGRAD_CODEGEN_GROUP_TUNING_HPP

@@ -1,0 +1,173 @@
+// plan_tiles(): the tile form of the group strategy (tiles.hpp).
+#include "codegen/group/tiles.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "codegen/group/ast_parts.hpp"
+#include "codegen/group/tuning.hpp"
+#include "codegen/rebuild.hpp"
+
+namespace polygrad::codegen {
+
+namespace {
+
+using namespace group_ast;  // NOLINT: the shared builders
+namespace tune = group_tuning;
+
+bool depends(LoopDeps& deps, const UOp* n, const UOp* r) {
+  const std::vector<int64_t>& ids = deps.of(n);
+  return std::binary_search(ids.begin(), ids.end(), r->arg_int());
+}
+
+/// x with `to`'s ranges replaced.
+UOpRef substituted(const UOpRef& x, const std::unordered_map<const UOp*, UOpRef>& to) {
+  return rewrite(x, [&](const UOp* orig, const UOpRef& n) -> UOpRef {
+    if (auto it = to.find(orig); it != to.end()) return it->second;
+    return n;
+  });
+}
+
+}  // namespace
+
+std::optional<Planned> plan_tiles(const UOpRef& sink, const Target& target) {
+  // The shape: one REDUCE, a float sum of a product, over constant extents.
+  std::map<int64_t, const UOp*> ranges;
+  std::vector<const UOp*> reduces;
+  int64_t next_id = 0;
+  for (const UOp* u : toposort(sink)) {
+    if (u->op() == Op::RANGE) {
+      ranges.emplace(u->arg_int(), u);
+      next_id = std::max(next_id, u->arg_int() + 1);
+      if (u->src(0)->op() != Op::CONST) return std::nullopt;
+    }
+    if (u->op() == Op::REDUCE) reduces.push_back(u);
+    if (u->op() == Op::LOAD && u->src(0)->src(0)->op() != Op::DEFINE_GLOBAL) return std::nullopt;
+  }
+  if (reduces.size() != 1) return std::nullopt;
+  const UOp* r = reduces[0];
+  const DType t = r->dtype();
+  if (static_cast<Op>(r->arg_int()) != Op::ADD || !t.is_float() || t.is_vector() ||
+      r->src(0)->op() != Op::MUL)
+    return std::nullopt;
+  const UOpRef x = r->src(0)->src(0), y = r->src(0)->src(1);
+  LoopDeps deps;
+  Ranges ks, is, js, bs;
+  std::set<const UOp*> reduced;
+  for (size_t i = 1; i < r->nsrcs(); ++i) {
+    ks.push_back(r->src(i).get());
+    reduced.insert(r->src(i).get());
+  }
+  for (const auto& [id, rng] : ranges) {
+    if (reduced.count(rng)) continue;
+    const bool in_x = depends(deps, x.get(), rng), in_y = depends(deps, y.get(), rng);
+    if (in_x && in_y)
+      bs.push_back(rng);
+    else if (in_x)
+      is.push_back(rng);
+    else if (in_y)
+      js.push_back(rng);
+    else
+      return std::nullopt;  // an output range only the epilogue reads
+  }
+  for (const UOpRef& st : sink->srcs())
+    for (const auto& [id, rng] : ranges)
+      if (!reduced.count(rng) && !depends(deps, st->src(0).get(), rng)) return std::nullopt;
+  if (is.empty() || js.empty()) return std::nullopt;
+  const int64_t m = constant_or(extent_of(is)), n = constant_or(extent_of(js)),
+                k = constant_or(extent_of(ks)), batch = constant_or(extent_of(bs));
+  if (m < tune::kTileM || n < tune::kTileN || k < tune::kTileK) return std::nullopt;
+  const int64_t threads = (tune::kTileM / tune::kRegM) * (tune::kTileN / tune::kRegN);
+  const int64_t tile_bytes = (tune::kTileM + tune::kTileN) * tune::kTileK * t.scalar_size();
+  if (threads >
+          std::min<int64_t>(target.caps.max_threads_per_group, target.caps.max_local_dims[0]) ||
+      tile_bytes > static_cast<int64_t>(target.caps.local_memory_bytes) ||
+      !(target.caps.flags & PG_CAP_LOCAL_MEMORY))
+    return std::nullopt;
+  const int64_t tiles_m = (m + tune::kTileM - 1) / tune::kTileM;
+  const int64_t tiles_n = (n + tune::kTileN - 1) / tune::kTileN;
+  if (batch * tiles_m * tiles_n > int64_t{target.caps.max_global_dims[0]}) return std::nullopt;
+
+  // The launch: group g = (b * tiles_m + tm) * tiles_n + tn; thread l = ty * (TN / RN) + tx.
+  Planned plan;
+  plan.grouped = true;
+  for (const auto& [id, rng] : ranges)
+    if (!reduced.count(rng)) plan.out_ends.push_back(rng->src(0));
+  const UOpRef g = special("gidx0", idx(batch * tiles_m * tiles_n));
+  const UOpRef l = special("lidx0", idx(threads));
+  const int64_t across = tune::kTileN / tune::kRegN;
+  const UOpRef tn = g % tiles_n, tm = (g / tiles_n) % tiles_m, b = g / (tiles_n * tiles_m);
+  const UOpRef tx = l % across, ty = l / across;
+  std::unordered_map<const UOp*, UOpRef> batch_at;
+  unflatten(bs, b, batch_at);
+
+  // The stage: per slice k0 of kTileK, X's tile [mm][kk] and Y's tile [kk][nn] in local memory.
+  const UOpRef k0 = range(idx((k + tune::kTileK - 1) / tune::kTileK), next_id++);
+  const UOpRef k1 = range(idx(tune::kTileK), next_id++);
+  const DType lp = t.ptr(AddrSpace::local);
+  const UOpRef xs = UOp::make(Op::DEFINE_LOCAL, lp, {},
+                              Arg(std::vector<int64_t>{0, tune::kTileM * tune::kTileK}));
+  const UOpRef ys = UOp::make(Op::DEFINE_LOCAL, lp, {},
+                              Arg(std::vector<int64_t>{1, tune::kTileK * tune::kTileN}));
+  Stage stage;
+  stage.loop_id = k0->arg_int();
+  // X's tile: rows mm (m = tm * TM + mm), columns kk.
+  for (int64_t c = 0; c * threads < tune::kTileM * tune::kTileK; ++c) {
+    const UOpRef e = l + c * threads;
+    const UOpRef mi = tm * tune::kTileM + e / tune::kTileK,
+                 kk = k0 * tune::kTileK + e % tune::kTileK;
+    UOpRef inside = and_gate(m % tune::kTileM == 0 ? UOpRef() : lt(mi, idx(m)),
+                             k % tune::kTileK == 0 ? UOpRef() : lt(kk, idx(k)));
+    std::unordered_map<const UOp*, UOpRef> at = batch_at;
+    unflatten(is, m % tune::kTileM == 0 ? mi : where(lt(mi, idx(m)), mi, idx(m - 1)), at);
+    unflatten(ks, k % tune::kTileK == 0 ? kk : where(lt(kk, idx(k)), kk, idx(k - 1)), at);
+    UOpRef value = substituted(x, at);
+    if (inside) value = where(inside, value, const_float(t, 0.0));
+    stage.stores.push_back(
+        UOp::make(Op::STORE, dtypes::void_, {UOp::make(Op::INDEX, lp, {xs, e}), value}));
+  }
+  // Y's tile: rows kk, columns nn (n = tn * TN + nn).
+  for (int64_t c = 0; c * threads < tune::kTileK * tune::kTileN; ++c) {
+    const UOpRef e = l + c * threads;
+    const UOpRef kk = k0 * tune::kTileK + e / tune::kTileN,
+                 ni = tn * tune::kTileN + e % tune::kTileN;
+    UOpRef inside = and_gate(n % tune::kTileN == 0 ? UOpRef() : lt(ni, idx(n)),
+                             k % tune::kTileK == 0 ? UOpRef() : lt(kk, idx(k)));
+    std::unordered_map<const UOp*, UOpRef> at = batch_at;
+    unflatten(js, n % tune::kTileN == 0 ? ni : where(lt(ni, idx(n)), ni, idx(n - 1)), at);
+    unflatten(ks, k % tune::kTileK == 0 ? kk : where(lt(kk, idx(k)), kk, idx(k - 1)), at);
+    UOpRef value = substituted(y, at);
+    if (inside) value = where(inside, value, const_float(t, 0.0));
+    stage.stores.push_back(
+        UOp::make(Op::STORE, dtypes::void_, {UOp::make(Op::INDEX, lp, {ys, e}), value}));
+  }
+  plan.stages.push_back(std::move(stage));
+
+  // The thread's kRegM x kRegN outputs: one REDUCE each over (k0, k1), read from the tiles.
+  std::vector<UOpRef> stores;
+  for (int64_t ri = 0; ri < tune::kRegM; ++ri)
+    for (int64_t rj = 0; rj < tune::kRegN; ++rj) {
+      const UOpRef mm = ty * tune::kRegM + ri, nn = tx * tune::kRegN + rj;
+      const UOpRef mi = tm * tune::kTileM + mm, ni = tn * tune::kTileN + nn;
+      const UOpRef a =
+          UOp::make(Op::LOAD, t, {UOp::make(Op::INDEX, lp, {xs, mm * tune::kTileK + k1})});
+      const UOpRef bv =
+          UOp::make(Op::LOAD, t, {UOp::make(Op::INDEX, lp, {ys, k1 * tune::kTileN + nn})});
+      const UOpRef sum = UOp::make(Op::REDUCE, t, {a * bv, k0, k1}, r->arg());
+      const UOpRef inside = and_gate(m % tune::kTileM == 0 ? UOpRef() : lt(mi, idx(m)),
+                                     n % tune::kTileN == 0 ? UOpRef() : lt(ni, idx(n)));
+      std::unordered_map<const UOp*, UOpRef> at = batch_at;
+      unflatten(is, m % tune::kTileM == 0 ? mi : where(lt(mi, idx(m)), mi, idx(m - 1)), at);
+      unflatten(js, n % tune::kTileN == 0 ? ni : where(lt(ni, idx(n)), ni, idx(n - 1)), at);
+      at[r] = sum;
+      for (const UOpRef& st : sink->srcs())
+        stores.push_back(gate_store(substituted(st, at), inside));
+    }
+  plan.sink = UOp::make(Op::SINK, dtypes::void_, stores);
+  plan.groups = {idx(batch * tiles_m * tiles_n), idx(1), idx(1)};
+  plan.local = {static_cast<uint32_t>(threads), 1, 1};
+  return plan;
+}
+
+}  // namespace polygrad::codegen

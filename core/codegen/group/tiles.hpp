@@ -1,0 +1,31 @@
+// The group strategy's tile form: a matmul-shaped reduce with both operands staged in local
+// memory.
+//
+// The kernel's one REDUCE is a sum of products X * Y in which X depends on the output ranges I
+// (and reduce ranges K) and Y on the output ranges J (and K), besides ranges B both depend on
+// (a batch), and I, J, B are every output range: a matmul (I = rows, J = columns), a batched
+// one, a convolution (I = batch and pixels, J = output channels, K = input channels and the
+// window). With M, N, K the products of I's, J's and K's extents, each group computes a
+// kTileM x kTileN block of one batch's M x N output; per kTileK slice of K its threads copy
+// the slice's X tile (kTileM x kTileK) and Y tile (kTileK x kTileN) into local memory (a
+// Stage: values past M, N or K are stored as 0), wait, and each thread adds kRegM x kRegN
+// products per k step from the tiles into its accumulators (register blocking), then waits
+// again before the next slice overwrites the tiles. The epilogue (bias, activation) runs on
+// each of the thread's outputs; stores past M or N are gated.
+#ifndef POLYGRAD_CODEGEN_GROUP_TILES_HPP
+#define POLYGRAD_CODEGEN_GROUP_TILES_HPP
+
+#include <optional>
+
+#include "codegen/strategy.hpp"
+
+namespace polygrad::codegen {
+
+/// The tile plan of `sink` for `target`, or nullopt when the kernel is not matmul-shaped, its
+/// extents are not constant, it is smaller than a tile, or the target lacks the threads or
+/// local memory a tile needs.
+std::optional<Planned> plan_tiles(const UOpRef& sink, const Target& target);
+
+}  // namespace polygrad::codegen
+
+#endif  // POLYGRAD_CODEGEN_GROUP_TILES_HPP
