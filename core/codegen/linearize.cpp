@@ -23,7 +23,8 @@ namespace {
 #define PG_CODEGEN_SAME_OPS(X)                                                                \
   X(CONST) X(INDEX) X(LOAD) X(STORE) X(NEG) X(NOT) X(RECIP) X(SQRT) X(EXP2) X(LOG2) X(SIN)   \
   X(TRUNC) X(ADD) X(SUB) X(MUL) X(FDIV) X(IDIV) X(MOD) X(MAX) X(CMPLT) X(CMPNE) X(CMPEQ)     \
-  X(AND) X(OR) X(XOR) X(SHL) X(SHR) X(WHERE) X(MULACC) X(CAST) X(BITCAST) X(VECTORIZE) X(GEP)
+  X(AND) X(OR) X(XOR) X(SHL) X(SHR) X(WHERE) X(MULACC) X(CAST) X(BITCAST) X(VECTORIZE) X(GEP)  \
+  X(WMMA)
 // clang-format on
 
 pg_op to_pg(Op op) {
@@ -294,7 +295,9 @@ uint32_t Linearizer::value(const UOpRef& ref, int ctx) {
     default: {
       std::vector<uint32_t> srcs;
       for (const UOpRef& s : u->srcs()) srcs.push_back(value(s, p));
-      const pg_arg a = u->op() == Op::GEP ? arg_i(u->arg_ints().at(0)) : arg_i(0);
+      const pg_arg a = u->op() == Op::GEP    ? arg_i(u->arg_ints().at(0))
+                       : u->op() == Op::WMMA ? arg_i(u->arg_int())
+                                             : arg_i(0);
       id = add(p, to_pg(u->op()), t, std::move(srcs), a);
       break;
     }
@@ -320,6 +323,15 @@ void Linearizer::accumulate(int s, Op op, DType t, uint32_t acc, const UOpRef& a
   // A vector sum of products (the upcast matmul) accumulates with MULACC: one fused
   // multiply-add per vector instead of a multiply and an add.
   const bool fuse = op == Op::ADD && t.is_vector() && t.is_float() && v->op() == Op::MUL;
+  // A sum of tensor-core products WMMA(A, B, 0) accumulates through the C operand.
+  if (op == Op::ADD && v->op() == Op::WMMA && is_zero_const(v->src(2).get())) {
+    const uint32_t a = value(v->src(0), s), b = value(v->src(1), s);
+    uint32_t idx = add(s, PG_OP_INDEX, reg, {acc, value(at, s)});
+    uint32_t cur = add(s, PG_OP_LOAD, t, {idx});
+    add(s, PG_OP_STORE, dtypes::void_,
+        {idx, add(s, PG_OP_WMMA, t, {a, b, cur}, arg_i(v->arg_int()))});
+    return;
+  }
   std::vector<uint32_t> srcs;
   if (fuse)
     srcs = {value(v->src(0), s), value(v->src(1), s)};

@@ -69,6 +69,9 @@ inline constexpr uint32_t alu = unary | binary | ternary;
   X(BARRIER, opg::kernel, 0, -1, "workgroup barrier after srcs; void")                        \
   X(VECTORIZE, opg::kernel, 1, -1, "srcs: one scalar per lane")                               \
   X(GEP, opg::kernel, 1, 1, "src vector; arg vector<int64> lanes taken")                      \
+  X(WMMA, opg::kernel, 3, 3,                                                                \
+    "srcs (A, B, C), one thread's tensor-core fragments: D = A * B + C; arg int64 the index "  \
+    "into the target's tensor_cores")                                                           \
   /* --- unary ALU ---------------------------------------------------------------------- */   \
   X(NEG, opg::both | opg::unary, 1, 1, "-x")                                                  \
   X(NOT, opg::both | opg::unary, 1, 1, "logical (bool) or bitwise (ints) not")                \

@@ -166,7 +166,9 @@ void check_node(const UOp& u) {
     case Op::REDUCE:
       c.arg<int64_t>("an alu op");
       for (size_t i = 1; i < u.nsrcs(); ++i)
-        c.expect(u.src(i)->op() == Op::RANGE, "sources after the first must be RANGEs");
+        c.expect(u.src(i)->op() == Op::RANGE ||
+                     (i + 1 == u.nsrcs() && i > 1 && u.src(i)->op() == Op::SPECIAL),
+                 "sources after the first must be RANGEs (and a last SPECIAL thread index)");
       break;
     case Op::VECTORIZE:
       c.result(t.lanes() == n, "a vector of one lane per source");

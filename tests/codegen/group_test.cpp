@@ -130,5 +130,50 @@ TEST(Group, MatmulStagesTilesOfBothOperandsInLocalMemory) {
   EXPECT_EQ(count(k, PG_OP_DEFINE_REG), 16);  // a 4 x 4 block of accumulators per thread
 }
 
+/// The maps of PTX's mma.sync m16n8k16 (row.col) for lane t, group g = t / 4, q = t % 4:
+/// A's element l at row g + 8 * (l / 2 % 2), column 2q + l % 2 + 8 * (l / 4); B's at k-row
+/// 2q + l % 2 + 8 * (l / 2), column g; C's at row g + 8 * (l / 2), column 2q + l % 2.
+struct PtxMaps {
+  uint16_t a[256], b[128], c[128];
+  PtxMaps() {
+    for (int t = 0; t < 32; ++t) {
+      const int g = t / 4, q = t % 4;
+      for (int l = 0; l < 8; ++l)
+        a[t * 8 + l] =
+            static_cast<uint16_t>((g + 8 * (l / 2 % 2)) * 16 + 2 * q + l % 2 + 8 * (l / 4));
+      for (int l = 0; l < 4; ++l) {
+        b[t * 4 + l] = static_cast<uint16_t>((2 * q + l % 2 + 8 * (l / 2)) * 8 + g);
+        c[t * 4 + l] = static_cast<uint16_t>((g + 8 * (l / 2)) * 8 + 2 * q + l % 2);
+      }
+    }
+  }
+};
+
+TEST(Group, HalfMatmulUsesTheTargetsTensorCore) {
+  static const PtxMaps maps;
+  Target t = group_target();
+  t.caps.tensor_core_count = 1;
+  t.caps.tensor_cores[0] = {
+      16, 8,      16,     32,    PG_DTYPE_FLOAT16, PG_DTYPE_FLOAT16, PG_DTYPE_FLOAT32, 0,
+      0,  maps.a, maps.b, maps.c};
+  const int64_t m = 128, n = 96, kd = 64;
+  UOpRef i = range(idx(m), 0), j = range(idx(n), 1), kk = range(idx(kd), 2);
+  UOpRef o = global(0, dtypes::float16), a = global(1, dtypes::float16),
+         b = global(2, dtypes::float16);
+  UOpRef prod = polygrad::cast(load(a, i * kd + kk) * load(b, kk * n + j), dtypes::float32);
+  UOpRef ast =
+      sink({store(o, i * n + j, polygrad::cast(reduce(Op::ADD, prod, {kk}), dtypes::float16))});
+  const LoweredKernel k = polygrad::codegen::lower(ast, t);
+  expect_valid(k);
+  EXPECT_EQ(k.local_size[0], 128u);    // 4 warps
+  EXPECT_EQ(groups(k), 2 * 2);         // 64 x 64 tiles
+  EXPECT_EQ(count(k, PG_OP_WMMA), 8);  // 2 x 4 tensor-core tiles per warp
+  EXPECT_EQ(count(k, PG_OP_DEFINE_LOCAL), 2);
+  // Without the tensor core, the same kernel is the float tile form.
+  const LoweredKernel plain = polygrad::codegen::lower(ast, group_target());
+  EXPECT_EQ(count(plain, PG_OP_WMMA), 0);
+  EXPECT_EQ(plain.local_size[0], 256u);
+}
+
 }  // namespace
 }  // namespace polygrad_test

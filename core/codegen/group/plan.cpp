@@ -11,6 +11,7 @@
 #include "codegen/group/ast_parts.hpp"
 #include "codegen/group/tiles.hpp"
 #include "codegen/group/tuning.hpp"
+#include "codegen/group/wmma.hpp"
 #include "codegen/rebuild.hpp"
 #include "ir/error.hpp"
 #include "ir/graph.hpp"
@@ -138,8 +139,10 @@ Planned by_rows(const UOpRef& sink, Kernel& k, const Ranges& rows,
 }  // namespace
 
 Planned plan_groups(const UOpRef& sink, const Target& target, bool scatter) {
-  if (!scatter)
+  if (!scatter) {
+    if (std::optional<Planned> mma = plan_wmma(sink, target)) return std::move(*mma);
     if (std::optional<Planned> tiled = plan_tiles(sink, target)) return std::move(*tiled);
+  }
   Kernel k = survey(sink);
   LoopDeps deps;
   Planned plan;

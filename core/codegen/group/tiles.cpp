@@ -31,15 +31,14 @@ UOpRef substituted(const UOpRef& x, const std::unordered_map<const UOp*, UOpRef>
 
 }  // namespace
 
-std::optional<Planned> plan_tiles(const UOpRef& sink, const Target& target) {
-  // The shape: one REDUCE, a float sum of a product, over constant extents.
+std::optional<Product> product_shape(const UOpRef& sink) {
+  Product p;
   std::map<int64_t, const UOp*> ranges;
   std::vector<const UOp*> reduces;
-  int64_t next_id = 0;
   for (const UOp* u : toposort(sink)) {
     if (u->op() == Op::RANGE) {
       ranges.emplace(u->arg_int(), u);
-      next_id = std::max(next_id, u->arg_int() + 1);
+      p.next_id = std::max(p.next_id, u->arg_int() + 1);
       if (u->src(0)->op() != Op::CONST) return std::nullopt;
     }
     if (u->op() == Op::REDUCE) reduces.push_back(u);
@@ -48,38 +47,58 @@ std::optional<Planned> plan_tiles(const UOpRef& sink, const Target& target) {
   if (reduces.size() != 1) return std::nullopt;
   const UOp* r = reduces[0];
   const DType t = r->dtype();
-  if (static_cast<Op>(r->arg_int()) != Op::ADD || !t.is_float() || t.is_vector() ||
-      r->src(0)->op() != Op::MUL)
+  if (static_cast<Op>(r->arg_int()) != Op::ADD || !t.is_float() || t.is_vector())
     return std::nullopt;
-  const UOpRef x = r->src(0)->src(0), y = r->src(0)->src(1);
+  UOpRef v = r->src(0);
+  if (v->op() == Op::CAST && v->src(0)->op() == Op::MUL) v = v->src(0);  // a half product
+  if (v->op() != Op::MUL) return std::nullopt;
+  p.reduce = r;
+  p.x = v->src(0);
+  p.y = v->src(1);
   LoopDeps deps;
-  Ranges ks, is, js, bs;
   std::set<const UOp*> reduced;
   for (size_t i = 1; i < r->nsrcs(); ++i) {
-    ks.push_back(r->src(i).get());
+    p.ks.push_back(r->src(i).get());
     reduced.insert(r->src(i).get());
   }
   for (const auto& [id, rng] : ranges) {
     if (reduced.count(rng)) continue;
-    const bool in_x = depends(deps, x.get(), rng), in_y = depends(deps, y.get(), rng);
+    p.out_ends.push_back(rng->src(0));
+    const bool in_x = depends(deps, p.x.get(), rng), in_y = depends(deps, p.y.get(), rng);
     if (in_x && in_y)
-      bs.push_back(rng);
+      p.bs.push_back(rng);
     else if (in_x)
-      is.push_back(rng);
+      p.is.push_back(rng);
     else if (in_y)
-      js.push_back(rng);
+      p.js.push_back(rng);
     else
       return std::nullopt;  // an output range only the epilogue reads
   }
   for (const UOpRef& st : sink->srcs())
     for (const auto& [id, rng] : ranges)
       if (!reduced.count(rng) && !depends(deps, st->src(0).get(), rng)) return std::nullopt;
-  if (is.empty() || js.empty()) return std::nullopt;
-  const int64_t m = constant_or(extent_of(is)), n = constant_or(extent_of(js)),
-                k = constant_or(extent_of(ks)), batch = constant_or(extent_of(bs));
+  if (p.is.empty() || p.js.empty()) return std::nullopt;
+  p.m = constant_or(extent_of(p.is));
+  p.n = constant_or(extent_of(p.js));
+  p.k = constant_or(extent_of(p.ks));
+  p.batch = constant_or(extent_of(p.bs));
+  return p;
+}
+
+std::optional<Planned> plan_tiles(const UOpRef& sink, const Target& target) {
+  std::optional<Product> shape = product_shape(sink);
+  if (!shape) return std::nullopt;
+  const UOp* r = shape->reduce;
+  const DType t = r->dtype();
+  const UOpRef x = shape->x, y = shape->y;
+  const DType tx_t = x->dtype(), ty_t = y->dtype();  // the operands' own (a half product's)
+  const Ranges &is = shape->is, &js = shape->js, &ks = shape->ks, &bs = shape->bs;
+  const int64_t m = shape->m, n = shape->n, k = shape->k, batch = shape->batch;
+  int64_t next_id = shape->next_id;
   if (m < tune::kTileM || n < tune::kTileN || k < tune::kTileK) return std::nullopt;
   const int64_t threads = (tune::kTileM / tune::kRegM) * (tune::kTileN / tune::kRegN);
-  const int64_t tile_bytes = (tune::kTileM + tune::kTileN) * tune::kTileK * t.scalar_size();
+  const int64_t tile_bytes =
+      (tune::kTileM * tx_t.scalar_size() + tune::kTileN * ty_t.scalar_size()) * tune::kTileK;
   if (threads >
           std::min<int64_t>(target.caps.max_threads_per_group, target.caps.max_local_dims[0]) ||
       tile_bytes > static_cast<int64_t>(target.caps.local_memory_bytes) ||
@@ -92,8 +111,7 @@ std::optional<Planned> plan_tiles(const UOpRef& sink, const Target& target) {
   // The launch: group g = (b * tiles_m + tm) * tiles_n + tn; thread l = ty * (TN / RN) + tx.
   Planned plan;
   plan.grouped = true;
-  for (const auto& [id, rng] : ranges)
-    if (!reduced.count(rng)) plan.out_ends.push_back(rng->src(0));
+  plan.out_ends = shape->out_ends;
   const UOpRef g = special("gidx0", idx(batch * tiles_m * tiles_n));
   const UOpRef l = special("lidx0", idx(threads));
   const int64_t across = tune::kTileN / tune::kRegN;
@@ -105,10 +123,10 @@ std::optional<Planned> plan_tiles(const UOpRef& sink, const Target& target) {
   // The stage: per slice k0 of kTileK, X's tile [mm][kk] and Y's tile [kk][nn] in local memory.
   const UOpRef k0 = range(idx((k + tune::kTileK - 1) / tune::kTileK), next_id++);
   const UOpRef k1 = range(idx(tune::kTileK), next_id++);
-  const DType lp = t.ptr(AddrSpace::local);
-  const UOpRef xs = UOp::make(Op::DEFINE_LOCAL, lp, {},
+  const DType lx = tx_t.ptr(AddrSpace::local), ly = ty_t.ptr(AddrSpace::local);
+  const UOpRef xs = UOp::make(Op::DEFINE_LOCAL, lx, {},
                               Arg(std::vector<int64_t>{0, tune::kTileM * tune::kTileK}));
-  const UOpRef ys = UOp::make(Op::DEFINE_LOCAL, lp, {},
+  const UOpRef ys = UOp::make(Op::DEFINE_LOCAL, ly, {},
                               Arg(std::vector<int64_t>{1, tune::kTileK * tune::kTileN}));
   Stage stage;
   stage.loop_id = k0->arg_int();
@@ -123,9 +141,9 @@ std::optional<Planned> plan_tiles(const UOpRef& sink, const Target& target) {
     unflatten(is, m % tune::kTileM == 0 ? mi : where(lt(mi, idx(m)), mi, idx(m - 1)), at);
     unflatten(ks, k % tune::kTileK == 0 ? kk : where(lt(kk, idx(k)), kk, idx(k - 1)), at);
     UOpRef value = substituted(x, at);
-    if (inside) value = where(inside, value, const_float(t, 0.0));
+    if (inside) value = where(inside, value, const_float(tx_t, 0.0));
     stage.stores.push_back(
-        UOp::make(Op::STORE, dtypes::void_, {UOp::make(Op::INDEX, lp, {xs, e}), value}));
+        UOp::make(Op::STORE, dtypes::void_, {UOp::make(Op::INDEX, lx, {xs, e}), value}));
   }
   // Y's tile: rows kk, columns nn (n = tn * TN + nn).
   for (int64_t c = 0; c * threads < tune::kTileK * tune::kTileN; ++c) {
@@ -138,9 +156,9 @@ std::optional<Planned> plan_tiles(const UOpRef& sink, const Target& target) {
     unflatten(js, n % tune::kTileN == 0 ? ni : where(lt(ni, idx(n)), ni, idx(n - 1)), at);
     unflatten(ks, k % tune::kTileK == 0 ? kk : where(lt(kk, idx(k)), kk, idx(k - 1)), at);
     UOpRef value = substituted(y, at);
-    if (inside) value = where(inside, value, const_float(t, 0.0));
+    if (inside) value = where(inside, value, const_float(ty_t, 0.0));
     stage.stores.push_back(
-        UOp::make(Op::STORE, dtypes::void_, {UOp::make(Op::INDEX, lp, {ys, e}), value}));
+        UOp::make(Op::STORE, dtypes::void_, {UOp::make(Op::INDEX, ly, {ys, e}), value}));
   }
   plan.stages.push_back(std::move(stage));
 
@@ -151,10 +169,12 @@ std::optional<Planned> plan_tiles(const UOpRef& sink, const Target& target) {
       const UOpRef mm = ty * tune::kRegM + ri, nn = tx * tune::kRegN + rj;
       const UOpRef mi = tm * tune::kTileM + mm, ni = tn * tune::kTileN + nn;
       const UOpRef a =
-          UOp::make(Op::LOAD, t, {UOp::make(Op::INDEX, lp, {xs, mm * tune::kTileK + k1})});
+          UOp::make(Op::LOAD, tx_t, {UOp::make(Op::INDEX, lx, {xs, mm * tune::kTileK + k1})});
       const UOpRef bv =
-          UOp::make(Op::LOAD, t, {UOp::make(Op::INDEX, lp, {ys, k1 * tune::kTileN + nn})});
-      const UOpRef sum = UOp::make(Op::REDUCE, t, {a * bv, k0, k1}, r->arg());
+          UOp::make(Op::LOAD, ty_t, {UOp::make(Op::INDEX, ly, {ys, k1 * tune::kTileN + nn})});
+      // The kernel's own product (a half one cast to float stays so) of the staged values.
+      const UOpRef prod = substituted(r->src(0), {{x.get(), a}, {y.get(), bv}});
+      const UOpRef sum = UOp::make(Op::REDUCE, t, {prod, k0, k1}, r->arg());
       const UOpRef inside = and_gate(m % tune::kTileM == 0 ? UOpRef() : lt(mi, idx(m)),
                                      n % tune::kTileN == 0 ? UOpRef() : lt(ni, idx(n)));
       std::unordered_map<const UOp*, UOpRef> at = batch_at;

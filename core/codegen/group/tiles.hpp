@@ -15,11 +15,25 @@
 #ifndef POLYGRAD_CODEGEN_GROUP_TILES_HPP
 #define POLYGRAD_CODEGEN_GROUP_TILES_HPP
 
+#include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "codegen/strategy.hpp"
 
 namespace polygrad::codegen {
+
+/// A kernel whose one REDUCE is a float sum of products X * Y (or of a half product cast to
+/// float), split as the file comment says; every extent constant.
+struct Product {
+  const UOp* reduce = nullptr;
+  UOpRef x, y;                             ///< the product's operands
+  std::vector<const UOp*> is, js, ks, bs;  ///< X's, Y's, the reduce's and the shared ranges
+  int64_t m = 1, n = 1, k = 1, batch = 1;  ///< the products of their extents
+  std::vector<UOpRef> out_ends;            ///< every output extent, outermost first
+  int64_t next_id = 0;                     ///< a RANGE id no range of the kernel uses
+};
+std::optional<Product> product_shape(const UOpRef& sink);
 
 /// The tile plan of `sink` for `target`, or nullopt when the kernel is not matmul-shaped, its
 /// extents are not constant, it is smaller than a tile, or the target lacks the threads or

@@ -1,0 +1,210 @@
+// plan_wmma(): the tensor-core form of the group strategy (wmma.hpp).
+#include "codegen/group/wmma.hpp"
+
+#include <algorithm>
+
+#include "codegen/group/ast_parts.hpp"
+#include "codegen/group/tiles.hpp"
+#include "codegen/rebuild.hpp"
+
+namespace polygrad::codegen {
+
+namespace {
+
+using namespace group_ast;  // NOLINT: the shared builders
+
+/// A fragment's layout: for lane t and element l, the row and column it holds, as
+/// base[l] + the sum over the set bits b of t of step[b].
+struct Layout {
+  std::vector<int64_t> row0, col0;          // per element l
+  std::vector<int64_t> row_step, col_step;  // per bit of the lane
+};
+
+/// The layout of fragment `map` (null: canonical) of a rows x cols operand over `threads`
+/// lanes, or nullopt when it is not a sum of per-bit amounts.
+std::optional<Layout> layout_of(const uint16_t* map, int64_t rows, int64_t cols, int64_t threads) {
+  const int64_t lanes = rows * cols / threads;
+  if (lanes * threads != rows * cols || (threads & (threads - 1)) != 0) return std::nullopt;
+  auto entry = [&](int64_t t, int64_t l) -> int64_t {
+    return map != nullptr ? map[t * lanes + l] : t * lanes + l;
+  };
+  Layout out;
+  int bits = 0;
+  while ((int64_t{1} << bits) < threads) ++bits;
+  for (int64_t l = 0; l < lanes; ++l) {
+    out.row0.push_back(entry(0, l) / cols);
+    out.col0.push_back(entry(0, l) % cols);
+  }
+  for (int b = 0; b < bits; ++b) {
+    const int64_t e = entry(int64_t{1} << b, 0);
+    out.row_step.push_back(e / cols - out.row0[0]);
+    out.col_step.push_back(e % cols - out.col0[0]);
+  }
+  for (int64_t t = 0; t < threads; ++t)
+    for (int64_t l = 0; l < lanes; ++l) {
+      int64_t row = out.row0[l], col = out.col0[l];
+      for (int b = 0; b < bits; ++b)
+        if ((t >> b) & 1) {
+          row += out.row_step[b];
+          col += out.col_step[b];
+        }
+      if (row * cols + col != entry(t, l) || row < 0 || row >= rows || col < 0 || col >= cols)
+        return std::nullopt;
+    }
+  return out;
+}
+
+/// The row (or column) of element l for the lane `lane`, as an expression.
+UOpRef position(const Layout& lay, bool row, int64_t l, const UOpRef& lane) {
+  UOpRef v = idx(row ? lay.row0[l] : lay.col0[l]);
+  const std::vector<int64_t>& step = row ? lay.row_step : lay.col_step;
+  for (size_t b = 0; b < step.size(); ++b)
+    if (step[b] != 0) v = v + (lane / (int64_t{1} << b)) % 2 * step[b];
+  return v;
+}
+
+/// X with `to`'s ranges replaced.
+UOpRef substituted(const UOpRef& x, const std::unordered_map<const UOp*, UOpRef>& to) {
+  return rewrite(x, [&](const UOp* orig, const UOpRef& n) -> UOpRef {
+    if (auto it = to.find(orig); it != to.end()) return it->second;
+    return n;
+  });
+}
+
+/// The half operand under a cast to float, or null.
+UOpRef uncast(const UOpRef& v, uint8_t dtype) {
+  if (v->op() == Op::CAST && v->src(0)->dtype().scalar() == dtype) return v->src(0);
+  return UOpRef();
+}
+
+}  // namespace
+
+std::optional<Planned> plan_wmma(const UOpRef& sink, const Target& target) {
+  if (target.isa_version < 2 || !(target.caps.flags & PG_CAP_LOCAL_MEMORY)) return std::nullopt;
+  std::optional<Product> shape = product_shape(sink);
+  if (!shape) return std::nullopt;
+  const UOp* r = shape->reduce;
+  const DType acc = r->dtype();
+  // The operands in their own dtype: a half product's, or the half values under casts.
+  UOpRef x, y;
+  if (r->src(0)->op() == Op::CAST) {
+    x = shape->x;
+    y = shape->y;
+  }
+  for (uint32_t ti = 0; ti < target.caps.tensor_core_count && ti < PG_MAX_TENSOR_CORES; ++ti) {
+    const pg_tensor_core& tc = target.caps.tensor_cores[ti];
+    if (tc.dtype_c != acc.scalar() || tc.threads == 0) continue;
+    UOpRef a = x, b = y;
+    if (!a) {
+      a = uncast(shape->x, tc.dtype_a);
+      b = uncast(shape->y, tc.dtype_b);
+    }
+    if (!a || !b || a->dtype().scalar() != tc.dtype_a || b->dtype().scalar() != tc.dtype_b)
+      continue;
+    const int64_t threads = tc.threads, warps_m = 2, warps_n = 2, frag_m = 2, frag_n = 4;
+    const int64_t tile_m = warps_m * frag_m * tc.m, tile_n = warps_n * frag_n * tc.n;
+    const int64_t group_threads = warps_m * warps_n * threads;
+    const int64_t la = tc.m * tc.k / threads, lb = tc.k * tc.n / threads,
+                  lc = tc.m * tc.n / threads;
+    const std::optional<Layout> fa = layout_of(tc.a_map, tc.m, tc.k, threads);
+    const std::optional<Layout> fb = layout_of(tc.b_map, tc.k, tc.n, threads);
+    const std::optional<Layout> fc = layout_of(tc.c_map, tc.m, tc.n, threads);
+    const DType ta = a->dtype(), tb = b->dtype();
+    const int64_t bytes = tile_m * tc.k * ta.scalar_size() + tc.k * tile_n * tb.scalar_size();
+    if (!fa || !fb || !fc || std::max({la, lb, lc}) > int64_t{target.caps.max_vector_lanes} ||
+        group_threads >
+            int64_t{std::min(target.caps.max_threads_per_group, target.caps.max_local_dims[0])} ||
+        bytes > static_cast<int64_t>(target.caps.local_memory_bytes) || shape->m < tile_m ||
+        shape->n < tile_n || shape->k < tc.k)
+      continue;
+    const int64_t m = shape->m, n = shape->n, k = shape->k, batch = shape->batch;
+    const int64_t tiles_m = (m + tile_m - 1) / tile_m, tiles_n = (n + tile_n - 1) / tile_n;
+    if (batch * tiles_m * tiles_n > int64_t{target.caps.max_global_dims[0]}) continue;
+
+    Planned plan;
+    plan.grouped = true;
+    plan.out_ends = shape->out_ends;
+    int64_t next_id = shape->next_id;
+    const UOpRef g = special("gidx0", idx(batch * tiles_m * tiles_n));
+    const UOpRef l = special("lidx0", idx(group_threads));
+    const UOpRef tn = g % tiles_n, tm = (g / tiles_n) % tiles_m, bi = g / (tiles_n * tiles_m);
+    const UOpRef warp = l / threads, lane = l % threads;
+    const UOpRef wy = warp / warps_n, wx = warp % warps_n;
+    std::unordered_map<const UOp*, UOpRef> batch_at;
+    unflatten(shape->bs, bi, batch_at);
+
+    // Stage the slice k0 of both operands: A's [mm][kk], B's [kk][nn], 0 outside.
+    const UOpRef k0 = range(idx((k + tc.k - 1) / tc.k), next_id++);
+    const UOpRef as = UOp::make(Op::DEFINE_LOCAL, ta.ptr(AddrSpace::local), {},
+                                Arg(std::vector<int64_t>{0, tile_m * tc.k}));
+    const UOpRef bs = UOp::make(Op::DEFINE_LOCAL, tb.ptr(AddrSpace::local), {},
+                                Arg(std::vector<int64_t>{1, tc.k * tile_n}));
+    Stage stage;
+    stage.loop_id = k0->arg_int();
+    auto stage_tile = [&](const UOpRef& local, const UOpRef& v, DType t, int64_t rows, int64_t cols,
+                          bool k_rows) {
+      for (int64_t c = 0; c * group_threads < rows * cols; ++c) {
+        const UOpRef e = l + c * group_threads;
+        const UOpRef kk = k0 * tc.k + (k_rows ? e / cols : e % cols);
+        const UOpRef mn = k_rows ? tn * tile_n + e % cols : tm * tile_m + e / cols;
+        const int64_t total = k_rows ? n : m, tile = k_rows ? tile_n : tile_m;
+        const UOpRef inside = and_gate(total % tile == 0 ? UOpRef() : lt(mn, idx(total)),
+                                       k % tc.k == 0 ? UOpRef() : lt(kk, idx(k)));
+        std::unordered_map<const UOp*, UOpRef> at = batch_at;
+        unflatten(k_rows ? shape->js : shape->is,
+                  total % tile == 0 ? mn : where(lt(mn, idx(total)), mn, idx(total - 1)), at);
+        unflatten(shape->ks, k % tc.k == 0 ? kk : where(lt(kk, idx(k)), kk, idx(k - 1)), at);
+        UOpRef value = substituted(v, at);
+        if (inside) value = where(inside, value, const_float(t, 0.0));
+        stage.stores.push_back(UOp::make(
+            Op::STORE, dtypes::void_, {UOp::make(Op::INDEX, local->dtype(), {local, e}), value}));
+      }
+    };
+    stage_tile(as, a, ta, tile_m, tc.k, false);
+    stage_tile(bs, b, tb, tc.k, tile_n, true);
+    plan.stages.push_back(std::move(stage));
+
+    // Each warp's frag_m x frag_n tensor-core tiles, fragments read from the staged tiles.
+    auto fragment = [&](const UOpRef& tile, DType t, const Layout& lay, int64_t lanes,
+                        const UOpRef& row0, const UOpRef& col0, int64_t cols) {
+      std::vector<UOpRef> parts;
+      for (int64_t e = 0; e < lanes; ++e) {
+        const UOpRef at =
+            (row0 + position(lay, true, e, lane)) * cols + col0 + position(lay, false, e, lane);
+        parts.push_back(UOp::make(Op::LOAD, t, {UOp::make(Op::INDEX, tile->dtype(), {tile, at})}));
+      }
+      return UOp::make(Op::VECTORIZE, t.vec(static_cast<int>(lanes)), parts);
+    };
+    std::vector<UOpRef> stores;
+    const DType cv = acc.vec(static_cast<int>(lc));
+    for (int64_t fm = 0; fm < frag_m; ++fm)
+      for (int64_t fn = 0; fn < frag_n; ++fn) {
+        const UOpRef row0 = wy * (frag_m * tc.m) + fm * tc.m;
+        const UOpRef col0 = wx * (frag_n * tc.n) + fn * tc.n;
+        const UOpRef fa_v = fragment(as, ta, *fa, la, row0, idx(0), tc.k);
+        const UOpRef fb_v = fragment(bs, tb, *fb, lb, idx(0), col0, tile_n);
+        const UOpRef mma = UOp::make(Op::WMMA, cv, {fa_v, fb_v, const_float(cv, 0.0)},
+                                     Arg(static_cast<int64_t>(ti)));
+        const UOpRef sum = UOp::make(Op::REDUCE, cv, {mma, k0}, r->arg());
+        for (int64_t e = 0; e < lc; ++e) {
+          const UOpRef mi = tm * tile_m + row0 + position(*fc, true, e, lane);
+          const UOpRef ni = tn * tile_n + col0 + position(*fc, false, e, lane);
+          const UOpRef inside = and_gate(m % tile_m == 0 ? UOpRef() : lt(mi, idx(m)),
+                                         n % tile_n == 0 ? UOpRef() : lt(ni, idx(n)));
+          std::unordered_map<const UOp*, UOpRef> at = batch_at;
+          unflatten(shape->is, m % tile_m == 0 ? mi : where(lt(mi, idx(m)), mi, idx(m - 1)), at);
+          unflatten(shape->js, n % tile_n == 0 ? ni : where(lt(ni, idx(n)), ni, idx(n - 1)), at);
+          at[r] = UOp::make(Op::GEP, acc, {sum}, Arg(std::vector<int64_t>{e}));
+          for (const UOpRef& st : sink->srcs())
+            stores.push_back(gate_store(substituted(st, at), inside));
+        }
+      }
+    plan.sink = UOp::make(Op::SINK, dtypes::void_, stores);
+    plan.groups = {idx(batch * tiles_m * tiles_n), idx(1), idx(1)};
+    plan.local = {static_cast<uint32_t>(group_threads), 1, 1};
+    return plan;
+  }
+  return std::nullopt;
+}
+
+}  // namespace polygrad::codegen
