@@ -91,6 +91,10 @@ class Linearizer {
   std::vector<uint32_t> tree(int p, const std::vector<const UOp*>& group,
                              const std::vector<uint32_t>& parts, const UOp* lidx);
   uint32_t special(const UOp* u, int p);
+  /// The dtype of offsets into accumulator arrays: int32 where the index math may be int32.
+  DType offset_t() const {
+    return grouped_ && target_.caps.index_bits == 32 ? dtypes::int32 : dtypes::index;
+  }
   void accumulate(int s, Op op, DType t, uint32_t acc, const UOpRef& at, const UOpRef& v);
   void materialize(int p, const Stash& stash);
   std::vector<const UOp*> reduce_group(const UOp* r, int p);
@@ -452,8 +456,8 @@ uint32_t Linearizer::reduce(const UOp* r, int p) {
   auto init_lanes = [&](int scope, size_t g, uint32_t into) {
     const uint32_t init = constant(reduce_identity(static_cast<Op>(group[g]->arg_int()), t));
     for (int l = 0; l < lanes; ++l) {
-      uint32_t idx = add(scope, PG_OP_INDEX, reg,
-                         {into, constant(const_int(dtypes::index, int64_t{l} * width))});
+      uint32_t idx =
+          add(scope, PG_OP_INDEX, reg, {into, constant(const_int(offset_t(), int64_t{l} * width))});
       add(scope, PG_OP_STORE, dtypes::void_, {idx, init});
     }
   };
@@ -470,8 +474,9 @@ uint32_t Linearizer::reduce(const UOp* r, int p) {
   // kernels 2e-7). Not a product's sum (the upcast matmul's, whose k slices already cut it).
   bool staged = false;
   for (size_t i = 1; i <= nranges; ++i) staged = staged || stages_.count(r->src(i)->arg_int());
+  // (Not on group targets: a thread's sums are short, and its index math may be int32.)
   const BlockedSum blocked =
-      lidx != nullptr || staged ? BlockedSum{} : blocked_sum(group, full, lanes);
+      grouped_ || lidx != nullptr || staged ? BlockedSum{} : blocked_sum(group, full, lanes);
   std::vector<uint32_t> part(blocked.on ? n : 0);
   for (size_t g = 0; g < part.size(); ++g)
     part[g] = add(p, PG_OP_DEFINE_REG, reg, {}, arg_i(int64_t{lanes} * width));
@@ -491,7 +496,7 @@ uint32_t Linearizer::reduce(const UOp* r, int p) {
   auto join_parts = [&](int sc) {
     for (size_t g = 0; g < n; ++g)
       for (int l = 0; l < lanes; ++l) {
-        const uint32_t at = constant(const_int(dtypes::index, int64_t{l} * width));
+        const uint32_t at = constant(const_int(offset_t(), int64_t{l} * width));
         const uint32_t pi = add(sc, PG_OP_INDEX, reg, {part[g], at});
         const uint32_t ai = add(sc, PG_OP_INDEX, reg, {acc[g], at});
         const uint32_t sum =
@@ -499,7 +504,7 @@ uint32_t Linearizer::reduce(const UOp* r, int p) {
         add(sc, PG_OP_STORE, dtypes::void_, {ai, sum});
       }
   };
-  const UOpRef lane0 = const_int(dtypes::index, 0);
+  const UOpRef lane0 = const_int(offset_t(), 0);
   std::vector<int> loops;
   int s = p;
   int outer = -1;            // the blocked sum's outer loop
@@ -630,8 +635,8 @@ uint32_t Linearizer::reduce(const UOp* r, int p) {
   for (size_t g = 0; g < n; ++g) {
     const Op op = static_cast<Op>(group[g]->arg_int());
     auto lane_value = [&](int l) {
-      uint32_t idx = add(p, PG_OP_INDEX, reg,
-                         {acc[g], constant(const_int(dtypes::index, int64_t{l} * width))});
+      uint32_t idx =
+          add(p, PG_OP_INDEX, reg, {acc[g], constant(const_int(offset_t(), int64_t{l} * width))});
       return add(p, PG_OP_LOAD, t, {idx});
     };
     results[g] = lane_value(0);
@@ -651,7 +656,7 @@ uint32_t Linearizer::special(const UOp* u, int p) {
     ir_error("codegen: SPECIAL '" + name + "' is not gidxD or lidxD (D in 0..2)");
   const uint32_t s = make(PG_OP_SPECIAL, dtypes::int32, {}, arg_i(dim), kind);
   insert(p, {false, s});
-  return add(p, PG_OP_CAST, u->dtype(), {s});
+  return u->dtype() == dtypes::int32 ? s : add(p, PG_OP_CAST, u->dtype(), {s});
 }
 
 std::vector<uint32_t> Linearizer::tree(int p, const std::vector<const UOp*>& group,
@@ -673,9 +678,9 @@ std::vector<uint32_t> Linearizer::tree(int p, const std::vector<const UOp*>& gro
   }
   add(p, PG_OP_BARRIER, dtypes::void_, {});
   for (int64_t s = threads / 2; s >= 1; s /= 2) {
-    const uint32_t step = constant(const_int(dtypes::index, s));
+    const uint32_t step = constant(const_int(lidx->dtype(), s));
     const uint32_t below = add(p, PG_OP_CMPLT, dtypes::bool_, {me, step});
-    const uint32_t other = add(p, PG_OP_ADD, dtypes::index, {me, step});
+    const uint32_t other = add(p, PG_OP_ADD, lidx->dtype(), {me, step});
     for (size_t g = 0; g < n; ++g) {
       const Op op = static_cast<Op>(group[g]->arg_int());
       const uint32_t identity = constant(reduce_identity(op, t));
@@ -686,7 +691,7 @@ std::vector<uint32_t> Linearizer::tree(int p, const std::vector<const UOp*>& gro
     }
     add(p, PG_OP_BARRIER, dtypes::void_, {});
   }
-  const uint32_t zero = constant(const_int(dtypes::index, 0));
+  const uint32_t zero = constant(const_int(lidx->dtype(), 0));
   for (size_t g = 0; g < n; ++g)
     out[g] = add(p, PG_OP_LOAD, t, {add(p, PG_OP_INDEX, lp, {arrays[g], zero})});
   add(p, PG_OP_BARRIER, dtypes::void_, {});

@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "codegen/check.hpp"
+#include "codegen/group/narrow.hpp"
 #include "codegen/linearize.hpp"
 #include "codegen/rebuild.hpp"
 #include "codegen/strategy.hpp"
@@ -152,10 +153,12 @@ LoweredKernel lower(const UOpRef& sink, const Target& target) {
     ast = decompose_transcendentals(ast, target);
   const Planned planned = (target.caps.flags & PG_CAP_GROUPS) ? plan_groups(ast, target, scatter)
                                                               : plan_cpu(ast, target, scatter);
-  const UOpRef planned_sink = planned.grouped ? simplify_indexing(planned.sink) : planned.sink;
+  UOpRef planned_sink = planned.grouped ? simplify_indexing(planned.sink) : planned.sink;
   std::vector<Stage> stages = planned.stages;
   for (Stage& st : stages)
     for (UOpRef& store : st.stores) store = simplify_indexing(store);
+  if (planned.grouped && target.caps.index_bits == 32)
+    planned_sink = narrow_indices(planned_sink, stages, target);
   Linearized l = linearize(planned_sink, target, planned.stashes, planned.grouped, stages);
   if (planned.grouped) l.out_ends = planned.out_ends;
 

@@ -4,6 +4,7 @@ target_sources(polygrad_compiler PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/check.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cpu_strategy.cpp
   ${CMAKE_CURRENT_LIST_DIR}/dot_form.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/group/narrow.cpp
   ${CMAKE_CURRENT_LIST_DIR}/group/plan.cpp
   ${CMAKE_CURRENT_LIST_DIR}/group/tiles.cpp
   ${CMAKE_CURRENT_LIST_DIR}/group/wmma.cpp

@@ -2,6 +2,7 @@
 // shape and the program's structure. Values on such a target: tests/gpu_emu.
 #include <gtest/gtest.h>
 
+#include <polygrad/error.hpp>
 #include <polygrad/program_check.hpp>
 
 #include <algorithm>
@@ -173,6 +174,48 @@ TEST(Group, HalfMatmulUsesTheTargetsTensorCore) {
   const LoweredKernel plain = polygrad::codegen::lower(ast, group_target());
   EXPECT_EQ(count(plain, PG_OP_WMMA), 0);
   EXPECT_EQ(plain.local_size[0], 256u);
+}
+
+int count_int64(const LoweredKernel& k) {
+  return static_cast<int>(
+      std::count_if(k.instructions.begin(), k.instructions.end(), [](const pg_instruction& in) {
+        return in.dtype == PG_DTYPE_INT64 && in.addrspace == PG_ADDR_NONE;
+      }));
+}
+
+TEST(Group, IndexMathIsInt32WhenTheTargetAsksAndItFits) {
+  UOpRef i = range(idx(64), 0), kk = range(idx(4096), 1);
+  UOpRef o = global(0, dtypes::float32), a = global(1, dtypes::float32);
+  UOpRef ast = sink({store(o, i, reduce(Op::ADD, load(a, i * 4096 + kk), {kk}))});
+  Target t = group_target();
+  EXPECT_GT(count_int64(polygrad::codegen::lower(ast, t)), 0);
+  t.caps.index_bits = 32;
+  const LoweredKernel k = polygrad::codegen::lower(ast, t);
+  expect_valid(k);
+  EXPECT_EQ(count_int64(k), 0);
+  // An int64 output computed from an index (arange's) casts back from the int32 math.
+  UOpRef ol = global(0, dtypes::int64);
+  const LoweredKernel ar = polygrad::codegen::lower(sink({store(ol, i, i * 3)}), t);
+  expect_valid(ar);
+  EXPECT_EQ(count_int64(ar), 1);  // the CAST of the stored value
+}
+
+TEST(Group, IndexMathPastInt32StaysInt64OrIsAnErrorWithoutInt64) {
+  UOpRef i = range(idx(int64_t{3} << 30), 0);  // 3 Gi elements
+  UOpRef o = global(0, dtypes::int8), a = global(1, dtypes::int8);
+  UOpRef ast = sink({store(o, i, load(a, i))});
+  Target t = group_target();
+  t.caps.index_bits = 32;
+  EXPECT_GT(count_int64(polygrad::codegen::lower(ast, t)), 0);
+  t.caps.dtype_mask &= ~(uint64_t{1} << PG_DTYPE_INT64);
+  t.device = "gpu:0";
+  try {
+    polygrad::codegen::lower(ast, t);
+    ADD_FAILURE() << "no error";
+  } catch (const polygrad::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("3221225471"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("gpu:0"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
