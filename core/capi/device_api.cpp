@@ -57,6 +57,15 @@ POLYGRAD_API pg_api_status pg_device_canonical(const char* name, const char** ou
   });
 }
 
+POLYGRAD_API pg_api_status pg_device_flags(const char* name, uint32_t* out) {
+  return guard("pg_device_flags", [&] {
+    if (!name) polygrad::user_error("argument 'name' is NULL");
+    check_out(out, "out");
+    Registry& r = Registry::global();
+    *out = r.device(*name ? std::string(name) : r.default_device_name()).properties().caps.flags;
+  });
+}
+
 POLYGRAD_API pg_api_status pg_plugin_load(const char* name_or_path, const char** out) {
   thread_local std::string slot;
   return guard("pg_plugin_load", [&] {

@@ -1,5 +1,6 @@
 // Helpers shared by the Tensor op files: impl access, axes, broadcasting, scalar operands.
 #include "ir/error.hpp"
+#include "runtime/buffers.hpp"
 #include "runtime/capture.hpp"
 #include "runtime/runtime.hpp"
 #include "tensor/tensor_impl.hpp"
@@ -284,8 +285,8 @@ std::optional<int64_t> first_outside(const std::vector<unsigned char>& bytes, in
 
 std::optional<int64_t> host_ints_outside(const Tensor& index, int64_t lo, int64_t hi,
                                          std::optional<int64_t> except) {
-  if (runtime::capturing() || !index.is_realized() || index.impl()->device.rfind("cpu", 0) != 0 ||
-      index.numel() == 0)
+  if (runtime::capturing() || !index.is_realized() || index.numel() == 0 ||
+      !(runtime::device_target(index.impl()->device).caps.flags & PG_CAP_HOST_MEMORY))
     return {};
   std::vector<unsigned char> bytes(static_cast<size_t>(index.numel() * index.element_size()));
   index.copy_to_host(bytes.data(), bytes.size());

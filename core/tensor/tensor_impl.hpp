@@ -131,10 +131,10 @@ Tensor widened(const Tensor& x, F f) {
 std::vector<unsigned char> pack(const std::vector<double>& values, DType dtype);
 
 /// The first value of the int tensor `t` outside [lo, hi) other than `except`, when `t` holds a
-/// buffer in the cpu's memory: its values are then known without running anything (a copy).
-/// A lazy tensor, or one on another device, is not read (nullopt): its values exist only when a
-/// kernel runs; nor anything while capturing. Torch checks every index; these checks catch the
-/// ones in data given as input.
+/// buffer in host memory (a device with PG_CAP_HOST_MEMORY): its values are then known without
+/// running anything (a copy). A lazy tensor, or one in device memory, is not read (nullopt): its
+/// values exist only when a kernel runs; nor anything while capturing. Torch checks every index;
+/// these checks catch the ones in data given as input.
 std::optional<int64_t> host_ints_outside(const Tensor& t, int64_t lo, int64_t hi,
                                          std::optional<int64_t> except = std::nullopt);
 

@@ -151,6 +151,12 @@ int main(void) {
   CHECK(strcmp(canon, want) == 0);
   EXPECT_ERROR(pg_device_canonical("nosuchdev", &canon), PG_API_ERR_INVALID_ARGUMENT,
                "pg_device_canonical", "nosuchdev");
+  /* the cpu's buffers are host memory, and it has no groups */
+  uint32_t cpu_flags = 0;
+  CHECK_OK(pg_device_flags("cpu", &cpu_flags));
+  CHECK((cpu_flags & PG_CAP_HOST_MEMORY) != 0 && (cpu_flags & PG_CAP_GROUPS) == 0);
+  EXPECT_ERROR(pg_device_flags("nosuchdev", &cpu_flags), PG_API_ERR_INVALID_ARGUMENT,
+               "pg_device_flags", "nosuchdev");
 
   /* an empty plugin name is no name, even after a failed load left a record without one */
   const char* loaded = NULL;

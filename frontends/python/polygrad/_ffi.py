@@ -6,7 +6,7 @@ a Python exception carrying pg_last_error()'s message. Nothing here computes any
 import ctypes
 import os
 from ctypes import POINTER, Structure, byref, c_char_p, c_double, c_int, c_int64, c_size_t
-from ctypes import c_uint64, c_void_p
+from ctypes import c_uint32, c_uint64, c_void_p
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -205,6 +205,7 @@ _SIGNATURES = {
     "pg_device_list": [POINTER(c_char_p)],
     "pg_device_default": [POINTER(c_char_p)],
     "pg_device_canonical": [c_char_p, POINTER(c_char_p)],
+    "pg_device_flags": [c_char_p, POINTER(c_uint32)],
     "pg_plugin_load": [c_char_p, POINTER(c_char_p)],
     "pg_plugin_report": [c_int, POINTER(c_char_p)],
 }

@@ -163,11 +163,12 @@ def _host_index(self, idx):
 
 def _check_realized_index(index, n):
     """An IndexError (torch's) for an entry outside [-n, n) of an index tensor that holds a
-    buffer in the cpu's memory: its values are known without running anything. A lazy index's
+    buffer in host memory (PG_CAP_HOST_MEMORY): its values are known without running anything. A lazy index's
     are not (the gather reads 0 for one outside the axis), nor anything while capturing.
     Returns whether every entry is known to be at least 0 (nothing to wrap)."""
     from .capture import is_capturing
-    if is_capturing() or not index.is_realized() or not index._device_bytes().startswith(b"cpu"):
+    from .device import Device
+    if is_capturing() or not index.is_realized() or not Device.host_memory(index._device_bytes().decode()):
         return False
     return _check_bounds(index.numpy(), n)
 

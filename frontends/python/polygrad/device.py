@@ -1,5 +1,7 @@
 """polygrad.Device: the plugin registry as the C API exposes it (pg_device_*, pg_plugin_*)."""
-from ._ffi import byref, c_char_p, check, lib
+from ._ffi import byref, c_char_p, c_uint32, check, lib
+
+PG_CAP_HOST_MEMORY = 1 << 3  # plugin.h's pg_capability_flags
 
 
 def _string(f, *args):
@@ -43,6 +45,19 @@ class Device(metaclass=_DeviceMeta):
     def canonical(name):
         """The canonical name of a device ('cpu' -> 'cpu:0'); raises when there is none."""
         return _string(lib.pg_device_canonical, canonical_device_arg(name).encode())
+
+    @staticmethod
+    def flags(name=""):
+        """The device's capability flags (plugin.h's PG_CAP_*; "" the default device)."""
+        out = c_uint32()
+        check(lib.pg_device_flags(canonical_device_arg(name).encode(), byref(out)))
+        return out.value
+
+    @staticmethod
+    def host_memory(name=""):
+        """Whether the device's buffers live in host memory (PG_CAP_HOST_MEMORY): reading one
+        back is a copy, with no device to wait for."""
+        return bool(Device.flags(name) & PG_CAP_HOST_MEMORY)
 
     @staticmethod
     def load(name_or_path):
