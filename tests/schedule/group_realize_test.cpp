@@ -1,0 +1,129 @@
+// The group strategy end to end on the GPU-semantics emulator (plugins/gpu_emu): the schedules
+// of softmax, layernorm and products read back, and every value against the cpu's.
+#include "codegen/lower.hpp"
+#include "graphs.hpp"
+#include "random_values.hpp"
+#include "runtime/buffers.hpp"
+#include "runtime/runtime.hpp"
+#include "runtime/schedule_cache.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace polygrad {
+namespace {
+
+using lazy::Shape;
+using testgraph::random_floats;
+
+int count(const codegen::LoweredKernel& k, pg_op op) {
+  return static_cast<int>(std::count_if(k.instructions.begin(), k.instructions.end(),
+                                        [&](const pg_instruction& in) { return in.op == op; }));
+}
+
+class GroupRealizeTest : public ::testing::Test {
+ protected:
+  std::string emu_ = runtime::canonical_device("emu");
+  std::string cpu_ = runtime::canonical_device("cpu");
+
+  /// The kernels of `root`'s schedule on the emulator, lowered for its target, and the groups
+  /// each launches along dim 0.
+  std::vector<codegen::LoweredKernel> kernels(const UOpRef& root) {
+    std::vector<codegen::LoweredKernel> out;
+    groups_.clear();
+    for (const schedule::Item& item : runtime::cached_schedule({root}, emu_).items) {
+      if (item.kind != schedule::Item::Kind::kernel) continue;
+      out.push_back(codegen::lower(item.ast, runtime::device_target(emu_)));
+      const std::unordered_map<std::string, int64_t> vars(item.vars.begin(), item.vars.end());
+      groups_.push_back(out.back().launch_global(vars)[0]);
+    }
+    return out;
+  }
+  std::vector<int64_t> groups_;
+  /// `graph(inputs)` realised on `dev` and read back as float32.
+  template <typename Graph>
+  std::vector<float> run(const std::string& dev, const std::vector<std::vector<float>>& in,
+                         const std::vector<Shape>& shapes, const Graph& graph) {
+    std::vector<UOpRef> args;
+    for (size_t i = 0; i < in.size(); ++i)
+      args.push_back(runtime::from_host(dev, dtypes::float32, shapes[i], in[i].data()));
+    UOpRef r = runtime::realize({graph(args)}, dev)[0];
+    std::vector<float> out(static_cast<size_t>(lazy::numel(lazy::shape_of(r))));
+    runtime::to_host(r, out.data());
+    return out;
+  }
+  template <typename Graph>
+  UOpRef graph_on_emu(const std::vector<std::vector<float>>& in, const std::vector<Shape>& shapes,
+                      const Graph& graph) {
+    std::vector<UOpRef> args;
+    for (size_t i = 0; i < in.size(); ++i)
+      args.push_back(runtime::from_host(emu_, dtypes::float32, shapes[i], in[i].data()));
+    return graph(args);
+  }
+};
+
+void expect_close(const std::vector<float>& got, const std::vector<float>& want, double tol) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], tol * (1 + std::abs(want[i]))) << "at " << i;
+}
+
+TEST_F(GroupRealizeTest, SoftmaxAndLayernormOf4096SquaredAreOneKernelEachWithATree) {
+  const int64_t n = 4096;
+  const std::vector<std::vector<float>> in{random_floats(n * n, 7)};
+  const std::vector<Shape> shapes{{n, n}};
+  auto softmax = [&](const std::vector<UOpRef>& a) { return testgraph::softmax(a[0], n, n); };
+  auto layernorm = [&](const std::vector<UOpRef>& a) { return testgraph::layernorm(a[0], n, n); };
+  for (const bool norm : {false, true}) {
+    const char* name = norm ? "layernorm" : "softmax";
+    const std::vector<codegen::LoweredKernel> ks =
+        norm ? kernels(graph_on_emu(in, shapes, layernorm))
+             : kernels(graph_on_emu(in, shapes, softmax));
+    ASSERT_EQ(ks.size(), 1u) << name;
+    EXPECT_GE(count(ks[0], PG_OP_DEFINE_LOCAL), 2) << name;
+    EXPECT_GT(count(ks[0], PG_OP_BARRIER), 0) << name;
+    EXPECT_EQ(groups_[0], n) << name << ": a group per row";
+  }
+  expect_close(run(emu_, in, shapes, softmax), run(cpu_, in, shapes, softmax), 1e-5);
+  expect_close(run(emu_, in, shapes, layernorm), run(cpu_, in, shapes, layernorm), 1e-4);
+}
+
+TEST_F(GroupRealizeTest, MatmulStagesLocalTiles) {
+  const int64_t m = 300, k = 200, n = 260;  // none a multiple of a tile
+  const std::vector<std::vector<float>> in{random_floats(m * k, 3), random_floats(k * n, 4)};
+  const std::vector<Shape> shapes{{m, k}, {k, n}};
+  auto mm = [&](const std::vector<UOpRef>& a) { return testgraph::matmul(a[0], a[1], m, k, n); };
+  const std::vector<codegen::LoweredKernel> ks = kernels(graph_on_emu(in, shapes, mm));
+  ASSERT_EQ(ks.size(), 1u);
+  EXPECT_EQ(count(ks[0], PG_OP_DEFINE_LOCAL), 2);
+  EXPECT_EQ(count(ks[0], PG_OP_BARRIER), 2);
+  expect_close(run(emu_, in, shapes, mm), run(cpu_, in, shapes, mm), 1e-5);
+}
+
+TEST_F(GroupRealizeTest, HalfMatmulUsesTheTensorCore) {
+  const int64_t m = 192, k = 160, n = 128;
+  const std::vector<std::vector<float>> in{random_floats(m * k, 5), random_floats(k * n, 6)};
+  const std::vector<Shape> shapes{{m, k}, {k, n}};
+  // As the Tensor layer builds a float16 matmul: the product in float16, summed in float32.
+  auto mm = [&](const std::vector<UOpRef>& a) {
+    const UOpRef a16 = lazy::cast(a[0], dtypes::float16), b16 = lazy::cast(a[1], dtypes::float16);
+    const UOpRef ae = lazy::expand(lazy::reshape(a16, {m, 1, k}), {m, n, k});
+    const UOpRef be = lazy::expand(lazy::reshape(lazy::permute(b16, {1, 0}), {1, n, k}), {m, n, k});
+    const UOpRef prod = lazy::cast(testgraph::ew(Op::MUL, ae, be), dtypes::float32);
+    return lazy::reshape(lazy::reduce(prod, Op::ADD, {2}), {m, n});
+  };
+  const std::vector<codegen::LoweredKernel> ks = kernels(graph_on_emu(in, shapes, mm));
+  int wmma = 0;
+  for (const codegen::LoweredKernel& kk : ks) wmma += count(kk, PG_OP_WMMA);
+  EXPECT_GT(wmma, 0);
+  // float16 inputs, float32 sums of 160 products: within float16's rounding of the products.
+  expect_close(run(emu_, in, shapes, mm), run(cpu_, in, shapes, mm), 2e-3);
+}
+
+}  // namespace
+}  // namespace polygrad
