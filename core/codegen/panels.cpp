@@ -296,7 +296,7 @@ std::optional<PanelPacking> batch_panels(const UOpRef& sink, const Target& targe
 std::optional<PanelPacking> panel_packing(const UOpRef& sink, const Target& target, int64_t rows,
                                           int64_t batch) {
   constexpr int64_t kMinRows = 64;
-  if (target.caps.max_threads_per_group > 1 || rows < kMinRows) return std::nullopt;
+  if ((target.caps.flags & PG_CAP_GROUPS) || rows < kMinRows) return std::nullopt;
   const UpcastPlan plan = choose_upcast(sink, target);
   if (plan.j == nullptr) return std::nullopt;
   if (plan.dot_k != nullptr) return rows_in_panels(sink, target, plan);

@@ -469,7 +469,7 @@ bool KernelBuilder::can_fuse_reduce(const std::set<const UOp*>& deps, const UOp*
   if (!hoistable(deps)) return false;
   if (!deps.empty() || out_ranges_.empty()) return true;
   if (out_ranges_.size() != 1 || !owner_.ctx().target ||
-      owner_.ctx().target(owner_.ctx().device).caps.max_threads_per_group > 1 ||
+      (owner_.ctx().target(owner_.ctx().device).caps.flags & PG_CAP_GROUPS) ||
       lazy::numel(owner_.shape()(node->src(0))) > kSerialTerms)
     return false;
   int64_t work = terms_per_element(root_);

@@ -72,6 +72,7 @@ TEST(Matmul, PanelPackingForLargeBsWithConflictingRowsOrShortBlocks) {
     EXPECT_TRUE(!huge || !huge->transpose_rows);
     polygrad::codegen::Target gpu = cpu;
     gpu.caps.max_threads_per_group = 1024;
+    gpu.caps.flags |= PG_CAP_GROUPS;
     EXPECT_FALSE(panel_packing(matmul_ast(1024, 1024, 1024), gpu, 1024));
   }
 }
