@@ -13,6 +13,7 @@
 #include "codegen/group/tuning.hpp"
 #include "codegen/group/wmma.hpp"
 #include "codegen/rebuild.hpp"
+#include "codegen/upcast_parts.hpp"
 #include "ir/error.hpp"
 #include "ir/graph.hpp"
 #include "symbolic/bounds.hpp"
@@ -60,6 +61,33 @@ bool stores_depend_on(const UOpRef& sink, LoopDeps& deps, const UOp* r) {
 
 uint32_t max_local(const Target& t) {
   return std::max<uint32_t>(1, std::min(t.caps.max_threads_per_group, t.caps.max_local_dims[0]));
+}
+
+/// An elementwise kernel whose loads and stores are contiguous along its innermost launched
+/// range j, at offsets that stay multiples of the vector's lanes: j -> jn * W + lane, each
+/// thread a W-lane vector (one 16-byte access per operand on a GPU). `launch` gets jn for j.
+/// Unchanged otherwise.
+UOpRef vectorize_flat(const UOpRef& sink, Ranges& launch, const Target& target, int64_t id) {
+  if (launch.empty()) return sink;
+  const UOp* j = launch.back();
+  const int64_t elem = sink->src(0)->src(1)->dtype().scalar_size();
+  if (elem <= 0 || j->src(0)->op() != Op::CONST) return sink;
+  const int64_t w = upcast::lanes_dividing(target, elem, j->src(0)->arg_int());
+  if (w < 2 || !upcast::vectorizable(sink, j, w, true)) return sink;
+  const UOpRef jn = range(idx(j->src(0)->arg_int() / w), id);
+  if (target.caps.flags & PG_CAP_ALIGNED_VECTORS)
+    for (const UOp* u : toposort(sink))
+      if (u->op() == Op::INDEX) {
+        const UOpRef first = simplify(substitute_range(u->src(1), j, jn * w) % w);
+        if (!(first->op() == Op::CONST && first->arg_int() == 0)) return sink;
+      }
+  std::vector<UOpRef> stores;
+  for (const UOpRef& st : sink->srcs()) {
+    upcast::Vectorizer vec(j, jn * w, static_cast<int>(w));
+    stores.push_back(vec.run(st));
+  }
+  launch.back() = jn.get();
+  return UOp::make(Op::SINK, dtypes::void_, stores);
 }
 
 /// The flat form: the output ranges in `launch` are one thread each.
@@ -196,7 +224,9 @@ Planned plan_groups(const UOpRef& sink, const Target& target, bool scatter) {
     launch.push_back(o);
     if (scatter) break;
   }
-  Planned p = flat(sink, target, launch);
+  const UOpRef vsink =
+      k.reduces.empty() && !scatter ? vectorize_flat(sink, launch, target, k.next_id++) : sink;
+  Planned p = flat(vsink, target, launch);
   p.out_ends = std::move(plan.out_ends);
   return p;
 }
