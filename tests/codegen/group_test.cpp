@@ -6,6 +6,7 @@
 #include <polygrad/program_check.hpp>
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 
 #include "harness.hpp"
@@ -83,6 +84,16 @@ TEST(Group, AlignedContiguousElementwiseIsVectorised) {
     if (in.op == PG_OP_LOAD) {
       EXPECT_EQ(in.vcount, 1);
     }
+}
+
+TEST(Group, ASymbolicRowCountWithVectorRowsIsOneThreadPerVector) {
+  UOpRef n0 = polygrad::define_var("n0", 1, INT32_MAX);
+  UOpRef i = range(n0, 0), j = range(idx(4), 2);
+  UOpRef o = global(0, dtypes::float32);
+  UOpRef ast = sink({store(o, i * 4 + j, load(o, i * 4 + j))});
+  const LoweredKernel k = polygrad::codegen::lower(ast, group_target());
+  expect_valid(k);
+  EXPECT_EQ(k.launch_global({{"n0", 1000}})[0], 4);  // 1000 vectors of 4, 256 a group
 }
 
 TEST(Group, SmallElementwiseTakesAWholeWarp) {

@@ -25,7 +25,7 @@ inline UOpRef special(const char* name, const UOpRef& size) {
 
 inline int64_t pow2_floor(int64_t v) {
   int64_t p = 1;
-  while (p * 2 <= v) p *= 2;
+  while (p <= v / 2) p *= 2;
   return p;
 }
 

@@ -65,9 +65,10 @@ uint32_t max_local(const Target& t) {
 
 /// An elementwise kernel whose loads and stores are contiguous along its innermost launched
 /// range j, at offsets that stay multiples of the vector's lanes: j -> jn * W + lane, each
-/// thread a W-lane vector (one 16-byte access per operand on a GPU). `launch` gets jn for j.
-/// Unchanged otherwise.
-UOpRef vectorize_flat(const UOpRef& sink, Ranges& launch, const Target& target, int64_t id) {
+/// thread a W-lane vector (one 16-byte access per operand on a GPU). `launch` gets jn for j,
+/// and `keep` holds jn (the simplified stores need not). Unchanged otherwise.
+UOpRef vectorize_flat(const UOpRef& sink, Ranges& launch, UOpRef& keep, const Target& target,
+                      int64_t id) {
   if (launch.empty()) return sink;
   const UOp* j = launch.back();
   const int64_t elem = sink->src(0)->src(1)->dtype().scalar_size();
@@ -87,6 +88,7 @@ UOpRef vectorize_flat(const UOpRef& sink, Ranges& launch, const Target& target, 
     stores.push_back(vec.run(st));
   }
   launch.back() = jn.get();
+  keep = jn;
   return UOp::make(Op::SINK, dtypes::void_, stores);
 }
 
@@ -224,8 +226,9 @@ Planned plan_groups(const UOpRef& sink, const Target& target, bool scatter) {
     launch.push_back(o);
     if (scatter) break;
   }
+  UOpRef jn;
   const UOpRef vsink =
-      k.reduces.empty() && !scatter ? vectorize_flat(sink, launch, target, k.next_id++) : sink;
+      k.reduces.empty() && !scatter ? vectorize_flat(sink, launch, jn, target, k.next_id++) : sink;
   Planned p = flat(vsink, target, launch);
   p.out_ends = std::move(plan.out_ends);
   return p;
