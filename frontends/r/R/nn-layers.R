@@ -74,9 +74,13 @@ nn_embedding <- nn_module("nn_embedding",
     self$weight <- .param(pg_randn(num_embeddings, embedding_dim)$realize())
   },
   forward = function(x) {
+    n <- self$weight$shape[[1]]
     if (!is_pg_tensor(x)) {
       if (any(x != trunc(x))) .value_error("nn_embedding: indices must be whole numbers")
+      .check_positions(x, n)
       x <- pg_tensor(x, dtype = "int32", device = self$weight$device)
+    } else if (x$is_realized()) {
+      .check_positions(as.numeric(x), n)
     }
     # composition: gather the rows (1-based) of the table
     shape <- x$shape
@@ -85,6 +89,12 @@ nn_embedding <- nn_module("nn_embedding",
     self$weight$gather(1, idx)$reshape(c(shape, d))
   }
 )
+
+.check_positions <- function(v, n) {
+  bad <- v[v < 1 | v > n]
+  if (length(bad)) .index_error("nn_embedding: index ", bad[[1]], " is out of bounds for ", n,
+                                " embeddings (indices count from 1)")
+}
 
 #' @rdname layers
 #' @export
@@ -122,7 +132,7 @@ nn_sequential <- nn_module("nn_sequential",
     for (i in seq_along(mods)) {
       if (!inherits(mods[[i]], "nn_module")) .value_error("nn_sequential: argument ", i,
                                                           " is not a module")
-      `$<-`(self, as.character(i - 1), mods[[i]])
+      `$<-.polygrad_module_self`(self, as.character(i - 1), mods[[i]])
     }
   },
   forward = function(x) {

@@ -46,8 +46,8 @@ Math.polygrad_tensor <- function(x, ...) {
   if (!is.na(op)) return(.Call(C_pgr_unary, x, op))
   switch(.Generic,
     round = {
-      digits <- list(...)$digits
-      if (!is.null(digits) && digits != 0)
+      digits <- if (...length()) ..1 else 0
+      if (digits != 0)
         .value_error("round: polygrad rounds to whole numbers only (digits = 0)")
       .Call(C_pgr_unary, x, "round")
     },

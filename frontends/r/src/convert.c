@@ -304,6 +304,26 @@ static double get(const void* src, size_t j, pg_dtype d) {
   }
 }
 
+void pgr_check_positions(pg_tensor_t index, int64_t n, int64_t except, const char* what) {
+  int realized = 0;
+  PGR_CHECK(pg.pg_tensor_is_realized(index, &realized));
+  if (!realized || strncmp(pgr_tensor_device(index), "cpu", 3) != 0) return;
+  pg_dtype dt = pgr_tensor_dtype(index);
+  if (pgr_dtype_is_float(dt) || dt == PG_DTYPE_BOOL) return; /* the core names the dtype */
+  int64_t count_ = 0;
+  PGR_CHECK(pg.pg_tensor_numel(index, &count_));
+  size_t bytes = (size_t)count_ * itemsize(dt);
+  void* buf = R_alloc(bytes ? bytes : 1, 1);
+  PGR_CHECK(pg.pg_tensor_to_host(index, buf, bytes));
+  for (int64_t j = 0; j < count_; ++j) {
+    double v = get(buf, (size_t)j, dt);
+    if ((v < 1 || v > (double)n) && v != (double)except)
+      pgr_error(PG_API_ERR_INDEX,
+                "%s: index %.0f is out of bounds for a size of %lld (indices count from 1)", what,
+                v, (long long)n);
+  }
+}
+
 /* .Call(C_pgr_to_r, x): the values as an R vector in column-major order with a dim attribute
  * (none for a 0-d tensor): double for floats, int64 and uint32/64 (exact up to 2^53), integer
  * for the smaller ints, logical for bool. */

@@ -70,6 +70,10 @@ pg_tensor_t pgr_scalar_like(pg_tensor_t t, SEXP v);
 pg_tensor_t pgr_operand_like(pg_tensor_t t, SEXP v);
 /* A tensor from an R vector or array (dims from its dim attribute, 1-d otherwise). */
 pg_tensor_t pgr_tensor_from_r(SEXP data, pg_dtype dtype, const char* device);
+/* When `index` is realised on the cpu (its values known), a polygrad_index_error naming `what`
+ * for the first value outside 1..n that is not `except`. (The glue makes R's 1-based indices
+ * 0-based with a lazy op, which hides them from the core's own check.) */
+void pgr_check_positions(pg_tensor_t index, int64_t n, int64_t except, const char* what);
 /* Whether `v` is a plain R number or logical of length 1 (no dim attribute). */
 int pgr_is_r_scalar(SEXP v);
 

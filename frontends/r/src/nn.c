@@ -28,6 +28,10 @@ SEXP pgr_cross_entropy(SEXP x, SEXP target, SEXP dim, SEXP smoothing, SEXP ignor
   pg_tensor_t t = pgr_handle(target, "target"), t0 = NULL, out = NULL;
   int64_t ig = pgr_int64(ignore, "ignore_index");
   if (!pgr_dtype_is_float(pgr_tensor_dtype(t))) {
+    int64_t classes = 0;
+    pg_tensor_t h = pgr_handle(x, "input");
+    PGR_CHECK(pg.pg_tensor_size(h, pgr_axis(dim, "cross_entropy"), &classes));
+    pgr_check_positions(t, classes, ig, "cross_entropy");
     PGR_CHECK(pg.pg_tensor_sub_scalar(t, pg_scalar_int(1), &t0));
     t = t0;
     ig -= 1;

@@ -157,7 +157,9 @@ static pg_tensor_t zero_based(SEXP index, const char* what) {
 /* .Call(C_pgr_gather, x, dim, index): index holds 1-based positions along dim. */
 SEXP pgr_gather(SEXP x, SEXP dim, SEXP index) {
   pg_tensor_t h = pgr_handle(x, "x");
-  int64_t axis = pgr_axis(dim, "gather");
+  int64_t axis = pgr_axis(dim, "gather"), size = 0;
+  PGR_CHECK(pg.pg_tensor_size(h, axis, &size));
+  pgr_check_positions(pgr_handle(index, "index"), size, INT64_MIN, "gather");
   pg_tensor_t i0 = zero_based(index, "index"), out = NULL;
   pg_api_status st = pg.pg_tensor_gather(h, axis, i0, &out);
   pg.pg_tensor_free(i0);
@@ -167,8 +169,10 @@ SEXP pgr_gather(SEXP x, SEXP dim, SEXP index) {
 
 /* .Call(C_pgr_one_hot, x, num_classes): x holds 1-based classes; -1 counts them. */
 SEXP pgr_one_hot(SEXP x, SEXP num_classes) {
+  int64_t n = pgr_int64(num_classes, "num_classes");
+  if (n >= 0) pgr_check_positions(pgr_handle(x, "x"), n, INT64_MIN, "one_hot");
   pg_tensor_t i0 = zero_based(x, "x"), out = NULL;
-  pg_api_status st = pg.pg_tensor_one_hot(i0, pgr_int64(num_classes, "num_classes"), &out);
+  pg_api_status st = pg.pg_tensor_one_hot(i0, n, &out);
   pg.pg_tensor_free(i0);
   PGR_CHECK(st);
   return pgr_wrap(out);

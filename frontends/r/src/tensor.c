@@ -5,6 +5,12 @@
 static SEXP tensor_class = NULL;
 static int no_grad_depth = 0;
 static double live_handles = 0;
+/* R's collector sees an external pointer's few bytes, not the tensor memory behind it: while
+ * the R heap stays small it may not run for a long time, and tensors nobody references pile
+ * up. So once the live handles reach gc_at, a collection runs (freeing the unreferenced ones
+ * through their finalizers) and gc_at becomes twice the survivors. */
+#define PGR_GC_MIN_HANDLES 10000.0
+static double gc_at = PGR_GC_MIN_HANDLES;
 
 static void finalize(SEXP p) {
   pg_tensor_t h = (pg_tensor_t)R_ExternalPtrAddr(p);
@@ -22,6 +28,10 @@ SEXP pgr_wrap(pg_tensor_t h) {
     pg.pg_tensor_free(h);
     if (st != PG_API_OK) pgr_throw_status(st);
     h = d;
+  }
+  if (live_handles >= gc_at) {
+    R_gc();
+    gc_at = 2 * live_handles > PGR_GC_MIN_HANDLES ? 2 * live_handles : PGR_GC_MIN_HANDLES;
   }
   if (!tensor_class) {
     tensor_class = Rf_mkString("polygrad_tensor");
