@@ -45,7 +45,8 @@
 #'   `c(before, after)` per dim from the first; modes `constant`, `reflect`, `replicate`,
 #'   `circular`), `roll(shifts, dims = NULL)`, `split(split_size, dim = 1)` (a size, or a
 #'   vector of sizes; a list of tensors), `chunk(chunks, dim = 1)`, `gather(dim, index)`
-#'   (1-based index tensor), `index_select(dim, index)` (1-based R vector or tensor), `tril(diagonal = 0)`,
+#'   (1-based index tensor), `index_select(dim, index)` (1-based R vector or tensor),
+#'   `tril(diagonal = 0)`,
 #'   `triu(diagonal = 0)`, `masked_fill(mask, value)`, `one_hot(num_classes = -1)` (1-based
 #'   classes). Indexing: `x[i, j]` (see \code{\link{[.polygrad_tensor}}).
 #' * Linear algebra and nn: `matmul(other)` (also `%*%`), `dot(other)`, `outer(other)`,

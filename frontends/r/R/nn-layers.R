@@ -41,7 +41,10 @@ NULL
 
 #' @rdname layers
 #' @export
-nn_linear <- nn_module("nn_linear",
+nn_linear <- function(in_features, out_features, bias = TRUE) {
+  .nn_linear(in_features, out_features, bias)
+}
+.nn_linear <- nn_module("nn_linear",
   initialize = function(in_features, out_features, bias = TRUE) {
     bound <- 1 / sqrt(in_features)
     self$weight <- .param(.uniform(c(out_features, in_features), bound))
@@ -52,7 +55,10 @@ nn_linear <- nn_module("nn_linear",
 
 #' @rdname layers
 #' @export
-nn_layernorm <- nn_module("nn_layernorm",
+nn_layernorm <- function(normalized_shape, eps = 1e-5, elementwise_affine = TRUE) {
+  .nn_layernorm(normalized_shape, eps, elementwise_affine)
+}
+.nn_layernorm <- nn_module("nn_layernorm",
   initialize = function(normalized_shape, eps = 1e-5, elementwise_affine = TRUE) {
     self$dims <- -seq_along(normalized_shape)
     self$eps <- eps
@@ -69,7 +75,10 @@ nn_layernorm <- nn_module("nn_layernorm",
 
 #' @rdname layers
 #' @export
-nn_embedding <- nn_module("nn_embedding",
+nn_embedding <- function(num_embeddings, embedding_dim) {
+  .nn_embedding(num_embeddings, embedding_dim)
+}
+.nn_embedding <- nn_module("nn_embedding",
   initialize = function(num_embeddings, embedding_dim) {
     self$weight <- .param(pg_randn(num_embeddings, embedding_dim)$realize())
   },
@@ -98,7 +107,8 @@ nn_embedding <- nn_module("nn_embedding",
 
 #' @rdname layers
 #' @export
-nn_dropout <- nn_module("nn_dropout",
+nn_dropout <- function(p = 0.5) .nn_dropout(p)
+.nn_dropout <- nn_module("nn_dropout",
   initialize = function(p = 0.5) {
     if (!is.numeric(p) || p < 0 || p > 1) .value_error("nn_dropout: p must be in [0, 1]")
     self$p <- p
@@ -108,7 +118,11 @@ nn_dropout <- nn_module("nn_dropout",
 
 #' @rdname layers
 #' @export
-nn_conv2d <- nn_module("nn_conv2d",
+nn_conv2d <- function(in_channels, out_channels, kernel_size, stride = 1, padding = 0,
+                      dilation = 1, groups = 1, bias = TRUE) {
+  .nn_conv2d(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias)
+}
+.nn_conv2d <- nn_module("nn_conv2d",
   initialize = function(in_channels, out_channels, kernel_size, stride = 1, padding = 0,
                         dilation = 1, groups = 1, bias = TRUE) {
     k <- .pair(kernel_size)
@@ -126,7 +140,8 @@ nn_conv2d <- nn_module("nn_conv2d",
 
 #' @rdname layers
 #' @export
-nn_sequential <- nn_module("nn_sequential",
+nn_sequential <- function(...) .nn_sequential(...)
+.nn_sequential <- nn_module("nn_sequential",
   initialize = function(...) {
     mods <- list(...)
     for (i in seq_along(mods)) {
@@ -143,13 +158,16 @@ nn_sequential <- nn_module("nn_sequential",
 
 #' @rdname layers
 #' @export
-nn_relu <- nn_module("nn_relu", forward = function(x) x$relu())
+nn_relu <- function() .nn_relu()
+.nn_relu <- nn_module("nn_relu", forward = function(x) x$relu())
 #' @rdname layers
 #' @export
-nn_sigmoid <- nn_module("nn_sigmoid", forward = function(x) x$sigmoid())
+nn_sigmoid <- function() .nn_sigmoid()
+.nn_sigmoid <- nn_module("nn_sigmoid", forward = function(x) x$sigmoid())
 #' @rdname layers
 #' @export
-nn_tanh <- nn_module("nn_tanh", forward = function(x) x$tanh())
+nn_tanh <- function() .nn_tanh()
+.nn_tanh <- nn_module("nn_tanh", forward = function(x) x$tanh())
 
 #' Loss functions
 #'

@@ -158,7 +158,9 @@ print.nn_module <- function(x, ...) {
       for (k in names(f)) walk(f[[k]], if (nzchar(name)) paste0(name, ".", k) else k)
     } else if (is.list(v) && !is.null(v) && !is.function(v)) {
       keys <- if (is.null(names(v))) as.character(seq_along(v) - 1) else names(v)
-      for (i in seq_along(v)) walk(v[[i]], if (nzchar(name)) paste0(name, ".", keys[[i]]) else keys[[i]])
+      for (i in seq_along(v)) {
+        walk(v[[i]], if (nzchar(name)) paste0(name, ".", keys[[i]]) else keys[[i]])
+      }
     }
   }
   f <- .fields(self)

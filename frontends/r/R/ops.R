@@ -15,8 +15,8 @@
 #' every element to a 0-d tensor (`range` to two elements). `%*%` is the matrix product
 #' (`matmul`).
 #' @param e1,e2,x tensors or R values (at least one a tensor).
-#' @param ...,na.rm further arguments of the generic; `na.rm` is not supported (NaN propagates).
-#' @param base the base of `log`.
+#' @param ...,na.rm further arguments of the generic (`log(x, base)`, `round(x, digits)`);
+#'   `na.rm` is not supported (NaN propagates).
 #' @return A `polygrad_tensor`.
 #' @examples
 #' a <- pg_tensor(matrix(1:4, 2))
@@ -184,7 +184,9 @@ mean.polygrad_tensor <- function(x, dim = NULL, keepdim = FALSE, ...) {
 # The pg_index of an R index `v` into a dim of size n: list(kind, c(value, has_start, start,
 # has_stop, stop, step)), or list(select = positions) for a gather.
 .index_spec <- function(v, n, dim, drop) {
-  if (is_pg_tensor(v)) .value_error("[: tensor indices are not supported; use x$gather() or x$index_select()")
+  if (is_pg_tensor(v)) {
+    .value_error("[: tensor indices are not supported; use x$gather() or x$index_select()")
+  }
   if (is.logical(v)) {
     if (length(v) != n) .index_error("[: a logical index of length ", length(v),
                                      " for dim ", dim, " of size ", n)

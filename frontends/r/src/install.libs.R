@@ -5,6 +5,8 @@ files <- Sys.glob(paste0("*", SHLIB_EXT))
 dest <- file.path(R_PACKAGE_DIR, paste0("libs", R_ARCH))
 dir.create(dest, recursive = TRUE, showWarnings = FALSE)
 file.copy(files, dest, overwrite = TRUE)
+# (as R's own installation does: R CMD check reads the symbol tables of the objects)
+if (file.exists("symbols.rds")) file.copy("symbols.rds", dest, overwrite = TRUE)
 
 paths <- readLines("polygrad-paths")
 lib <- file.path(R_PACKAGE_DIR, "lib")
