@@ -53,3 +53,20 @@ pg_gradient <- function(output, inputs, grad_output = NULL) {
   .state$pending <- list()
   p
 }
+
+#' Memory of tensors R no longer references
+#'
+#' R's collector sees a tensor as a few bytes (its handle), not the memory behind it, so
+#' polygrad counts the bytes of the tensors R holds and runs a collection (freeing the ones
+#' nobody references) when they grow by the threshold, as torch for R does with
+#' `torch.threshold_call_gc`. A lower threshold keeps less unreferenced memory, a higher one
+#' collects less often (a full collection takes some milliseconds).
+#' @param threshold_mb the threshold in MB (default 256); `NULL` leaves it.
+#' @return The previous threshold in MB, invisibly.
+#' @examples
+#' old <- pg_gc_threshold(64)
+#' pg_gc_threshold(old)
+#' @export
+pg_gc_threshold <- function(threshold_mb = NULL) {
+  invisible(.Call(C_pgr_gc_threshold, threshold_mb))
+}

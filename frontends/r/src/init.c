@@ -66,6 +66,7 @@ SEXP pgr_chunk(SEXP, SEXP, SEXP);
 SEXP pgr_roll(SEXP, SEXP, SEXP);
 SEXP pgr_no_grad(SEXP);
 SEXP pgr_live_handles(void);
+SEXP pgr_gc_threshold(SEXP);
 SEXP pgr_shape(SEXP);
 SEXP pgr_dtype(SEXP);
 SEXP pgr_device(SEXP);
@@ -150,6 +151,7 @@ static const R_CallMethodDef call_methods[] = {
     {"pgr_roll", (DL_FUNC)&pgr_roll, 3},
     {"pgr_no_grad", (DL_FUNC)&pgr_no_grad, 1},
     {"pgr_live_handles", (DL_FUNC)&pgr_live_handles, 0},
+    {"pgr_gc_threshold", (DL_FUNC)&pgr_gc_threshold, 1},
     {"pgr_shape", (DL_FUNC)&pgr_shape, 1},
     {"pgr_dtype", (DL_FUNC)&pgr_dtype, 1},
     {"pgr_device", (DL_FUNC)&pgr_device, 1},

@@ -5,20 +5,47 @@
 static SEXP tensor_class = NULL;
 static int no_grad_depth = 0;
 static double live_handles = 0;
+
 /* R's collector sees an external pointer's few bytes, not the tensor memory behind it: while
  * the R heap stays small it may not run for a long time, and tensors nobody references pile
- * up. So once the live handles reach gc_at, a collection runs (freeing the unreferenced ones
- * through their finalizers) and gc_at becomes twice the survivors. */
-#define PGR_GC_MIN_HANDLES 10000.0
-static double gc_at = PGR_GC_MIN_HANDLES;
+ * up. So the glue counts the bytes of the live handles (numel * element size, plus an
+ * estimate of the graph node each holds) and runs a collection, which frees the unreferenced
+ * ones through their finalizers, when they reach gc_at; gc_at becomes twice the survivors' or
+ * the threshold (pg_gc_threshold()), whichever is larger. torch for R does the same
+ * (torch.threshold_call_gc). */
+#define PGR_HANDLE_OVERHEAD 512.0
+static double live_bytes = 0;
+static double gc_threshold = 256.0 * 1024 * 1024;
+static double gc_at = 256.0 * 1024 * 1024;
+
+static double handle_bytes(pg_tensor_t h) {
+  int64_t n = 0, size = 0;
+  if (pg.pg_tensor_numel(h, &n) != PG_API_OK || pg.pg_tensor_element_size(h, &size) != PG_API_OK)
+    return PGR_HANDLE_OVERHEAD;
+  return (double)n * (double)size + PGR_HANDLE_OVERHEAD;
+}
 
 static void finalize(SEXP p) {
   pg_tensor_t h = (pg_tensor_t)R_ExternalPtrAddr(p);
   if (h) {
+    live_bytes -= handle_bytes(h);
     pg.pg_tensor_free(h);
     R_ClearExternalPtr(p);
     live_handles -= 1;
   }
+}
+
+/* .Call(C_pgr_gc_threshold, mb): sets the threshold (NULL leaves it); returns the previous one
+ * in MB. */
+SEXP pgr_gc_threshold(SEXP mb) {
+  double old = gc_threshold / (1024.0 * 1024.0);
+  if (!Rf_isNull(mb)) {
+    double v = pgr_double(mb, "threshold_mb");
+    if (!(v >= 0)) pgr_error(PG_API_ERR_INVALID_ARGUMENT, "threshold_mb must be 0 or more");
+    gc_threshold = v * 1024.0 * 1024.0;
+    gc_at = live_bytes + gc_threshold;
+  }
+  return Rf_ScalarReal(old);
 }
 
 SEXP pgr_wrap(pg_tensor_t h) {
@@ -29,9 +56,10 @@ SEXP pgr_wrap(pg_tensor_t h) {
     if (st != PG_API_OK) pgr_throw_status(st);
     h = d;
   }
-  if (live_handles >= gc_at) {
+  double bytes = handle_bytes(h);
+  if (live_bytes + bytes >= gc_at) {
     R_gc();
-    gc_at = 2 * live_handles > PGR_GC_MIN_HANDLES ? 2 * live_handles : PGR_GC_MIN_HANDLES;
+    gc_at = 2 * live_bytes > gc_threshold ? 2 * live_bytes : gc_threshold;
   }
   if (!tensor_class) {
     tensor_class = Rf_mkString("polygrad_tensor");
@@ -40,6 +68,7 @@ SEXP pgr_wrap(pg_tensor_t h) {
   }
   SEXP p = PROTECT(R_MakeExternalPtr(h, R_NilValue, R_NilValue));
   live_handles += 1;
+  live_bytes += bytes;
   R_RegisterCFinalizerEx(p, finalize, FALSE);
   Rf_setAttrib(p, R_ClassSymbol, tensor_class);
   UNPROTECT(1);
