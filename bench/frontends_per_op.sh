@@ -2,7 +2,8 @@
 # The per-op cost of the R frontend against the Python one, in one run: a small elementwise
 # op (a + b on 16x16 float32 tensors, realised inputs) built lazily, and built and realised
 # (its kernel cached), each the best of 5 rounds of process CPU time (user + system: on a
-# shared machine, less noisy than wall time). Installs both packages from <build> first.
+# shared machine, less noisy than wall time); then R's parts: the .Call alone, the $ dispatch.
+# Installs both packages from <build> first.
 #   bench/frontends_per_op.sh [build dir, default build/release]
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
@@ -44,11 +45,18 @@ per_call <- function(f, n, rounds = 5) {
 }
 a <- pg_rand(16, 16)$realize()
 b <- pg_rand(16, 16)$realize()
-cat(sprintf("%.3f %.3f\n", per_call(function() a + b, 20000),
-            per_call(function() (a + b)$realize(), 2000)))')
+add <- asNamespace("polygrad")$C_pgr_binop
+realize <- asNamespace("polygrad")$C_pgr_realize
+cat(sprintf("%.3f %.3f %.3f %.3f %.3f\n", per_call(function() a + b, 20000),
+            per_call(function() (a + b)$realize(), 2000),
+            per_call(function() .Call(add, "add", a, b), 20000),
+            per_call(function() a$realize, 20000),
+            per_call(function() .Call(realize, .Call(add, "add", a, b)), 2000)))')
 read -r py_lazy py_real <<<"$py"
-read -r r_lazy r_real <<<"$r"
+read -r r_lazy r_real r_call r_dollar r_call_real <<<"$r"
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 printf '%-34s %10s %10s %8s\n' "per op (us, best of 5)" "Python" "R" "R / Py"
 printf '%-34s %10s %10s %8s\n' "a + b, lazy" "$py_lazy" "$r_lazy" "$(ratio "$r_lazy" "$py_lazy")"
 printf '%-34s %10s %10s %8s\n' "(a + b)\$realize(), kernel cached" "$py_real" "$r_real" "$(ratio "$r_real" "$py_real")"
+echo "R's parts: .Call of the add alone $r_call us, the \$ dispatch of a\$realize $r_dollar us,"
+echo "  .Call of the add and of realize (no S3 dispatch) $r_call_real us"
