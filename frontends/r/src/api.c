@@ -46,7 +46,7 @@ void pgr_error(pg_api_status status, const char* fmt, ...) {
  * NULL on success, else a message (the package's .onLoad tries the next candidate). */
 SEXP pgr_load(SEXP path) {
   if (library) return R_NilValue;
-  const char* p = CHAR(STRING_ELT(path, 0));
+  const char* p = pgr_string(path, "path");
   void* h = dlopen(p, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     const char* e = dlerror();

@@ -84,6 +84,22 @@ int64_t* pgr_axes(SEXP v, size_t* n, const char* what) {
   return out;
 }
 
+const char* pgr_string(SEXP v, const char* what) {
+  if (TYPEOF(v) != STRSXP || XLENGTH(v) != 1 || STRING_ELT(v, 0) == NA_STRING)
+    pgr_error(PG_API_ERR_INVALID_ARGUMENT, "%s must be one string", what);
+  return CHAR(STRING_ELT(v, 0));
+}
+
+pg_tensor_t* pgr_handles(SEXP list, size_t* n, const char* what) {
+  if (TYPEOF(list) != VECSXP)
+    pgr_error(PG_API_ERR_INVALID_ARGUMENT, "%s must be a list of tensors, not %s", what,
+              Rf_type2char(TYPEOF(list)));
+  *n = (size_t)XLENGTH(list);
+  pg_tensor_t* hs = (pg_tensor_t*)R_alloc(*n ? *n : 1, sizeof(pg_tensor_t));
+  for (size_t i = 0; i < *n; ++i) hs[i] = pgr_handle(VECTOR_ELT(list, (R_xlen_t)i), what);
+  return hs;
+}
+
 pg_dtype pgr_dtype_arg(SEXP v) {
   if (TYPEOF(v) != STRSXP || XLENGTH(v) != 1 || STRING_ELT(v, 0) == NA_STRING)
     pgr_error(PG_API_ERR_INVALID_ARGUMENT, "dtype must be one string, such as \"float32\"");

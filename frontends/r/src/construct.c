@@ -7,7 +7,7 @@ typedef pg_api_status (*fill_fn)(const int64_t*, size_t, pg_dtype, const char*, 
 
 /* .Call(C_pgr_fill, name, shape, dtype, device): zeros, ones, empty, rand, randn. */
 SEXP pgr_fill(SEXP name, SEXP shape, SEXP dtype, SEXP device) {
-  const char* n = CHAR(STRING_ELT(name, 0));
+  const char* n = pgr_string(name, "name");
   fill_fn f = NULL;
 #define X(op) \
   if (strcmp(n, #op) == 0) f = pg.pg_tensor_##op;
@@ -79,7 +79,7 @@ SEXP pgr_device_canonical(SEXP name) {
 
 SEXP pgr_plugin_load(SEXP name) {
   const char* s = NULL;
-  pg_api_status st = pg.pg_plugin_load(pgr_device_arg(name), &s);
+  pg_api_status st = pg.pg_plugin_load(pgr_string(name, "name_or_path"), &s);
   return string_result(st, s);
 }
 

@@ -51,6 +51,10 @@ int pgr_flag(SEXP v, const char* what);
 int64_t pgr_axis(SEXP v, const char* what);
 /* Each of a vector of R dims as an axis (R_alloc'd). */
 int64_t* pgr_axes(SEXP v, size_t* n, const char* what);
+/* A length-1 string (not NA); a value error naming `what` otherwise. */
+const char* pgr_string(SEXP v, const char* what);
+/* The handles of a list of tensors (R_alloc'd). */
+pg_tensor_t* pgr_handles(SEXP list, size_t* n, const char* what);
 /* A dtype name ("float32") as its code. */
 pg_dtype pgr_dtype_arg(SEXP v);
 /* The dtype name of a code. */

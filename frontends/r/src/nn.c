@@ -56,10 +56,10 @@ SEXP pgr_bce(SEXP x, SEXP target, SEXP reduction, SEXP logits, SEXP pos_weight) 
 }
 
 SEXP pgr_einsum(SEXP formula, SEXP list) {
-  R_xlen_t n = XLENGTH(list);
-  pg_tensor_t* hs = (pg_tensor_t*)R_alloc((size_t)(n ? n : 1), sizeof(pg_tensor_t));
-  for (R_xlen_t i = 0; i < n; ++i) hs[i] = pgr_handle(VECTOR_ELT(list, i), "an operand");
-  PGR_RETURN(pg.pg_tensor_einsum(CHAR(STRING_ELT(formula, 0)), hs, (size_t)n, &out_));
+  size_t n = 0;
+  const char* f = pgr_string(formula, "einsum: the equation");
+  pg_tensor_t* hs = pgr_handles(list, &n, "einsum: an operand");
+  PGR_RETURN(pg.pg_tensor_einsum(f, hs, n, &out_));
 }
 
 /* .Call(C_pgr_rearrange, x, formula, sizes): sizes is a named numeric vector (or NULL). */
@@ -70,8 +70,9 @@ SEXP pgr_rearrange(SEXP x, SEXP formula, SEXP sizes) {
   SEXP nm = Rf_getAttrib(sizes, R_NamesSymbol);
   if (n && Rf_isNull(nm)) pgr_error(PG_API_ERR_INVALID_ARGUMENT, "rearrange: sizes must be named");
   for (size_t i = 0; i < n; ++i) names[i] = CHAR(STRING_ELT(nm, (R_xlen_t)i));
-  PGR_RETURN(pg.pg_tensor_rearrange(pgr_handle(x, "x"), CHAR(STRING_ELT(formula, 0)),
-                                    n ? names : NULL, n ? s : NULL, n, &out_));
+  PGR_RETURN(pg.pg_tensor_rearrange(pgr_handle(x, "x"),
+                                    pgr_string(formula, "rearrange: the formula"), n ? names : NULL,
+                                    n ? s : NULL, n, &out_));
 }
 
 SEXP pgr_conv2d(SEXP x, SEXP weight, SEXP bias, SEXP groups, SEXP stride, SEXP dilation,

@@ -10,7 +10,7 @@ typedef pg_api_status (*binary_fn)(pg_tensor_t, pg_tensor_t, pg_tensor_t*);
 typedef pg_api_status (*scalar_fn)(pg_tensor_t, pg_scalar, pg_tensor_t*);
 
 static const char* name_arg(SEXP name) {
-  return CHAR(STRING_ELT(name, 0));
+  return pgr_string(name, "op name");
 }
 
 static unary_fn find_unary(const char* n) {

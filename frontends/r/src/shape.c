@@ -9,7 +9,7 @@ typedef pg_api_status (*axis_fn)(pg_tensor_t, int64_t, pg_tensor_t*);
 typedef pg_api_status (*list_fn)(pg_tensor_t, const int64_t*, size_t, pg_tensor_t*);
 
 static const char* name_arg(SEXP name) {
-  return CHAR(STRING_ELT(name, 0));
+  return pgr_string(name, "op name");
 }
 
 /* .Call(C_pgr_reduce, x, name, dims, keepdim): sum, max, min, prod, mean, any, all over dims
@@ -178,24 +178,15 @@ SEXP pgr_one_hot(SEXP x, SEXP num_classes) {
   return pgr_wrap(out);
 }
 
-static pg_tensor_t* handles(SEXP list, size_t* n, const char* what) {
-  if (TYPEOF(list) != VECSXP)
-    pgr_error(PG_API_ERR_INVALID_ARGUMENT, "%s must be a list of tensors", what);
-  *n = (size_t)XLENGTH(list);
-  pg_tensor_t* hs = (pg_tensor_t*)R_alloc(*n ? *n : 1, sizeof(pg_tensor_t));
-  for (size_t i = 0; i < *n; ++i) hs[i] = pgr_handle(VECTOR_ELT(list, (R_xlen_t)i), what);
-  return hs;
-}
-
 SEXP pgr_cat(SEXP list, SEXP dim) {
   size_t n = 0;
-  pg_tensor_t* hs = handles(list, &n, "tensors");
+  pg_tensor_t* hs = pgr_handles(list, &n, "tensors");
   PGR_RETURN(pg.pg_tensor_cat(hs, n, pgr_axis(dim, "cat"), &out_));
 }
 
 SEXP pgr_stack(SEXP list, SEXP dim) {
   size_t n = 0;
-  pg_tensor_t* hs = handles(list, &n, "tensors");
+  pg_tensor_t* hs = pgr_handles(list, &n, "tensors");
   PGR_RETURN(pg.pg_tensor_stack(hs, n, pgr_axis(dim, "stack"), &out_));
 }
 

@@ -166,10 +166,9 @@ SEXP pgr_realize(SEXP x) {
 }
 
 SEXP pgr_realize_all(SEXP list) {
-  R_xlen_t n = XLENGTH(list);
-  pg_tensor_t* hs = (pg_tensor_t*)R_alloc((size_t)(n > 0 ? n : 1), sizeof(pg_tensor_t));
-  for (R_xlen_t i = 0; i < n; ++i) hs[i] = pgr_handle(VECTOR_ELT(list, i), "a tensor to realize");
-  PGR_CHECK(pg.pg_tensor_realize_all(hs, (size_t)n));
+  size_t n = 0;
+  pg_tensor_t* hs = pgr_handles(list, &n, "a tensor to realize");
+  PGR_CHECK(pg.pg_tensor_realize_all(hs, n));
   return R_NilValue;
 }
 
@@ -228,13 +227,12 @@ SEXP pgr_backward(SEXP x, SEXP g) {
 SEXP pgr_gradient(SEXP root, SEXP targets, SEXP g) {
   pg_tensor_t r = pgr_handle(root, "root");
   pg_tensor_t rg = pgr_opt_handle(g, "gradient");
-  R_xlen_t n = XLENGTH(targets);
-  pg_tensor_t* ts = (pg_tensor_t*)R_alloc((size_t)(n > 0 ? n : 1), sizeof(pg_tensor_t));
-  pg_tensor_t* outs = (pg_tensor_t*)R_alloc((size_t)(n > 0 ? n : 1), sizeof(pg_tensor_t));
-  for (R_xlen_t i = 0; i < n; ++i) ts[i] = pgr_handle(VECTOR_ELT(targets, i), "a target");
-  PGR_CHECK(pg.pg_tensor_gradient(r, ts, (size_t)n, rg, outs));
-  SEXP list = PROTECT(Rf_allocVector(VECSXP, n));
-  for (R_xlen_t i = 0; i < n; ++i) SET_VECTOR_ELT(list, i, pgr_wrap(outs[i]));
+  size_t n = 0;
+  pg_tensor_t* ts = pgr_handles(targets, &n, "a target");
+  pg_tensor_t* outs = (pg_tensor_t*)R_alloc(n ? n : 1, sizeof(pg_tensor_t));
+  PGR_CHECK(pg.pg_tensor_gradient(r, ts, n, rg, outs));
+  SEXP list = PROTECT(Rf_allocVector(VECSXP, (R_xlen_t)n));
+  for (size_t i = 0; i < n; ++i) SET_VECTOR_ELT(list, (R_xlen_t)i, pgr_wrap(outs[i]));
   UNPROTECT(1);
   return list;
 }
