@@ -10,7 +10,7 @@
 #'
 #' * Realisation and conversion: `realize()` (runs the graph, returns `x`), `item()` (the one
 #'   value as an R number), `numel()`, `size(dim = NULL)`, `element_size()`, `is_realized()`,
-#'   `to(device = NULL, dtype = NULL)`, `cpu()`, `cast(dtype)`, `float()`, `double()`,
+#'   `to(device = NULL, dtype = NULL)`, `cpu()`, `cuda()`, `cast(dtype)`, `float()`, `double()`,
 #'   `half()`, `int()`, `long()`, `bool()`, `detach()`, `clone()`, `contiguous()`,
 #'   `assign(value)` (writes `value` into `x`'s buffer, lazily; returns `x`),
 #'   `requires_grad_(requires_grad = TRUE)`.
@@ -145,6 +145,7 @@ rm(.n)
   out
 })
 .def("cpu", function(self) .Call(C_pgr_to, self, "cpu"))
+.def("cuda", function(self) .Call(C_pgr_to, self, .checked_device("cuda")))
 .def("cast", function(self, dtype) .Call(C_pgr_cast, self, dtype))
 .def("float", function(self) .Call(C_pgr_cast, self, "float32"))
 .def("double", function(self) .Call(C_pgr_cast, self, "float64"))

@@ -47,6 +47,8 @@ test_that("devices are chosen by name; an unknown one carries the load report", 
   expect_error(pg_tensor(1)$to("cuda:3"), "available: cpu:0", class = "polygrad_device_error")
   expect_error(pg_zeros(2, device = "nosuch"), "nosuch", class = "polygrad_value_error")
   expect_identical(pg_tensor(2)$to("cpu:0")$device, "cpu:0")
+  skip_if(any(pg_devices()$type == "cuda"), "a cuda device is loaded")
+  expect_error(pg_tensor(1)$cuda(), "Plugin load report", class = "polygrad_device_error")
 })
 
 run_r <- function(code, env = character()) {
