@@ -2,14 +2,16 @@
 JOBS ?= $(shell nproc)
 POLYGRAD := build/release/bin/polygrad
 
-.PHONY: run test deps build build-asan test-release test-asan test-python bench format clean
+.PHONY: run test deps build build-asan test-release test-asan test-python test-r check-r bench \
+	format clean
 
 run: build
 	$(POLYGRAD) devices
 	build/release/bin/polygrad-demo
 	frontends/python/run_example.sh build/release
+	frontends/r/run_example.sh build/release
 
-test: build build-asan test-release test-asan test-python
+test: build build-asan test-release test-asan test-python test-r
 
 deps:
 	@scripts/install-deps.sh
@@ -30,6 +32,15 @@ test-asan: build-asan
 
 test-python: build
 	frontends/python/run_tests.sh build/release
+
+# The R package, installed into build/release/Rlib and tested; with test-python's venv there, a
+# test also checks that Python reads the files R writes.
+test-r: build
+	frontends/r/run_tests.sh build/release
+
+# R CMD check --no-manual of the R package (fails on an ERROR or a WARNING).
+check-r: build
+	frontends/r/check.sh build/release
 
 # OpenBLAS's SkylakeX kernels are the fastest torch and numpy have on an AVX-512 host; forcing
 # them on a host without AVX-512 (an AMD EPYC Milan) kills the run with SIGILL, so there

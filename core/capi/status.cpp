@@ -24,6 +24,9 @@ pg_api_status fail(const char* entry) noexcept {
   std::string what;
   try {
     throw;
+  } catch (const IndexError& e) {
+    what = e.what();
+    status = PG_API_ERR_INDEX;
   } catch (const Error& e) {
     what = e.what();
     if (e.kind() == ErrorKind::internal)

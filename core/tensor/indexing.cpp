@@ -58,8 +58,8 @@ Tensor Tensor::getitem(const std::vector<Index>& index) const {
     if (i.kind == Index::Kind::integer) {
       int64_t v = i.value < 0 ? i.value + n : i.value;
       if (v < 0 || v >= n)
-        user_error("getitem: index " + std::to_string(i.value) + " out of range for axis " +
-                   std::to_string(axis) + " of shape " + lazy::shape_str(p.shape));
+        index_error("getitem: index " + std::to_string(i.value) + " out of range for axis " +
+                    std::to_string(axis) + " of shape " + lazy::shape_str(p.shape));
       bounds.push_back({v, v + 1});
       steps.push_back(1);
     } else {
@@ -142,8 +142,8 @@ Tensor Tensor::gather(int64_t dim, const Tensor& index) const {
   // (torch checks every index; a lazy one's values are only known as the kernel runs, which
   // then reads 0 for one outside the axis)
   if (const std::optional<int64_t> bad = detail::host_ints_outside(index, 0, n))
-    user_error("gather: index " + std::to_string(*bad) + " is out of bounds for axis " +
-               std::to_string(a) + " with size " + std::to_string(n));
+    index_error("gather: index " + std::to_string(*bad) + " is out of bounds for axis " +
+                std::to_string(a) + " with size " + std::to_string(n));
   // one-hot over a new last axis: mask[..., k] = index[...] == k; x moved to that axis.
   Tensor mask = detail::class_mask(index, n);
   Tensor x = shrink(bounds).unsqueeze(-1).transpose(a, -1);  // axis a -> size 1, last -> n

@@ -165,6 +165,19 @@ int main(void) {
   EXPECT_ERROR(pg_plugin_load("", &loaded), PG_API_ERR_INVALID_ARGUMENT, "pg_plugin_load",
                "empty plugin name");
 
+  /* an index outside its axis has its own status, so no frontend reads the message */
+  pg_index row5 = {PG_INDEX_INTEGER, 5, 0, 0, 0, 0, 1};
+  EXPECT_ERROR(pg_tensor_getitem(x, &row5, 1, &out), PG_API_ERR_INDEX, "pg_tensor_getitem",
+               "index 5 out of range for axis 0");
+  pg_tensor_t bad_index = NULL;
+  const int32_t idx7[2] = {0, 7};
+  const int64_t s21[2] = {2, 1};
+  CHECK_OK(pg_tensor_from_data(idx7, PG_DTYPE_INT32, s21, 2, NULL, &bad_index));
+  EXPECT_ERROR(pg_tensor_gather(x, 1, bad_index, &out), PG_API_ERR_INDEX, "pg_tensor_gather",
+               "index 7 is out of bounds for axis 1");
+  CHECK(out == kUntouched);
+  pg_tensor_free(bad_index);
+
   /* rearrange: a size name given twice */
   pg_tensor_t re = NULL;
   const char* rnames[2] = {"a", "a"};

@@ -1,4 +1,5 @@
-// The one exception type of libpolygrad.
+// The exception type of libpolygrad (and IndexError, the user error of an index outside its
+// axis, which the C API tells apart).
 //
 // Two channels, as in Halide: a user error (bad config, unknown device, a plugin that refuses a
 // request) and an internal error (a bug in polygrad or a plugin breaking the ABI contract).
@@ -36,8 +37,18 @@ class POLYGRAD_API Error : public std::runtime_error {
   pg_status status_;
 };
 
+/// A user error that is an index outside its axis (getitem, gather): the C API reports it as
+/// PG_API_ERR_INDEX, so a frontend raises its IndexError without reading the message.
+class POLYGRAD_API IndexError : public Error {
+ public:
+  explicit IndexError(const std::string& message);
+  ~IndexError() override;
+};
+
 /// Throw a user error.
 [[noreturn]] POLYGRAD_API void user_error(const std::string& message);
+/// Throw an IndexError.
+[[noreturn]] POLYGRAD_API void index_error(const std::string& message);
 /// Throw an internal error.
 [[noreturn]] POLYGRAD_API void internal_error(const std::string& message);
 

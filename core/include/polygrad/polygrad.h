@@ -31,7 +31,9 @@ typedef enum pg_api_status {
   PG_API_OK = 0,
   PG_API_ERR_INVALID_ARGUMENT = 1, /**< the caller's fault: NULL handle, bad shape/axis/device */
   PG_API_ERR_DEVICE = 2,           /**< a device plugin failed (compile, launch, memory) */
-  PG_API_ERR_INTERNAL = 3          /**< a bug in polygrad (or out of memory on the host) */
+  PG_API_ERR_INTERNAL = 3,         /**< a bug in polygrad (or out of memory on the host) */
+  PG_API_ERR_INDEX = 4             /**< an index outside its axis (getitem, gather): the caller's
+                                        fault, as INVALID_ARGUMENT, told apart for frontends */
 } pg_api_status;
 
 /** Opaque tensor handle. */

@@ -9,8 +9,16 @@ Error::Error(ErrorKind kind, const std::string& message, pg_status status)
 // Out of line so the vtable and typeinfo have one home in libpolygrad.
 Error::~Error() = default;
 
+IndexError::IndexError(const std::string& message) : Error(ErrorKind::user, message) {}
+
+IndexError::~IndexError() = default;
+
 void user_error(const std::string& message) {
   throw Error(ErrorKind::user, message);
+}
+
+void index_error(const std::string& message) {
+  throw IndexError(message);
 }
 
 void internal_error(const std::string& message) {

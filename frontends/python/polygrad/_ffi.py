@@ -20,8 +20,8 @@ class PolygradValueError(PolygradError, ValueError):
 
 
 class PolygradIndexError(PolygradValueError, IndexError):
-    """An int index outside its axis in getitem: an IndexError as numpy's and torch's (and a
-    PolygradValueError, as every invalid argument is)."""
+    """PG_API_ERR_INDEX: an index outside its axis (getitem, gather): an IndexError as numpy's
+    and torch's (and a PolygradValueError, as every invalid argument is)."""
 
 
 class PolygradDeviceError(PolygradError, RuntimeError):
@@ -32,7 +32,8 @@ class PolygradInternalError(PolygradError, RuntimeError):
     """PG_API_ERR_INTERNAL: a bug in polygrad, or the host ran out of memory."""
 
 
-_ERRORS = {1: PolygradValueError, 2: PolygradDeviceError, 3: PolygradInternalError}
+_ERRORS = {1: PolygradValueError, 2: PolygradDeviceError, 3: PolygradInternalError,
+           4: PolygradIndexError}
 
 
 def _candidates():

@@ -138,12 +138,7 @@ def __getitem__(self, idx):
         idx = (idx,)
     n = len(idx)
     arr = (Index * max(n, 1))(*[_index_entry(i) for i in idx])
-    try:
-        return _call(lib.pg_tensor_getitem, self._h, arr, n)
-    except _ffi.PolygradValueError as e:
-        if "getitem: index" in str(e) and "out of range" in str(e):
-            raise _ffi.PolygradIndexError(str(e)) from None
-        raise
+    return _call(lib.pg_tensor_getitem, self._h, arr, n)
 
 
 def _host_index(self, idx):

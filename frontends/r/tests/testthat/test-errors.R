@@ -1,0 +1,51 @@
+test_that("errors are conditions of class polygrad_error with the core's message", {
+  x <- pg_tensor(1:6)
+  e <- tryCatch(x$reshape(c(4, 2)), error = function(e) e)
+  expect_s3_class(e, "polygrad_value_error")
+  expect_s3_class(e, "polygrad_error")
+  expect_match(conditionMessage(e), "pg_tensor_reshape: reshape: cannot reshape \\(6,\\) to \\(4, 2\\)")
+  # the core's own index status (PG_API_ERR_INDEX), not a message match
+  e <- tryCatch(x$gather(1, pg_tensor(c(1L, 3L), dtype = "int32")$add(5L)$realize()),
+                error = function(e) e)
+  expect_s3_class(e, "polygrad_index_error")
+  expect_s3_class(e, "polygrad_value_error")
+  e <- tryCatch(.Call(polygrad:::C_pgr_getitem, x, 0L, c(9, 0, 0, 0, 0, 1)), error = function(e) e)
+  expect_s3_class(e, "polygrad_index_error")
+  expect_match(conditionMessage(e), "pg_tensor_getitem: getitem: index 9 out of range")
+  expect_error(pg_tensor(1:3) + pg_tensor(1:2), "pg_tensor_add", class = "polygrad_value_error")
+  expect_error(pg_tensor(matrix(1:6, 2)) %*% pg_tensor(matrix(1:6, 2)), "matmul",
+               class = "polygrad_value_error")
+})
+
+test_that("bad input never crashes R", {
+  x <- pg_tensor(1:6)
+  # a tensor restored from a saved session holds no data
+  f <- tempfile()
+  saveRDS(x, f)
+  stale <- readRDS(f)
+  unlink(f)
+  expect_error(stale + 1, "earlier R session", class = "polygrad_value_error")
+  expect_error(as.array(stale), "earlier R session")
+  # wrong types where the glue wants a tensor, a dim, a size or a string
+  expect_error(.Call(polygrad:::C_pgr_unary, 1, "exp"), "must be a polygrad_tensor")
+  expect_error(.Call(polygrad:::C_pgr_unary, x, "nosuchop"), "no unary op 'nosuchop'")
+  expect_error(x$reshape("a"), "whole numbers", class = "polygrad_value_error")
+  expect_error(x$reshape(c(2, NA)), "NA", class = "polygrad_value_error")
+  expect_error(x$reshape(c(2, 3.5)), "whole number", class = "polygrad_value_error")
+  expect_error(x$reshape(c(2^70)), "int64", class = "polygrad_value_error")
+  expect_error(x$sum(dim = "a"), class = "polygrad_value_error")
+  expect_error(x$softmax(NULL), "one whole number", class = "polygrad_value_error")
+  expect_error(x$cast(1), "dtype must be one string", class = "polygrad_value_error")
+  expect_error(x$to(device = 3), class = "polygrad_error")
+  expect_error(pg_zeros(-1), class = "polygrad_value_error")
+  expect_error(pg_zeros(2^62, 8), "more than 2\\^62", class = "polygrad_value_error")
+  expect_error(pg_cat(list(x, 1)), "must be a polygrad_tensor")
+  expect_error(pg_cat(list()), "no tensors", class = "polygrad_value_error")
+  expect_error(x$conv2d(x, stride = c(1, 2, 3)), "two whole numbers")
+  expect_error(x + "a", "not character", class = "polygrad_value_error")
+  expect_error(x$chunk(0), "chunks must be", class = "polygrad_value_error")
+  expect_error(x[[1]], "not x\\[\\[")
+  expect_error(x$dropout(2), "probability")
+  expect_error(x$shape <- 3, "cannot be set")
+  expect_identical(as.numeric(x), as.numeric(1:6))  # still usable
+})
