@@ -8,7 +8,7 @@ import numpy as np
 from . import _ffi, _pending
 from ._ffi import (DTYPE_CODES, DTYPE_NAMES, MISSING, Scalar, byref, c_char_p, c_double, c_int,
                    c_int64, c_size_t, c_void_p, check, int64s, lib, raise_error)
-from .device import canonical_device_arg, device_display
+from .device import Device, canonical_device_arg, device_display
 from . import dtypes as _dt
 from ._host_data import _NP_OF, _aligned_empty, _from_numpy, fits_int32
 
@@ -405,7 +405,8 @@ class Tensor:
         """The numpy array this tensor's memory is, as in the seed's compile_step example
         (`x._data[:] = batch` writes the next input in place). A tensor built from an aligned
         ndarray already is that array; any other cpu tensor is realised and moved into a new
-        aligned array first (from then on it is that array). Other devices have no host view."""
+        aligned array first (from then on it is that array). A device whose memory the host
+        cannot view (no PG_CAP_HOST_MEMORY) has none."""
         host = getattr(self, "_host", None)
         if host is None:
             host = self._bind_host()
@@ -415,7 +416,7 @@ class Tensor:
         name = self.dtype
         if name == "bfloat16" or name not in _NP_OF:
             raise TypeError(f"_data: numpy has no {name} array")
-        if not self.device.startswith("CPU") or self.numel() == 0:
+        if not Device.host_memory(self._device_bytes().decode()) or self.numel() == 0:
             raise ValueError(f"_data: a tensor on {self.device} with {self.numel()} elements has "
                              "no host memory to view")
         arr = _aligned_empty(self.shape, _NP_OF[name])

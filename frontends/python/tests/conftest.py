@@ -1,7 +1,18 @@
 import os
 import sys
 
+import pytest
+
 sys.path.insert(0, os.path.dirname(__file__))
+
+
+@pytest.fixture
+def on_cpu(monkeypatch):
+    """The cpu as the default device for one test: for the tests of what a device with host
+    memory does (Tensor._data views, ndarrays used in place, index values checked eagerly),
+    which the suite's run on the GPU-semantics emulator (POLYGRAD_DEVICE=emu, memory the host
+    cannot view) would otherwise test on a device that has none of it."""
+    monkeypatch.setenv("POLYGRAD_DEVICE", "cpu")
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -8,7 +8,7 @@ import torch
 from polygrad import PolygradValueError, Tensor, TinyJit, capture, nn
 
 
-def test_data_is_the_tensors_memory():
+def test_data_is_the_tensors_memory(on_cpu):
     t = Tensor.rand(3, 4)
     before = t.numpy()
     d = t._data
@@ -26,7 +26,7 @@ def test_data_is_the_tensors_memory():
     assert s.numpy()[3] == 7
 
 
-def test_compile_step_adam_mlp_matches_torch():
+def test_compile_step_adam_mlp_matches_torch(on_cpu):
     rng = np.random.default_rng(1)
     l1, l2 = nn.Linear(6, 5), nn.Linear(5, 3)
     t1, t2 = torch.nn.Linear(6, 5), torch.nn.Linear(5, 3)

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from polygrad import Tensor
+from polygrad import Device, Tensor
 
 
 def test_from_list_scalar_numpy():
@@ -33,7 +33,7 @@ def test_non_native_byte_order_keeps_values():
     np.testing.assert_array_equal(Tensor(np.array([1, 2], ">i4"), dtype="float32").numpy(), [1, 2])
 
 
-def test_ndarray_is_used_in_place_on_cpu():
+def test_ndarray_is_used_in_place_on_cpu(on_cpu):
     import gc
     from polygrad import _host_data as _t
     raw = np.empty(8 * 8 + 64, np.uint8)  # the cpu takes memory aligned like its own buffers
@@ -119,7 +119,7 @@ def test_properties_and_conversion():
     x = Tensor(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
     assert x.shape == (2, 3, 4) and x.ndim == 3 and x.numel() == 24
     assert x.size() == (2, 3, 4) and x.size(1) == 3 and x.size(-1) == 4
-    assert x.device == "CPU" and x.dtype == "float32"
+    assert x.device == Device.DEFAULT and x.dtype == "float32"
     assert x.T.shape == (2, 4, 3)
     np.testing.assert_array_equal(x.T.numpy(), np.swapaxes(x.numpy(), -1, -2))
     assert x.tolist() == np.arange(24).reshape(2, 3, 4).tolist()

@@ -33,7 +33,7 @@ def test_bool_index_is_a_type_error(ix):
 
 
 @pytest.mark.parametrize("bad", [[0, 4], [-5, 1]])
-def test_input_index_tensors_outside_the_axis_raise_as_torch(bad):
+def test_input_index_tensors_outside_the_axis_raise_as_torch(bad, on_cpu):
     """An index tensor that holds data (a buffer in the cpu's memory) is checked, as torch
     checks every index: x[idx] and Embedding raise IndexError, gather and cross_entropy a
     ValueError naming the op (torch: RuntimeError, IndexError). A computed index's values are

@@ -149,7 +149,7 @@ for i in range(100):
 '''
 
 
-def test_compiled_training_step_example(capsys):
+def test_compiled_training_step_example(capsys, on_cpu):
     ns = {}
     exec(COMPILED_STEP, ns)
     lines = capsys.readouterr().out.strip().split("\n")
