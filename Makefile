@@ -2,8 +2,8 @@
 JOBS ?= $(shell nproc)
 POLYGRAD := build/release/bin/polygrad
 
-.PHONY: run test deps build build-asan test-release test-asan test-python test-r check-r bench \
-	format clean
+.PHONY: run test deps build build-asan test-release test-asan test-python test-python-emu test-r \
+	check-r bench format clean
 
 run: build
 	$(POLYGRAD) devices
@@ -11,7 +11,7 @@ run: build
 	frontends/python/run_example.sh build/release
 	frontends/r/run_example.sh build/release
 
-test: build build-asan test-release test-asan test-python test-r
+test: build build-asan test-release test-asan test-python test-python-emu test-r
 
 deps:
 	@scripts/install-deps.sh
@@ -32,6 +32,11 @@ test-asan: build-asan
 
 test-python: build
 	frontends/python/run_tests.sh build/release
+
+# The Python suite again on the GPU-semantics emulator (plugins/gpu_emu) as the default device:
+# the codegen's group path (groups, local memory, barriers, tensor cores) where there is no GPU.
+test-python-emu: build
+	POLYGRAD_DEVICE=emu frontends/python/run_tests.sh build/release
 
 # The R package, installed into build/release/Rlib and tested; with test-python's venv there, a
 # test also checks that Python reads the files R writes.
