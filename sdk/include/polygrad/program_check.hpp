@@ -77,8 +77,8 @@ inline bool dtype_is_int(uint32_t dt) {
 /// Whether ALU or memory op `op` is defined on operands of dtype `dt` (for comparisons the
 /// compared dtype, for WHERE the branches', for ATOMIC_ADD the added one): RECIP, SQRT, EXP2,
 /// LOG2, SIN, TRUNC and FDIV on floats; IDIV, MOD, SHL and SHR on ints; NOT, AND, OR and XOR
-/// on bool and ints; NEG, ADD, SUB, MUL, MAX, MULACC, CMPLT and ATOMIC_ADD on ints and floats;
-/// every other op on every dtype.
+/// on bool and ints; NEG, ADD, SUB, MUL, MAX, MULACC and ATOMIC_ADD on ints and floats; every
+/// other op on every dtype (CMPLT on bool: false < true, as the host emits for torch's lt).
 inline bool op_defined_on(uint32_t op, uint32_t dt) {
   const char kind = dtype_kind(dt);
   switch (op) {
@@ -106,7 +106,6 @@ inline bool op_defined_on(uint32_t op, uint32_t dt) {
     case PG_OP_MUL:
     case PG_OP_MAX:
     case PG_OP_MULACC:
-    case PG_OP_CMPLT:
     case PG_OP_ATOMIC_ADD:
       return kind == 'i' || kind == 'u' || kind == 'f';
     default:
