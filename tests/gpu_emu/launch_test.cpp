@@ -12,6 +12,8 @@ namespace {
 
 using Ref = sdk::ProgramBuilder::Ref;
 
+sdk::ProgramBuilder vector_axpy(int offset);
+
 TEST(GpuEmuDevice, DeclaresAGroupTargetWithEveryDtype) {
   Emulator emu(Options{{"threads", "3"}});
   const pg_device_properties& p = emu.properties();
@@ -30,6 +32,41 @@ TEST(GpuEmuDevice, DeclaresAGroupTargetWithEveryDtype) {
   EXPECT_EQ(c.local_memory_bytes, 49152u);
   EXPECT_EQ(c.index_bits, 32u);
   EXPECT_EQ(c.compute_units, 3u);
+}
+
+TEST(GpuEmuDevice, RendersForItsTargetWithNoDeviceOpen) {
+  Emulator emu;
+  const pg_compiler_api* compiler = emu.table().compiler;
+  ASSERT_NE(compiler, nullptr);
+  pg_target target{};
+  target.struct_size = sizeof target;
+  target.caps.struct_size = sizeof target.caps;
+  pg_error err{};
+  ASSERT_EQ(compiler->describe_target(emu.state(), "", &target, &err), PG_OK) << err.message;
+  EXPECT_STREQ(target.arch, "gpu_emu");
+  EXPECT_EQ(target.caps.tensor_core_count, 2u);
+  sdk::ProgramBuilder b = vector_axpy(0);
+  std::string bytes;
+  pg_byte_sink sink{&bytes, [](void* ctx, const void* data, uint64_t n) {
+                      static_cast<std::string*>(ctx)->append(static_cast<const char*>(data), n);
+                      return 0;
+                    }};
+  ASSERT_EQ(compiler->render(emu.state(), &target, &b.program(), &sink, &err), PG_OK)
+      << err.message;
+  std::string from_device;
+  ASSERT_TRUE(emu.render(b, from_device).ok());
+  EXPECT_EQ(bytes, from_device);
+  EXPECT_EQ(compiler->describe_target(emu.state(), "sm_90", &target, &err), PG_ERR_UNSUPPORTED);
+  EXPECT_NE(std::string(err.message).find("gpu_emu compiles for 'gpu_emu' only, not 'sm_90'"),
+            std::string::npos)
+      << err.message;
+  // op_support: ATOMIC_ADD on 32- and 64-bit types, WMMA on the accumulator's float32 x4.
+  EXPECT_EQ(compiler->op_support(emu.state(), &target, PG_OP_ATOMIC_ADD, PG_DTYPE_FLOAT32, 1), 1);
+  EXPECT_EQ(compiler->op_support(emu.state(), &target, PG_OP_ATOMIC_ADD, PG_DTYPE_INT16, 1), 0);
+  EXPECT_EQ(compiler->op_support(emu.state(), &target, PG_OP_WMMA, PG_DTYPE_FLOAT32, 4), 1);
+  EXPECT_EQ(compiler->op_support(emu.state(), &target, PG_OP_WMMA, PG_DTYPE_FLOAT16, 4), 0);
+  EXPECT_EQ(compiler->op_support(emu.state(), &target, PG_OP_ADD, PG_DTYPE_FLOAT16, 8), 1);
+  EXPECT_EQ(compiler->op_support(emu.state(), &target, PG_OP_ADD, PG_DTYPE_FLOAT16, 16), 0);
 }
 
 TEST(GpuEmuDevice, TheHostReachesMemoryOnlyThroughCopies) {
