@@ -1,7 +1,9 @@
 # polygrad_add_plugin(<name> SOURCES <files...> [OUTPUT_DIRECTORY <dir>])
 #
 # Builds a device plugin as a MODULE library named polygrad_<name>.so that links only the SDK,
-# hides every symbol but the entry point, and refuses undefined symbols at link time.
+# exports nothing but the entry point (hidden visibility, and a version script for the symbols
+# C++ templates from system headers would otherwise export), and refuses undefined symbols at
+# link time.
 function(polygrad_add_plugin name)
   cmake_parse_arguments(ARG "" "OUTPUT_DIRECTORY" "SOURCES" ${ARGN})
   add_library(${name} MODULE ${ARG_SOURCES})
@@ -17,6 +19,11 @@ function(polygrad_add_plugin name)
   get_property(_pg_dir_options DIRECTORY PROPERTY COMPILE_OPTIONS)
   if(NOT "${CMAKE_CXX_FLAGS} ${_pg_dir_options}" MATCHES "-fsanitize")
     target_link_options(${name} PRIVATE -Wl,--no-undefined)
+  endif()
+  if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
+    set(_pg_map ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/plugin_exports.map)
+    target_link_options(${name} PRIVATE -Wl,--version-script=${_pg_map})
+    set_property(TARGET ${name} APPEND PROPERTY LINK_DEPENDS ${_pg_map})
   endif()
   if(ARG_OUTPUT_DIRECTORY)
     set_target_properties(${name} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${ARG_OUTPUT_DIRECTORY})

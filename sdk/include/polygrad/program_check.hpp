@@ -74,6 +74,45 @@ inline bool dtype_is_int(uint32_t dt) {
   return dtype_kind(dt) == 'i' || dtype_kind(dt) == 'u';
 }
 
+/// Whether ALU or memory op `op` is defined on operands of dtype `dt` (for comparisons the
+/// compared dtype, for WHERE the branches', for ATOMIC_ADD the added one): RECIP, SQRT, EXP2,
+/// LOG2, SIN, TRUNC and FDIV on floats; IDIV, MOD, SHL and SHR on ints; NOT, AND, OR and XOR
+/// on bool and ints; NEG, ADD, SUB, MUL, MAX, MULACC and ATOMIC_ADD on ints and floats; every
+/// other op on every dtype (CMPLT on bool: false < true, as the host emits for torch's lt).
+inline bool op_defined_on(uint32_t op, uint32_t dt) {
+  const char kind = dtype_kind(dt);
+  switch (op) {
+    case PG_OP_RECIP:
+    case PG_OP_SQRT:
+    case PG_OP_EXP2:
+    case PG_OP_LOG2:
+    case PG_OP_SIN:
+    case PG_OP_TRUNC:
+    case PG_OP_FDIV:
+      return kind == 'f';
+    case PG_OP_IDIV:
+    case PG_OP_MOD:
+    case PG_OP_SHL:
+    case PG_OP_SHR:
+      return kind == 'i' || kind == 'u';
+    case PG_OP_NOT:
+    case PG_OP_AND:
+    case PG_OP_OR:
+    case PG_OP_XOR:
+      return kind == 'b' || kind == 'i' || kind == 'u';
+    case PG_OP_NEG:
+    case PG_OP_ADD:
+    case PG_OP_SUB:
+    case PG_OP_MUL:
+    case PG_OP_MAX:
+    case PG_OP_MULACC:
+    case PG_OP_ATOMIC_ADD:
+      return kind == 'i' || kind == 'u' || kind == 'f';
+    default:
+      return true;
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Kernel-program validation: every renderer should call it before reading a program.
 
