@@ -385,6 +385,8 @@ Linearizer::BlockedSum Linearizer::blocked_sum(const std::vector<const UOp*>& gr
                                                int lanes) const {
   const UOp* r = group.front();
   if (!r->dtype().is_float()) return {};
+  // (its ranges: sources 1 .. n, without a group reduce's trailing thread index)
+  const size_t n = r->nsrcs() - (r->src(r->nsrcs() - 1)->op() == Op::SPECIAL ? 1 : 0);
   for (const UOp* g : group)
     if (static_cast<Op>(g->arg_int()) != Op::ADD ||
         (r->dtype().is_vector() && g->src(0)->op() == Op::MUL))
@@ -392,7 +394,7 @@ Linearizer::BlockedSum Linearizer::blocked_sum(const std::vector<const UOp*>& gr
   if (full == 0) {
     // One range split in lanes: its steps (end / lanes) in blocks of about their square root.
     const UOpRef& end = r->src(1)->src(0);
-    if (lanes == 1 || r->nsrcs() != 2 || end->op() != Op::CONST) return {};
+    if (lanes == 1 || n != 2 || end->op() != Op::CONST) return {};
     const int64_t steps = end->arg_int() / lanes;
     if (steps < kBlockedSum) return {};
     int64_t b = 16;
@@ -401,15 +403,15 @@ Linearizer::BlockedSum Linearizer::blocked_sum(const std::vector<const UOp*>& gr
   }
   // One symbolic range (a batch): blocks of kSymbolicBlock and a rest.
   const UOpRef& first = r->src(1)->src(0);
-  if (r->nsrcs() == 2 && lanes == 1 && first->op() != Op::CONST) return {true, kSymbolicBlock};
+  if (n == 2 && lanes == 1 && first->op() != Op::CONST) return {true, kSymbolicBlock};
   int64_t values = 1;
-  for (size_t i = 1; i < r->nsrcs(); ++i) {
+  for (size_t i = 1; i < n; ++i) {
     const UOpRef& end = r->src(i)->src(0);
     if (end->op() != Op::CONST) return {};
     values *= end->arg_int();
   }
   if (values / lanes < kBlockedSum) return {};
-  if (r->nsrcs() > 2 || lanes > 1) return {true, 0};  // blocks of the outermost range
+  if (n > 2 || lanes > 1) return {true, 0};  // blocks of the outermost range
   // One range: split in blocks of the divisor nearest its square root, at least 16.
   const int64_t k = first->arg_int();
   int64_t best = 0;
@@ -474,9 +476,8 @@ uint32_t Linearizer::reduce(const UOp* r, int p) {
   // kernels 2e-7). Not a product's sum (the upcast matmul's, whose k slices already cut it).
   bool staged = false;
   for (size_t i = 1; i <= nranges; ++i) staged = staged || stages_.count(r->src(i)->arg_int());
-  // (Not on group targets: a thread's sums are short, and its index math may be int32.)
-  const BlockedSum blocked =
-      grouped_ || lidx != nullptr || staged ? BlockedSum{} : blocked_sum(group, full, lanes);
+  // (Not a staged tile's: its slices already cut the sums short.)
+  const BlockedSum blocked = staged ? BlockedSum{} : blocked_sum(group, full, lanes);
   std::vector<uint32_t> part(blocked.on ? n : 0);
   for (size_t g = 0; g < part.size(); ++g)
     part[g] = add(p, PG_OP_DEFINE_REG, reg, {}, arg_i(int64_t{lanes} * width));
@@ -515,7 +516,7 @@ uint32_t Linearizer::reduce(const UOp* r, int p) {
       const UOp* k = r->src(1).get();
       const int64_t id0 = next_id_++, id1 = next_id_++;
       const UOpRef end0 = simplify(k->src(0) / blocked.block);
-      const UOpRef end1 = const_int(dtypes::index, blocked.block);
+      const UOpRef end1 = const_int(k->src(0)->dtype(), blocked.block);
       split_rest = simplify(k->src(0) % blocked.block);
       keep_.push_back(split_rest);
       keep_.push_back(end0);
@@ -737,6 +738,15 @@ void Linearizer::flatten(int s, Linearized& out, std::vector<uint32_t>& final_in
 Linearized Linearizer::run(const UOpRef& sink) {
   Linearized out;
   std::vector<const UOp*> order = toposort(sink);
+  // A load from a local array a stage fills stays inside the stage's loop, between its
+  // barriers, even where its address does not change with the loop (a tensor core's fragment).
+  std::unordered_map<const UOp*, int64_t> staged;  // DEFINE_LOCAL -> loop id
+  for (const auto& [id, stores] : stages_)
+    for (const UOpRef& st : stores) staged.emplace(st->src(0)->src(0).get(), id);
+  for (const UOp* u : order)
+    if (u->op() == Op::LOAD)
+      if (auto it = staged.find(u->src(0)->src(0).get()); it != staged.end())
+        deps_.force(u, it->second);
   std::map<int64_t, const UOp*> outputs;
   std::vector<int64_t> reduced;
   std::vector<const UOp*> vars;

@@ -66,6 +66,11 @@ const std::vector<int64_t>& LoopDeps::of(const UOp* n) {
     auto at = std::lower_bound(ids.begin(), ids.end(), n->arg_int());
     if (at == ids.end() || *at != n->arg_int()) ids.insert(at, n->arg_int());
   }
+  if (auto it = forced_.find(n); it != forced_.end())
+    for (int64_t id : it->second) {
+      auto at = std::lower_bound(ids.begin(), ids.end(), id);
+      if (at == ids.end() || *at != id) ids.insert(at, id);
+    }
   if (n->op() == Op::REDUCE) {
     // The reduced ids go; the ids of their ends stay (deps of the end were merged above, but
     // the RANGE added its own id: take those out again and re-add the ends' ids).

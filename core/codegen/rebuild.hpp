@@ -19,9 +19,13 @@ UOpRef rebuild(const UOpRef& root, const std::function<UOpRef(const UOpRef&)>& f
 class LoopDeps {
  public:
   const std::vector<int64_t>& of(const UOp* n);
+  /// `n` depends on loop `id` as if it used it (a load from a local array that each iteration
+  /// of the loop fills: it may not move out of the loop). Before any of() call.
+  void force(const UOp* n, int64_t id) { forced_[n].push_back(id); }
 
  private:
   std::unordered_map<const UOp*, std::vector<int64_t>> memo_;
+  std::unordered_map<const UOp*, std::vector<int64_t>> forced_;
 };
 
 /// The value a REDUCE with alu `op` (ADD, MUL, MAX) starts from: its result over no values.

@@ -316,8 +316,11 @@ UOpRef KernelBuilder::index_uncached(const UOp* node, const std::vector<UOpRef>&
           flat_offset(gout, std::vector<UOpRef>(idx.begin() + static_cast<std::ptrdiff_t>(j0),
                                                 idx.begin() + static_cast<std::ptrdiff_t>(j))));
       const std::vector<int64_t> st = strides_of(gin);
+      // (An empty input is never read: its index is 0, not a division by its zero extent or
+      // stride, which a kernel program may not hold.)
       for (size_t k = 0; k < gin.size(); ++k)
-        x.push_back(gin[k] == 1 ? idx_const(0) : simplify((flat / st[k]) % gin[k]));
+        x.push_back(gin[k] == 1 || gin[k] == 0 || st[k] == 0 ? idx_const(0)
+                                                             : simplify((flat / st[k]) % gin[k]));
     }
     return index(node->src(0).get(), x, gate);
   }
@@ -456,10 +459,11 @@ bool KernelBuilder::hoistable(const std::set<const UOp*>& deps) const {
 
 // A reduce is fused when hoistable. With no dependency at all it would be recomputed by every
 // point of the launch grid, so it is realised then too, unless the kernel has no outputs, or
-// its outputs are one vector small enough to run serially on a CPU (a target without work
-// groups): one output range, at most kSerialTerms reduced elements, and kSerialWork outputs
-// times the terms a reduce inside the kernel sums per output. The codegen then opens no launch
-// range over the outputs (linearize.cpp) and runs the reduce once, before their loop. A single
+// its outputs are one vector small enough for one launch step: one output range, at most
+// kSerialTerms reduced elements, and kSerialWork outputs times the terms a reduce inside the
+// kernel sums per output. The codegen then opens no launch range over the outputs on a CPU
+// (linearize.cpp) and runs the reduce once, before their loop; on a target with groups the
+// kernel is one group whose threads share the reduce and the outputs (group/plan.hpp). A single
 // row's softmax, layernorm or cross-entropy (a vector, or a batch of one) thus takes one
 // kernel, not three; a matmul beside a full sum keeps its own parallel kernel. (Outputs of two
 // or more ranges, a batch of rows among them, keep the reduce realised at every batch size:
@@ -468,9 +472,7 @@ bool KernelBuilder::can_fuse_reduce(const std::set<const UOp*>& deps, const UOp*
   constexpr int64_t kSerialTerms = 16384, kSerialWork = 16384;
   if (!hoistable(deps)) return false;
   if (!deps.empty() || out_ranges_.empty()) return true;
-  if (out_ranges_.size() != 1 || !owner_.ctx().target ||
-      (owner_.ctx().target(owner_.ctx().device).caps.flags & PG_CAP_GROUPS) ||
-      lazy::numel(owner_.shape()(node->src(0))) > kSerialTerms)
+  if (out_ranges_.size() != 1 || lazy::numel(owner_.shape()(node->src(0))) > kSerialTerms)
     return false;
   int64_t work = terms_per_element(root_);
   for (const UOpRef& r : out_ranges_) work *= r->src(0)->arg_int();

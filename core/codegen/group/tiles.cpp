@@ -8,6 +8,7 @@
 #include "codegen/group/ast_parts.hpp"
 #include "codegen/group/tuning.hpp"
 #include "codegen/rebuild.hpp"
+#include "symbolic/bounds.hpp"
 
 namespace polygrad::codegen {
 
@@ -39,7 +40,6 @@ std::optional<Product> product_shape(const UOpRef& sink) {
     if (u->op() == Op::RANGE) {
       ranges.emplace(u->arg_int(), u);
       p.next_id = std::max(p.next_id, u->arg_int() + 1);
-      if (u->src(0)->op() != Op::CONST) return std::nullopt;
     }
     if (u->op() == Op::REDUCE) reduces.push_back(u);
     if (u->op() == Op::LOAD && u->src(0)->src(0)->op() != Op::DEFINE_GLOBAL) return std::nullopt;
@@ -78,11 +78,28 @@ std::optional<Product> product_shape(const UOpRef& sink) {
     for (const auto& [id, rng] : ranges)
       if (!reduced.count(rng) && !depends(deps, st->src(0).get(), rng)) return std::nullopt;
   if (p.is.empty() || p.js.empty()) return std::nullopt;
-  p.m = constant_or(extent_of(p.is));
-  p.n = constant_or(extent_of(p.js));
-  p.k = constant_or(extent_of(p.ks));
-  p.batch = constant_or(extent_of(p.bs));
+  p.m = extent_of(p.is);
+  p.n = extent_of(p.js);
+  p.k = extent_of(p.ks);
+  p.batch = extent_of(p.bs);
   return p;
+}
+
+Tiled::Tiled(UOpRef e, int64_t t)
+    : extent(std::move(e)),
+      tile(t),
+      exact(extent->op() == Op::CONST && extent->arg_int() % t == 0) {}
+bool Tiled::at_least(int64_t least) const {
+  return extent->op() != Op::CONST || extent->arg_int() >= least;
+}
+UOpRef Tiled::count() const {
+  return simplify((extent + (tile - 1)) / tile);
+}
+UOpRef Tiled::inside(const UOpRef& at) const {
+  return exact ? UOpRef() : lt(at, extent);
+}
+UOpRef Tiled::clamp(const UOpRef& at) const {
+  return exact ? at : where(lt(at, extent), at, simplify(extent - 1));
 }
 
 std::optional<Planned> plan_tiles(const UOpRef& sink, const Target& target) {
@@ -93,9 +110,10 @@ std::optional<Planned> plan_tiles(const UOpRef& sink, const Target& target) {
   const UOpRef x = shape->x, y = shape->y;
   const DType tx_t = x->dtype(), ty_t = y->dtype();  // the operands' own (a half product's)
   const Ranges &is = shape->is, &js = shape->js, &ks = shape->ks, &bs = shape->bs;
-  const int64_t m = shape->m, n = shape->n, k = shape->k, batch = shape->batch;
+  const Tiled m(shape->m, tune::kTileM), n(shape->n, tune::kTileN), k(shape->k, tune::kTileK);
   int64_t next_id = shape->next_id;
-  if (m < tune::kTileM || n < tune::kTileN || k < tune::kTileK) return std::nullopt;
+  if (!m.at_least(tune::kTileM) || !n.at_least(tune::kTileN) || !k.at_least(tune::kTileK))
+    return std::nullopt;
   const int64_t threads = (tune::kTileM / tune::kRegM) * (tune::kTileN / tune::kRegN);
   const int64_t tile_bytes =
       (tune::kTileM * tx_t.scalar_size() + tune::kTileN * ty_t.scalar_size()) * tune::kTileK;
@@ -104,15 +122,16 @@ std::optional<Planned> plan_tiles(const UOpRef& sink, const Target& target) {
       tile_bytes > static_cast<int64_t>(target.caps.local_memory_bytes) ||
       !(target.caps.flags & PG_CAP_LOCAL_MEMORY))
     return std::nullopt;
-  const int64_t tiles_m = (m + tune::kTileM - 1) / tune::kTileM;
-  const int64_t tiles_n = (n + tune::kTileN - 1) / tune::kTileN;
-  if (batch * tiles_m * tiles_n > int64_t{target.caps.max_global_dims[0]}) return std::nullopt;
+  const UOpRef tiles_m = m.count(), tiles_n = n.count();
+  const UOpRef group_count = simplify(shape->batch * tiles_m * tiles_n);
+  const std::optional<Bounds> most = bounds(group_count);
+  if (!most || most->hi > int64_t{target.caps.max_global_dims[0]}) return std::nullopt;
 
   // The launch: group g = (b * tiles_m + tm) * tiles_n + tn; thread l = ty * (TN / RN) + tx.
   Planned plan;
   plan.grouped = true;
   plan.out_ends = shape->out_ends;
-  const UOpRef g = special("gidx0", idx(batch * tiles_m * tiles_n));
+  const UOpRef g = special("gidx0", group_count);
   const UOpRef l = special("lidx0", idx(threads));
   const int64_t across = tune::kTileN / tune::kRegN;
   const UOpRef tn = g % tiles_n, tm = (g / tiles_n) % tiles_m, b = g / (tiles_n * tiles_m);
@@ -121,7 +140,7 @@ std::optional<Planned> plan_tiles(const UOpRef& sink, const Target& target) {
   unflatten(bs, b, batch_at);
 
   // The stage: per slice k0 of kTileK, X's tile [mm][kk] and Y's tile [kk][nn] in local memory.
-  const UOpRef k0 = range(idx((k + tune::kTileK - 1) / tune::kTileK), next_id++);
+  const UOpRef k0 = range(k.count(), next_id++);
   const UOpRef k1 = range(idx(tune::kTileK), next_id++);
   const DType lx = tx_t.ptr(AddrSpace::local), ly = ty_t.ptr(AddrSpace::local);
   const UOpRef xs = UOp::make(Op::DEFINE_LOCAL, lx, {},
@@ -135,11 +154,10 @@ std::optional<Planned> plan_tiles(const UOpRef& sink, const Target& target) {
     const UOpRef e = l + c * threads;
     const UOpRef mi = tm * tune::kTileM + e / tune::kTileK,
                  kk = k0 * tune::kTileK + e % tune::kTileK;
-    UOpRef inside = and_gate(m % tune::kTileM == 0 ? UOpRef() : lt(mi, idx(m)),
-                             k % tune::kTileK == 0 ? UOpRef() : lt(kk, idx(k)));
+    const UOpRef inside = and_gate(m.inside(mi), k.inside(kk));
     std::unordered_map<const UOp*, UOpRef> at = batch_at;
-    unflatten(is, m % tune::kTileM == 0 ? mi : where(lt(mi, idx(m)), mi, idx(m - 1)), at);
-    unflatten(ks, k % tune::kTileK == 0 ? kk : where(lt(kk, idx(k)), kk, idx(k - 1)), at);
+    unflatten(is, m.clamp(mi), at);
+    unflatten(ks, k.clamp(kk), at);
     UOpRef value = substituted(x, at);
     if (inside) value = where(inside, value, const_float(tx_t, 0.0));
     stage.stores.push_back(
@@ -150,11 +168,10 @@ std::optional<Planned> plan_tiles(const UOpRef& sink, const Target& target) {
     const UOpRef e = l + c * threads;
     const UOpRef kk = k0 * tune::kTileK + e / tune::kTileN,
                  ni = tn * tune::kTileN + e % tune::kTileN;
-    UOpRef inside = and_gate(n % tune::kTileN == 0 ? UOpRef() : lt(ni, idx(n)),
-                             k % tune::kTileK == 0 ? UOpRef() : lt(kk, idx(k)));
+    const UOpRef inside = and_gate(n.inside(ni), k.inside(kk));
     std::unordered_map<const UOp*, UOpRef> at = batch_at;
-    unflatten(js, n % tune::kTileN == 0 ? ni : where(lt(ni, idx(n)), ni, idx(n - 1)), at);
-    unflatten(ks, k % tune::kTileK == 0 ? kk : where(lt(kk, idx(k)), kk, idx(k - 1)), at);
+    unflatten(js, n.clamp(ni), at);
+    unflatten(ks, k.clamp(kk), at);
     UOpRef value = substituted(y, at);
     if (inside) value = where(inside, value, const_float(ty_t, 0.0));
     stage.stores.push_back(
@@ -175,17 +192,16 @@ std::optional<Planned> plan_tiles(const UOpRef& sink, const Target& target) {
       // The kernel's own product (a half one cast to float stays so) of the staged values.
       const UOpRef prod = substituted(r->src(0), {{x.get(), a}, {y.get(), bv}});
       const UOpRef sum = UOp::make(Op::REDUCE, t, {prod, k0, k1}, r->arg());
-      const UOpRef inside = and_gate(m % tune::kTileM == 0 ? UOpRef() : lt(mi, idx(m)),
-                                     n % tune::kTileN == 0 ? UOpRef() : lt(ni, idx(n)));
+      const UOpRef inside = and_gate(m.inside(mi), n.inside(ni));
       std::unordered_map<const UOp*, UOpRef> at = batch_at;
-      unflatten(is, m % tune::kTileM == 0 ? mi : where(lt(mi, idx(m)), mi, idx(m - 1)), at);
-      unflatten(js, n % tune::kTileN == 0 ? ni : where(lt(ni, idx(n)), ni, idx(n - 1)), at);
+      unflatten(is, m.clamp(mi), at);
+      unflatten(js, n.clamp(ni), at);
       at[r] = sum;
       for (const UOpRef& st : sink->srcs())
         stores.push_back(gate_store(substituted(st, at), inside));
     }
   plan.sink = UOp::make(Op::SINK, dtypes::void_, stores);
-  plan.groups = {idx(batch * tiles_m * tiles_n), idx(1), idx(1)};
+  plan.groups = {group_count, idx(1), idx(1)};
   plan.local = {static_cast<uint32_t>(threads), 1, 1};
   return plan;
 }

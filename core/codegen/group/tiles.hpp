@@ -24,16 +24,30 @@
 namespace polygrad::codegen {
 
 /// A kernel whose one REDUCE is a float sum of products X * Y (or of a half product cast to
-/// float), split as the file comment says; every extent constant.
+/// float), split as the file comment says. Extents may be symbolic (a batch of rows).
 struct Product {
   const UOp* reduce = nullptr;
   UOpRef x, y;                             ///< the product's operands
   std::vector<const UOp*> is, js, ks, bs;  ///< X's, Y's, the reduce's and the shared ranges
-  int64_t m = 1, n = 1, k = 1, batch = 1;  ///< the products of their extents
+  UOpRef m, n, k, batch;                   ///< the products of their extents (expressions)
   std::vector<UOpRef> out_ends;            ///< every output extent, outermost first
   int64_t next_id = 0;                     ///< a RANGE id no range of the kernel uses
 };
 std::optional<Product> product_shape(const UOpRef& sink);
+
+/// An extent cut in tiles: how many, and a position's gate and clamp (none when the tiles
+/// divide a constant extent).
+struct Tiled {
+  Tiled(UOpRef e, int64_t t);
+  UOpRef extent;
+  int64_t tile;
+  bool exact;
+  /// False for an extent known to be below `least` (a symbolic one may be large).
+  bool at_least(int64_t least) const;
+  UOpRef count() const;
+  UOpRef inside(const UOpRef& at) const;  ///< null when always inside
+  UOpRef clamp(const UOpRef& at) const;
+};
 
 /// The tile plan of `sink` for `target`, or nullopt when the kernel is not matmul-shaped, its
 /// extents are not constant, it is smaller than a tile, or the target lacks the threads or

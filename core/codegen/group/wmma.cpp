@@ -6,6 +6,7 @@
 #include "codegen/group/ast_parts.hpp"
 #include "codegen/group/tiles.hpp"
 #include "codegen/rebuild.hpp"
+#include "symbolic/bounds.hpp"
 
 namespace polygrad::codegen {
 
@@ -114,18 +115,20 @@ std::optional<Planned> plan_wmma(const UOpRef& sink, const Target& target) {
     if (!fa || !fb || !fc || std::max({la, lb, lc}) > int64_t{target.caps.max_vector_lanes} ||
         group_threads >
             int64_t{std::min(target.caps.max_threads_per_group, target.caps.max_local_dims[0])} ||
-        bytes > static_cast<int64_t>(target.caps.local_memory_bytes) || shape->m < tile_m ||
-        shape->n < tile_n || shape->k < tc.k)
+        bytes > static_cast<int64_t>(target.caps.local_memory_bytes))
       continue;
-    const int64_t m = shape->m, n = shape->n, k = shape->k, batch = shape->batch;
-    const int64_t tiles_m = (m + tile_m - 1) / tile_m, tiles_n = (n + tile_n - 1) / tile_n;
-    if (batch * tiles_m * tiles_n > int64_t{target.caps.max_global_dims[0]}) continue;
+    const Tiled m(shape->m, tile_m), n(shape->n, tile_n), k(shape->k, tc.k);
+    if (!m.at_least(tile_m) || !n.at_least(tile_n) || !k.at_least(tc.k)) continue;
+    const UOpRef tiles_m = m.count(), tiles_n = n.count();
+    const UOpRef group_count = simplify(shape->batch * tiles_m * tiles_n);
+    const std::optional<Bounds> most = bounds(group_count);
+    if (!most || most->hi > int64_t{target.caps.max_global_dims[0]}) continue;
 
     Planned plan;
     plan.grouped = true;
     plan.out_ends = shape->out_ends;
     int64_t next_id = shape->next_id;
-    const UOpRef g = special("gidx0", idx(batch * tiles_m * tiles_n));
+    const UOpRef g = special("gidx0", group_count);
     const UOpRef l = special("lidx0", idx(group_threads));
     const UOpRef tn = g % tiles_n, tm = (g / tiles_n) % tiles_m, bi = g / (tiles_n * tiles_m);
     const UOpRef warp = l / threads, lane = l % threads;
@@ -134,7 +137,7 @@ std::optional<Planned> plan_wmma(const UOpRef& sink, const Target& target) {
     unflatten(shape->bs, bi, batch_at);
 
     // Stage the slice k0 of both operands: A's [mm][kk], B's [kk][nn], 0 outside.
-    const UOpRef k0 = range(idx((k + tc.k - 1) / tc.k), next_id++);
+    const UOpRef k0 = range(k.count(), next_id++);
     const UOpRef as = UOp::make(Op::DEFINE_LOCAL, ta.ptr(AddrSpace::local), {},
                                 Arg(std::vector<int64_t>{0, tile_m * tc.k}));
     const UOpRef bs = UOp::make(Op::DEFINE_LOCAL, tb.ptr(AddrSpace::local), {},
@@ -147,13 +150,11 @@ std::optional<Planned> plan_wmma(const UOpRef& sink, const Target& target) {
         const UOpRef e = l + c * group_threads;
         const UOpRef kk = k0 * tc.k + (k_rows ? e / cols : e % cols);
         const UOpRef mn = k_rows ? tn * tile_n + e % cols : tm * tile_m + e / cols;
-        const int64_t total = k_rows ? n : m, tile = k_rows ? tile_n : tile_m;
-        const UOpRef inside = and_gate(total % tile == 0 ? UOpRef() : lt(mn, idx(total)),
-                                       k % tc.k == 0 ? UOpRef() : lt(kk, idx(k)));
+        const Tiled& edge = k_rows ? n : m;
+        const UOpRef inside = and_gate(edge.inside(mn), k.inside(kk));
         std::unordered_map<const UOp*, UOpRef> at = batch_at;
-        unflatten(k_rows ? shape->js : shape->is,
-                  total % tile == 0 ? mn : where(lt(mn, idx(total)), mn, idx(total - 1)), at);
-        unflatten(shape->ks, k % tc.k == 0 ? kk : where(lt(kk, idx(k)), kk, idx(k - 1)), at);
+        unflatten(k_rows ? shape->js : shape->is, edge.clamp(mn), at);
+        unflatten(shape->ks, k.clamp(kk), at);
         UOpRef value = substituted(v, at);
         if (inside) value = where(inside, value, const_float(t, 0.0));
         stage.stores.push_back(UOp::make(
@@ -189,18 +190,17 @@ std::optional<Planned> plan_wmma(const UOpRef& sink, const Target& target) {
         for (int64_t e = 0; e < lc; ++e) {
           const UOpRef mi = tm * tile_m + row0 + position(*fc, true, e, lane);
           const UOpRef ni = tn * tile_n + col0 + position(*fc, false, e, lane);
-          const UOpRef inside = and_gate(m % tile_m == 0 ? UOpRef() : lt(mi, idx(m)),
-                                         n % tile_n == 0 ? UOpRef() : lt(ni, idx(n)));
+          const UOpRef inside = and_gate(m.inside(mi), n.inside(ni));
           std::unordered_map<const UOp*, UOpRef> at = batch_at;
-          unflatten(shape->is, m % tile_m == 0 ? mi : where(lt(mi, idx(m)), mi, idx(m - 1)), at);
-          unflatten(shape->js, n % tile_n == 0 ? ni : where(lt(ni, idx(n)), ni, idx(n - 1)), at);
+          unflatten(shape->is, m.clamp(mi), at);
+          unflatten(shape->js, n.clamp(ni), at);
           at[r] = UOp::make(Op::GEP, acc, {sum}, Arg(std::vector<int64_t>{e}));
           for (const UOpRef& st : sink->srcs())
             stores.push_back(gate_store(substituted(st, at), inside));
         }
       }
     plan.sink = UOp::make(Op::SINK, dtypes::void_, stores);
-    plan.groups = {idx(batch * tiles_m * tiles_n), idx(1), idx(1)};
+    plan.groups = {group_count, idx(1), idx(1)};
     plan.local = {static_cast<uint32_t>(group_threads), 1, 1};
     return plan;
   }
