@@ -472,7 +472,8 @@ bool KernelBuilder::can_fuse_reduce(const std::set<const UOp*>& deps, const UOp*
   constexpr int64_t kSerialTerms = 16384, kSerialWork = 16384;
   if (!hoistable(deps)) return false;
   if (!deps.empty() || out_ranges_.empty()) return true;
-  if (out_ranges_.size() != 1 || lazy::numel(owner_.shape()(node->src(0))) > kSerialTerms)
+  if (out_ranges_.size() != 1 || !owner_.ctx().target ||
+      lazy::numel(owner_.shape()(node->src(0))) > kSerialTerms)
     return false;
   int64_t work = terms_per_element(root_);
   for (const UOpRef& r : out_ranges_) work *= r->src(0)->arg_int();
