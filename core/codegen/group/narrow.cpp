@@ -48,7 +48,10 @@ UOpRef narrow_indices(const UOpRef& sink, std::vector<Stage>& stages, const Targ
     if (!is_index(u) || !index_math(u, math)) continue;
     math.insert(u);
     const std::optional<Bounds> b = bounds(*u);
-    const int64_t reach = b ? std::max(-b->lo, b->hi) : INT64_MAX;
+    // (how far from 0 it may go; INT64_MAX when unbounded, and for INT64_MIN, which has no
+    // negation)
+    const int64_t reach =
+        !b || b->lo == INT64_MIN ? INT64_MAX : std::max(b->lo < 0 ? -b->lo : 0, b->hi);
     worst = std::max(worst, reach);
   }
   if (worst > INT32_MAX) {
