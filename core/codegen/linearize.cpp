@@ -168,7 +168,7 @@ std::pair<const UOp*, int64_t> base_and_step(const UOp* off) {
 /// scalar moves, and together they become vector moves (a panel copy's P elements of a row).
 size_t consecutive_run(std::span<const UOpRef> stores, size_t first,
                        const std::vector<int64_t>& loaded) {
-  constexpr size_t kMaxRun = 16;
+  constexpr size_t kMaxRun = cpu_tuning::kMaxStoreRun;
   auto plain = [&](const UOp& st) {
     const UOp& buffer = *st.src(0)->src(0);
     return st.nsrcs() == 2 && st.src(1)->dtype().lanes() == 1 && buffer.op() == Op::DEFINE_GLOBAL &&

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <unordered_map>
+
+#include "codegen/cpu_tuning.hpp"
 #include <vector>
 
 #include "codegen/affine.hpp"
@@ -91,7 +93,7 @@ UOpRef order_loops(const UOpRef& sink) {
 }
 
 UOpRef tile_transposes(const UOpRef& sink) {
-  constexpr int64_t kTile = 16, kLineBytes = 64;
+  constexpr int64_t kTile = cpu_tuning::kTransposeTile, kLineBytes = 64;
   const std::vector<const UOp*> order = toposort(sink);
   std::vector<const UOp*> ranges, loads;
   int64_t top = 0;

@@ -18,15 +18,16 @@
 #include <unordered_map>
 #include <vector>
 
+#include "codegen/cpu_tuning.hpp"
 #include "ir/uop.hpp"
 
 namespace polygrad::codegen {
 
-/// Outputs from this size up are written with streaming stores (PG_STORE_STREAM): well past a
-/// core's share of the last-level cache, so the lines would be evicted before anything reads
-/// them again. The hint needs a constant size; the scheduler therefore compiles flat kernels
-/// this large for their length instead of for a launch variable.
-inline constexpr int64_t kStreamBytes = int64_t{16} << 20;
+/// Outputs from this size up are written with streaming stores (PG_STORE_STREAM; the threshold
+/// is the CPU strategy's, cpu_tuning.hpp). The hint needs a constant size; the scheduler
+/// therefore compiles flat kernels this large for their length instead of for a launch
+/// variable.
+using cpu_tuning::kStreamBytes;
 
 /// What codegen may assume about the target (from the device's properties).
 struct Target {

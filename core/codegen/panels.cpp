@@ -48,7 +48,7 @@ UOpRef write_to_panels(const UOpRef& sink, const UOpRef& rows, const PanelPackin
 
 std::vector<UOpRef> copy_in_row_blocks(const UOpRef& sink, const UOpRef& rows,
                                        const PanelPacking& p) {
-  constexpr int64_t kBlock = 8, kMaxPanel = 32;
+  constexpr int64_t kBlock = cpu_tuning::kCopyBlockRows, kMaxPanel = cpu_tuning::kMaxCopyPanel;
   const int64_t P = p.panel, full = p.row / P;
   if (P > kMaxPanel || (!p.by_rows && full == 0) || sink->nsrcs() != 1) return {};
   const UOp* r = nullptr;
@@ -116,11 +116,12 @@ namespace {
 
 /// b's rows a multiple of this apart fall into a few L1 sets; a column block's row of at most
 /// this is short enough to prefetch poorly a row apart (see panel_packing).
-constexpr int64_t kSetConflictBytes = 512, kShortBlockBytes = 128;
+using cpu_tuning::kSetConflictBytes;
+using cpu_tuning::kShortBlockBytes;
 /// A copy of a kernel's row operand costs about what a matmul of 20 columns does; the kernel
 /// gains 10-20%: not worth it for fewer columns than this (see row_operand_in_panels; the
 /// weight gradients' row operand too).
-constexpr int64_t kMinColumns = 256;
+constexpr int64_t kMinColumns = cpu_tuning::kMinRowOperandColumns;
 
 /// An input buffer's load of a matmul-shaped kernel: its slot, element size, and the strides
 /// of its offset along the output columns j, the reduce range k and the output rows i
@@ -295,8 +296,7 @@ std::optional<PanelPacking> batch_panels(const UOpRef& sink, const Target& targe
 
 std::optional<PanelPacking> panel_packing(const UOpRef& sink, const Target& target, int64_t rows,
                                           int64_t batch) {
-  constexpr int64_t kMinRows = 64;
-  if ((target.caps.flags & PG_CAP_GROUPS) || rows < kMinRows) return std::nullopt;
+  if ((target.caps.flags & PG_CAP_GROUPS) || rows < cpu_tuning::kMinPanelRows) return std::nullopt;
   const UpcastPlan plan = choose_upcast(sink, target);
   if (plan.j == nullptr) return std::nullopt;
   if (plan.dot_k != nullptr) return rows_in_panels(sink, target, plan);

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "codegen/affine.hpp"
+#include "codegen/cpu_tuning.hpp"
 #include "codegen/rebuild.hpp"
 #include "ir/graph.hpp"
 
@@ -14,9 +15,8 @@ namespace {
 
 using Ids = std::vector<int64_t>;  // loop ids, sorted
 
-/// Below this cost a value is cheaper to compute again than to store and load (x - max is; a
-/// decomposed exp, some 30 ops, is not).
-constexpr int kMinCost = 8;
+/// (Below this cost a value is cheaper to compute again than to store and load.)
+constexpr int kMinCost = cpu_tuning::kMinStashCost;
 
 bool has(const Ids& ids, int64_t id) {
   return std::binary_search(ids.begin(), ids.end(), id);

@@ -3,7 +3,7 @@
 // - The CPU strategy (no PG_CAP_GROUPS; cpu_strategy.cpp): one launch dimension over the
 //   outermost output range, register tiles and panel copies for matmuls (optimize.hpp), reduces
 //   split into SIMD lanes in the linearizer, transcendentals decomposed where lanes pay for it.
-//   Its tuning thresholds sit beside the code they tune, each with its measurement.
+//   Its tuning thresholds are in cpu_tuning.hpp, each with its reason.
 // - The group strategy (PG_CAP_GROUPS; group/plan.hpp): groups of threads, local memory and
 //   barriers; its thresholds are in group/tuning.hpp.
 // Both hand the linearizer an AST; lower() turns either into a program and its launch.

@@ -117,8 +117,7 @@ int64_t vector_lanes(const Target& target, int64_t elem) {
 }
 
 int64_t lanes_dividing(const Target& target, int64_t elem, int64_t extent) {
-  constexpr int64_t kMinLanes = 4;
-  for (int64_t w = vector_lanes(target, elem); w >= kMinLanes; w /= 2)
+  for (int64_t w = vector_lanes(target, elem); w >= cpu_tuning::kMinLanes; w /= 2)
     if (extent % w == 0) return w;
   return 1;
 }

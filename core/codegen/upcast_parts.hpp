@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "codegen/affine.hpp"
+#include "codegen/cpu_tuning.hpp"
 #include "codegen/optimize.hpp"
 #include "codegen/rebuild.hpp"
 #include "ir/graph.hpp"
@@ -18,13 +19,13 @@
 namespace polygrad::codegen::upcast {
 
 /// The cache sizes the k tiling (see choose_upcast) is planned for: the target's declared L1
-/// data cache and L2 per compute unit, or 32 KiB and 512 KiB where it declares none.
+/// data cache and L2 per compute unit, or cpu_tuning's defaults where it declares none.
 struct CacheBudget {
   explicit CacheBudget(const Target& target)
       : l1(target.caps.l1_cache_bytes > 0 ? static_cast<int64_t>(target.caps.l1_cache_bytes)
-                                          : int64_t{32} << 10),
+                                          : cpu_tuning::kDefaultL1Bytes),
         l2(target.caps.l2_cache_bytes > 0 ? static_cast<int64_t>(target.caps.l2_cache_bytes)
-                                          : int64_t{512} << 10) {}
+                                          : cpu_tuning::kDefaultL2Bytes) {}
   int64_t l1, l2;
   /// A column block's panel of b larger than an L1 is cut into slices of at most half an L1
   /// (the row block's loads and the partial sums fit beside it)...
@@ -36,15 +37,15 @@ struct CacheBudget {
   /// A b larger than half an L2 is not re-read whole per row block.
   int64_t whole_b() const { return l2 / 2; }
 };
-inline constexpr int64_t kMinKTile = 32;
-inline constexpr int64_t kMaxKTile = 128;
-inline constexpr int64_t kMaxColBlocks = 8;
-inline constexpr int64_t kMaxRows = 12;
-/// Column vectors per step of a reduce kernel with no row range to upcast (a column sum).
-inline constexpr int64_t kMaxColumnVectors = 8;
-inline constexpr int64_t kMinTailLanes = 4;
-inline constexpr int64_t kMaxGroup = 8;
-inline constexpr int64_t kMaxTransposeBytes = int64_t{16} << 20;
+// (the thresholds: cpu_tuning.hpp)
+using cpu_tuning::kMaxColBlocks;
+using cpu_tuning::kMaxColumnVectors;
+using cpu_tuning::kMaxGroup;
+using cpu_tuning::kMaxKTile;
+using cpu_tuning::kMaxRows;
+using cpu_tuning::kMaxTransposeBytes;
+using cpu_tuning::kMinKTile;
+using cpu_tuning::kMinTailLanes;
 /// The dot form's column-group loop id above the kernel's largest (below it: new loops of the
 /// slicing and the scalar rests of k).
 inline constexpr int64_t kGroupLoopId = 64;
