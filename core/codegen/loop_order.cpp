@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <unordered_map>
 
-#include "codegen/cpu_tuning.hpp"
 #include <vector>
+#include "codegen/cpu_tuning.hpp"
 
 #include "codegen/affine.hpp"
 #include "codegen/upcast_parts.hpp"
