@@ -33,7 +33,7 @@ test-asan: build-asan
 test-python: build
 	frontends/python/run_tests.sh build/release
 
-# The Python suite again on the GPU-semantics emulator (plugins/gpu_emu) as the default device:
+# The Python suite again on the GPU-semantics emulator (plugins/gpu_emulator) as the default device:
 # the codegen's group path (groups, local memory, barriers, tensor cores) where there is no GPU.
 test-python-emu: build
 	POLYGRAD_DEVICE=emu frontends/python/run_tests.sh build/release

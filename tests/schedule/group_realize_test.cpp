@@ -1,4 +1,4 @@
-// The group strategy end to end on the GPU-semantics emulator (plugins/gpu_emu): the schedules
+// The group strategy end to end on the GPU-semantics emulator (plugins/gpu_emulator): the schedules
 // of softmax, layernorm and products read back, and every value against the cpu's.
 #include "codegen/lower.hpp"
 #include "graphs.hpp"
