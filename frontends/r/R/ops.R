@@ -26,11 +26,60 @@
 #' as.numeric(sum(a))
 #' as.matrix(exp(a) > 5)
 #' @name Ops.polygrad_tensor
+NULL
+
+# Each operator has its own method rather than one Ops method: R looks for `+.polygrad_tensor`
+# before `Ops.polygrad_tensor`, for each operand, so an Ops method costs every operator two
+# failed lookups. e2 is NULL for a unary operator.
+
+#' @rdname Ops.polygrad_tensor
 #' @export
-Ops.polygrad_tensor <- function(e1, e2) {
-  if (missing(e2)) return(.Call(C_pgr_ops, .Generic, e1, NULL))
-  .Call(C_pgr_ops, .Generic, e1, e2)
-}
+`+.polygrad_tensor` <- function(e1, e2) .Call(C_pgr_ops, "+", e1, if (!missing(e2)) e2)
+#' @rdname Ops.polygrad_tensor
+#' @export
+`-.polygrad_tensor` <- function(e1, e2) .Call(C_pgr_ops, "-", e1, if (!missing(e2)) e2)
+#' @rdname Ops.polygrad_tensor
+#' @export
+`*.polygrad_tensor` <- function(e1, e2) .Call(C_pgr_ops, "*", e1, e2)
+#' @rdname Ops.polygrad_tensor
+#' @export
+`/.polygrad_tensor` <- function(e1, e2) .Call(C_pgr_ops, "/", e1, e2)
+#' @rdname Ops.polygrad_tensor
+#' @export
+`^.polygrad_tensor` <- function(e1, e2) .Call(C_pgr_ops, "^", e1, e2)
+#' @rdname Ops.polygrad_tensor
+#' @export
+`%%.polygrad_tensor` <- function(e1, e2) .Call(C_pgr_ops, "%%", e1, e2)
+#' @rdname Ops.polygrad_tensor
+#' @export
+`%/%.polygrad_tensor` <- function(e1, e2) .Call(C_pgr_ops, "%/%", e1, e2)
+#' @rdname Ops.polygrad_tensor
+#' @export
+`==.polygrad_tensor` <- function(e1, e2) .Call(C_pgr_ops, "==", e1, e2)
+#' @rdname Ops.polygrad_tensor
+#' @export
+`!=.polygrad_tensor` <- function(e1, e2) .Call(C_pgr_ops, "!=", e1, e2)
+#' @rdname Ops.polygrad_tensor
+#' @export
+`<.polygrad_tensor` <- function(e1, e2) .Call(C_pgr_ops, "<", e1, e2)
+#' @rdname Ops.polygrad_tensor
+#' @export
+`<=.polygrad_tensor` <- function(e1, e2) .Call(C_pgr_ops, "<=", e1, e2)
+#' @rdname Ops.polygrad_tensor
+#' @export
+`>.polygrad_tensor` <- function(e1, e2) .Call(C_pgr_ops, ">", e1, e2)
+#' @rdname Ops.polygrad_tensor
+#' @export
+`>=.polygrad_tensor` <- function(e1, e2) .Call(C_pgr_ops, ">=", e1, e2)
+#' @rdname Ops.polygrad_tensor
+#' @export
+`&.polygrad_tensor` <- function(e1, e2) .Call(C_pgr_ops, "&", e1, e2)
+#' @rdname Ops.polygrad_tensor
+#' @export
+`|.polygrad_tensor` <- function(e1, e2) .Call(C_pgr_ops, "|", e1, e2)
+#' @rdname Ops.polygrad_tensor
+#' @export
+`!.polygrad_tensor` <- function(x) .Call(C_pgr_ops, "!", x, NULL)
 
 .math_ops <- c(
   abs = "abs", sign = "sign", sqrt = "sqrt", floor = "floor", ceiling = "ceil",

@@ -100,28 +100,17 @@ t.polygrad_tensor <- function(x) {
   .Call(C_pgr_unary, x, "T")
 }
 
-# ---- properties ($) ---------------------------------------------------------------------
+# ---- properties and methods ($) -----------------------------------------------------------
 
-.tensor_properties <- new.env(parent = emptyenv())
-.tensor_properties$shape <- function(x) .Call(C_pgr_shape, x)
-.tensor_properties$ndim <- function(x) length(.Call(C_pgr_shape, x))
-.tensor_properties$dtype <- function(x) .Call(C_pgr_dtype, x)
-.tensor_properties$device <- function(x) .Call(C_pgr_device, x)
-.tensor_properties$requires_grad <- function(x) .Call(C_pgr_requires_grad, x)
-.tensor_properties$grad <- function(x) .Call(C_pgr_grad, x)
-.tensor_properties$T <- function(x) .Call(C_pgr_unary, x, "T")
+# x$name is src/dollar.c: the properties below, computed there, or a method of
+# .tensor_methods (methods.R) bound to x.
+.tensor_property_names <- c("shape", "ndim", "dtype", "device", "requires_grad", "grad", "T")
 
 # (filled by the files that define the methods; see methods.R)
 .tensor_methods <- new.env(parent = emptyenv())
 
 #' @export
-`$.polygrad_tensor` <- function(x, name) {
-  p <- .tensor_properties[[name]]
-  if (!is.null(p)) return(p(x))
-  m <- .tensor_methods[[name]]
-  if (is.null(m)) .value_error("a polygrad_tensor has no field or method '", name, "'")
-  function(...) m(x, ...)
-}
+`$.polygrad_tensor` <- function(x, name) .Call(C_pgr_dollar, x, name)
 
 #' @export
 `$<-.polygrad_tensor` <- function(x, name, value) {
@@ -139,7 +128,7 @@ t.polygrad_tensor <- function(x) {
 #' @importFrom utils .DollarNames
 #' @export
 .DollarNames.polygrad_tensor <- function(x, pattern = "") {
-  n <- sort(c(ls(.tensor_properties), ls(.tensor_methods)))
+  n <- sort(c(.tensor_property_names, ls(.tensor_methods)))
   n[grepl(pattern, n)]
 }
 

@@ -18,6 +18,7 @@ NULL
 
 .onLoad <- function(libname, pkgname) {
   .Call(C_pgr_init, environment(.onLoad))
+  .Call(C_pgr_set_methods, .tensor_methods)
   tried <- character()
   for (path in .library_candidates(libname, pkgname)) {
     if (!file.exists(path)) {

@@ -37,6 +37,8 @@ SEXP pgr_unary(SEXP, SEXP);
 SEXP pgr_param(SEXP, SEXP, SEXP);
 SEXP pgr_binop(SEXP, SEXP, SEXP);
 SEXP pgr_ops(SEXP, SEXP, SEXP);
+SEXP pgr_set_methods(SEXP);
+SEXP pgr_dollar(SEXP, SEXP);
 SEXP pgr_where(SEXP, SEXP, SEXP);
 SEXP pgr_lerp(SEXP, SEXP, SEXP);
 SEXP pgr_clamp(SEXP, SEXP, SEXP);
@@ -122,6 +124,8 @@ static const R_CallMethodDef call_methods[] = {
     {"pgr_param", (DL_FUNC)&pgr_param, 3},
     {"pgr_binop", (DL_FUNC)&pgr_binop, 3},
     {"pgr_ops", (DL_FUNC)&pgr_ops, 3},
+    {"pgr_set_methods", (DL_FUNC)&pgr_set_methods, 1},
+    {"pgr_dollar", (DL_FUNC)&pgr_dollar, 2},
     {"pgr_where", (DL_FUNC)&pgr_where, 3},
     {"pgr_lerp", (DL_FUNC)&pgr_lerp, 3},
     {"pgr_clamp", (DL_FUNC)&pgr_clamp, 3},

@@ -124,12 +124,22 @@ SEXP pgr_binop(SEXP name, SEXP a, SEXP b) {
   return binop(name_arg(name), a, b);
 }
 
-/* .Call(C_pgr_ops, generic, e1, e2): R's Ops group (e2 NULL for a unary operator). */
+/* .Call(C_pgr_ops, generic, e1, e2): R's operators (e2 NULL for a unary one). */
 SEXP pgr_ops(SEXP generic, SEXP e1, SEXP e2) {
   static const char* const table[][2] = {
       {"+", "add"},  {"-", "sub"},        {"*", "mul"}, {"/", "div"},         {"^", "pow"},
       {"%%", "mod"}, {"%/%", "floordiv"}, {"==", "eq"}, {"!=", "ne"},         {"<", "lt"},
       {"<=", "le"},  {">", "gt"},         {">=", "ge"}, {"&", "logical_and"}, {"|", "logical_or"}};
+  enum { N = sizeof table / sizeof table[0] };
+  /* The generic's CHARSXP of each entry: R keeps one CHARSXP per string, so the constants of
+   * the operator methods are these and most calls find their entry by pointer. */
+  static SEXP chars[N];
+  if (!chars[0]) {
+    for (size_t i = 0; i < N; ++i) {
+      chars[i] = Rf_mkChar(table[i][0]);
+      R_PreserveObject(chars[i]);
+    }
+  }
   const char* g = name_arg(generic);
   if (Rf_isNull(e2)) {
     const char* u = strcmp(g, "-") == 0 ? "neg" : strcmp(g, "!") == 0 ? "logical_not" : NULL;
@@ -138,7 +148,10 @@ SEXP pgr_ops(SEXP generic, SEXP e1, SEXP e2) {
       pgr_error(PG_API_ERR_INVALID_ARGUMENT, "unary operator '%s' is not defined for tensors", g);
     PGR_RETURN(find_unary(u)(pgr_handle(e1, "e1"), &out_));
   }
-  for (size_t i = 0; i < sizeof table / sizeof table[0]; ++i)
+  SEXP c = STRING_ELT(generic, 0);
+  for (size_t i = 0; i < N; ++i)
+    if (c == chars[i]) return binop(table[i][1], e1, e2);
+  for (size_t i = 0; i < N; ++i)
     if (strcmp(g, table[i][0]) == 0) return binop(table[i][1], e1, e2);
   pgr_error(PG_API_ERR_INVALID_ARGUMENT, "operator '%s' is not defined for tensors", g);
 }

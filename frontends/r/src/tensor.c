@@ -1,8 +1,15 @@
-/* Tensors as R objects: an external pointer to a pg_tensor_t with class "polygrad_tensor",
- * freed by a finalizer when R collects it. */
+/* Tensors as R objects: an external pointer to a pg_tensor_t with class "polygrad_tensor" and
+ * the tag symbol `polygrad_tensor` (what the glue checks: cheaper than the class, and only the
+ * glue makes it), freed by a finalizer when R collects it. */
 #include "glue.h"
 
 static SEXP tensor_class = NULL;
+static SEXP tensor_tag = NULL;
+
+static SEXP tag(void) {
+  if (!tensor_tag) tensor_tag = Rf_install("polygrad_tensor"); /* (symbols are never freed) */
+  return tensor_tag;
+}
 static int no_grad_depth = 0;
 static double live_handles = 0;
 
@@ -66,7 +73,7 @@ SEXP pgr_wrap(pg_tensor_t h) {
     R_PreserveObject(tensor_class);
     MARK_NOT_MUTABLE(tensor_class);
   }
-  SEXP p = PROTECT(R_MakeExternalPtr(h, R_NilValue, R_NilValue));
+  SEXP p = PROTECT(R_MakeExternalPtr(h, tag(), R_NilValue));
   live_handles += 1;
   live_bytes += bytes;
   R_RegisterCFinalizerEx(p, finalize, FALSE);
@@ -76,7 +83,7 @@ SEXP pgr_wrap(pg_tensor_t h) {
 }
 
 int pgr_is_tensor(SEXP x) {
-  return TYPEOF(x) == EXTPTRSXP && Rf_inherits(x, "polygrad_tensor");
+  return TYPEOF(x) == EXTPTRSXP && R_ExternalPtrTag(x) == tag();
 }
 
 pg_tensor_t pgr_handle(SEXP x, const char* what) {

@@ -85,6 +85,22 @@ test_that("item, length, dim and properties", {
   expect_false(is_pg_tensor(1))
 })
 
+test_that("x$name binds a method to x; properties are values", {
+  x <- pg_tensor(c(1, 2, 3))
+  y <- pg_tensor(c(10, 20, 30))
+  f <- x$add  # bound to x, called after y$mul was taken
+  g <- y$mul
+  expect_equal(as.numeric(f(y)), c(11, 22, 33))
+  expect_equal(as.numeric(g(2)), c(20, 40, 60))
+  expect_equal(as.numeric(x$sum(keepdim = TRUE)), 6)
+  expect_identical(x$sum(dim = 1, keepdim = TRUE)$shape, 1L)
+  expect_error(x$realize(1), "unused argument")
+  expect_error(x$add(), "\"other\" is missing")
+  expect_identical(pg_tensor(matrix(1:6, 2))$T$shape, c(3L, 2L))
+  expect_true(all(c("shape", "grad", "T", "realize", "softmax") %in% utils::.DollarNames(x)))
+  expect_identical(utils::.DollarNames(x, "^soft"), c("softmax", "softplus", "softsign"))
+})
+
 test_that("pg_tensor of a tensor copies, casts and moves it", {
   a <- pg_tensor(c(1.7, -2.2))
   b <- pg_tensor(a, dtype = "int32")
