@@ -86,6 +86,14 @@ inline UOpRef rewrite(const UOpRef& root,
   return done.at(root.get());
 }
 
+/// `x` with the nodes of `to` replaced (ranges by their expressions, a REDUCE by another).
+inline UOpRef substituted(const UOpRef& x, const std::unordered_map<const UOp*, UOpRef>& to) {
+  return rewrite(x, [&](const UOp* orig, const UOpRef& n) -> UOpRef {
+    if (auto it = to.find(orig); it != to.end()) return it->second;
+    return n;
+  });
+}
+
 /// A STORE with `gate` added to its own.
 inline UOpRef gate_store(const UOpRef& st, const UOpRef& gate) {
   if (!gate) return st;

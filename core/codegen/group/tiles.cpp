@@ -22,14 +22,6 @@ bool depends(LoopDeps& deps, const UOp* n, const UOp* r) {
   return std::binary_search(ids.begin(), ids.end(), r->arg_int());
 }
 
-/// x with `to`'s ranges replaced.
-UOpRef substituted(const UOpRef& x, const std::unordered_map<const UOp*, UOpRef>& to) {
-  return rewrite(x, [&](const UOp* orig, const UOpRef& n) -> UOpRef {
-    if (auto it = to.find(orig); it != to.end()) return it->second;
-    return n;
-  });
-}
-
 }  // namespace
 
 std::optional<Product> product_shape(const UOpRef& sink) {
@@ -102,6 +94,28 @@ UOpRef Tiled::clamp(const UOpRef& at) const {
   return exact ? at : where(lt(at, extent), at, simplify(extent - 1));
 }
 
+std::vector<UOpRef> stage_stores(const StagedTile& tile, const Product& p, const Tiled& k,
+                                 const UOpRef& k0, const UOpRef& l, int64_t threads,
+                                 const std::unordered_map<const UOp*, UOpRef>& batch_at) {
+  std::vector<UOpRef> stores;
+  for (int64_t c = 0; c * threads < tile.rows * tile.cols; ++c) {
+    const UOpRef e = l + c * threads;
+    const UOpRef row = e / tile.cols, col = e % tile.cols;
+    const UOpRef kk = k0 * k.tile + (tile.k_rows ? row : col);
+    const UOpRef pos = tile.start + (tile.k_rows ? col : row);
+    const UOpRef inside = and_gate(tile.edge->inside(pos), k.inside(kk));
+    std::unordered_map<const UOp*, UOpRef> at = batch_at;
+    unflatten(*tile.own, tile.edge->clamp(pos), at);
+    unflatten(p.ks, k.clamp(kk), at);
+    UOpRef value = substituted(tile.value, at);
+    if (inside) value = where(inside, value, const_float(tile.value->dtype(), 0.0));
+    stores.push_back(
+        UOp::make(Op::STORE, dtypes::void_,
+                  {UOp::make(Op::INDEX, tile.local->dtype(), {tile.local, e}), value}));
+  }
+  return stores;
+}
+
 std::optional<Planned> plan_tiles(const UOpRef& sink, const Target& target) {
   std::optional<Product> shape = product_shape(sink);
   if (!shape) return std::nullopt;
@@ -109,7 +123,7 @@ std::optional<Planned> plan_tiles(const UOpRef& sink, const Target& target) {
   const DType t = r->dtype();
   const UOpRef x = shape->x, y = shape->y;
   const DType tx_t = x->dtype(), ty_t = y->dtype();  // the operands' own (a half product's)
-  const Ranges &is = shape->is, &js = shape->js, &ks = shape->ks, &bs = shape->bs;
+  const Ranges &is = shape->is, &js = shape->js, &bs = shape->bs;
   const Tiled m(shape->m, tune::kTileM), n(shape->n, tune::kTileN), k(shape->k, tune::kTileK);
   int64_t next_id = shape->next_id;
   if (!m.at_least(tune::kTileM) || !n.at_least(tune::kTileN) || !k.at_least(tune::kTileK))
@@ -149,34 +163,12 @@ std::optional<Planned> plan_tiles(const UOpRef& sink, const Target& target) {
                               Arg(std::vector<int64_t>{1, tune::kTileK * tune::kTileN}));
   Stage stage;
   stage.loop_id = k0->arg_int();
-  // X's tile: rows mm (m = tm * TM + mm), columns kk.
-  for (int64_t c = 0; c * threads < tune::kTileM * tune::kTileK; ++c) {
-    const UOpRef e = l + c * threads;
-    const UOpRef mi = tm * tune::kTileM + e / tune::kTileK,
-                 kk = k0 * tune::kTileK + e % tune::kTileK;
-    const UOpRef inside = and_gate(m.inside(mi), k.inside(kk));
-    std::unordered_map<const UOp*, UOpRef> at = batch_at;
-    unflatten(is, m.clamp(mi), at);
-    unflatten(ks, k.clamp(kk), at);
-    UOpRef value = substituted(x, at);
-    if (inside) value = where(inside, value, const_float(tx_t, 0.0));
-    stage.stores.push_back(
-        UOp::make(Op::STORE, dtypes::void_, {UOp::make(Op::INDEX, lx, {xs, e}), value}));
-  }
-  // Y's tile: rows kk, columns nn (n = tn * TN + nn).
-  for (int64_t c = 0; c * threads < tune::kTileK * tune::kTileN; ++c) {
-    const UOpRef e = l + c * threads;
-    const UOpRef kk = k0 * tune::kTileK + e / tune::kTileN,
-                 ni = tn * tune::kTileN + e % tune::kTileN;
-    const UOpRef inside = and_gate(n.inside(ni), k.inside(kk));
-    std::unordered_map<const UOp*, UOpRef> at = batch_at;
-    unflatten(js, n.clamp(ni), at);
-    unflatten(ks, k.clamp(kk), at);
-    UOpRef value = substituted(y, at);
-    if (inside) value = where(inside, value, const_float(ty_t, 0.0));
-    stage.stores.push_back(
-        UOp::make(Op::STORE, dtypes::void_, {UOp::make(Op::INDEX, ly, {ys, e}), value}));
-  }
+  // X's tile [mm][kk] (m = tm * TM + mm), Y's [kk][nn] (n = tn * TN + nn).
+  for (const StagedTile& tile :
+       {StagedTile{xs, x, &is, &m, tm * tune::kTileM, false, tune::kTileM, tune::kTileK},
+        StagedTile{ys, y, &js, &n, tn * tune::kTileN, true, tune::kTileK, tune::kTileN}})
+    for (UOpRef& st : stage_stores(tile, *shape, k, k0, l, threads, batch_at))
+      stage.stores.push_back(std::move(st));
   plan.stages.push_back(std::move(stage));
 
   // The thread's kRegM x kRegN outputs: one REDUCE each over (k0, k1), read from the tiles.

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "codegen/strategy.hpp"
@@ -48,6 +49,25 @@ struct Tiled {
   UOpRef inside(const UOpRef& at) const;  ///< null when always inside
   UOpRef clamp(const UOpRef& at) const;
 };
+
+/// One operand's tile, staged in a local array: `rows` x `cols` elements, X's as [position][k]
+/// (k_rows false), Y's as [k][position].
+struct StagedTile {
+  UOpRef local;                        ///< the DEFINE_LOCAL
+  UOpRef value;                        ///< the operand (X or Y)
+  const std::vector<const UOp*>* own;  ///< its own output ranges (I or J)
+  const Tiled* edge;                   ///< their extent
+  UOpRef start;                        ///< the group's first position along them
+  bool k_rows = false;
+  int64_t rows = 0, cols = 0;
+};
+
+/// The stores by which a group's `threads` threads (index `l`) copy slice `k0` of `tile`'s
+/// operand: thread l stores elements e = c * threads + l, the operand at the element's position
+/// and k (the batch ranges at `batch_at`), 0 past the operand's edge or k's end.
+std::vector<UOpRef> stage_stores(const StagedTile& tile, const Product& p, const Tiled& k,
+                                 const UOpRef& k0, const UOpRef& l, int64_t threads,
+                                 const std::unordered_map<const UOp*, UOpRef>& batch_at);
 
 /// The tile plan of `sink` for `target`, or nullopt when the kernel is not matmul-shaped, its
 /// extents are not constant, it is smaller than a tile, or the target lacks the threads or

@@ -64,14 +64,6 @@ UOpRef position(const Layout& lay, bool row, int64_t l, const UOpRef& lane) {
   return v;
 }
 
-/// X with `to`'s ranges replaced.
-UOpRef substituted(const UOpRef& x, const std::unordered_map<const UOp*, UOpRef>& to) {
-  return rewrite(x, [&](const UOp* orig, const UOpRef& n) -> UOpRef {
-    if (auto it = to.find(orig); it != to.end()) return it->second;
-    return n;
-  });
-}
-
 /// The half operand under a cast to float, or null.
 UOpRef uncast(const UOpRef& v, uint8_t dtype) {
   if (v->op() == Op::CAST && v->src(0)->dtype().scalar() == dtype) return v->src(0);
@@ -144,25 +136,11 @@ std::optional<Planned> plan_wmma(const UOpRef& sink, const Target& target) {
                                 Arg(std::vector<int64_t>{1, tc.k * tile_n}));
     Stage stage;
     stage.loop_id = k0->arg_int();
-    auto stage_tile = [&](const UOpRef& local, const UOpRef& v, DType t, int64_t rows, int64_t cols,
-                          bool k_rows) {
-      for (int64_t c = 0; c * group_threads < rows * cols; ++c) {
-        const UOpRef e = l + c * group_threads;
-        const UOpRef kk = k0 * tc.k + (k_rows ? e / cols : e % cols);
-        const UOpRef mn = k_rows ? tn * tile_n + e % cols : tm * tile_m + e / cols;
-        const Tiled& edge = k_rows ? n : m;
-        const UOpRef inside = and_gate(edge.inside(mn), k.inside(kk));
-        std::unordered_map<const UOp*, UOpRef> at = batch_at;
-        unflatten(k_rows ? shape->js : shape->is, edge.clamp(mn), at);
-        unflatten(shape->ks, k.clamp(kk), at);
-        UOpRef value = substituted(v, at);
-        if (inside) value = where(inside, value, const_float(t, 0.0));
-        stage.stores.push_back(UOp::make(
-            Op::STORE, dtypes::void_, {UOp::make(Op::INDEX, local->dtype(), {local, e}), value}));
-      }
-    };
-    stage_tile(as, a, ta, tile_m, tc.k, false);
-    stage_tile(bs, b, tb, tc.k, tile_n, true);
+    for (const StagedTile& tile :
+         {StagedTile{as, a, &shape->is, &m, tm * tile_m, false, tile_m, tc.k},
+          StagedTile{bs, b, &shape->js, &n, tn * tile_n, true, tc.k, tile_n}})
+      for (UOpRef& st : stage_stores(tile, *shape, k, k0, l, group_threads, batch_at))
+        stage.stores.push_back(std::move(st));
     plan.stages.push_back(std::move(stage));
 
     // Each warp's frag_m x frag_n tensor-core tiles, fragments read from the staged tiles.
