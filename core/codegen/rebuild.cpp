@@ -66,7 +66,7 @@ const std::vector<int64_t>& LoopDeps::of(const UOp* n) {
     auto at = std::lower_bound(ids.begin(), ids.end(), n->arg_int());
     if (at == ids.end() || *at != n->arg_int()) ids.insert(at, n->arg_int());
   }
-  if (auto it = forced_.find(n); it != forced_.end())
+  if (auto it = forced_.empty() ? forced_.end() : forced_.find(n); it != forced_.end())
     for (int64_t id : it->second) {
       auto at = std::lower_bound(ids.begin(), ids.end(), id);
       if (at == ids.end() || *at != id) ids.insert(at, id);

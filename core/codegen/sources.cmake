@@ -9,6 +9,7 @@ target_sources(polygrad_compiler PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/group/tiles.cpp
   ${CMAKE_CURRENT_LIST_DIR}/group/wmma.cpp
   ${CMAKE_CURRENT_LIST_DIR}/linearize.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/linearize_reduce.cpp
   ${CMAKE_CURRENT_LIST_DIR}/loop_order.cpp
   ${CMAKE_CURRENT_LIST_DIR}/lower.cpp
   ${CMAKE_CURRENT_LIST_DIR}/optimize.cpp
