@@ -2,11 +2,15 @@
 #ifndef POLYGRAD_CODEGEN_GROUP_AST_PARTS_HPP
 #define POLYGRAD_CODEGEN_GROUP_AST_PARTS_HPP
 
+#include <algorithm>
 #include <functional>
+#include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "codegen/lower.hpp"
 #include "ir/graph.hpp"
 #include "ir/uop.hpp"
 #include "symbolic/simplify.hpp"
@@ -84,6 +88,38 @@ inline UOpRef rewrite(const UOpRef& root,
     done.emplace(n, fn(n, n->with_srcs(srcs)));
   }
   return done.at(root.get());
+}
+
+/// A kernel's ranges and reduces.
+struct Kernel {
+  Ranges outputs;  // output ranges, outermost first
+  std::vector<const UOp*> reduces;
+  std::set<int64_t> reduced_ids;  // every id a REDUCE reduces over
+  int64_t next_id = 0;
+};
+
+inline Kernel survey(const UOpRef& sink) {
+  Kernel k;
+  const std::vector<const UOp*> order = toposort(sink);
+  std::map<int64_t, const UOp*> ranges;
+  for (const UOp* u : order) {
+    if (u->op() == Op::RANGE) {
+      ranges.emplace(u->arg_int(), u);
+      k.next_id = std::max(k.next_id, u->arg_int() + 1);
+    }
+    if (u->op() == Op::REDUCE) {
+      k.reduces.push_back(u);
+      for (size_t i = 1; i < u->nsrcs(); ++i) k.reduced_ids.insert(u->src(i)->arg_int());
+    }
+  }
+  for (const auto& [id, r] : ranges)
+    if (!k.reduced_ids.count(id)) k.outputs.push_back(r);
+  return k;
+}
+
+/// The most threads a group may have along dim 0.
+inline uint32_t max_local(const codegen::Target& t) {
+  return std::max<uint32_t>(1, std::min(t.caps.max_threads_per_group, t.caps.max_local_dims[0]));
 }
 
 /// `x` with the nodes of `to` replaced (ranges by their expressions, a REDUCE by another).

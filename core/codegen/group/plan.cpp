@@ -25,42 +25,12 @@ namespace {
 
 using namespace group_ast;  // NOLINT: the shared builders
 
-struct Kernel {
-  Ranges outputs;  // output ranges, outermost first
-  std::vector<const UOp*> reduces;
-  std::set<int64_t> reduced_ids;  // every id a REDUCE reduces over
-  int64_t next_id = 0;
-};
-
-Kernel survey(const UOpRef& sink) {
-  Kernel k;
-  const std::vector<const UOp*> order = toposort(sink);
-  std::map<int64_t, const UOp*> ranges;
-  for (const UOp* u : order) {
-    if (u->op() == Op::RANGE) {
-      ranges.emplace(u->arg_int(), u);
-      k.next_id = std::max(k.next_id, u->arg_int() + 1);
-    }
-    if (u->op() == Op::REDUCE) {
-      k.reduces.push_back(u);
-      for (size_t i = 1; i < u->nsrcs(); ++i) k.reduced_ids.insert(u->src(i)->arg_int());
-    }
-  }
-  for (const auto& [id, r] : ranges)
-    if (!k.reduced_ids.count(id)) k.outputs.push_back(r);
-  return k;
-}
-
 bool stores_depend_on(const UOpRef& sink, LoopDeps& deps, const UOp* r) {
   for (const UOpRef& st : sink->srcs()) {
     const std::vector<int64_t>& ids = deps.of(st->src(0).get());
     if (!std::binary_search(ids.begin(), ids.end(), r->arg_int())) return false;
   }
   return true;
-}
-
-uint32_t max_local(const Target& t) {
-  return std::max<uint32_t>(1, std::min(t.caps.max_threads_per_group, t.caps.max_local_dims[0]));
 }
 
 /// An elementwise kernel whose loads and stores are contiguous along its innermost launched

@@ -26,18 +26,12 @@ bool depends(LoopDeps& deps, const UOp* n, const UOp* r) {
 
 std::optional<Product> product_shape(const UOpRef& sink) {
   Product p;
-  std::map<int64_t, const UOp*> ranges;
-  std::vector<const UOp*> reduces;
-  for (const UOp* u : toposort(sink)) {
-    if (u->op() == Op::RANGE) {
-      ranges.emplace(u->arg_int(), u);
-      p.next_id = std::max(p.next_id, u->arg_int() + 1);
-    }
-    if (u->op() == Op::REDUCE) reduces.push_back(u);
+  const Kernel kernel = survey(sink);
+  p.next_id = kernel.next_id;
+  if (kernel.reduces.size() != 1) return std::nullopt;
+  for (const UOp* u : toposort(sink))
     if (u->op() == Op::LOAD && u->src(0)->src(0)->op() != Op::DEFINE_GLOBAL) return std::nullopt;
-  }
-  if (reduces.size() != 1) return std::nullopt;
-  const UOp* r = reduces[0];
+  const UOp* r = kernel.reduces[0];
   const DType t = r->dtype();
   if (static_cast<Op>(r->arg_int()) != Op::ADD || !t.is_float() || t.is_vector())
     return std::nullopt;
@@ -48,13 +42,8 @@ std::optional<Product> product_shape(const UOpRef& sink) {
   p.x = v->src(0);
   p.y = v->src(1);
   LoopDeps deps;
-  std::set<const UOp*> reduced;
-  for (size_t i = 1; i < r->nsrcs(); ++i) {
-    p.ks.push_back(r->src(i).get());
-    reduced.insert(r->src(i).get());
-  }
-  for (const auto& [id, rng] : ranges) {
-    if (reduced.count(rng)) continue;
+  for (size_t i = 1; i < r->nsrcs(); ++i) p.ks.push_back(r->src(i).get());
+  for (const UOp* rng : kernel.outputs) {
     p.out_ends.push_back(rng->src(0));
     const bool in_x = depends(deps, p.x.get(), rng), in_y = depends(deps, p.y.get(), rng);
     if (in_x && in_y)
@@ -67,8 +56,8 @@ std::optional<Product> product_shape(const UOpRef& sink) {
       return std::nullopt;  // an output range only the epilogue reads
   }
   for (const UOpRef& st : sink->srcs())
-    for (const auto& [id, rng] : ranges)
-      if (!reduced.count(rng) && !depends(deps, st->src(0).get(), rng)) return std::nullopt;
+    for (const UOp* rng : kernel.outputs)
+      if (!depends(deps, st->src(0).get(), rng)) return std::nullopt;
   if (p.is.empty() || p.js.empty()) return std::nullopt;
   p.m = extent_of(p.is);
   p.n = extent_of(p.js);
@@ -131,8 +120,7 @@ std::optional<Planned> plan_tiles(const UOpRef& sink, const Target& target) {
   const int64_t threads = (tune::kTileM / tune::kRegM) * (tune::kTileN / tune::kRegN);
   const int64_t tile_bytes =
       (tune::kTileM * tx_t.scalar_size() + tune::kTileN * ty_t.scalar_size()) * tune::kTileK;
-  if (threads >
-          std::min<int64_t>(target.caps.max_threads_per_group, target.caps.max_local_dims[0]) ||
+  if (threads > int64_t{max_local(target)} ||
       tile_bytes > static_cast<int64_t>(target.caps.local_memory_bytes) ||
       !(target.caps.flags & PG_CAP_LOCAL_MEMORY))
     return std::nullopt;

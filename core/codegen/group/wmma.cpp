@@ -105,8 +105,7 @@ std::optional<Planned> plan_wmma(const UOpRef& sink, const Target& target) {
     const DType ta = a->dtype(), tb = b->dtype();
     const int64_t bytes = tile_m * tc.k * ta.scalar_size() + tc.k * tile_n * tb.scalar_size();
     if (!fa || !fb || !fc || std::max({la, lb, lc}) > int64_t{target.caps.max_vector_lanes} ||
-        group_threads >
-            int64_t{std::min(target.caps.max_threads_per_group, target.caps.max_local_dims[0])} ||
+        group_threads > int64_t{max_local(target)} ||
         bytes > static_cast<int64_t>(target.caps.local_memory_bytes))
       continue;
     const Tiled m(shape->m, tile_m), n(shape->n, tile_n), k(shape->k, tc.k);
