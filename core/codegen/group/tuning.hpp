@@ -25,8 +25,8 @@ inline constexpr int64_t kTileN = 64;
 inline constexpr int64_t kTileK = 16;
 inline constexpr int64_t kRegM = 4;
 inline constexpr int64_t kRegN = 4;
-/// Products smaller than a tile along m or n, or shallower than kTileK, are not tiled: most of
-/// the staged tile would be padding.
+// (A product smaller than a tile along m or n, or shallower than kTileK, is not tiled: most of
+// the staged tile would be padding. plan_tiles() checks the extents against the tile itself.)
 
 }  // namespace polygrad::codegen::group_tuning
 
