@@ -2,6 +2,7 @@
 from ._ffi import byref, c_char_p, c_uint32, check, lib
 
 PG_CAP_HOST_MEMORY = 1 << 3  # plugin.h's pg_capability_flags
+_HOST_MEMORY = {}  # device name -> whether its buffers are host memory
 
 
 def _string(f, *args):
@@ -57,7 +58,12 @@ class Device(metaclass=_DeviceMeta):
     def host_memory(name=""):
         """Whether the device's buffers live in host memory (PG_CAP_HOST_MEMORY): reading one
         back is a copy, with no device to wait for."""
-        return bool(Device.flags(name) & PG_CAP_HOST_MEMORY)
+        if not name:  # the default device: it may change (POLYGRAD_DEVICE)
+            return bool(Device.flags() & PG_CAP_HOST_MEMORY)
+        # (a named device's flags never change: asked once, on every realised index checked)
+        if name not in _HOST_MEMORY:
+            _HOST_MEMORY[name] = bool(Device.flags(name) & PG_CAP_HOST_MEMORY)
+        return _HOST_MEMORY[name]
 
     @staticmethod
     def load(name_or_path):
