@@ -2,6 +2,7 @@
 #ifndef POLYGRAD_CPU_CLANG_HPP
 #define POLYGRAD_CPU_CLANG_HPP
 
+#include <polygrad/disk_cache.hpp>
 #include <polygrad/plugin.hpp>
 
 #include <array>
@@ -70,31 +71,12 @@ void ensure_llvm_initialized();
 
 // --- cache.cpp -------------------------------------------------------------------------------
 
-/// On-disk object cache: one file per key, written atomically, checked on read.
-class ObjectCache {
- public:
-  using Key = std::array<uint8_t, 32>;
-  ObjectCache(std::string directory, const sdk::Host& host);
-  /// SHA-256 over everything the object depends on.
-  static Key key(const std::string& source, const std::string& entry,
-                 const CompileOptions& options);
-  /// True when the directory exists (created 0700 if missing), is ours and is not writable by
-  /// group or others. The first refusal is logged as a warning naming the directory.
-  bool usable();
-  /// The cached object for `key`; nullopt on a miss. A corrupt entry is logged and removed.
-  std::optional<std::vector<char>> read(const Key& key);
-  /// Store an object; failures are logged, never thrown.
-  void write(const Key& key, const std::vector<char>& object);
-  std::string path_of(const Key& key) const;
-  const std::string& directory() const { return directory_; }
-
- private:
-  std::string directory_;
-  const sdk::Host& host_;
-  std::once_flag checked_;
-  bool usable_ = false;
-};
-
+/// The on-disk object cache (sdk::DiskCache: one checked file per key, written atomically).
+std::unique_ptr<sdk::DiskCache> make_object_cache(const std::string& directory,
+                                                  const sdk::Host& host);
+/// SHA-256 over everything an object depends on: source, entry, options, compiler, CPU.
+sdk::DiskCache::Key cache_key(const std::string& source, const std::string& entry,
+                              const CompileOptions& options);
 /// The default cache directory: $XDG_CACHE_HOME/polygrad/cpu_clang or
 /// ~/.cache/polygrad/cpu_clang.
 std::string default_cache_dir();

@@ -96,7 +96,7 @@ DeviceSettings DeviceSettings::from_host(const sdk::Host& host, int32_t device_i
 
 CpuDevice::CpuDevice(const sdk::Host& host, int32_t index)
     : host_(host), settings_(DeviceSettings::from_host(host, index)), arena_(settings_.threads) {
-  if (settings_.cache) cache_ = std::make_unique<ObjectCache>(settings_.cache_dir, host_);
+  if (settings_.cache) cache_ = make_object_cache(settings_.cache_dir, host_);
 }
 
 CpuDevice::~CpuDevice() = default;
@@ -177,7 +177,7 @@ std::vector<char> CpuDevice::object_for(const std::string& source, const std::st
   options.opt_level = settings_.opt_level;
   options.cpu = &host_cpu();
   if (!cache_ || !cache_->usable()) return compile_c(source, entry, options);
-  ObjectCache::Key key = ObjectCache::key(source, entry, options);
+  const sdk::DiskCache::Key key = cache_key(source, entry, options);
   if (auto hit = cache_->read(key)) return std::move(*hit);
   std::vector<char> object = compile_c(source, entry, options);
   cache_->write(key, object);

@@ -56,7 +56,7 @@ class CpuDevice {
   DeviceSettings settings_;
   tbb::task_arena arena_;
   Jit jit_;
-  std::unique_ptr<ObjectCache> cache_;
+  std::unique_ptr<sdk::DiskCache> cache_;
 };
 
 }  // namespace polygrad::cpu_clang
