@@ -208,6 +208,18 @@ void Writer::emit(uint32_t i) {
     case PG_OP_GEP:
       emit_vector(i, in);
       return;
+    case PG_OP_WMMA: {
+      const Value &a = src(in, 0), &b = src(in, 1), &c = src(in, 2);
+      if (c.dtype != dt || c.lanes != in.vcount)
+        fail(PG_ERR_INVALID_ARGUMENT, i, "the accumulator's type differs from the result's");
+      v.expr = "v" + id;
+      const std::string text = dialect_.wmma(static_cast<uint32_t>(in.arg.i), v.expr, a.expr,
+                                             b.expr, c.expr, a.lanes, b.lanes, c.lanes);
+      if (text.empty()) fail(PG_ERR_UNSUPPORTED, i, "this dialect has no tensor core");
+      line(type_of(dt, in.vcount) + " " + v.expr + ";");
+      line(text);
+      return;
+    }
     default:
       emit_alu(i, in);
       return;

@@ -25,9 +25,13 @@ void Writer::emit_load(uint32_t i, const pg_instruction& in) {
     }
     return literal(type, l);
   };
+  const bool whole = lanes > 1 && !ex_.is_half(dt) && dialect_.table().aligned_vector_memory &&
+                     ptr.space != PG_ADDR_REG;
   if (in.src_count == 1) {
     if (lanes == 1) {
       line("const " + type + " " + v.expr + " = " + ex_.from_memory(dt, "*" + p) + ";");
+    } else if (whole) {
+      line("const " + type + " " + v.expr + " = *(const " + type + "*)" + p + ";");
     } else if (ex_.is_half(dt)) {
       line("const " + type + " " + v.expr + " = " + lanes_from_memory(false) + ";");
     } else {
@@ -48,6 +52,9 @@ void Writer::emit_load(uint32_t i, const pg_instruction& in) {
     std::string load = lanes == 1 ? ex_.from_memory(dt, "*" + p) : lanes_from_memory(false);
     line("const " + type + " " + v.expr + " = " + gate.expr + " ? " + load + " : " + alt.expr +
          ";");
+  } else if (whole) {
+    line(type + " " + v.expr + " = " + alt.expr + ";");
+    line("if (" + gate.expr + ") " + v.expr + " = *(const " + type + "*)" + p + ";");
   } else {
     line(type + " " + v.expr + " = " + alt.expr + ";");
     line("if (" + gate.expr + ") " + memcpy_name + "(&" + v.expr + ", " + p + ", sizeof(" + v.expr +
@@ -76,6 +83,9 @@ void Writer::emit_store(uint32_t i, const pg_instruction& in) {
   } else if (!stream.empty()) {
     info_.streams = true;
     line(stream);
+  } else if (!ex_.is_half(dt) && (gate == nullptr || gate->lanes == 1) &&
+             dialect_.table().aligned_vector_memory && ptr.space != PG_ADDR_REG) {
+    line(guard + "*(" + type_of(dt, lanes) + "*)" + p + " = " + val.expr + ";");
   } else if (!ex_.is_half(dt) && (gate == nullptr || gate->lanes == 1)) {
     line(guard + dialect_.table().memcpy_name + "(" + p + ", &" + val.expr + ", sizeof(" +
          val.expr + "));");

@@ -61,6 +61,11 @@ struct DialectTable {
   /// Arithmetic, bitwise and comparison operators and ?: with a mask condition work on whole
   /// vectors (clang ext_vector_type), and Dialect::vector_convert converts between them.
   bool native_vector_ops = true;
+  /// A vector LOAD or STORE of global or local memory is one access of the whole vector
+  /// (`*(vector type*)ptr`), which needs the address aligned to the vector type: for targets
+  /// that declare PG_CAP_ALIGNED_VECTORS, where the host emits vector accesses only at such
+  /// addresses. false: the access is a memcpy, valid at any address.
+  bool aligned_vector_memory = false;
   /// Suffix for float32 literals ("f").
   const char* float_suffix = "f";
   /// Spelling of +inf and quiet NaN for float32 and float64.
@@ -130,6 +135,16 @@ class Dialect {
   /// integers, a compare-exchange loop for float32 and float64.
   virtual std::string atomic_add(pg_dtype dtype, const std::string& ptr,
                                  const std::string& value) const;
+
+  /// Statements computing WMMA with tensor core `index` of the target: `out` (declared, of
+  /// `c_lanes` lanes of float or the accumulator's register type) = a * b + c, where a, b, c
+  /// are vector variables of a_lanes, b_lanes, c_lanes lanes in registers (16-bit inputs held
+  /// as float when DialectTable::half_as_float). "" (the default): no tensor cores.
+  virtual std::string wmma(uint32_t index, const std::string& out, const std::string& a,
+                           const std::string& b, const std::string& c, int a_lanes, int b_lanes,
+                           int c_lanes) const {
+    return "";
+  }
 
   /// Declaration (with ';') of a workgroup-shared array `name` of `count` `type` elements.
   virtual std::string define_local(const std::string& type, const std::string& name,
