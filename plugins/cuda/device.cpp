@@ -72,7 +72,7 @@ Device::Device(const sdk::Host& host, int index, const Settings& settings)
   }
   check(d.cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
   make_current();
-  check(d.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  check(d.cuStreamCreate(&queue_.stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   for (int s = 0; s < kStages; ++s) {
     check(d.cuMemHostAlloc(&staging_[s], kStageBytes, 0), "cuMemHostAlloc (staging)");
     check(d.cuEventCreate(&staged_[s], CU_EVENT_DISABLE_TIMING), "cuEventCreate");
@@ -83,13 +83,13 @@ Device::~Device() {
   const Driver& d = driver();
   if (context_ == nullptr) return;
   d.cuCtxSetCurrent(context_);
-  if (stream_ != nullptr) d.cuStreamSynchronize(stream_);
+  if (queue_.stream != nullptr) d.cuStreamSynchronize(queue_.stream);
   pool_release_all();
   for (int s = 0; s < kStages; ++s) {
     if (staging_[s] != nullptr) d.cuMemFreeHost(staging_[s]);
     if (staged_[s] != nullptr) d.cuEventDestroy_v2(staged_[s]);
   }
-  if (stream_ != nullptr) d.cuStreamDestroy_v2(stream_);
+  if (queue_.stream != nullptr) d.cuStreamDestroy_v2(queue_.stream);
   d.cuDevicePrimaryCtxRelease_v2(device_);
 }
 
@@ -106,6 +106,7 @@ void Device::properties(pg_device_properties& p) {
   std::snprintf(p.target, sizeof(p.target), "%s", arch_.name().c_str());
   p.memory_bytes = facts_.memory_bytes;
   fill_capabilities(p.caps, arch_, facts_);
+  p.caps.flags |= PG_CAP_ASYNC;  // async.cpp
 }
 
 // --- memory ------------------------------------------------------------------------------------
@@ -177,10 +178,10 @@ void Device::copy_in(pg_buffer_t dst, uint64_t offset, const void* src, uint64_t
     const uint64_t c = std::min(kStageBytes, n - done);
     check(d.cuEventSynchronize(staged_[s]), "copy_in");
     std::memcpy(staging_[s], from + done, c);
-    check(d.cuMemcpyHtoDAsync_v2(b.ptr + offset + done, staging_[s], c, stream_), "copy_in");
-    check(d.cuEventRecord(staged_[s], stream_), "copy_in");
+    check(d.cuMemcpyHtoDAsync_v2(b.ptr + offset + done, staging_[s], c, queue_.stream), "copy_in");
+    check(d.cuEventRecord(staged_[s], queue_.stream), "copy_in");
   }
-  wait("copy_in");
+  wait(queue_, "copy_in");
 }
 
 void Device::copy_out(void* dst, pg_buffer_t src, uint64_t offset, uint64_t n) {
@@ -192,18 +193,18 @@ void Device::copy_out(void* dst, pg_buffer_t src, uint64_t offset, uint64_t n) {
   char* to = static_cast<char*>(dst);
   auto issue = [&](uint64_t done, int s) {
     const uint64_t c = std::min(kStageBytes, n - done);
-    check(d.cuMemcpyDtoHAsync_v2(staging_[s], b.ptr + offset + done, c, stream_), "copy_out");
-    check(d.cuEventRecord(staged_[s], stream_), "copy_out");
+    check(d.cuMemcpyDtoHAsync_v2(staging_[s], b.ptr + offset + done, c, queue_.stream), "copy_out");
+    check(d.cuEventRecord(staged_[s], queue_.stream), "copy_out");
   };
   if (n > 0) issue(0, 0);
   int s = 0;
   for (uint64_t done = 0; done < n; done += kStageBytes, s ^= 1) {
     if (done + kStageBytes < n) issue(done + kStageBytes, s ^ 1);
     // A fault of an earlier kernel surfaces here first: report it with the kernels' names.
-    if (CUresult r = d.cuEventSynchronize(staged_[s]); r != CUDA_SUCCESS) wait("copy_out");
+    if (CUresult r = d.cuEventSynchronize(staged_[s]); r != CUDA_SUCCESS) wait(queue_, "copy_out");
     std::memcpy(to + done, staging_[s], std::min(kStageBytes, n - done));
   }
-  wait("copy_out");
+  wait(queue_, "copy_out");
 }
 
 void Device::copy_device(pg_buffer_t dst, uint64_t dst_offset, pg_buffer_t src, uint64_t src_offset,
@@ -213,7 +214,7 @@ void Device::copy_device(pg_buffer_t dst, uint64_t dst_offset, pg_buffer_t src, 
   std::lock_guard lock(mutex_);
   make_current();
   check(driver().cuMemcpyDtoDAsync_v2(buf(dst)->ptr + dst_offset, buf(src)->ptr + src_offset, n,
-                                      stream_),
+                                      queue_.stream),
         "copy_device");
 }
 
@@ -271,7 +272,7 @@ void Device::unload(pg_program_t program) {
   driver().cuModuleUnload(p->module);  // waits for the module's kernels in flight
 }
 
-void Device::enqueue(Program& p, const pg_launch_args& a) {
+void Device::enqueue(Queue& q, Program& p, const pg_launch_args& a) {
   sdk::check_launch(&a);
   if ((p.buffers != ~0u && a.buffer_count != p.buffers) ||
       (p.scalars != ~0u && a.scalar_count != p.scalars))
@@ -292,28 +293,30 @@ void Device::enqueue(Program& p, const pg_launch_args& a) {
   const uint32_t* l = a.local_size;
   if (uint64_t{g[0]} * g[1] * g[2] == 0) return;  // nothing to run
   check(driver().cuLaunchKernel(p.function, g[0], g[1], g[2], l[0], l[1], l[2],
-                                a.shared_memory_bytes, stream_, params.data(), nullptr),
+                                a.shared_memory_bytes, q.stream, params.data(), nullptr),
         "launch of '" + p.entry + "'");
-  in_flight_.push_back(p.entry);
-  if (in_flight_.size() > kNamedInFlight) in_flight_.pop_front();
+  std::lock_guard lock(q.mutex);
+  q.in_flight.push_back(p.entry);
+  if (q.in_flight.size() > kNamedInFlight) q.in_flight.pop_front();
 }
 
 void Device::launch(pg_program_t program, const pg_launch_args& args) {
   std::lock_guard lock(mutex_);
   make_current();
-  enqueue(*prog(program), args);
-  if (settings_.debug_sync) wait("launch of '" + prog(program)->entry + "' (debug_sync)");
+  enqueue(queue_, *prog(program), args);
+  if (settings_.debug_sync) wait(queue_, "launch of '" + prog(program)->entry + "' (debug_sync)");
 }
 
-void Device::wait(const std::string& what) {
-  const CUresult r = driver().cuStreamSynchronize(stream_);
+void Device::wait(Queue& q, const std::string& what) {
+  const CUresult r = driver().cuStreamSynchronize(q.stream);
+  std::lock_guard lock(q.mutex);
   if (r == CUDA_SUCCESS) {
-    in_flight_.clear();
+    q.in_flight.clear();
     return;
   }
   std::string kernels;
-  for (const std::string& k : in_flight_) kernels += (kernels.empty() ? "'" : ", '") + k + "'";
-  in_flight_.clear();
+  for (const std::string& k : q.in_flight) kernels += (kernels.empty() ? "'" : ", '") + k + "'";
+  q.in_flight.clear();
   const std::string culprit = kernels.empty() ? std::string("")
                               : settings_.debug_sync
                                   ? " in kernel " + kernels
@@ -327,7 +330,7 @@ void Device::wait(const std::string& what) {
 void Device::synchronize() {
   std::lock_guard lock(mutex_);
   make_current();
-  wait("synchronize");
+  wait(queue_, "synchronize");
 }
 
 double Device::launch_timed(pg_program_t program, const pg_launch_args& args) {
@@ -339,10 +342,10 @@ double Device::launch_timed(pg_program_t program, const pg_launch_args& args) {
   check(d.cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
   float ms = 0;
   try {
-    check(d.cuEventRecord(start, stream_), "launch_timed");
-    enqueue(*prog(program), args);
-    check(d.cuEventRecord(stop, stream_), "launch_timed");
-    wait("launch_timed of '" + prog(program)->entry + "'");
+    check(d.cuEventRecord(start, queue_.stream), "launch_timed");
+    enqueue(queue_, *prog(program), args);
+    check(d.cuEventRecord(stop, queue_.stream), "launch_timed");
+    wait(queue_, "launch_timed of '" + prog(program)->entry + "'");
     check(d.cuEventElapsedTime(&ms, start, stop), "cuEventElapsedTime");
   } catch (...) {
     d.cuEventDestroy_v2(start);

@@ -45,6 +45,17 @@ struct Program {
   bool from_ptx = false;              ///< the driver refused the cubin and JIT-compiled PTX
 };
 
+/// A CUDA stream and the names of the kernels launched on it since it was last waited for
+/// (a fault surfaces at the next wait and is reported with them).
+struct Queue {
+  CUstream stream = nullptr;
+  std::mutex mutex;                   ///< guards in_flight
+  std::deque<std::string> in_flight;  ///< newest last, at most a few
+};
+
+/// The plugin's pg_async_api (async.cpp) over Device's stream methods.
+const pg_async_api* async_table();
+
 class Device {
  public:
   Device(const sdk::Host& host, int index, const Settings& settings);
@@ -70,15 +81,34 @@ class Device {
   void synchronize();
   double launch_timed(pg_program_t program, const pg_launch_args& args);
 
+  // Asynchronous work (pg_async_api, async.cpp): streams of the caller's, ordered with none
+  // of the blocking calls above, which use the device's own stream.
+  Queue* stream_create();
+  void stream_destroy(Queue* q);
+  void stream_synchronize(Queue& q) { wait(q, "stream_synchronize"); }
+  void copy_in_async(Queue& q, pg_buffer_t dst, uint64_t offset, const void* src, uint64_t n);
+  void copy_out_async(Queue& q, void* dst, pg_buffer_t src, uint64_t offset, uint64_t n);
+  void copy_peer_async(Queue& q, pg_buffer_t dst, uint64_t dst_offset, Device& src_device,
+                       pg_buffer_t src, uint64_t src_offset, uint64_t n);
+  void launch_async(Queue& q, pg_program_t program, const pg_launch_args& args);
+  CUevent event_create();
+  void event_destroy(CUevent e);
+  void event_record(CUevent e, Queue& q);
+  void stream_wait_event(Queue& q, CUevent e);
+  void event_synchronize(CUevent e);
+  void* host_alloc_pinned(uint64_t nbytes);
+  void host_free_pinned(void* host);
+
  private:
   void make_current() const;
   /// Throws with the device's name unless r is CUDA_SUCCESS.
   void check(CUresult r, const std::string& what) const;
   pg_program_t load_binary(const Binary& binary, const std::string& entry, uint32_t buffers,
                            uint32_t scalars);
-  void enqueue(Program& program, const pg_launch_args& args);
-  /// Waits for the stream; a fault of enqueued work is reported with the kernels' names.
-  void wait(const std::string& what);
+  void enqueue(Queue& q, Program& program, const pg_launch_args& args);
+  /// Waits for the queue's stream; a fault of enqueued work is reported with the kernels'
+  /// names.
+  void wait(Queue& q, const std::string& what);
   CUdeviceptr pool_take(uint64_t capacity);
   void pool_release_all();
 
@@ -88,7 +118,7 @@ class Device {
   Settings settings_;
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
-  CUstream stream_ = nullptr;
+  Queue queue_;  ///< the stream of the blocking calls
   Arch arch_;
   DeviceFacts facts_;
   std::string gpu_name_;
@@ -100,7 +130,6 @@ class Device {
   static constexpr int kStages = 2;
   void* staging_[kStages] = {};
   CUevent staged_[kStages] = {};
-  std::deque<std::string> in_flight_;  ///< kernels launched since the last wait (newest last)
 };
 
 }  // namespace polygrad::cuda

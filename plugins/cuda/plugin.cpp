@@ -111,4 +111,17 @@ class Plugin {
 
 }  // namespace polygrad::cuda
 
-PG_DEFINE_PLUGIN(polygrad::cuda::Plugin)
+// PG_DEFINE_PLUGIN's table with the driver's own streams and events (async.cpp) in place of
+// the SDK's thread-per-stream ones.
+extern "C" PG_PLUGIN_EXPORT const pg_plugin* PG_PLUGIN_ENTRY(void) {
+  try {
+    static const pg_plugin table = [] {
+      pg_plugin t = *::polygrad::sdk::detail::Tables<polygrad::cuda::Plugin>::table();
+      t.async = polygrad::cuda::async_table();
+      return t;
+    }();
+    return &table;
+  } catch (...) {
+    return nullptr;
+  }
+}
