@@ -1,6 +1,6 @@
-// polygrad conformance PLUGIN [--option KEY=VALUE]... [--no-corpus] [--json] [--abi-only]
-// [--verbose]: the SDK's conformance kit, then the host corpus (corpus.hpp) on the plugin's
-// device through the host's own codegen.
+// polygrad conformance PLUGIN [--option KEY=VALUE]... [--no-corpus] [--reference DEVICE]
+// [--json] [--abi-only] [--verbose]: the SDK's conformance kit, then the host corpus
+// (corpus.hpp) on the plugin's device through the host's own codegen.
 #include <polygrad/config.hpp>
 #include <polygrad/conformance.hpp>
 #include <polygrad/registry.hpp>
@@ -98,8 +98,9 @@ std::string install_options(const std::string& path, const OptionList& options) 
   return error;
 }
 
-/// The host corpus as a kit suite: the plugin's device 0 against the cpu device.
-conformance::SuiteResult corpus_suite(const std::string& path, const std::string& install_error) {
+/// The host corpus as a kit suite: the plugin's device 0 against the device `reference_name`.
+conformance::SuiteResult corpus_suite(const std::string& path, const std::string& install_error,
+                                      const std::string& reference_name) {
   conformance::SuiteResult skipped;
   auto skip = [&](const std::string& why) {
     skipped.checks.push_back({"corpus", conformance::Status::skip, why});
@@ -118,7 +119,7 @@ conformance::SuiteResult corpus_suite(const std::string& path, const std::string
   const std::string device = record.device_prefix + ":0";
   std::string reference;
   try {
-    reference = registry.device("cpu").name();
+    reference = registry.device(reference_name).name();
   } catch (const Error& e) {
     return skip(std::string("no reference device: ") + e.what());
   }
@@ -130,17 +131,20 @@ conformance::SuiteResult corpus_suite(const std::string& path, const std::string
 int run_conformance(const std::vector<std::string>& args) {
   namespace po = boost::program_options;
   const std::string usage =
-      "usage: polygrad conformance PLUGIN [--option KEY=VALUE]... [--no-corpus] [--json]\n"
-      "                            [--abi-only] [--verbose]\n"
+      "usage: polygrad conformance PLUGIN [--option KEY=VALUE]... [--no-corpus]\n"
+      "                            [--reference DEVICE] [--json] [--abi-only] [--verbose]\n"
       "Run the SDK conformance kit on PLUGIN (a plugin name found by discovery, such as\n"
       "cpu_clang, or the path of a .so), then the host corpus: graphs (elementwise,\n"
       "broadcasts, reductions, softmax, matmul, conv, gather) on every declared dtype, lowered\n"
-      "by the host's codegen for the plugin's device and compared with the cpu device. Exits 0\n"
-      "when every check passed, 1 when any failed, 2 when the plugin could not be loaded.\n";
+      "by the host's codegen for the plugin's device and compared with the reference device\n"
+      "(cpu unless --reference names another). Exits 0 when every check passed, 1 when any\n"
+      "failed, 2 when the plugin could not be loaded.\n";
   Command command("conformance", usage);
   command.flags()("option", po::value<std::vector<std::string>>()->value_name("KEY=VALUE"),
                   "a plugin option, for the kit and the host alike; may be repeated")(
-      "no-corpus", "run only the kit, not the host corpus")("json", "print one JSON object")(
+      "no-corpus", "run only the kit, not the host corpus")(
+      "reference", po::value<std::string>()->value_name("DEVICE"),
+      "the device the corpus compares with (default cpu)")("json", "print one JSON object")(
       "abi-only", "run only the ABI-negotiation suite")("verbose,v", "list passing checks too");
   command.positional("plugin");
   if (auto done = command.parse(args)) return *done;
@@ -177,10 +181,11 @@ int run_conformance(const std::vector<std::string>& args) {
   run_options.verbose = command.has("verbose");
   if (!command.has("no-corpus")) {
     const OptionList options = run_options.plugin_options;
-    run_options.extra_suites.push_back({"corpus", [options](const std::string& so) {
+    const std::string reference = command.has("reference") ? command.value("reference") : "cpu";
+    run_options.extra_suites.push_back({"corpus", [options, reference](const std::string& so) {
                                           const std::string installed =
                                               options.empty() ? "" : install_options(so, options);
-                                          return corpus_suite(so, installed);
+                                          return corpus_suite(so, installed, reference);
                                         }});
   }
   return conformance::run(run_options, std::cout);

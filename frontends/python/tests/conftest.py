@@ -5,6 +5,23 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
+from helpers import cpu_missing  # noqa: E402 - after the path that finds it
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "needs_cpu: the test uses the cpu device (cpu_clang)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests that need the cpu device (marked needs_cpu, or using on_cpu) skip, with the load
+    report's reason, where it is not installed."""
+    why = cpu_missing()
+    if not why:
+        return
+    for item in items:
+        if item.get_closest_marker("needs_cpu") or "on_cpu" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.skip(reason=why))
+
 
 @pytest.fixture
 def on_cpu(monkeypatch):

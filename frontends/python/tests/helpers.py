@@ -3,7 +3,17 @@ random numpy inputs, and compare values and gradients."""
 import numpy as np
 import torch
 
-from polygrad import Tensor
+from polygrad import Device, Tensor
+
+
+def cpu_missing():
+    """"" when the cpu device is loaded, else why the tests that need it skip: an
+    installation without the cpu_clang plugin (a GPU machine's bundle, whose LLVM libraries
+    are too big to carry) has none."""
+    if any(d.startswith("cpu:") for d in Device.list()):
+        return ""
+    why = [line.strip() for line in Device.report().split("\n") if "cpu_clang" in line]
+    return "no cpu device: " + ("; ".join(why) or "the cpu_clang plugin is not installed")
 
 
 def inputs(shapes, low=-2.0, high=2.0, seed=0):

@@ -83,6 +83,7 @@ def test_where_of_two_bool_scalars_stays_bool():
     assert Tensor(c).where(False, 2.5).dtype == "float32"
 
 
+@pytest.mark.needs_cpu
 def test_like_constructors_take_dtype_and_device():
     """zeros_like, ones_like, full_like, rand_like and randn_like take tinygrad's and torch's
     dtype= and device= keywords (they took none)."""

@@ -115,6 +115,7 @@ def test_rand_half_stays_below_one(dt):
     assert abs(r.mean() - 0.5) < 0.01
 
 
+@pytest.mark.needs_cpu
 def test_properties_and_conversion():
     x = Tensor(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
     assert x.shape == (2, 3, 4) and x.ndim == 3 and x.numel() == 24

@@ -8,6 +8,7 @@ import polygrad
 from polygrad import Device, PolygradDeviceError, PolygradError, PolygradValueError, Tensor
 
 
+@pytest.mark.needs_cpu
 def test_device_list_and_default():
     devices = Device.list()
     assert "cpu:0" in devices
@@ -20,6 +21,7 @@ def test_device_list_and_default():
     assert Tensor([1.0], device="CPU:0").device == "CPU"
 
 
+@pytest.mark.needs_cpu
 def test_load_and_report():
     assert Device.load("cpu_clang") == "cpu_clang"
     report = Device.report()

@@ -13,10 +13,10 @@ import torch
 from polygrad import Device, Tensor, nn
 
 PLUGIN = os.environ.get("POLYGRAD_TEST_PLUGIN", "")
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.skipif(
     not os.path.isfile(PLUGIN),
     reason="POLYGRAD_TEST_PLUGIN does not name the built polygrad_test_host.so (run_tests.sh "
-           "sets it from the build directory)")
+           "sets it from the build directory)"), pytest.mark.needs_cpu]
 
 NO_TESTDEV_WORK = "render,load,launch,alloc"
 

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# The GPU check of issue 33, for a machine with an NVIDIA GPU, its driver, the CUDA toolkit
+# (NVRTC, nvJitLink), python3 with numpy, torch and pytest, and nothing else of ours. It runs
+# from this repo's tracked files and a bundle made by scripts/gpu-bundle.sh on a build machine:
+#   scripts/gpu-check.sh [bundle dir, default build/gpu-bundle]
+# Steps, each under a timeout, each run even when an earlier one failed:
+#   devices      nvidia-smi -L, polygrad devices --verbose; passes when cuda:0 is listed
+#   conformance  polygrad conformance cuda --reference emu (the kit, then the host corpus
+#                compared with the emulator: the bundle has no cpu_clang)
+#   pytest       the Python suite with POLYGRAD_DEVICE=cuda (-n 8 with pytest-xdist, a per-test
+#                timeout with pytest-timeout; tests that need the cpu device skip)
+#   bench        bench/gpu.py: polygrad on cuda beside torch on cuda
+# Logs go to $OUT (else ./gpu-check-logs): one per step and summary.txt. Whole run < 10 min.
+# A dry run of the script itself off a GPU, on the emulator:
+#   GPU_CHECK_PLUGIN=gpu_emu GPU_CHECK_DEVICE=emu \
+#   GPU_CHECK_BENCH_ARGS="--torch-device cpu --small" scripts/gpu-check.sh
+# shellcheck disable=SC2317  # (the step functions run through `timeout bash -c`)
+set -uo pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+bundle="${1:-$repo/build/gpu-bundle}"
+logs="${OUT:-$PWD/gpu-check-logs}"
+mkdir -p "$logs"
+summary="$logs/summary.txt"
+plugin="${GPU_CHECK_PLUGIN:-cuda}"
+dev="${GPU_CHECK_DEVICE:-cuda}"
+bench_args="${GPU_CHECK_BENCH_ARGS:-}"
+: >"$summary"
+if [ ! -f "$bundle/env.sh" ]; then
+  echo "gpu-check: $bundle is not a bundle (no env.sh): run scripts/gpu-bundle.sh" | tee "$summary"
+  exit 2
+fi
+# shellcheck source=/dev/null
+source "$bundle/env.sh"
+cd "$repo" || exit 2
+
+# NVRTC and nvJitLink: the toolkit's, else those of pip's nvidia packages (torch's).
+cuda_dirs=""
+for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib $(python3 -c '
+import glob, os, site
+roots = site.getsitepackages() + [site.getusersitepackages()]
+for r in roots:
+    for d in sorted(glob.glob(os.path.join(r, "nvidia", "**", "lib"), recursive=True)):
+        print(d)' 2>/dev/null); do
+  if compgen -G "$d/libnvrtc.so*" >/dev/null || compgen -G "$d/libnvJitLink.so*" >/dev/null; then
+    cuda_dirs="$cuda_dirs:$d"
+  fi
+done
+export LD_LIBRARY_PATH="$LD_LIBRARY_PATH$cuda_dirs"
+
+# step NAME SECONDS COMMAND...: runs COMMAND with its output in $logs/NAME.log; records the
+# outcome (the log's last line that `outcome` picks) and the time in the summary.
+results=()
+step() {
+  local name="$1" limit="$2"
+  shift 2
+  local log="$logs/$name.log" start end rc
+  echo "== $name (limit ${limit}s): $*"
+  start=$(date +%s%N)
+  timeout -k 10 "$limit" bash -c '"$@"' step "$@" >"$log" 2>&1
+  rc=$?
+  end=$(date +%s%N)
+  local what
+  what="$(grep -m1 "^no $dev device" "$log")"
+  [ -n "$what" ] || what="$(outcome "$name" "$log")"
+  [ -n "$what" ] || what="$(grep -v '^ *$' "$log" | tail -n 1 | cut -c1-200)"
+  local status=PASS
+  [ "$rc" -ne 0 ] && status=FAIL
+  [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] && status="TIMEOUT" && what="killed after ${limit}s; $what"
+  results+=("$(printf '%-12s %-8s %4d.%ds  rc %-3s %s' "$name" "$status" \
+    $(((end - start) / 1000000000)) $(((end - start) / 100000000 % 10)) "$rc" "$what")")
+  tail -n 25 "$log"
+  echo
+}
+
+# The line that says how a step went.
+outcome() {
+  case "$1" in
+    devices) grep -m1 -E "^  $dev:0 " "$2" | sed 's/^ *//' ;;
+    conformance) { grep -E '^\[corpus\]' "$2"; grep -E '^  skip  corpus|^result:' "$2"; } |
+      tr '\n' ' ' ;;
+    pytest) grep -E '(passed|failed|error|skipped|no tests ran).* in [0-9.]+s' "$2" | tail -n 1 ;;
+    bench) echo "rows: $(grep -cE ' (yes|NO|-) +ok' "$2") checked ok, $(grep -cE 'MISMATCH|ERROR' "$2") \
+mismatched or failed; targets: $(grep -cE ' yes +' "$2") met, $(grep -cE ' NO +' "$2") not met;" \
+        "$(grep -m1 -E '^bench/gpu.py: ' "$2")" ;;
+  esac
+}
+
+# Why there is no $dev device: the load report's line for the plugin.
+no_cuda() {
+  local line
+  line="$(polygrad devices --verbose 2>&1 | grep -m1 "polygrad_$plugin.so" | sed 's/^ *//')"
+  echo "no $dev device: ${line:-the $plugin plugin is not in the bundle (lib/polygrad/plugins)}"
+  return 1
+}
+has_cuda() { polygrad devices 2>/dev/null | grep -q "^  $dev:0 "; }
+
+devices() {
+  echo "host: $(uname -srm); $(ldd --version 2>&1 | head -n1); bundle needs $(cat "$bundle/NEEDS")"
+  python3 -c 'import sys, numpy, torch
+print("python", sys.version.split()[0], "numpy", numpy.__version__, "torch", torch.__version__,
+      "cuda", torch.version.cuda, "available", torch.cuda.is_available())'
+  echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+  nvidia-smi -L || echo "nvidia-smi failed"
+  polygrad devices --verbose
+  has_cuda || no_cuda
+}
+
+pytest_cuda() {
+  has_cuda || no_cuda || return 1
+  local extra=()
+  python3 -c 'import xdist' 2>/dev/null && extra+=(-n 8)
+  python3 -c 'import pytest_timeout' 2>/dev/null && extra+=(--timeout 60)
+  POLYGRAD_DEVICE="$dev" python3 -m pytest -q -p no:cacheprovider "${extra[@]}" --maxfail 100 \
+    -rfs frontends/python/tests
+}
+
+bench() {
+  has_cuda || no_cuda || return 1
+  # shellcheck disable=SC2086  # (the extra arguments are words)
+  python3 bench/gpu.py --device "$dev" $bench_args
+}
+
+# (the steps run under timeout in a child bash: it needs the functions and the bundle's path)
+export -f devices no_cuda has_cuda pytest_cuda bench
+export bundle plugin dev bench_args
+step devices 60 devices
+step conformance 90 polygrad conformance "$plugin" --reference emu
+step pytest 240 pytest_cuda
+step bench 150 bench
+
+{
+  echo "gpu-check summary ($(date -u +%FT%TZ), bundle $bundle)"
+  printf '%s\n' "${results[@]}"
+} | tee "$summary"
+grep -q ' FAIL \| TIMEOUT ' "$summary" && exit 1
+exit 0
