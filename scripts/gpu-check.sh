@@ -108,10 +108,10 @@ print("python", sys.version.split()[0], "numpy", numpy.__version__, "torch", tor
 pytest_cuda() {
   has_cuda || no_cuda || return 1
   local extra=()
-  python3 -c 'import xdist' 2>/dev/null && extra+=(-n 8)
+  python3 -c 'import xdist' 2>/dev/null && extra+=(-n "${GPU_CHECK_WORKERS:-8}")
   python3 -c 'import pytest_timeout' 2>/dev/null && extra+=(--timeout 60)
   POLYGRAD_DEVICE="$dev" python3 -m pytest -q -p no:cacheprovider "${extra[@]}" --maxfail 100 \
-    -rfs frontends/python/tests
+    -rfs ${GPU_CHECK_PYTEST_ARGS:-} frontends/python/tests
 }
 
 bench() {
@@ -123,10 +123,10 @@ bench() {
 # (the steps run under timeout in a child bash: it needs the functions and the bundle's path)
 export -f devices no_cuda has_cuda pytest_cuda bench
 export bundle plugin dev bench_args
-step devices 60 devices
-step conformance 90 polygrad conformance "$plugin" --reference emu
-step pytest 240 pytest_cuda
-step bench 150 bench
+step devices "${GPU_CHECK_LIMIT_DEVICES:-60}" devices
+step conformance "${GPU_CHECK_LIMIT_CONFORMANCE:-90}" polygrad conformance "$plugin" --reference emu
+step pytest "${GPU_CHECK_LIMIT_PYTEST:-240}" pytest_cuda
+step bench "${GPU_CHECK_LIMIT_BENCH:-150}" bench
 
 {
   echo "gpu-check summary ($(date -u +%FT%TZ), bundle $bundle)"
