@@ -3,6 +3,7 @@
 #include "ir/graph.hpp"
 #include "runtime/buffers.hpp"
 #include "runtime/capture.hpp"
+#include "runtime/cross_compile.hpp"
 #include "runtime/memory_plan.hpp"
 #include "runtime/runtime.hpp"
 #include "runtime/schedule_cache.hpp"
@@ -101,6 +102,8 @@ class ProgramCache {
           insert(device, ast, p);
           return p;
         }
+      } catch (const CrossCompileError&) {
+        throw;
       } catch (const std::exception&) {
         if (m) templates_.forget(m->general);
       }
@@ -192,6 +195,7 @@ class ProgramCache {
       std::fprintf(stderr, "polygrad: kernel %s on %s:\n%s\n", k->lowered.name.c_str(),
                    device.c_str(), art.text().c_str());
     k->program = dev.load(art, prog);
+    cross_compile(ast, k->lowered.name);
     ++compiled_;
     return k;
   }
