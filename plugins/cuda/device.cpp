@@ -252,9 +252,13 @@ pg_program_t Device::load(const void* artifact, uint64_t size, const char* entry
 }
 
 pg_program_t Device::load(const void* artifact, uint64_t size, const pg_program_info& info) {
+  // The slots the kernel reads: a launch passes at least these (the kernel's signature has a
+  // parameter for every slot up to the program's count, used or not).
   uint32_t buffers = 0, scalars = 0;
-  for (uint32_t i = 0; i < info.param_count; ++i)
-    (info.params[i].kind == PG_PARAM_BUFFER ? buffers : scalars) += 1;
+  for (uint32_t i = 0; i < info.param_count; ++i) {
+    uint32_t& n = info.params[i].kind == PG_PARAM_BUFFER ? buffers : scalars;
+    n = std::max(n, info.params[i].slot + 1);
+  }
   const std::string bytes(static_cast<const char*>(artifact), size);
   if (info.artifact_format == PG_ARTIFACT_OBJECT)
     return load_binary(Binary{bytes, ""}, info.entry, buffers, scalars);
@@ -274,12 +278,12 @@ void Device::unload(pg_program_t program) {
 
 void Device::enqueue(Queue& q, Program& p, const pg_launch_args& a) {
   sdk::check_launch(&a);
-  if ((p.buffers != ~0u && a.buffer_count != p.buffers) ||
-      (p.scalars != ~0u && a.scalar_count != p.scalars))
+  if ((p.buffers != ~0u && a.buffer_count < p.buffers) ||
+      (p.scalars != ~0u && a.scalar_count < p.scalars))
     sdk::fail(PG_ERR_INVALID_ARGUMENT,
               name_ + ": launch of '" + p.entry + "' with " + std::to_string(a.buffer_count) +
                   " buffers and " + std::to_string(a.scalar_count) + " scalars; it takes " +
-                  std::to_string(p.buffers) + " and " + std::to_string(p.scalars));
+                  std::to_string(p.buffers) + " and " + std::to_string(p.scalars) + " at least");
   std::vector<CUdeviceptr> pointers(a.buffer_count);
   std::vector<void*> params;
   params.reserve(a.buffer_count + a.scalar_count);

@@ -41,7 +41,7 @@ struct Program {
   CUmodule module = nullptr;
   CUfunction function = nullptr;
   std::string entry;
-  uint32_t buffers = 0, scalars = 0;  ///< parameter counts; launches must match
+  uint32_t buffers = 0, scalars = 0;  ///< slots it reads; a launch passes at least these
   bool from_ptx = false;              ///< the driver refused the cubin and JIT-compiled PTX
 };
 
