@@ -35,8 +35,22 @@ test-python: build
 
 # The Python suite again on the GPU-semantics emulator (plugins/gpu_emulator) as the default device:
 # the codegen's group path (groups, local memory, barriers, tensor cores) where there is no GPU.
+#
+# Where the cuda plugin is built (the CUDA toolkit is there), every kernel of that run is also
+# compiled for sm_90 (POLYGRAD_CROSS_COMPILE, docs/compiler.md): a register spill is a compile
+# error, and tests/cross_compile/check_cubins.py checks each cubin is one, for sm_90, with its
+# kernel. This is the cuda plugin's compile-only tier; no GPU is needed.
+CUDA_PLUGIN := build/release/lib/polygrad/plugins/polygrad_cuda.so
+CUBINS := $(CURDIR)/build/release/cubins
 test-python-emu: build
-	POLYGRAD_DEVICE=emu frontends/python/run_tests.sh build/release
+	rm -rf $(CUBINS)
+	if [ -f $(CUDA_PLUGIN) ]; then \
+	  POLYGRAD_DEVICE=emu POLYGRAD_CROSS_COMPILE=cuda:sm_90 POLYGRAD_CROSS_COMPILE_DIR=$(CUBINS) \
+	    POLYGRAD_CUDA_SPILLS=error frontends/python/run_tests.sh build/release && \
+	  /usr/bin/python3 tests/cross_compile/check_cubins.py $(CUBINS) --arch sm_90 --stack-ok; \
+	else \
+	  POLYGRAD_DEVICE=emu frontends/python/run_tests.sh build/release; \
+	fi
 
 # The R package, installed into build/release/Rlib and tested; with test-python's venv there, a
 # test also checks that Python reads the files R writes.

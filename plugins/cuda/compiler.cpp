@@ -6,6 +6,8 @@
 
 #include <polygrad/plugin_error.hpp>
 
+#include <cctype>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
@@ -15,8 +17,11 @@ namespace polygrad::cuda {
 
 namespace {
 
-constexpr const char* kNvrtcOptions[] = {"--std=c++17", "--fmad=true"};
-constexpr const char* kLinkOptions[] = {"-O3"};
+// --fmad=false: a MUL followed by an ADD rounds twice, as the kernel program says (and as the
+// CPU and the emulator compute it); MULACC renders as fmaf.
+constexpr const char* kNvrtcOptions[] = {"--std=c++17", "--fmad=false"};
+// -verbose: ptxas's report of each kernel (registers, stack frame, spills) in the info log.
+constexpr const char* kLinkOptions[] = {"-O3", "-verbose"};
 
 std::string nvrtc_log(nvrtcProgram prog) {
   size_t n = 0;
@@ -62,7 +67,24 @@ std::string link_log(nvJitLinkHandle h) {
   return log;
 }
 
-std::string to_cubin(const std::string& ptx, const std::string& entry, const Arch& arch) {
+/// Bytes of spill stores ptxas reports in nvJitLink's info log, summed over its functions.
+uint64_t spill_stores(nvJitLinkHandle h) {
+  size_t n = 0;
+  if (nvJitLinkGetInfoLogSize(h, &n) != NVJITLINK_SUCCESS || n <= 1) return 0;
+  std::string log(n, '\0');
+  nvJitLinkGetInfoLog(h, log.data());
+  uint64_t total = 0;
+  const std::string key = " bytes spill stores";
+  for (size_t at = log.find(key); at != std::string::npos; at = log.find(key, at + 1)) {
+    size_t start = at;
+    while (start > 0 && std::isdigit(static_cast<unsigned char>(log[start - 1]))) --start;
+    if (start < at) total += std::stoull(log.substr(start, at - start));
+  }
+  return total;
+}
+
+std::string to_cubin(const std::string& ptx, const std::string& entry, const Arch& arch,
+                     uint64_t& spills) {
   const std::string arch_option = "-arch=" + arch.name();
   std::vector<const char*> options = {arch_option.c_str()};
   for (const char* o : kLinkOptions) options.push_back(o);
@@ -74,6 +96,7 @@ std::string to_cubin(const std::string& ptx, const std::string& entry, const Arc
   std::string cubin;
   r = nvJitLinkAddData(h, NVJITLINK_INPUT_PTX, ptx.data(), ptx.size(), entry.c_str());
   if (r == NVJITLINK_SUCCESS) r = nvJitLinkComplete(h);
+  if (r == NVJITLINK_SUCCESS) spills = spill_stores(h);
   if (r == NVJITLINK_SUCCESS) {
     size_t n = 0;
     r = nvJitLinkGetLinkedCubinSize(h, &n);
@@ -142,7 +165,20 @@ Binary Compiler::compile(const std::string& source, const std::string& entry, co
   }
   Binary b;
   b.ptx = to_ptx(source, entry, arch);
-  b.cubin = to_cubin(b.ptx, entry, arch);
+  uint64_t spills = 0;
+  b.cubin = to_cubin(b.ptx, entry, arch, spills);
+  if (spills > 0) {
+    // The codegen plans no spill: a kernel that has them is slow, and named. With
+    // POLYGRAD_CUDA_SPILLS=error (CI's compile-only tier) it is an error; not cached either
+    // way, so each compile reports it.
+    const std::string what = "cuda: kernel '" + entry + "' spills " + std::to_string(spills) +
+                             " bytes of registers for " + arch.name();
+    const char* mode = std::getenv("POLYGRAD_CUDA_SPILLS");
+    if (mode != nullptr && std::string(mode) == "error")
+      sdk::fail(PG_ERR_COMPILE, what + " (POLYGRAD_CUDA_SPILLS=error)");
+    host_.log(PG_LOG_WARNING, what);
+    return b;
+  }
   if (cached) cache_->write(key, pack(b));
   return b;
 }

@@ -21,6 +21,10 @@ cstyle::DialectTable cuda_table() {
   t.memcpy_name = "memcpy";
   t.native_vector_ops = false;
   t.aligned_vector_memory = true;
+  // NVRTC runs with --fmad=false, so that a MUL and an ADD round as two instructions, as
+  // everywhere else; MULACC, the one op that asks for a fused multiply-add, gets one.
+  t.fma_f32 = "fmaf";
+  t.fma_f64 = "fma";
   t.inf_f32 = "__int_as_float(0x7f800000)";
   t.nan_f32 = "__int_as_float(0x7fffffff)";
   t.inf_f64 = "__longlong_as_double(0x7ff0000000000000LL)";

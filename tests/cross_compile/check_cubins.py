@@ -11,6 +11,10 @@ use no stack: what `cuobjdump -res-usage` shows as STACK, read here from the cub
 sm_90 build uses, a function's local memory (cuobjdump's LOCAL is module-scope .local, which
 ptxas refuses there) lives in that frame, and the codegen indexes register arrays with constants
 only, so a frame means ptxas spilled registers.
+With --stack-ok, a frame is reported, not a failure: CUDA's own library code has one (sinf's
+slow path for large arguments keeps a table on the stack; 64-bit division is a call), so the
+compile-only tier of `make test` leaves spills to ptxas's own count, which the cuda plugin
+turns into a compile error under POLYGRAD_CUDA_SPILLS=error, and checks the rest here.
 Prints one line per failure and a summary; exits 1 on any failure or when DIR holds no cubin.
 """
 import argparse
@@ -98,7 +102,7 @@ def read_info(data, section):
     return records
 
 
-def check_cubin(path, arch=None):
+def check_cubin(path, arch=None, stack_ok=False):
     """Problems with one cubin (empty when it passes), and its functions' register counts."""
     data = path.read_bytes()
     kernel = path.stem.rsplit("-", 1)[0]
@@ -106,7 +110,7 @@ def check_cubin(path, arch=None):
         flags, sections, string = read_sections(data)
         symbols = read_symbols(data, sections, string)
     except (BadCubin, struct.error) as e:
-        return ["%s: %s" % (path.name, e)], {}
+        return ["%s: %s" % (path.name, e)], {}, 0
     problems = []
     if arch is not None:
         built = "sm_%d" % ((flags >> 8) & 0xFF)
@@ -135,22 +139,26 @@ def check_cubin(path, arch=None):
     if kernel in functions.values() and kernel not in registers:
         problems.append("%s: no resource usage (EIATTR_REGCOUNT) for '%s'" % (path.name, kernel))
     for function, amount in sorted(stack.items()):
-        if amount > 0:
+        if amount > 0 and not stack_ok:
             problems.append("%s: %s uses %d bytes of stack (STACK:%d): registers spilled" %
                             (path.name, function, amount, amount))
-    return problems, registers
+    return problems, registers, max(stack.values(), default=0)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("dir", type=pathlib.Path, help="POLYGRAD_CROSS_COMPILE_DIR of a run")
     parser.add_argument("--arch", help="the architecture every cubin must be built for (sm_90)")
+    parser.add_argument("--stack-ok", action="store_true",
+                        help="report stack frames instead of failing on them")
     parser.add_argument("-v", "--verbose", action="store_true", help="print each function's registers")
     args = parser.parse_args(argv)
     cubins = sorted(args.dir.glob("*.cubin")) if args.dir.is_dir() else []
     failures = []
+    with_stack = 0
     for path in cubins:
-        problems, registers = check_cubin(path, args.arch)
+        problems, registers, frame = check_cubin(path, args.arch, args.stack_ok)
+        with_stack += frame > 0
         failures += problems
         if args.verbose:
             for function, count in sorted(registers.items()):
@@ -161,7 +169,8 @@ def main(argv=None):
         print("check_cubins: no .cubin in %s" % args.dir)
         return 1
     failed = len({line.split(":", 1)[0] for line in failures})
-    print("check_cubins: %d cubins, %d passed, %d failed" % (len(cubins), len(cubins) - failed, failed))
+    print("check_cubins: %d cubins, %d passed, %d failed; %d with a stack frame" %
+          (len(cubins), len(cubins) - failed, failed, with_stack))
     return 1 if failures else 0
 
 

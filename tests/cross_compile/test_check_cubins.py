@@ -69,6 +69,10 @@ def main():
         rc, out = check(tmp, {"E_4-0123abcd.cubin": good, "r_64-89abcdef.cubin": spill})
         expect(rc == 1 and "r_64-89abcdef.cubin: r_64 uses" in out and "STACK:" in out
                and "1 failed" in out, "a spilling cubin fails", out)
+        rc, out = check(tmp, {"E_4-0123abcd.cubin": good, "r_64-89abcdef.cubin": spill},
+                        "--stack-ok")
+        expect(rc == 0 and "0 failed; 1 with a stack frame" in out,
+               "--stack-ok reports a frame without failing", out)
 
         rc, out = check(tmp, {"E_4-0123abcd.cubin": b"E_4 is not ELF"})
         expect(rc == 1 and "not an ELF file" in out, "a non-ELF file fails", out)

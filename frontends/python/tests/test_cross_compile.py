@@ -12,6 +12,9 @@ import pytest
 
 from polygrad import Device
 
+# Each case's process computes on the cpu device.
+pytestmark = pytest.mark.needs_cpu
+
 # Three kinds of kernel (elementwise, reduce, matmul), each value checked against numpy.
 SCRIPT = """
 import numpy as np

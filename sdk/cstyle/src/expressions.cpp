@@ -247,7 +247,12 @@ std::string Expressions::alu(pg_op op, pg_dtype dt, pg_dtype in,
       e = a0 + " ? " + a1 + " : " + a2;
       break;
     case PG_OP_MULACC:
-      e = m0 + " * " + a1 + " + " + a2;
+      if (dt == PG_DTYPE_FLOAT32 && table_.fma_f32 != nullptr)
+        e = std::string(table_.fma_f32) + "(" + a0 + ", " + a1 + ", " + a2 + ")";
+      else if (dt == PG_DTYPE_FLOAT64 && table_.fma_f64 != nullptr)
+        e = std::string(table_.fma_f64) + "(" + a0 + ", " + a1 + ", " + a2 + ")";
+      else
+        e = m0 + " * " + a1 + " + " + a2;
       break;
     default:  // check_supported refuses every other op
       sdk::fail(PG_ERR_INTERNAL, std::string(sdk::op_name(op)) + " is not an ALU op");

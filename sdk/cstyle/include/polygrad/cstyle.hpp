@@ -66,6 +66,10 @@ struct DialectTable {
   /// that declare PG_CAP_ALIGNED_VECTORS, where the host emits vector accesses only at such
   /// addresses. false: the access is a memcpy, valid at any address.
   bool aligned_vector_memory = false;
+  /// A fused multiply-add for MULACC on float32 and float64 (e.g. "fmaf", "fma"), for a
+  /// dialect whose compiler does not contract `a * b + c` by itself; nullptr: that expression.
+  const char* fma_f32 = nullptr;
+  const char* fma_f64 = nullptr;
   /// Suffix for float32 literals ("f").
   const char* float_suffix = "f";
   /// Spelling of +inf and quiet NaN for float32 and float64.
