@@ -35,6 +35,8 @@ done
 rm -rf "$stage"
 test_plugin="$build/tests/core/plugins/polygrad_test_host.so"
 [ -f "$test_plugin" ] && cp -L "$test_plugin" "$out/test-plugins/"
+# The fault check (tests/cuda/fault_check.cpp), a test program, not installed.
+[ -f "$build/bin/cuda_fault_check" ] && cp -L "$build/bin/cuda_fault_check" "$out/bin/"
 
 # The shared libraries they need that a CUDA + torch machine does not have (resolved here).
 skip='^(linux-vdso|ld-linux|libc\.|libm\.|libstdc\+\+|libgcc_s|libdl\.|libpthread|librt\.|libcuda\.|libcudart|libnvrtc|libnvJitLink|libnvidia)'

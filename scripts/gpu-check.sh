@@ -7,9 +7,13 @@
 #   devices      nvidia-smi -L, polygrad devices --verbose; passes when cuda:0 is listed
 #   conformance  polygrad conformance cuda --reference emu (the kit, then the host corpus
 #                compared with the emulator: the bundle has no cpu_clang)
+#   faults       bin/cuda_fault_check: a kernel fault is reported with the kernel's name, at
+#                synchronize and with debug_sync
 #   pytest       the Python suite with POLYGRAD_DEVICE=cuda (-n 8 with pytest-xdist, a per-test
 #                timeout with pytest-timeout; tests that need the cpu device skip)
 #   bench        bench/gpu.py: polygrad on cuda beside torch on cuda
+# GPU_CHECK_STEPS picks steps ("devices faults pytest"); GPU_CHECK_LIMIT_<STEP> sets a step's
+# limit in seconds, GPU_CHECK_WORKERS pytest's workers, GPU_CHECK_PYTEST_ARGS more arguments.
 # Logs go to $OUT (else ./gpu-check-logs): one per step and summary.txt. Whole run < 10 min.
 # A dry run of the script itself off a GPU, on the emulator:
 #   GPU_CHECK_PLUGIN=gpu_emu GPU_CHECK_DEVICE=emu \
@@ -121,12 +125,29 @@ bench() {
 }
 
 # (the steps run under timeout in a child bash: it needs the functions and the bundle's path)
-export -f devices no_cuda has_cuda pytest_cuda bench
+# A kernel fault is reported with the kernel's name, at synchronize and with debug_sync (one
+# process each: a fault leaves the CUDA context unusable).
+faults() {
+  has_cuda || no_cuda || return 1
+  [ -x "$bundle/bin/cuda_fault_check" ] || { echo "no bin/cuda_fault_check in the bundle"; return 1; }
+  local rc=0
+  for mode in async debug_sync; do
+    POLYGRAD_CUDA_PLUGIN="$bundle/lib/polygrad/plugins/polygrad_$plugin.so" \
+      "$bundle/bin/cuda_fault_check" "$mode" || rc=1
+  done
+  return $rc
+}
+
+export -f devices no_cuda has_cuda pytest_cuda bench faults
 export bundle plugin dev bench_args
-step devices "${GPU_CHECK_LIMIT_DEVICES:-60}" devices
-step conformance "${GPU_CHECK_LIMIT_CONFORMANCE:-90}" polygrad conformance "$plugin" --reference emu
-step pytest "${GPU_CHECK_LIMIT_PYTEST:-240}" pytest_cuda
-step bench "${GPU_CHECK_LIMIT_BENCH:-150}" bench
+# GPU_CHECK_STEPS: the steps to run (default all), e.g. "devices faults pytest".
+steps="${GPU_CHECK_STEPS:-devices conformance faults pytest bench}"
+want() { [[ " $steps " == *" $1 "* ]]; }
+want devices && step devices "${GPU_CHECK_LIMIT_DEVICES:-60}" devices
+want conformance && step conformance "${GPU_CHECK_LIMIT_CONFORMANCE:-90}" polygrad conformance "$plugin" --reference emu
+want faults && step faults "${GPU_CHECK_LIMIT_FAULTS:-30}" faults
+want pytest && step pytest "${GPU_CHECK_LIMIT_PYTEST:-240}" pytest_cuda
+want bench && step bench "${GPU_CHECK_LIMIT_BENCH:-150}" bench
 
 {
   echo "gpu-check summary ($(date -u +%FT%TZ), bundle $bundle)"
