@@ -54,21 +54,29 @@ class CudaDialect : public cstyle::Dialect {
   // Conversions through the hardware's cvt; NaNs take the portable path, which keeps their
   // payloads as the base's contract asks.
   std::string float16_helpers() const override {
-    return R"({P} float pg_f16_to_f32(unsigned short h) {
-  if ((h & 0x7c00u) == 0x7c00u && (h & 0x3ffu)) return pg_from_small_float(h, 10, 5);
+    // The NaN paths are calls: inlined at every conversion of a kernel (a tensor-core tile has
+    // dozens) they made its code, and ptxas's time, many times larger.
+    return R"(static __device__ __noinline__ float pg_f16_nan_to_f32(unsigned short h) {
+  return pg_from_small_float(h, 10, 5);
+}
+static __device__ __noinline__ unsigned short pg_f32_nan_to_f16(float f) {
+  return pg_f32_to_small_float(f, 10, 5);
+}
+{P} float pg_f16_to_f32(unsigned short h) {
+  if ((h & 0x7c00u) == 0x7c00u && (h & 0x3ffu)) return pg_f16_nan_to_f32(h);
   float f;
   asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
   return f;
 }
 {P} unsigned short pg_f32_to_f16(float f) {
-  if (f != f) return pg_f32_to_small_float(f, 10, 5);
+  if (f != f) return pg_f32_nan_to_f16(f);
   unsigned short h;
   asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
   return h;
 }
 {P} float pg_round_f16(float x) { return pg_f16_to_f32(pg_f32_to_f16(x)); }
 {P} float pg_cast_f16(double x) {
-  if (x != x) return pg_f16_to_f32(pg_to_small_float(x, 10, 5));
+  if (x != x) return pg_f16_nan_to_f32(pg_to_small_float(x, 10, 5));
   unsigned short h;
   asm("cvt.rn.f16.f64 %0, %1;" : "=h"(h) : "d"(x));
   return pg_f16_to_f32(h);

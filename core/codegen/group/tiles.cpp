@@ -160,10 +160,15 @@ std::optional<Planned> plan_tiles(const UOpRef& sink, const Target& target) {
   plan.stages.push_back(std::move(stage));
 
   // The thread's kRegM x kRegN outputs: one REDUCE each over (k0, k1), read from the tiles.
+  // Thread (ty, tx) holds rows ty + down * ri and columns tx + across * rj, not a contiguous
+  // block: the 32 threads of a warp then read 32 consecutive words of Y's tile and two rows of
+  // X's 16 words apart (no two in one bank of local memory; a contiguous 4 x 4 block put 2
+  // reads in each bank), and store consecutive columns of the output.
+  const int64_t down = tune::kTileM / tune::kRegM;
   std::vector<UOpRef> stores;
   for (int64_t ri = 0; ri < tune::kRegM; ++ri)
     for (int64_t rj = 0; rj < tune::kRegN; ++rj) {
-      const UOpRef mm = ty * tune::kRegM + ri, nn = tx * tune::kRegN + rj;
+      const UOpRef mm = ty + down * ri, nn = tx + across * rj;
       const UOpRef mi = tm * tune::kTileM + mm, ni = tn * tune::kTileN + nn;
       const UOpRef a =
           UOp::make(Op::LOAD, tx_t, {UOp::make(Op::INDEX, lx, {xs, mm * tune::kTileK + k1})});
