@@ -24,8 +24,12 @@ void Linearizer::accumulate(int s, Op op, DType t, uint32_t acc, const UOpRef& a
   const DType reg = t.scalar_type().ptr(AddrSpace::reg);
   keep_.push_back(at);
   // A vector sum of products (the upcast matmul) accumulates with MULACC: one fused
-  // multiply-add per vector instead of a multiply and an add.
-  const bool fuse = op == Op::ADD && t.is_vector() && t.is_float() && v->op() == Op::MUL;
+  // multiply-add per vector instead of a multiply and an add. On a target with groups (a GPU)
+  // every float sum of products does, as its BLAS does: there a multiply and an add are two
+  // instructions of the same cost as the fused one (the CPU's scalar sums stay as they were).
+  const bool groups = (target_.caps.flags & PG_CAP_GROUPS) != 0;
+  const bool fuse =
+      op == Op::ADD && (t.is_vector() || groups) && t.is_float() && v->op() == Op::MUL;
   // A sum of tensor-core products WMMA(A, B, 0) accumulates through the C operand.
   if (op == Op::ADD && v->op() == Op::WMMA && is_zero_const(v->src(2).get())) {
     const uint32_t a = value(v->src(0), s), b = value(v->src(1), s);
