@@ -30,8 +30,20 @@ test-release: build
 test-asan: build-asan
 	ctest --preset asan -j $(JOBS)
 
+# Where the wasm plugin is built (wabt is there), every kernel of the run is also rendered to a
+# WebAssembly module (POLYGRAD_CROSS_COMPILE, docs/compiler.md) and each module is validated with
+# wabt's wasm-validate: the wasm plugin's renderer tier, on the kernels of the whole suite.
+WASM_PLUGIN := build/release/lib/polygrad/plugins/polygrad_wasm.so
+WASM_MODULES := $(CURDIR)/build/release/wasm_modules
 test-python: build
-	frontends/python/run_tests.sh build/release
+	rm -rf $(WASM_MODULES)
+	if [ -f $(WASM_PLUGIN) ] && command -v wasm-validate >/dev/null; then \
+	  POLYGRAD_CROSS_COMPILE=wasm POLYGRAD_CROSS_COMPILE_DIR=$(WASM_MODULES) \
+	    frontends/python/run_tests.sh build/release && \
+	  tests/cross_compile/validate_wasm.sh $(WASM_MODULES); \
+	else \
+	  frontends/python/run_tests.sh build/release; \
+	fi
 
 # The Python suite again on the GPU-semantics emulator (plugins/gpu_emulator) as the default device:
 # the codegen's group path (groups, local memory, barriers, tensor cores) where there is no GPU.

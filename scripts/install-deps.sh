@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-venv python3-pip python3-setuptools python3-wheel python3-numpy python3-pytest python3-torch python3-sklearn python3-tqdm
   libopenblas0-pthread
+  wabt
   r-base-dev r-cran-testthat r-cran-progress r-cran-roxygen2
 )
 

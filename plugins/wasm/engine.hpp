@@ -1,0 +1,66 @@
+// What the wasm device needs from a WebAssembly runtime: one linear memory, and modules
+// instantiated against it whose kernel function can be called. Engines: `interp` (wabt's
+// interpreter, engine_interp.cpp). The renderer and the allocator do not depend on any engine.
+#ifndef POLYGRAD_WASM_ENGINE_HPP
+#define POLYGRAD_WASM_ENGINE_HPP
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace polygrad::wasm {
+
+/// The 32-bit address space of one linear memory: 65536 pages of 64 KiB.
+inline constexpr uint64_t kPageBytes = 64 * 1024;
+inline constexpr uint64_t kMaxMemoryBytes = uint64_t{1} << 32;
+
+/// One linear memory, owned by an engine. Its address may change when it grows.
+class LinearMemory {
+ public:
+  virtual ~LinearMemory() = default;
+  virtual uint8_t* data() = 0;
+  virtual uint64_t size() const = 0;
+  /// Grow to at least `bytes` (a multiple of kPageBytes, at most kMaxMemoryBytes); false when
+  /// the runtime cannot.
+  virtual bool grow_to(uint64_t bytes) = 0;
+};
+
+/// The arguments of one call of a kernel function (renderer.hpp gives their order).
+struct KernelCall {
+  std::vector<uint32_t> buffers;  ///< byte offsets
+  std::vector<int64_t> scalars;
+  uint32_t scratch = 0;  ///< offset of the program's scratch bytes
+  uint32_t count[3] = {1, 1, 1};
+  uint32_t local_size[3] = {1, 1, 1};
+};
+
+/// A module instantiated against the engine's memory, with what its exported globals say.
+class LoadedModule {
+ public:
+  virtual ~LoadedModule() = default;
+  /// Run the kernel function; on a trap, throws sdk::Error(PG_ERR_LAUNCH) naming the kernel
+  /// and the trap.
+  virtual void call(const KernelCall& call) = 0;
+  std::string entry;
+  uint32_t buffers = 0, scalars = 0, scratch_bytes = 0;
+  bool group_memory = false;
+};
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  virtual const char* name() const = 0;
+  virtual LinearMemory& memory() = 0;
+  /// Validate and instantiate a module exporting function `entry` and the renderer's globals;
+  /// sdk::Error(PG_ERR_COMPILE) naming the entry and the reason when that fails.
+  virtual std::unique_ptr<LoadedModule> load(const void* bytes, uint64_t size,
+                                             const std::string& entry) = 0;
+};
+
+/// wabt's interpreter.
+std::unique_ptr<Engine> make_interp_engine();
+
+}  // namespace polygrad::wasm
+
+#endif

@@ -1,0 +1,79 @@
+// wasm plugin entry: one device, wasm:0, that runs kernels rendered to WebAssembly modules in
+// an engine chosen by the option `engine`. See README.md beside this file.
+#include <polygrad/plugin.hpp>
+
+#include <memory>
+#include <mutex>
+
+#include "device.hpp"
+#include "renderer.hpp"
+
+namespace polygrad::wasm {
+
+class Plugin {
+ public:
+  using Device = wasm::Device;
+  static constexpr const char* name = "wasm";
+  static constexpr const char* version = "0.1.0";
+  static constexpr const char* device_prefix = "wasm";
+  static constexpr pg_artifact_format artifact_format = PG_ARTIFACT_WASM;
+  static constexpr uint32_t alignment = kAlignment;
+  static constexpr bool has_copy_device = true, has_host_pointer = false, has_launch_timed = true;
+
+  static std::vector<pg_option_desc> options() {
+    return {
+        {"engine", PG_OPTION_STRING, "interp",
+         "the WebAssembly runtime: interp (wabt's interpreter; the only one built)", 1, 0},
+        {"trace", PG_OPTION_BOOL, "false", "log every program loaded and every launch", 1, 0},
+    };
+  }
+
+  explicit Plugin(const sdk::Host& host) : host_(host) {
+    std::string engine = option("engine").value_or("interp");
+    if (engine != "interp")
+      sdk::fail(PG_ERR_INVALID_ARGUMENT,
+                "wasm: option engine: '" + engine + "' is not an engine of this build (interp)");
+  }
+
+  uint32_t device_count(std::string&) { return 1; }
+
+  Device& device(uint32_t) {
+    std::call_once(once_, [this] {
+      bool trace = option("trace").value_or("false") == "true";
+      device_ = std::make_unique<Device>(host_, make_interp_engine(), trace);
+    });
+    return *device_;
+  }
+
+  // Compile-only: rendering needs no engine.
+  void describe_target(const std::string& arch, pg_target& out) {
+    check_arch(arch);
+    std::snprintf(out.arch, sizeof(out.arch), "wasm32");
+    fill_capabilities(out.caps);
+  }
+  std::string render(const pg_target& target, const pg_kernel_program& program) {
+    check_arch(target.arch);
+    return render_module(program);
+  }
+  bool op_support(const pg_target&, uint32_t op, uint32_t dtype, uint32_t vcount) {
+    return op_supported(op, dtype, vcount);
+  }
+
+ private:
+  static void check_arch(const std::string& arch) {
+    if (!arch.empty() && arch != "wasm32")
+      sdk::fail(PG_ERR_UNSUPPORTED, "wasm compiles for 'wasm32' only, not '" + arch + "'");
+  }
+  std::optional<std::string> option(const char* key) const {
+    if (auto v = host_.option(0, key)) return v;
+    return host_.option(-1, key);
+  }
+
+  sdk::Host host_;
+  std::once_flag once_;
+  std::unique_ptr<Device> device_;
+};
+
+}  // namespace polygrad::wasm
+
+PG_DEFINE_PLUGIN(polygrad::wasm::Plugin)
