@@ -162,9 +162,14 @@ uint32_t Linearizer::value(const UOpRef& ref, int ctx) {
     case Op::DEFINE_LOCAL:
       id = add(p, PG_OP_DEFINE_LOCAL, t, {}, arg_i(u->arg_ints().at(1)));
       break;
-    case Op::DEFINE_VAR:
-      id = add(p, PG_OP_PARAM_SCALAR, t, {}, arg_i(var_slot_.at(u->arg_var().name)));
+    case Op::DEFINE_VAR: {
+      const auto slot = var_slot_.find(u->arg_var().name);
+      if (slot == var_slot_.end())
+        ir_error("codegen: internal error: variable '" + u->arg_var().name +
+                 "' is not among the kernel's parameters");
+      id = add(p, PG_OP_PARAM_SCALAR, t, {}, arg_i(slot->second));
       break;
+    }
     case Op::CONST: {
       pg_arg a = arg_i(0);
       if (t.is_float())
@@ -248,13 +253,25 @@ Linearized Linearizer::run(const UOpRef& sink) {
     if (u->op() == Op::LOAD)
       if (auto it = staged.find(u->src(0)->src(0).get()); it != staged.end())
         deps_.force(u, it->second);
+  // What the reduces emit besides the sink's nodes: a stash's values and a stage's stores. A
+  // variable or a buffer may appear only there (a staged operand read at an offset `s0`).
+  std::vector<const UOp*> stashed_and_staged;
+  for (const auto& [reduce, stash] : stash_)
+    for (const UOpRef& root : {stash.index, stash.value})
+      for (const UOp* u : toposort(root)) stashed_and_staged.push_back(u);
+  for (const auto& [id, stores] : stages_)
+    for (const UOpRef& st : stores)
+      for (const UOp* u : toposort(st)) stashed_and_staged.push_back(u);
   std::map<int64_t, const UOp*> outputs;
   std::vector<int64_t> reduced;
   std::vector<const UOp*> vars;
+  for (const std::vector<const UOp*>* nodes : {&order, &stashed_and_staged})
+    for (const UOp* u : *nodes) {
+      if (u->op() == Op::RANGE) next_id_ = std::max(next_id_, u->arg_int() + 1);
+      if (u->op() == Op::DEFINE_VAR && var_slot_.emplace(u->arg_var().name, 0).second)
+        vars.push_back(u);
+    }
   for (const UOp* u : order) {
-    if (u->op() == Op::RANGE) next_id_ = std::max(next_id_, u->arg_int() + 1);
-    if (u->op() == Op::DEFINE_VAR && var_slot_.emplace(u->arg_var().name, 0).second)
-      vars.push_back(u);
     if (u->op() == Op::REDUCE) {
       reduces_.push_back(u);
       for (size_t i = 1; i < u->nsrcs(); ++i)
@@ -265,12 +282,6 @@ Linearized Linearizer::run(const UOpRef& sink) {
     if (u->op() == Op::RANGE &&
         std::find(reduced.begin(), reduced.end(), u->arg_int()) == reduced.end())
       outputs.emplace(u->arg_int(), u);
-  // A stash's value may be all that uses a variable (the sum reads the stashed values back).
-  for (const auto& [reduce, stash] : stash_)
-    for (const UOpRef& root : {stash.index, stash.value})
-      for (const UOp* u : toposort(root))
-        if (u->op() == Op::DEFINE_VAR && var_slot_.emplace(u->arg_var().name, 0).second)
-          vars.push_back(u);
   uint32_t slot = 0;
   for (auto& [name, s] : var_slot_) s = slot++;
   out.vars.resize(var_slot_.size());
@@ -323,9 +334,10 @@ Linearized Linearizer::run(const UOpRef& sink) {
     s = index;
   }
   std::vector<int64_t> loaded;
-  for (const UOp* u : order)
-    if (u->op() == Op::LOAD && u->src(0)->src(0)->op() == Op::DEFINE_GLOBAL)
-      loaded.push_back(u->src(0)->src(0)->arg_int());
+  for (const std::vector<const UOp*>* nodes : {&order, &stashed_and_staged})
+    for (const UOp* u : *nodes)
+      if (u->op() == Op::LOAD && u->src(0)->src(0)->op() == Op::DEFINE_GLOBAL)
+        loaded.push_back(u->src(0)->src(0)->arg_int());
   const std::span<const UOpRef> stores = sink->srcs();
   for (size_t first_store = 0; first_store < stores.size();) {
     const size_t end = consecutive_run(stores, first_store, loaded);

@@ -57,7 +57,8 @@ struct Linearized {
   std::vector<pg_instruction> instructions;
   std::vector<uint32_t> operands;
   uint32_t buffer_count = 0;
-  std::vector<Var> vars;         ///< PARAM_SCALAR slots, sorted by name
+  std::vector<Var> vars;         ///< PARAM_SCALAR slots, sorted by name: every variable read by
+                                 ///< the stores, the stashes or the stages
   UOpRef global0;                ///< extent of the SPECIAL(GLOBAL, 0) loop, or null
   std::vector<UOpRef> out_ends;  ///< extents of the output loops, outermost first
   bool has_reduce = false;

@@ -250,5 +250,31 @@ TEST(Group, IndexMathPastInt32StaysInt64OrIsAnErrorWithoutInt64) {
   }
 }
 
+TEST(Group, AVariableOnlyTheStagedTilesReadIsAKernelParameter) {
+  // x[:, t] @ w with the step t a variable s0 (a size template's offset) and the rows n0: only
+  // the stores that stage x's tile read s0, none of the kernel's own stores.
+  UOpRef n0 = polygrad::define_var("n0", 1, 1 << 16), s0 = polygrad::define_var("s0", 0, 352);
+  UOpRef i = range(n0, 0), j = range(idx(256), 1), kk = range(idx(32), 2);
+  UOpRef o = global(0, dtypes::float32), x = global(1, dtypes::float32),
+         w = global(2, dtypes::float32);
+  UOpRef ast = sink({store(
+      o, i * 256 + j, reduce(Op::ADD, load(x, i * 384 + kk + s0) * load(w, kk * 256 + j), {kk}))});
+  for (const int bits : {64, 32}) {
+    Target t = group_target();
+    t.caps.index_bits = static_cast<uint32_t>(bits);
+    const LoweredKernel k = polygrad::codegen::lower(ast, t);
+    expect_valid(k);
+    EXPECT_EQ(count(k, PG_OP_DEFINE_LOCAL), 2) << bits << "-bit: the tile form";
+    ASSERT_EQ(k.vars.size(), 2u) << bits;
+    EXPECT_EQ(k.vars[0].name, "n0");
+    EXPECT_EQ(k.vars[1].name, "s0");
+    EXPECT_EQ(count(k, PG_OP_PARAM_SCALAR), 2) << bits;
+    if (bits == 32) {
+      EXPECT_EQ(count_int64(k), 2) << "int64: only the two parameters, cast to the int32 math";
+    }
+    EXPECT_EQ(k.launch_global({{"n0", 100}, {"s0", 3}})[0], 2 * 4);  // ceil(100/64) x 256/64
+  }
+}
+
 }  // namespace
 }  // namespace polygrad_test

@@ -151,5 +151,58 @@ TEST_F(GroupRealizeTest, HalfMatmulUsesTheTensorCore) {
     ASSERT_LE(std::abs(double(got[i]) - cpu[i]), bound[i]) << "at " << i;
 }
 
+TEST(GroupKernel, ATileStagedAtAVariableOffsetReadsItOnTheEmulator) {
+  // x[:, t] @ w over rows of x (n0, 12, 32), the step's offset s0 = 32 t a variable (as a size
+  // template learns it) that only the stores staging x's tile read: the kernel takes it as a
+  // parameter and reads each step's columns.
+  const int64_t rows = 100, width = 384, kd = 32, n = 256;
+  const UOpRef n0 = define_var("n0", 1, INT32_MAX), s0 = define_var("s0", 0, width - kd);
+  const UOpRef i = range(n0, 0), j = range(const_int(dtypes::index, n), 1),
+               kk = range(const_int(dtypes::index, kd), 2);
+  auto buffer = [](int64_t slot) {
+    return UOp::make(Op::DEFINE_GLOBAL, dtypes::float32.ptr(AddrSpace::global), {}, slot);
+  };
+  auto at = [](const UOpRef& buf, const UOpRef& offset) {
+    return UOp::make(Op::INDEX, buf->dtype(), {buf, offset});
+  };
+  const UOpRef o = buffer(0), x = buffer(1), w = buffer(2);
+  const UOpRef prod = UOp::make(Op::LOAD, dtypes::float32, {at(x, i * width + kk + s0)}) *
+                      UOp::make(Op::LOAD, dtypes::float32, {at(w, kk * n + j)});
+  const UOpRef sum =
+      UOp::make(Op::REDUCE, dtypes::float32, {prod, kk}, static_cast<int64_t>(Op::ADD));
+  const UOpRef ast = UOp::make(Op::SINK, dtypes::void_,
+                               {UOp::make(Op::STORE, dtypes::void_, {at(o, i * n + j), sum})});
+  const std::string emu = runtime::canonical_device("emu");
+  const codegen::LoweredKernel k = codegen::lower(ast, runtime::device_target(emu));
+  ASSERT_EQ(count(k, PG_OP_DEFINE_LOCAL), 2) << "the tile form";
+  // Small integers: every product and partial sum is exact, in any order.
+  std::vector<float> xs(static_cast<size_t>(rows * width)), ws(static_cast<size_t>(kd * n));
+  for (size_t e = 0; e < xs.size(); ++e) xs[e] = static_cast<float>(int64_t(e * 7 % 9) - 4);
+  for (size_t e = 0; e < ws.size(); ++e) ws[e] = static_cast<float>(int64_t(e * 5 % 7) - 3);
+  const Device dev = runtime::device_handle(emu);
+  const Program program = dev.load(dev.render(k.program()), k.program());
+  Buffer ob = dev.alloc(rows * n * 4), xb = dev.alloc(xs.size() * 4), wb = dev.alloc(ws.size() * 4);
+  dev.copy_in(xb, xs.data(), xs.size() * 4);
+  dev.copy_in(wb, ws.data(), ws.size() * 4);
+  for (const int64_t step : {1, 7}) {
+    const std::unordered_map<std::string, int64_t> vars{{"n0", rows}, {"s0", step * kd}};
+    LaunchArgs args;
+    args.buffers = {&ob, &xb, &wb};
+    for (const Var& v : k.vars) args.scalars.push_back(vars.at(v.name));
+    args.global_size = k.launch_global(vars);
+    args.local_size = k.local_size;
+    dev.launch(program, args);
+    dev.synchronize();
+    std::vector<float> got(static_cast<size_t>(rows * n));
+    dev.copy_out(got.data(), ob, got.size() * 4);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < n; ++c) {
+        double want = 0;
+        for (int64_t e = 0; e < kd; ++e) want += xs[r * width + step * kd + e] * ws[e * n + c];
+        ASSERT_EQ(got[r * n + c], want) << "step " << step << " at " << r << ", " << c;
+      }
+  }
+}
+
 }  // namespace
 }  // namespace polygrad
