@@ -25,7 +25,8 @@ class CrossCompileError : public Error {
 /// the named plugin's target, render it and, when the plugin compiles without a device,
 /// compile it. With POLYGRAD_CROSS_COMPILE_DIR set, writes `<name>-<hash>.<ext>` there for the
 /// rendered artifact and for the binary (docs/compiler.md lists the extensions). Each distinct
-/// rendered kernel is compiled once per process. Throws CrossCompileError naming the kernel,
+/// rendered kernel is compiled once per process. A kernel on a dtype the target does not
+/// declare is skipped (the device would refuse it for that reason). Throws CrossCompileError naming the kernel,
 /// the plugin and the architecture. Does nothing when the variable is unset or empty.
 void cross_compile(const UOpRef& ast, const std::string& kernel);
 

@@ -102,3 +102,21 @@ def test_unsupported_arch_is_an_error(tmp_path):
     assert r.returncode != 0
     assert re.search(r"kernel \w+ for plugin gpu_emu, arch sm_90 .*compiles for '\w+' only, "
                      r"not 'sm_90'", r.stderr), r.stderr
+
+
+@pytest.mark.skipif("wasm:0" not in Device.list(), reason="the wasm plugin is not built")
+def test_a_dtype_the_target_lacks_is_skipped_not_an_error(tmp_path):
+    """wasm declares no float16: a float16 kernel is not its to build (its device would refuse
+    it); the float32 kernels of the same run are rendered."""
+    env = dict(os.environ, POLYGRAD_DEVICE="cpu", POLYGRAD_CROSS_COMPILE="wasm",
+               POLYGRAD_CROSS_COMPILE_DIR=str(tmp_path))
+    script = ("import numpy as np\nfrom polygrad import Tensor\n"
+              "h = np.arange(8, dtype=np.float16)\n"
+              "assert ((Tensor(h) * 2).numpy() == h * 2).all()\n"
+              "f = np.arange(8, dtype=np.float32)\n"
+              "assert ((Tensor(f) + 1).numpy() == f + 1).all()\nprint('ok')\n")
+    r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                       encoding="utf-8", errors="replace", timeout=300)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stderr
+    modules = list(tmp_path.glob("*.wasm"))
+    assert len(modules) == 1, [m.name for m in modules]
