@@ -87,6 +87,9 @@ bench: build
 	repo=$(CURDIR) build=$(CURDIR)/build/release bash -c 'source frontends/python/install_venv.sh'
 	$(BLAS_CORE) OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=2 \
 	  build/release/venv/bin/python bench/models.py
+	$(BLAS_CORE) OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=2 PYTHONPATH=frontends/python \
+	  POLYGRAD_LIB=$(CURDIR)/build/release/lib/libpolygrad.so \
+	  build/release/venv/bin/python bench/first_call.py
 
 format:
 	git ls-files '*.cpp' '*.hpp' '*.h' '*.c' | xargs clang-format -i

@@ -55,7 +55,9 @@ struct Device {
     services.abi_major = PG_PLUGIN_ABI_MAJOR;
     services.abi_minor = PG_PLUGIN_ABI_MINOR;
     services.host_context = this;
-    services.log = [](void*, pg_log_level, const char* m) { std::fprintf(stderr, "%s\n", m); };
+    services.log = [](void*, pg_log_level level, const char* m) {
+      if (level >= PG_LOG_INFO) std::fprintf(stderr, "%s\n", m);  // not the per-kernel timings
+    };
     services.get_option = [](void* ctx, int32_t, const char* key) -> const char* {
       auto& o = static_cast<Device*>(ctx)->options;
       auto it = o.find(key);

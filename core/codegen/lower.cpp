@@ -16,6 +16,7 @@
 #include "codegen/unroll.hpp"
 #include "ir/error.hpp"
 #include "ir/graph.hpp"
+#include "support/phase_timing.hpp"
 
 namespace polygrad::codegen {
 
@@ -142,6 +143,7 @@ std::array<uint32_t, 3> LoweredKernel::launch_global(
 }
 
 LoweredKernel lower(const UOpRef& sink, const Target& target) {
+  timing::Timed timed(timing::Phase::lower);
   check_kernel_ast(sink);
   // A scatter keeps its loops as built (the launched range owns its addresses; the others,
   // sequential inside, must not be unrolled into copies whose loads could pass their stores).

@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "codegen/upcast_parts.hpp"
+#include "rewrite/graph_rewrite.hpp"
+#include "symbolic/simplify.hpp"
 
 namespace polygrad::codegen {
 
@@ -67,10 +69,11 @@ std::vector<UOpRef> copy_in_row_blocks(const UOpRef& sink, const UOpRef& rows,
   const UOpRef& st = sink->src(0);
   const UOpRef& out = st->src(0)->src(0);
   const UOpRef& value = st->src(1);
+  GraphRewriter simplifier(symbolic_rules());  // the stores' offsets share their terms
   auto store = [&](const UOpRef& row, const UOpRef& col, const UOpRef& at) {
     const UOpRef v = substitute(value, {{r, row}, {c, col}});
     return UOp::make(Op::STORE, st->dtype(),
-                     {UOp::make(Op::INDEX, st->src(0)->dtype(), {out, simplify(at)}), v});
+                     {UOp::make(Op::INDEX, st->src(0)->dtype(), {out, simplifier.rewrite(at)}), v});
   };
   // Blocks of 8 rows, or a panel of rows; a last partial block's rows past `rows` copy the
   // last row again (into a panel's unread rows).

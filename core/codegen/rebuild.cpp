@@ -7,6 +7,7 @@
 
 #include "ir/error.hpp"
 #include "ir/graph.hpp"
+#include "rewrite/graph_rewrite.hpp"
 #include "symbolic/simplify.hpp"
 
 namespace polygrad::codegen {
@@ -102,10 +103,12 @@ UOpRef substitute_range(const UOpRef& root, const UOp* range, const UOpRef& with
 }
 
 UOpRef simplify_indexing(const UOpRef& root) {
-  return rebuild(root, [](const UOpRef& n) {
+  // One rewriter for every expression: a kernel's indices share most of their terms.
+  GraphRewriter simplifier(symbolic_rules());
+  return rebuild(root, [&](const UOpRef& n) {
     auto with = [&](size_t i) {
       std::vector<UOpRef> srcs(n->srcs().begin(), n->srcs().end());
-      srcs[i] = simplify(srcs[i]);
+      srcs[i] = simplifier.rewrite(srcs[i]);
       return n->with_srcs(srcs);
     };
     switch (n->op()) {

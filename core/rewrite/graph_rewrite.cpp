@@ -11,7 +11,7 @@
 
 #include <vector>
 
-namespace polygrad {
+namespace polygrad::detail {
 
 namespace {
 
@@ -24,6 +24,9 @@ struct Frame {
   bool chained = false;  // pushed as a rule's result: counts toward max_chain
 };
 
+}  // namespace
+
+// Its memo outlives a run: GraphRewriter runs it on several roots.
 class Rewriter {
  public:
   Rewriter(const RuleSet& rules, const RewriteOptions& opts) : rules_(rules), opts_(opts) {}
@@ -135,11 +138,24 @@ class Rewriter {
   int chain_ = 0;
 };
 
-}  // namespace
+}  // namespace polygrad::detail
+
+namespace polygrad {
 
 UOpRef graph_rewrite(const UOpRef& root, const RuleSet& rules, const RewriteOptions& opts) {
-  UOpRef out = Rewriter(rules, opts).run(root);
+  UOpRef out = detail::Rewriter(rules, opts).run(root);
   POLYGRAD_VERIFY(out);  // debug builds: every pass leaves a well-formed graph
+  return out;
+}
+
+GraphRewriter::GraphRewriter(const RuleSet& rules, const RewriteOptions& opts)
+    : opts_(opts), rewriter_(std::make_unique<detail::Rewriter>(rules, opts_)) {}
+
+GraphRewriter::~GraphRewriter() = default;
+
+UOpRef GraphRewriter::rewrite(const UOpRef& root) {
+  UOpRef out = rewriter_->run(root);
+  POLYGRAD_VERIFY(out);
   return out;
 }
 

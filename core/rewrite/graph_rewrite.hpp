@@ -4,6 +4,8 @@
 
 #include "rewrite/rule_set.hpp"
 
+#include <memory>
+
 namespace polygrad {
 
 /// Order in which a graph is rewritten.
@@ -30,6 +32,26 @@ struct RewriteOptions {
 /// keeps firing (a rewrite result that is already being rewritten, or a chain of results
 /// longer than max_chain).
 UOpRef graph_rewrite(const UOpRef& root, const RuleSet& rules, const RewriteOptions& opts = {});
+
+namespace detail {
+class Rewriter;
+}
+
+/// graph_rewrite over many roots that share subgraphs (the index expressions of a kernel's
+/// loads and stores): a node rewritten for one root is not rewritten again for the next.
+class GraphRewriter {
+ public:
+  explicit GraphRewriter(const RuleSet& rules, const RewriteOptions& opts = {});
+  ~GraphRewriter();
+  GraphRewriter(const GraphRewriter&) = delete;
+  GraphRewriter& operator=(const GraphRewriter&) = delete;
+  /// `root` rewritten, as graph_rewrite(root, rules, opts) would.
+  UOpRef rewrite(const UOpRef& root);
+
+ private:
+  RewriteOptions opts_;
+  std::unique_ptr<detail::Rewriter> rewriter_;
+};
 
 }  // namespace polygrad
 

@@ -9,6 +9,7 @@
 #include "runtime/schedule_cache.hpp"
 #include "runtime/size_templates.hpp"
 #include "schedule/schedule.hpp"
+#include "support/phase_timing.hpp"
 
 #include <polygrad/error.hpp>
 
@@ -190,11 +191,17 @@ class ProgramCache {
     k->ast = ast;
     k->lowered = lowered ? std::move(*lowered) : codegen::lower(ast, device_target(device));
     pg_kernel_program prog = k->lowered.program();
-    Artifact art = dev.render(prog);
+    Artifact art = [&] {
+      timing::Timed timed(timing::Phase::render);
+      return dev.render(prog);
+    }();
     if (debug_level() >= 3)
       std::fprintf(stderr, "polygrad: kernel %s on %s:\n%s\n", k->lowered.name.c_str(),
                    device.c_str(), art.text().c_str());
-    k->program = dev.load(art, prog);
+    {
+      timing::Timed timed(timing::Phase::load);
+      k->program = dev.load(art, prog);
+    }
     cross_compile(ast, k->lowered.name);
     ++compiled_;
     return k;
@@ -291,6 +298,7 @@ Launch prepare_launch(const schedule::Item& item) {
 }
 
 void execute(const Launch& l) {
+  timing::Timed timed(timing::Phase::launch);
   if (l.kind == Launch::Kind::copy) {
     device_handle(l.source_device).synchronize();
     device_handle(l.device).copy_device(*l.memory[0], *l.memory[1], l.nbytes);
@@ -363,7 +371,12 @@ std::vector<UOpRef> fresh_outputs(const schedule::Schedule& s) {
 }  // namespace
 
 std::vector<UOpRef> realize(const std::vector<UOpRef>& roots, const std::string& device) {
-  BoundSchedule bound = bind_schedule(roots, device);
+  std::optional<BoundSchedule> scheduled;
+  {
+    timing::Timed timed(timing::Phase::schedule);
+    scheduled.emplace(bind_schedule(roots, device));
+  }
+  BoundSchedule& bound = *scheduled;
   if (debug_level() >= 2) print_schedule(bound.materialize());
   if (capturing()) {
     schedule::Schedule s = bound.materialize();
@@ -378,7 +391,10 @@ std::vector<UOpRef> realize(const std::vector<UOpRef>& roots, const std::string&
     execute(l);
     if (std::find(used.begin(), used.end(), l.device) == used.end()) used.push_back(l.device);
   }
-  for (const std::string& d : used) device_handle(d).synchronize();
+  {
+    timing::Timed timed(timing::Phase::launch);
+    for (const std::string& d : used) device_handle(d).synchronize();
+  }
   return bound.outputs();
 }
 
@@ -423,6 +439,7 @@ void to_host(const UOpRef& realized, void* dst) {
   const uint64_t nbytes = static_cast<uint64_t>(lazy::buffer_count(buf)) *
                           static_cast<uint64_t>(buf->dtype().itemsize());
   if (!nbytes) return;
+  timing::Timed timed(timing::Phase::copy_out);
   std::shared_ptr<Buffer> mem = buffer_memory(buf);
   Device dev = device_handle(buffer_device(buf));
   dev.synchronize();

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 
 namespace polygrad::cpu_clang {
@@ -44,6 +45,12 @@ using Clock = std::chrono::steady_clock;
 
 double ns_since(Clock::time_point start) {
   return std::chrono::duration<double, std::nano>(Clock::now() - start).count();
+}
+
+std::string ms_since(Clock::time_point start) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.3f ms", ns_since(start) * 1e-6);
+  return text;
 }
 
 Buffer& buffer_of(pg_buffer_t b) {
@@ -176,11 +183,26 @@ std::vector<char> CpuDevice::object_for(const std::string& source, const std::st
   CompileOptions options;
   options.opt_level = settings_.opt_level;
   options.cpu = &host_cpu();
-  if (!cache_ || !cache_->usable()) return compile_c(source, entry, options);
+  // Each step's time goes to the debug log (POLYGRAD_LOG=debug; bench/first_call.py reads it).
+  const std::string kernel = "cpu_clang: kernel '" + entry + "': ";
+  auto start = Clock::now();
+  if (!cache_ || !cache_->usable()) {
+    std::vector<char> object = compile_c(source, entry, options);
+    host_.log(PG_LOG_DEBUG, kernel + "compiled in " + ms_since(start) + " (no cache)");
+    return object;
+  }
   const sdk::DiskCache::Key key = cache_key(source, entry, options);
-  if (auto hit = cache_->read(key)) return std::move(*hit);
+  if (auto hit = cache_->read(key)) {
+    host_.log(PG_LOG_DEBUG, kernel + "cache hit in " + ms_since(start));
+    return std::move(*hit);
+  }
+  host_.log(PG_LOG_DEBUG, kernel + "cache miss in " + ms_since(start));
+  start = Clock::now();
   std::vector<char> object = compile_c(source, entry, options);
+  host_.log(PG_LOG_DEBUG, kernel + "compiled in " + ms_since(start));
+  start = Clock::now();
   cache_->write(key, object);
+  host_.log(PG_LOG_DEBUG, kernel + "cache write in " + ms_since(start));
   return object;
 }
 
@@ -194,7 +216,9 @@ pg_program_t CpuDevice::link(const std::vector<char>& object, const std::string&
   auto program = std::make_unique<Program>();
   program->entry = entry;
   program->counts = counts;
+  const auto start = Clock::now();
   program->fn = jit_.load(object, program->entry, &program->jit_handle);
+  host_.log(PG_LOG_DEBUG, "cpu_clang: kernel '" + entry + "': linked in " + ms_since(start));
   return reinterpret_cast<pg_program_t>(program.release());
 }
 

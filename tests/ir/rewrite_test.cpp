@@ -120,6 +120,32 @@ TEST(GraphRewrite, BottomUpReachesAFixedPoint) {
   EXPECT_EQ(graph_rewrite(((x + i32(1)) + i32(2)) + i32(3), fold), x + i32(6));
 }
 
+int times_one_fired = 0;  // (rules take plain function pointers)
+
+TEST(GraphRewrite, ARewriterSharesWorkBetweenRoots) {
+  // x*1 + 0 under two roots: rewritten once for both, each root as graph_rewrite gives it.
+  RuleSet counted = RuleSet("counted") |
+                    rule(var("x") * cconst(1),
+                         [](Match& m) {
+                           ++times_one_fired;
+                           return m["x"];
+                         }) |
+                    rule(var("x") + cconst(0), [](Match& m) { return m["x"]; });
+  UOpRef x = var32("x"), y = var32("y");
+  UOpRef shared = x * i32(1) + i32(0);
+  UOpRef first = (shared + y) * i32(1), second = shared * y;
+  times_one_fired = 0;
+  EXPECT_EQ(graph_rewrite(first, counted), x + y);
+  EXPECT_EQ(graph_rewrite(second, counted), x * y);
+  EXPECT_EQ(times_one_fired, 3);  // x*1 and the outer *1 for the first root, x*1 again
+  times_one_fired = 0;
+  GraphRewriter rewriter(counted);
+  EXPECT_EQ(rewriter.rewrite(first), x + y);
+  EXPECT_EQ(rewriter.rewrite(second), x * y);
+  EXPECT_EQ(rewriter.rewrite(first), x + y);
+  EXPECT_EQ(times_one_fired, 2);  // x*1 once, the outer *1 once
+}
+
 TEST(GraphRewrite, SingleWalkDoesNotRewriteResults) {
   UOpRef x = var32("x");
   RuleSet wrap = RuleSet("wrap") | rule(pat(Op::DEFINE_VAR), [](Match& m) { return m.root() + 0; });

@@ -1,5 +1,6 @@
 // Opening one plugin .so and checking its table before anything else touches it.
 #include "loaded_plugin.hpp"
+#include "support/phase_timing.hpp"
 
 #include <dlfcn.h>
 #include <boost/dll/shared_library.hpp>
@@ -111,6 +112,7 @@ bool check_slots(const pg_plugin& t, LoadRecord& record) {
 }  // namespace
 
 const pg_plugin* open_plugin(const std::string& path, LoadRecord& record) {
+  timing::Timed timed(timing::Phase::plugin_open);
   record.stage = LoadStage::open;
   boost::dll::shared_library library;
   boost::dll::fs::error_code ec;

@@ -1,5 +1,6 @@
 // Initialising an opened plugin, opening its devices, shutting it down.
 #include "loaded_plugin.hpp"
+#include "support/phase_timing.hpp"
 
 namespace polygrad::detail {
 
@@ -23,6 +24,7 @@ pg_device_t LoadedPlugin::open_device(uint32_t index) {
   auto it = opened.find(index);
   if (it != opened.end()) return it->second;
   pg_device_t device = nullptr;
+  timing::Timed timed(timing::Phase::device_open);
   call_plugin(*this, "device_open", prefix + ":" + std::to_string(index),
               [&](pg_error* err) { return table->device_open(state, index, &device, err); });
   if (device == nullptr)
@@ -52,6 +54,7 @@ std::shared_ptr<LoadedPlugin> start_plugin(const pg_plugin* table, const std::st
   pg_error err;
   err.message[0] = '\0';
   pg_status status = PG_OK;
+  timing::Timed timed(timing::Phase::plugin_init);
   record.stage = LoadStage::init;
   try {
     status = table->init(&plugin->host->services, &plugin->state, &err);

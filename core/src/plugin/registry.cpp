@@ -3,6 +3,7 @@
 
 #include "discovery.hpp"
 #include "loaded_plugin.hpp"
+#include "support/phase_timing.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -82,6 +83,7 @@ const LoadRecord* Registry::Impl::find_record(const std::string& name) const {
 void Registry::Impl::discover_locked() {
   if (discovered) return;
   discovered = true;
+  timing::Timed timed(timing::Phase::discover);
   try {
     if (!options.config_path.empty())
       config = Config::parse_file(options.config_path);
