@@ -150,6 +150,7 @@ void Writer::emit(uint32_t i) {
         fail(PG_ERR_INVALID_ARGUMENT, i, "loop bound must be a scalar integer");
       v.expr = "r" + id;
       v.dtype = end.dtype;
+      if (dialect_.table().loop_pragma != nullptr) line(dialect_.table().loop_pragma);
       line("for (" + type_of(end.dtype, 1) + " " + v.expr + " = 0; " + v.expr + " < " + end.expr +
            "; ++" + v.expr + ") {");
       open_.emplace_back(next_block_++, i);

@@ -70,6 +70,9 @@ struct DialectTable {
   /// dialect whose compiler does not contract `a * b + c` by itself; nullptr: that expression.
   const char* fma_f32 = nullptr;
   const char* fma_f64 = nullptr;
+  /// A line written before every loop (e.g. "#pragma unroll 4"), for a compiler that would
+  /// otherwise unroll the loops the host left rolled further than it meant; nullptr: none.
+  const char* loop_pragma = nullptr;
   /// Suffix for float32 literals ("f").
   const char* float_suffix = "f";
   /// Spelling of +inf and quiet NaN for float32 and float64.
