@@ -1,0 +1,475 @@
+// FunctionWriter (function_writer.hpp): the grid loops, locals, constants, launch indices,
+// scalar parameters and memory access.
+#include "function_writer.hpp"
+
+#include <polygrad/plugin_error.hpp>
+#include <polygrad/program_check.hpp>
+
+namespace polygrad::wasm::detail {
+
+using sdk::fail;
+
+Repr repr_of(uint32_t dt) {
+  switch (dt) {
+    case PG_DTYPE_BOOL:
+      return {ValType::I32, 1, false, false, true};
+    case PG_DTYPE_INT8:
+      return {ValType::I32, 1, false, true, false};
+    case PG_DTYPE_INT16:
+      return {ValType::I32, 2, false, true, false};
+    case PG_DTYPE_INT32:
+      return {ValType::I32, 4, false, true, false};
+    case PG_DTYPE_INT64:
+      return {ValType::I64, 8, false, true, false};
+    case PG_DTYPE_UINT8:
+      return {ValType::I32, 1, false, false, false};
+    case PG_DTYPE_UINT16:
+      return {ValType::I32, 2, false, false, false};
+    case PG_DTYPE_UINT32:
+      return {ValType::I32, 4, false, false, false};
+    case PG_DTYPE_UINT64:
+      return {ValType::I64, 8, false, false, false};
+    case PG_DTYPE_FLOAT32:
+      return {ValType::F32, 4, true, true, false};
+    case PG_DTYPE_FLOAT64:
+      return {ValType::F64, 8, true, true, false};
+    default:
+      fail(PG_ERR_UNSUPPORTED,
+           std::string("wasm: dtype ") + sdk::dtype_name(dt) + " is not supported");
+  }
+}
+
+uint32_t log2_of(uint32_t bytes) {
+  return bytes >= 8 ? 3 : bytes >= 4 ? 2 : bytes >= 2 ? 1 : 0;
+}
+
+ByteWriter FunctionWriter::body() {
+  for (int d = 0; d < 3; ++d) index_[d] = new_local(ValType::I32);
+  // Grid loops, dim 2 outermost: idx_d counts 0 .. n_d - 1.
+  for (int d = 2; d >= 0; --d) {
+    const_i32(0);
+    set(index_[d]);
+    open_loop(index_[d], ValType::I32, param(kCountParams + d), false);
+  }
+  for (uint32_t i = 0; i < p_.instruction_count; ++i) instruction(i);
+  for (int d = 0; d < 3; ++d) close_loop(index_[d], ValType::I32);
+  code_.u8(op::end);
+
+  ByteWriter out;
+  // Locals, run-length encoded by type.
+  std::vector<std::pair<uint32_t, ValType>> runs;
+  for (ValType t : locals_) {
+    if (!runs.empty() && runs.back().second == t)
+      ++runs.back().first;
+    else
+      runs.push_back({1, t});
+  }
+  out.uleb(runs.size());
+  for (auto& [n, t] : runs) {
+    out.uleb(n);
+    out.u8(static_cast<uint8_t>(t));
+  }
+  out.append(code_);
+  return out;
+}
+
+uint32_t FunctionWriter::new_local(ValType t) {
+  locals_.push_back(t);
+  return nparams_ + static_cast<uint32_t>(locals_.size()) - 1;
+}
+
+void FunctionWriter::get(uint32_t local) {
+  code_.u8(op::local_get);
+  code_.uleb(local);
+}
+
+void FunctionWriter::set(uint32_t local) {
+  code_.u8(op::local_set);
+  code_.uleb(local);
+}
+
+void FunctionWriter::const_i32(int32_t v) {
+  code_.u8(op::i32_const);
+  code_.sleb(v);
+}
+
+void FunctionWriter::open_loop(uint32_t var, ValType t, uint32_t end, bool is_signed) {
+  code_.u8(op::block);
+  code_.u8(0x40);
+  code_.u8(op::loop);
+  code_.u8(0x40);
+  get(var);
+  get(end);
+  if (t == ValType::I64) {
+    code_.u8(is_signed ? op::i64_lt_s : op::i64_lt_u);
+  } else {
+    code_.u8(is_signed ? op::i32_lt_s : op::i32_lt_u);
+  }
+  code_.u8(op::i32_eqz);
+  code_.u8(op::br_if);
+  code_.uleb(1);
+}
+
+void FunctionWriter::close_loop(uint32_t var, ValType t) {
+  get(var);
+  if (t == ValType::I64) {
+    code_.u8(op::i64_const);
+    code_.sleb(1);
+    code_.u8(op::i64_add);
+  } else {
+    const_i32(1);
+    code_.u8(op::i32_add);
+  }
+  set(var);
+  code_.u8(op::br);
+  code_.uleb(0);
+  code_.u8(op::end);
+  code_.u8(op::end);
+}
+
+void FunctionWriter::normalize(uint32_t dt) {
+  switch (dt) {
+    case PG_DTYPE_BOOL:
+      const_i32(0);
+      code_.u8(op::i32_ne);
+      break;
+    case PG_DTYPE_INT8:
+      code_.u8(op::i32_extend8_s);
+      break;
+    case PG_DTYPE_INT16:
+      code_.u8(op::i32_extend16_s);
+      break;
+    case PG_DTYPE_UINT8:
+      const_i32(0xFF);
+      code_.u8(op::i32_and);
+      break;
+    case PG_DTYPE_UINT16:
+      const_i32(0xFFFF);
+      code_.u8(op::i32_and);
+      break;
+    default:
+      break;
+  }
+}
+
+uint32_t FunctionWriter::lane(uint32_t i, uint32_t l) const {
+  const auto& v = lanes_[i];
+  if (v.empty())
+    fail(PG_ERR_INVALID_ARGUMENT, "wasm: instruction " + std::to_string(i) + " (" +
+                                      sdk::op_name(in(i).op) + ") has no value");
+  return v[v.size() == 1 ? 0 : l];
+}
+
+[[noreturn]] void FunctionWriter::unsupported(uint32_t i, const std::string& why) const {
+  fail(PG_ERR_UNSUPPORTED, "wasm: instruction " + std::to_string(i) + " (" +
+                               sdk::op_name(in(i).op) + " " + sdk::dtype_name(in(i).dtype) +
+                               "): " + why);
+}
+
+void FunctionWriter::instruction(uint32_t i) {
+  const pg_instruction& x = in(i);
+  const uint32_t n = x.vcount == 0 ? 1 : x.vcount;
+  std::vector<uint32_t>& out = lanes_[i];
+  switch (x.op) {
+    case PG_OP_PARAM_BUFFER:
+      out = {static_cast<uint32_t>(x.arg.i)};
+      return;
+    case PG_OP_PARAM_SCALAR:
+      return param_scalar(i, x);
+    case PG_OP_DEFINE_REG:
+    case PG_OP_DEFINE_LOCAL: {
+      if (x.op == PG_OP_DEFINE_LOCAL) group_memory_ = true;
+      uint64_t bytes = uint64_t(repr_of(x.dtype).bytes) * uint64_t(x.arg.i);
+      uint32_t local = new_local(ValType::I32);
+      get(param(kScratchParam));
+      const_i32(static_cast<int32_t>(reserve_scratch(bytes, i)));
+      code_.u8(op::i32_add);
+      set(local);
+      out = {local};
+      return;
+    }
+    case PG_OP_SPECIAL:
+      return special(i, x);
+    case PG_OP_CONST:
+      return constant(i, x);
+    case PG_OP_RANGE: {
+      Repr r = repr_of(x.dtype);
+      uint32_t var = new_local(r.type);
+      if (r.type == ValType::I64) {
+        code_.u8(op::i64_const);
+        code_.sleb(0);
+      } else {
+        const_i32(0);
+      }
+      set(var);
+      open_loop(var, r.type, lane(src(x, 0), 0), r.is_signed);
+      out = {var};
+      return;
+    }
+    case PG_OP_END_RANGE: {
+      uint32_t r = src(x, 0);
+      close_loop(lane(r, 0), repr_of(in(r).dtype).type);
+      return;
+    }
+    case PG_OP_IF:
+      get(lane(src(x, 0), 0));
+      code_.u8(op::if_);
+      code_.u8(0x40);
+      return;
+    case PG_OP_END_IF:
+      code_.u8(op::end);
+      return;
+    case PG_OP_BARRIER:
+      group_memory_ = true;
+      return;  // one thread per group: nothing to wait for
+    case PG_OP_INDEX: {
+      uint32_t local = new_local(ValType::I32);
+      get(lane(src(x, 0), 0));
+      uint32_t off = src(x, 1);
+      get(lane(off, 0));
+      if (repr_of(in(off).dtype).type == ValType::I64) code_.u8(op::i32_wrap_i64);
+      uint32_t size = repr_of(x.dtype).bytes;
+      if (size != 1) {
+        const_i32(static_cast<int32_t>(size));
+        code_.u8(op::i32_mul);
+      }
+      code_.u8(op::i32_add);
+      set(local);
+      out = {local};
+      return;
+    }
+    case PG_OP_LOAD:
+      return load(i, x, n);
+    case PG_OP_STORE:
+      return store(i, x);
+    case PG_OP_VECTORIZE:
+      for (uint32_t k = 0; k < x.src_count; ++k) out.push_back(lane(src(x, k), 0));
+      return;
+    case PG_OP_GEP: {
+      uint32_t s = src(x, 0);
+      if (x.arg.i < 0 || uint64_t(x.arg.i) >= lanes_[s].size())
+        fail(PG_ERR_INVALID_ARGUMENT, "wasm: instruction " + std::to_string(i) + " (GEP): lane " +
+                                          std::to_string(x.arg.i) + " out of range");
+      out = {lanes_[s][x.arg.i]};
+      return;
+    }
+    case PG_OP_CAST:
+    case PG_OP_BITCAST:
+      return convert(i, x, n);
+    case PG_OP_EXP2:
+    case PG_OP_LOG2:
+    case PG_OP_SIN:
+      unsupported(i,
+                  "WebAssembly has no such instruction; the host decomposes it for this "
+                  "device (PG_CAP_DECOMPOSE_TRANSCENDENTAL)");
+    default:
+      break;
+  }
+  if (x.op >= PG_OP_FIRST_ISA2)
+    unsupported(i, "the wasm renderer has no tensor cores or atomics (op_support says so)");
+  alu(i, x, n);
+}
+
+uint32_t FunctionWriter::reserve_scratch(uint64_t bytes, uint32_t i) {
+  uint64_t at = (uint64_t(scratch_bytes_) + 15) & ~uint64_t(15);
+  if (at + bytes > (uint64_t(1) << 30)) unsupported(i, "per-thread arrays larger than 1 GiB");
+  scratch_bytes_ = static_cast<uint32_t>(at + bytes);
+  return static_cast<uint32_t>(at);
+}
+
+void FunctionWriter::param_scalar(uint32_t i, const pg_instruction& x) {
+  Repr r = repr_of(x.dtype);
+  uint32_t local = new_local(r.type);
+  get(p_.buffer_count + static_cast<uint32_t>(x.arg.i));
+  switch (x.dtype) {
+    case PG_DTYPE_FLOAT64:
+      code_.u8(op::f64_reinterpret_i64);
+      break;
+    case PG_DTYPE_FLOAT32:
+      code_.u8(op::f64_reinterpret_i64);
+      code_.u8(op::f32_demote_f64);
+      break;
+    case PG_DTYPE_INT64:
+    case PG_DTYPE_UINT64:
+      break;
+    case PG_DTYPE_BOOL:
+      code_.u8(op::i64_const);
+      code_.sleb(0);
+      code_.u8(op::i64_ne);
+      break;
+    default:
+      code_.u8(op::i32_wrap_i64);
+      normalize(x.dtype);
+  }
+  set(local);
+  lanes_[i] = {local};
+}
+
+void FunctionWriter::special(uint32_t i, const pg_instruction& x) {
+  if (x.arg.i < 0 || x.arg.i > 2)
+    fail(PG_ERR_INVALID_ARGUMENT,
+         "wasm: instruction " + std::to_string(i) + " (SPECIAL): dim " + std::to_string(x.arg.i));
+  const uint32_t d = static_cast<uint32_t>(x.arg.i);
+  Repr r = repr_of(x.dtype);
+  uint32_t local = new_local(r.type);
+  get(index_[d]);
+  if (x.arg2 == PG_SPECIAL_GROUP || x.arg2 == PG_SPECIAL_LOCAL) {
+    get(param(kLocalSizeParams + d));
+    code_.u8(x.arg2 == PG_SPECIAL_GROUP ? op::i32_div_u : op::i32_rem_u);
+  } else if (x.arg2 != PG_SPECIAL_GLOBAL) {
+    fail(PG_ERR_INVALID_ARGUMENT,
+         "wasm: instruction " + std::to_string(i) + " (SPECIAL): unknown kind");
+  }
+  if (r.type == ValType::I64)
+    code_.u8(op::i64_extend_i32_u);
+  else if (r.type != ValType::I32)
+    unsupported(i, "a launch index is an integer");
+  set(local);
+  lanes_[i] = {local};
+}
+
+void FunctionWriter::constant(uint32_t i, const pg_instruction& x) {
+  Repr r = repr_of(x.dtype);
+  uint32_t local = new_local(r.type);
+  push_const(x.dtype, x.arg);
+  set(local);
+  lanes_[i] = std::vector<uint32_t>(x.vcount ? x.vcount : 1, local);
+}
+
+void FunctionWriter::push_const(uint32_t dt, pg_arg a) {
+  switch (dt) {
+    case PG_DTYPE_FLOAT32:
+      code_.u8(op::f32_const);
+      code_.f32(static_cast<float>(a.f));
+      return;
+    case PG_DTYPE_FLOAT64:
+      code_.u8(op::f64_const);
+      code_.f64(a.f);
+      return;
+    case PG_DTYPE_INT64:
+    case PG_DTYPE_UINT64:
+      code_.u8(op::i64_const);
+      code_.sleb(a.i);
+      return;
+    case PG_DTYPE_BOOL:
+      const_i32(a.i != 0);
+      return;
+    case PG_DTYPE_INT8:
+      const_i32(static_cast<int8_t>(a.i));
+      return;
+    case PG_DTYPE_INT16:
+      const_i32(static_cast<int16_t>(a.i));
+      return;
+    case PG_DTYPE_UINT8:
+      const_i32(static_cast<uint8_t>(a.i));
+      return;
+    case PG_DTYPE_UINT16:
+      const_i32(static_cast<uint16_t>(a.i));
+      return;
+    default:
+      const_i32(static_cast<int32_t>(static_cast<uint32_t>(a.i)));
+      return;
+  }
+}
+
+void FunctionWriter::load_lane(uint32_t dt, uint32_t ptr, uint32_t l) {
+  Repr r = repr_of(dt);
+  get(ptr);
+  uint8_t o = op::i32_load;
+  switch (dt) {
+    case PG_DTYPE_BOOL:
+    case PG_DTYPE_UINT8:
+      o = op::i32_load8_u;
+      break;
+    case PG_DTYPE_INT8:
+      o = op::i32_load8_s;
+      break;
+    case PG_DTYPE_INT16:
+      o = op::i32_load16_s;
+      break;
+    case PG_DTYPE_UINT16:
+      o = op::i32_load16_u;
+      break;
+    case PG_DTYPE_INT64:
+    case PG_DTYPE_UINT64:
+      o = op::i64_load;
+      break;
+    case PG_DTYPE_FLOAT32:
+      o = op::f32_load;
+      break;
+    case PG_DTYPE_FLOAT64:
+      o = op::f64_load;
+      break;
+    default:
+      break;
+  }
+  code_.u8(o);
+  code_.memarg(log2_of(r.bytes), uint64_t(l) * r.bytes);
+  if (dt == PG_DTYPE_BOOL) normalize(dt);  // any non-zero byte is true
+}
+
+void FunctionWriter::store_lane(uint32_t dt, uint32_t ptr, uint32_t value, uint32_t l) {
+  Repr r = repr_of(dt);
+  get(ptr);
+  get(value);
+  uint8_t o = op::i32_store;
+  switch (r.bytes) {
+    case 1:
+      o = op::i32_store8;
+      break;
+    case 2:
+      o = op::i32_store16;
+      break;
+    case 8:
+      o = r.is_float ? op::f64_store : op::i64_store;
+      break;
+    default:
+      o = r.is_float ? op::f32_store : op::i32_store;
+      break;
+  }
+  code_.u8(o);
+  code_.memarg(log2_of(r.bytes), uint64_t(l) * r.bytes);
+}
+
+void FunctionWriter::load(uint32_t i, const pg_instruction& x, uint32_t n) {
+  Repr r = repr_of(x.dtype);
+  uint32_t ptr = lane(src(x, 0), 0);
+  std::vector<uint32_t> out;
+  for (uint32_t l = 0; l < n; ++l) out.push_back(new_local(r.type));
+  const bool gated = x.src_count == 3;
+  if (gated) {
+    get(lane(src(x, 2), 0));
+    code_.u8(op::if_);
+    code_.u8(0x40);
+  }
+  for (uint32_t l = 0; l < n; ++l) {
+    load_lane(x.dtype, ptr, l);
+    set(out[l]);
+  }
+  if (gated) {
+    code_.u8(op::else_);
+    for (uint32_t l = 0; l < n; ++l) {
+      get(lane(src(x, 1), l));
+      set(out[l]);
+    }
+    code_.u8(op::end);
+  }
+  lanes_[i] = out;
+}
+
+void FunctionWriter::store(uint32_t i, const pg_instruction& x) {
+  uint32_t ptr = lane(src(x, 0), 0), value = src(x, 1);
+  const uint32_t dt = in(src(x, 0)).dtype;
+  const uint32_t n = static_cast<uint32_t>(lanes_[value].size());
+  const bool gated = x.src_count == 3;
+  if (gated) {
+    get(lane(src(x, 2), 0));
+    code_.u8(op::if_);
+    code_.u8(0x40);
+  }
+  for (uint32_t l = 0; l < n; ++l) store_lane(dt, ptr, lane(value, l), l);
+  if (gated) code_.u8(op::end);
+  (void)i;
+}
+
+}  // namespace polygrad::wasm::detail
