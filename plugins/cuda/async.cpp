@@ -8,22 +8,6 @@
 
 namespace polygrad::cuda {
 
-namespace {
-
-Buffer* buf(pg_buffer_t b) {
-  return reinterpret_cast<Buffer*>(b);
-}
-
-void check_range(pg_buffer_t b, uint64_t offset, uint64_t n, const char* what) {
-  const uint64_t size = buf(b)->size;
-  if (offset > size || n > size - offset)
-    sdk::fail(PG_ERR_INVALID_ARGUMENT, std::string(what) + ": bytes [" + std::to_string(offset) +
-                                           ", " + std::to_string(offset + n) +
-                                           ") outside a buffer of " + std::to_string(size));
-}
-
-}  // namespace
-
 Queue* Device::stream_create() {
   make_current();
   auto q = std::make_unique<Queue>();
@@ -42,13 +26,15 @@ void Device::copy_in_async(Queue& q, pg_buffer_t dst, uint64_t offset, const voi
                            uint64_t n) {
   check_range(dst, offset, n, "copy_in_async");
   make_current();
-  check(driver().cuMemcpyHtoDAsync_v2(buf(dst)->ptr + offset, src, n, q.stream), "copy_in_async");
+  check(driver().cuMemcpyHtoDAsync_v2(buffer_of(dst)->ptr + offset, src, n, q.stream),
+        "copy_in_async");
 }
 
 void Device::copy_out_async(Queue& q, void* dst, pg_buffer_t src, uint64_t offset, uint64_t n) {
   check_range(src, offset, n, "copy_out_async");
   make_current();
-  check(driver().cuMemcpyDtoHAsync_v2(dst, buf(src)->ptr + offset, n, q.stream), "copy_out_async");
+  check(driver().cuMemcpyDtoHAsync_v2(dst, buffer_of(src)->ptr + offset, n, q.stream),
+        "copy_out_async");
 }
 
 void Device::copy_peer_async(Queue& q, pg_buffer_t dst, uint64_t dst_offset, Device& src_device,
@@ -56,8 +42,9 @@ void Device::copy_peer_async(Queue& q, pg_buffer_t dst, uint64_t dst_offset, Dev
   check_range(dst, dst_offset, n, "copy_peer_async");
   check_range(src, src_offset, n, "copy_peer_async");
   make_current();
-  check(driver().cuMemcpyPeerAsync(buf(dst)->ptr + dst_offset, context_, buf(src)->ptr + src_offset,
-                                   src_device.context_, n, q.stream),
+  check(driver().cuMemcpyPeerAsync(buffer_of(dst)->ptr + dst_offset, context_,
+                                   buffer_of(src)->ptr + src_offset, src_device.context_, n,
+                                   q.stream),
         "copy_peer_async from " + src_device.name_);
 }
 

@@ -25,19 +25,8 @@ std::string mib(uint64_t bytes) {
   return text;
 }
 
-Buffer* buf(pg_buffer_t b) {
-  return reinterpret_cast<Buffer*>(b);
-}
-
 Program* prog(pg_program_t p) {
   return reinterpret_cast<Program*>(p);
-}
-
-void check_range(const Buffer& b, uint64_t offset, uint64_t n, const char* what) {
-  if (offset > b.size || n > b.size - offset)
-    sdk::fail(PG_ERR_INVALID_ARGUMENT, std::string(what) + ": bytes [" + std::to_string(offset) +
-                                           ", " + std::to_string(offset + n) +
-                                           ") outside a buffer of " + std::to_string(b.size));
 }
 
 int attribute(CUdevice d, CUdevice_attribute a) {
@@ -47,6 +36,14 @@ int attribute(CUdevice d, CUdevice_attribute a) {
 }
 
 }  // namespace
+
+void check_range(pg_buffer_t buffer, uint64_t offset, uint64_t n, const char* what) {
+  const uint64_t size = buffer_of(buffer)->size;
+  if (offset > size || n > size - offset)
+    sdk::fail(PG_ERR_INVALID_ARGUMENT, std::string(what) + ": bytes [" + std::to_string(offset) +
+                                           ", " + std::to_string(offset + n) +
+                                           ") outside a buffer of " + std::to_string(size));
+}
 
 Device::Device(const sdk::Host& host, int index, const Settings& settings)
     : host_(host),
@@ -152,7 +149,7 @@ pg_buffer_t Device::alloc(uint64_t nbytes) {
 }
 
 void Device::free(pg_buffer_t buffer) {
-  std::unique_ptr<Buffer> b(buf(buffer));
+  std::unique_ptr<Buffer> b(buffer_of(buffer));
   std::lock_guard lock(mutex_);
   make_current();
   // The stream orders the memory's next user after every kernel already enqueued on it.
@@ -167,8 +164,8 @@ void Device::free(pg_buffer_t buffer) {
 // Host memory goes through two pinned buffers in turn: while the GPU copies one, the host
 // fills (or drains) the other.
 void Device::copy_in(pg_buffer_t dst, uint64_t offset, const void* src, uint64_t n) {
-  const Buffer& b = *buf(dst);
-  check_range(b, offset, n, "copy_in");
+  const Buffer& b = *buffer_of(dst);
+  check_range(dst, offset, n, "copy_in");
   std::lock_guard lock(mutex_);
   make_current();
   const Driver& d = driver();
@@ -185,8 +182,8 @@ void Device::copy_in(pg_buffer_t dst, uint64_t offset, const void* src, uint64_t
 }
 
 void Device::copy_out(void* dst, pg_buffer_t src, uint64_t offset, uint64_t n) {
-  const Buffer& b = *buf(src);
-  check_range(b, offset, n, "copy_out");
+  const Buffer& b = *buffer_of(src);
+  check_range(src, offset, n, "copy_out");
   std::lock_guard lock(mutex_);
   make_current();
   const Driver& d = driver();
@@ -209,12 +206,12 @@ void Device::copy_out(void* dst, pg_buffer_t src, uint64_t offset, uint64_t n) {
 
 void Device::copy_device(pg_buffer_t dst, uint64_t dst_offset, pg_buffer_t src, uint64_t src_offset,
                          uint64_t n) {
-  check_range(*buf(dst), dst_offset, n, "copy_device");
-  check_range(*buf(src), src_offset, n, "copy_device");
+  check_range(dst, dst_offset, n, "copy_device");
+  check_range(src, src_offset, n, "copy_device");
   std::lock_guard lock(mutex_);
   make_current();
-  check(driver().cuMemcpyDtoDAsync_v2(buf(dst)->ptr + dst_offset, buf(src)->ptr + src_offset, n,
-                                      queue_.stream),
+  check(driver().cuMemcpyDtoDAsync_v2(buffer_of(dst)->ptr + dst_offset,
+                                      buffer_of(src)->ptr + src_offset, n, queue_.stream),
         "copy_device");
 }
 
@@ -288,7 +285,7 @@ void Device::enqueue(Queue& q, Program& p, const pg_launch_args& a) {
   std::vector<void*> params;
   params.reserve(a.buffer_count + a.scalar_count);
   for (uint32_t i = 0; i < a.buffer_count; ++i) {
-    pointers[i] = a.buffers[i] != nullptr ? buf(a.buffers[i])->ptr : 0;
+    pointers[i] = a.buffers[i] != nullptr ? buffer_of(a.buffers[i])->ptr : 0;
     params.push_back(&pointers[i]);
   }
   for (uint32_t i = 0; i < a.scalar_count; ++i)

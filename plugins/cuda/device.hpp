@@ -36,6 +36,14 @@ struct Buffer {
   uint64_t capacity = 0;
 };
 
+/// The Buffer behind a handle from Device::alloc.
+inline Buffer* buffer_of(pg_buffer_t b) {
+  return reinterpret_cast<Buffer*>(b);
+}
+
+/// Throws PG_ERR_INVALID_ARGUMENT naming `what` unless [offset, offset + n) is inside `b`.
+void check_range(pg_buffer_t b, uint64_t offset, uint64_t n, const char* what);
+
 /// A loaded kernel.
 struct Program {
   CUmodule module = nullptr;

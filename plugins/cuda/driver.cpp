@@ -110,11 +110,10 @@ const Driver& driver() {
   return *d;
 }
 
-void check(CUresult result, const std::string& what, int status_if_failed) {
+void check(CUresult result, const std::string& what, pg_status status_if_failed) {
   if (result == CUDA_SUCCESS) return;
-  const pg_status status = result == CUDA_ERROR_OUT_OF_MEMORY
-                               ? PG_ERR_OUT_OF_MEMORY
-                               : static_cast<pg_status>(status_if_failed);
+  const pg_status status =
+      result == CUDA_ERROR_OUT_OF_MEMORY ? PG_ERR_OUT_OF_MEMORY : status_if_failed;
   sdk::fail(status, what + ": " + driver().describe(result));
 }
 

@@ -6,6 +6,7 @@
 #define POLYGRAD_CUDA_DRIVER_HPP
 
 #include <cuda.h>
+#include <polygrad/plugin.h>
 
 #include <string>
 
@@ -74,7 +75,7 @@ const Driver& driver();
 
 /// Throws sdk::Error(status) with "<what>: <describe(result)>" unless result is CUDA_SUCCESS.
 /// CUDA_ERROR_OUT_OF_MEMORY becomes PG_ERR_OUT_OF_MEMORY.
-void check(CUresult result, const std::string& what, int status_if_failed = 7 /*DEVICE*/);
+void check(CUresult result, const std::string& what, pg_status status_if_failed = PG_ERR_DEVICE);
 
 }  // namespace polygrad::cuda
 

@@ -7,6 +7,8 @@
 #include <polygrad/program_builder.hpp>
 #include <polygrad/registry.hpp>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -23,7 +25,8 @@ int check(const std::string& mode) {
   options.use_build_tree = false;
   options.search_config = false;
   if (mode == "debug_sync") {
-    const std::string config = "/tmp/polygrad-cuda-fault-check.yaml";
+    const std::string config =
+        "/tmp/polygrad-cuda-fault-check-" + std::to_string(::getpid()) + ".yaml";
     std::ofstream(config) << "devices:\n  cuda:\n    debug_sync: true\n";
     options.config_path = config;
   }
@@ -31,6 +34,7 @@ int check(const std::string& mode) {
   bool present = false;
   for (const std::string& name : registry.device_names()) present |= name.rfind("cuda", 0) == 0;
   if (!present) {
+    if (!options.config_path.empty()) std::remove(options.config_path.c_str());
     std::printf("skip: no CUDA device\n");
     return 77;
   }
@@ -45,6 +49,7 @@ int check(const std::string& mode) {
   b.set_local_size(32, 1, 1);
   polygrad::Buffer buffer = device.alloc(4);
   polygrad::Program program = device.load(device.render(b.program()), b.program());
+  if (!options.config_path.empty()) std::remove(options.config_path.c_str());  // read by now
   polygrad::LaunchArgs args;
   args.buffers = {&buffer};
   args.global_size = {1, 1, 1};
