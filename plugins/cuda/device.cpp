@@ -47,7 +47,6 @@ void check_range(pg_buffer_t buffer, uint64_t offset, uint64_t n, const char* wh
 
 Device::Device(const sdk::Host& host, int index, const Settings& settings)
     : host_(host),
-      index_(index),
       name_("cuda:" + std::to_string(index)),
       settings_(settings),
       compiler_(host, settings.cache_dir, driver().version) {
@@ -227,10 +226,8 @@ pg_program_t Device::load_binary(const Binary& binary, const std::string& entry,
   p->buffers = buffers;
   p->scalars = scalars;
   CUresult r = d.cuModuleLoadDataEx(&p->module, binary.cubin.data(), 0, nullptr, nullptr);
-  if ((r == CUDA_ERROR_NO_BINARY_FOR_GPU || r == CUDA_ERROR_INVALID_IMAGE) && !binary.ptx.empty()) {
+  if ((r == CUDA_ERROR_NO_BINARY_FOR_GPU || r == CUDA_ERROR_INVALID_IMAGE) && !binary.ptx.empty())
     r = d.cuModuleLoadDataEx(&p->module, binary.ptx.c_str(), 0, nullptr, nullptr);
-    p->from_ptx = r == CUDA_SUCCESS;
-  }
   if (r != CUDA_SUCCESS)
     sdk::fail(PG_ERR_COMPILE, name_ + ": cannot load kernel '" + entry + "' compiled for " +
                                   arch_.name() + ": " + d.describe(r));

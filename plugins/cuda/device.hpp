@@ -50,7 +50,6 @@ struct Program {
   CUfunction function = nullptr;
   std::string entry;
   uint32_t buffers = 0, scalars = 0;  ///< slots it reads; a launch passes at least these
-  bool from_ptx = false;              ///< the driver refused the cubin and JIT-compiled PTX
 };
 
 /// A CUDA stream and the names of the kernels launched on it since it was last waited for
@@ -121,7 +120,6 @@ class Device {
   void pool_release_all();
 
   sdk::Host host_;
-  int index_;
   std::string name_;  ///< "cuda:0"
   Settings settings_;
   CUdevice device_ = 0;
