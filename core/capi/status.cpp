@@ -2,6 +2,7 @@
 #include "capi/support.hpp"
 
 #include "ir/error.hpp"
+#include "runtime/panel_cache.hpp"
 
 #include <polygrad/error.hpp>
 
@@ -127,6 +128,22 @@ void pg_tensor_free(pg_tensor_t t) {
 
 pg_api_status pg_manual_seed(uint64_t seed) {
   return capi::guard("pg_manual_seed", [&] { Tensor::manual_seed(seed); });
+}
+
+pg_api_status pg_panel_cache_stats(size_t* copies_made, size_t* reuses, size_t* entries,
+                                   uint64_t* bytes, uint64_t* limit) {
+  return capi::guard("pg_panel_cache_stats", [&] {
+    const runtime::PanelCacheStats s = runtime::panel_cache_stats();
+    if (copies_made) *copies_made = s.copies_made;
+    if (reuses) *reuses = s.reuses;
+    if (entries) *entries = s.entries;
+    if (bytes) *bytes = s.bytes;
+    if (limit) *limit = s.limit;
+  });
+}
+
+pg_api_status pg_set_panel_cache_limit(uint64_t bytes) {
+  return capi::guard("pg_set_panel_cache_limit", [&] { runtime::set_panel_cache_limit(bytes); });
 }
 
 pg_api_status pg_compiled_kernel_count(size_t* out) {

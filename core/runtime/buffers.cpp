@@ -1,6 +1,7 @@
 // The buffer table: id -> (device, dtype, count, memory), and the pool of freed memory.
 #include "runtime/buffers.hpp"
 
+#include "runtime/panel_cache.hpp"
 #include "runtime/runtime.hpp"
 
 #include <polygrad/error.hpp>
@@ -19,6 +20,8 @@ struct Entry {
   std::string device;
   int64_t nbytes = 0;
   std::shared_ptr<Buffer> memory;
+  uint64_t version = 1;   // bumped by every write of a launch (note_buffer_write)
+  bool external = false;  // host memory the caller may write behind polygrad's back
 };
 
 struct Table {
@@ -34,11 +37,14 @@ Table& table() {
     auto* tab = new Table;
     set_buffer_release_hook([](int64_t id) {
       std::shared_ptr<Buffer> memory;  // freed outside the lock
-      std::lock_guard<std::mutex> lock(table().mu);
-      auto it = table().entries.find(id);
-      if (it == table().entries.end()) return;
-      memory = std::move(it->second.memory);
-      table().entries.erase(it);
+      {
+        std::lock_guard<std::mutex> lock(table().mu);
+        auto it = table().entries.find(id);
+        if (it == table().entries.end()) return;
+        memory = std::move(it->second.memory);
+        table().entries.erase(it);
+      }
+      forget_packings(id);  // (outside the table's lock: the panel cache takes it inside its own)
     });
     return tab;
   }();
@@ -172,6 +178,26 @@ bool buffer_allocated(const UOp* buffer) {
   Table& t = table();
   std::lock_guard<std::mutex> lock(t.mu);
   return entry_locked(t, buffer).memory != nullptr;
+}
+
+void note_buffer_write(int64_t id) {
+  Table& t = table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  auto it = t.entries.find(id);
+  if (it != t.entries.end()) ++it->second.version;
+}
+
+BufferVersion buffer_version(const UOp* buffer) {
+  Table& t = table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  const Entry& e = entry_locked(t, buffer);
+  return {e.version, e.external};
+}
+
+void mark_buffer_external(const UOp* buffer) {
+  Table& t = table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  entry_locked(t, buffer).external = true;
 }
 
 size_t live_buffer_count() {

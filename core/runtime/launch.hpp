@@ -36,6 +36,9 @@ struct Launch {
   std::array<uint32_t, 3> global{1, 1, 1};
   std::string source_device;  ///< a copy's source
   uint64_t nbytes = 0;        ///< a copy's size
+  /// The id of the BUFFER it writes (slot 0; a copy's destination): running it counts a write
+  /// of that buffer (buffers.hpp: note_buffer_write).
+  int64_t writes = 0;
 };
 
 /// A kernel item's launch without its memory: what stays the same every time it runs.

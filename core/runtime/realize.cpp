@@ -5,6 +5,7 @@
 #include "runtime/capture.hpp"
 #include "runtime/cross_compile.hpp"
 #include "runtime/memory_plan.hpp"
+#include "runtime/panel_cache.hpp"
 #include "runtime/runtime.hpp"
 #include "runtime/schedule_cache.hpp"
 #include "runtime/size_templates.hpp"
@@ -265,6 +266,7 @@ Launch launch_over(const schedule::Item& item, std::span<const UOp* const> buffe
                    KernelLaunch kernel) {
   Launch l;
   l.device = item.device;
+  if (!buffers.empty()) l.writes = lazy::buffer_id(buffers[0]);
   l.memory.reserve(buffers.size());
   try {
     for (const UOp* b : buffers) l.memory.push_back(buffer_memory(b));
@@ -299,6 +301,7 @@ Launch prepare_launch(const schedule::Item& item) {
 
 void execute(const Launch& l) {
   timing::Timed timed(timing::Phase::launch);
+  if (l.writes != 0) note_buffer_write(l.writes);
   if (l.kind == Launch::Kind::copy) {
     device_handle(l.source_device).synchronize();
     device_handle(l.device).copy_device(*l.memory[0], *l.memory[1], l.nbytes);
@@ -387,8 +390,20 @@ std::vector<UOpRef> realize(const std::vector<UOpRef>& roots, const std::string&
   bound.share_memory();
   std::vector<std::string> used;
   for (size_t i = 0; i < bound.size(); ++i) {
+    const schedule::Item& item = bound.item(i);
+    std::optional<PackingUse> packing;
+    if (item.packing) {
+      packing.emplace(item, bound.buffer(i, item.packing->source), bound.buffer(i, 0));
+      if (!packing->must_run()) {
+        if (debug_level() >= 1)
+          std::fprintf(stderr, "polygrad: %-28s %-8s copy into panels, kept (part %d)\n",
+                       "(panel cache)", item.device.c_str(), item.packing->part);
+        continue;
+      }
+    }
     Launch l = bound.launch(i);
     execute(l);
+    if (packing) packing->ran();
     if (std::find(used.begin(), used.end(), l.device) == used.end()) used.push_back(l.device);
   }
   {
@@ -424,6 +439,7 @@ UOpRef from_host_memory(const std::string& device, DType dtype, const lazy::Shap
                  delete dead;  // the handle first
                  (*on_free)();
                }));
+  mark_buffer_external(buf.get());
   *shared = true;
   return lazy::reshape(buf, shape);
 }

@@ -308,6 +308,14 @@ void BoundSchedule::share_memory() const {
     alias_buffer(buffers_[b].get(), buffer_memory(buffers_[owner].get()));
 }
 
+const schedule::Item& BoundSchedule::item(size_t i) const {
+  return entry_->schedule.items[i];
+}
+
+const UOp* BoundSchedule::buffer(size_t i, size_t slot) const {
+  return buffers_[entry_->item_slots[i][slot]].get();
+}
+
 Launch BoundSchedule::launch(size_t i) const {
   const schedule::Item& item = entry_->schedule.items[i];
   std::vector<const UOp*> buffers;

@@ -32,6 +32,10 @@ class BoundSchedule {
   schedule::Schedule materialize() const;
   /// Gives intermediates with disjoint lifetimes one allocation, as plan_memory would.
   void share_memory() const;
+  /// Item `i` over the cache's placeholders.
+  const schedule::Item& item(size_t i) const;
+  /// The BUFFER item `i`'s slot `slot` is bound to.
+  const UOp* buffer(size_t i, size_t slot) const;
   /// The launch of item `i`.
   Launch launch(size_t i) const;
   /// The realised form of each root.

@@ -23,6 +23,7 @@
 #include "tensor/lazy.hpp"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,15 @@ struct Item {
   int64_t nbytes = 0;
   /// Kernel: values of the AST's DEFINE_VARs (its symbolic outer extent), by name.
   std::vector<std::pair<std::string, int64_t>> vars;
+  /// A kernel that copies an input of the schedule (a weight) into panels for a matmul
+  /// (codegen::panel_packing): the runtime keeps the copy for each version of the input and
+  /// skips the kernel while the copy it holds is current (runtime/panel_cache.hpp).
+  struct Packing {
+    size_t source = 0;  ///< the slot of the input in `buffers`
+    UOpRef group;       ///< the copy's first kernel: the copy's identity
+    int part = 0;       ///< this kernel's index among the copy's (whole panels, a partial one)
+  };
+  std::optional<Packing> packing = {};
 };
 
 /// A schedule: its steps in run order, and the realised form of each root.

@@ -26,6 +26,26 @@ std::string Scheduler::device_of(const UOp* node) {
   return p->op() == Op::COPY ? p->arg_str() : ctx_.buffer_device(p);
 }
 
+UOpRef Scheduler::new_buffer(const std::string& device, DType dtype, int64_t count) {
+  UOpRef b = ctx_.new_buffer(device, dtype, count);
+  made_.insert(b.get());
+  return b;
+}
+
+void Scheduler::mark_packing(size_t first, const UOpRef& source) {
+  if (made_.count(source.get())) return;  // made by this schedule: new every time it runs
+  std::vector<size_t> slots;
+  for (size_t i = first; i < sched_.items.size(); ++i) {
+    const std::vector<UOpRef>& b = sched_.items[i].buffers;
+    const auto at = std::find(b.begin(), b.end(), source);
+    if (at == b.end()) return;
+    slots.push_back(static_cast<size_t>(at - b.begin()));
+  }
+  for (size_t i = first; i < sched_.items.size(); ++i)
+    sched_.items[i].packing =
+        Item::Packing{slots[i - first], sched_.items[first].ast, static_cast<int>(i - first)};
+}
+
 UOpRef Scheduler::realize(const UOp* node, std::optional<size_t>& item, bool root) {
   auto it = done_.find(node);
   if (it != done_.end()) {
@@ -58,7 +78,7 @@ UOpRef Scheduler::realize_uncached(const UOp* node, std::optional<size_t>& item,
   if (node->op() == Op::COPY) {
     std::optional<size_t> src_item;
     UOpRef src = realize(node->src(0).get(), src_item, false);
-    UOpRef dst = ctx_.new_buffer(node->arg_str(), node->dtype(), count);
+    UOpRef dst = new_buffer(node->arg_str(), node->dtype(), count);
     if (!root) sched_.intermediates.push_back(dst);
     std::set<size_t> deps;
     if (src_item) deps.insert(*src_item);
@@ -90,7 +110,7 @@ UOpRef Scheduler::realize_uncached(const UOp* node, std::optional<size_t>& item,
     if (before) meta_[*item].deps.insert(*before);
     return target->ref();
   }
-  UOpRef out = ctx_.new_buffer(device, node->dtype(), count);
+  UOpRef out = new_buffer(device, node->dtype(), count);
   if (!root) sched_.intermediates.push_back(out);
   // An empty value needs no kernel: one was built over its other axes (exp of a (0, 64)
   // tensor wrote 64 floats into an empty buffer and corrupted the heap).
@@ -183,14 +203,15 @@ bool Scheduler::pack_panels(UOpRef& ast, std::vector<UOpRef>& buffers, std::set<
     if (nrows % P != 0) break;
     const UOpRef view = lazy::permute(lazy::reshape(buf, {nrows / P, P, p->row}), {0, 2, 1});
     keep_.push_back(view);
-    UOpRef packed = ctx_.new_buffer(device, buf->dtype(), count);
-    sched_.intermediates.push_back(packed);
+    UOpRef packed = new_buffer(device, buf->dtype(), count);
+    if (made_.count(buf.get())) sched_.intermediates.push_back(packed);
     KernelBuilder kb(*this, device);
     UOpRef copy = kb.build(view.get(), shape_(view.get()), packed);
     POLYGRAD_VERIFY(copy);
     sched_.items.push_back({Item::Kind::kernel, device, copy, kb.buffers(), 0, {}});
     meta_.push_back({kb.deps(), kb.old_reads(), std::nullopt});
     deps.insert(sched_.items.size() - 1);
+    mark_packing(sched_.items.size() - 1, buf);
     buffers[static_cast<size_t>(p->slot)] = packed;
     if (p->transpose_rows && outer_var != nullptr) {
       ast = substitute(ast, {{outer_var, const_int(dtypes::index, outer_extent)}});
@@ -206,8 +227,9 @@ UOpRef Scheduler::copy_to_panels(const UOpRef& buf, int64_t nrows, const codegen
                                  int64_t count, const std::string& device, std::set<size_t>& deps) {
   const UOpRef rows_of = lazy::reshape(buf, {nrows, p.row});
   keep_.push_back(rows_of);
-  UOpRef packed = ctx_.new_buffer(device, buf->dtype(), count);
-  sched_.intermediates.push_back(packed);
+  UOpRef packed = new_buffer(device, buf->dtype(), count);
+  // (A copy of an input is kept by the runtime between runs: never memory the planner shares.)
+  if (made_.count(buf.get())) sched_.intermediates.push_back(packed);
   KernelBuilder kb(*this, device);
   kb.set_symbolic_outer(true);
   UOpRef copy = kb.build(rows_of.get(), shape_(rows_of.get()), packed);
@@ -217,12 +239,14 @@ UOpRef Scheduler::copy_to_panels(const UOpRef& buf, int64_t nrows, const codegen
   if (kernels.empty()) kernels.push_back(codegen::write_to_panels(copy, rows, p));
   std::vector<std::pair<std::string, int64_t>> vars;
   if (var != nullptr) vars.emplace_back(var->arg_var().name, nrows);
+  const size_t first = sched_.items.size();
   for (const UOpRef& k : kernels) {
     POLYGRAD_VERIFY(k);
     sched_.items.push_back({Item::Kind::kernel, device, k, kb.buffers(), 0, vars});
     meta_.push_back({kb.deps(), kb.old_reads(), std::nullopt});
     deps.insert(sched_.items.size() - 1);
   }
+  mark_packing(first, buf);
   return packed;
 }
 
@@ -296,7 +320,7 @@ size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const U
           u->src(0)->arg_int() == 0 && u->src(1) != off)
         conflict = true;
     if (conflict) {
-      UOpRef tmp = ctx_.new_buffer(device, out->dtype(), lazy::numel(shape));
+      UOpRef tmp = new_buffer(device, out->dtype(), lazy::numel(shape));
       sched_.intermediates.push_back(tmp);
       KernelBuilder kb2(*this, device);
       UOpRef ast2 = kb2.build(value, shape, tmp);

@@ -78,6 +78,11 @@ class Scheduler {
   UOpRef copy_to_panels(const UOpRef& buf, int64_t nrows, const codegen::PanelPacking& p,
                         int64_t count, const std::string& device, std::set<size_t>& deps);
   void order();
+  /// A buffer of this schedule (ctx_.new_buffer), remembered as made here.
+  UOpRef new_buffer(const std::string& device, DType dtype, int64_t count);
+  /// Marks items `first`.. (the kernels of one copy into panels) as a packing of `source` when
+  /// it is an input of the schedule rather than a buffer it makes.
+  void mark_packing(size_t first, const UOpRef& source);
 
   const Context& ctx_;
   lazy::ShapeOf shape_;
@@ -90,6 +95,7 @@ class Scheduler {
   std::unordered_set<const UOp*> realise_;
   std::unordered_map<const UOp*, std::set<int>> inlined_;  ///< the kernels (serials) per value
   int kernels_built_ = 0;
+  std::unordered_set<const UOp*> made_;  ///< buffers this schedule creates
 };
 
 }  // namespace polygrad::schedule

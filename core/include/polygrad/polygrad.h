@@ -94,6 +94,18 @@ POLYGRAD_API pg_api_status pg_manual_seed(uint64_t seed);
  *  device). A new batch size that reuses the compiled kernels leaves it unchanged. */
 POLYGRAD_API pg_api_status pg_compiled_kernel_count(size_t* out);
 
+/** The panel cache (docs/compiler.md): copies of weights in a matmul's panels that realize
+ *  keeps until the weight is written. Each output may be NULL: `copies_made`, copies made so
+ *  far in this process (one per weight version and layout); `reuses`, realizes that used a
+ *  kept copy instead; `entries` and `bytes`, the copies held now and their memory; `limit`,
+ *  the most memory they may hold. */
+POLYGRAD_API pg_api_status pg_panel_cache_stats(size_t* copies_made, size_t* reuses,
+                                                size_t* entries, uint64_t* bytes,
+                                                uint64_t* limit);
+/** Sets the most memory the panel cache may hold (1 GiB by default; 0 keeps no copy), dropping
+ *  the least recently used copies beyond it. */
+POLYGRAD_API pg_api_status pg_set_panel_cache_limit(uint64_t bytes);
+
 /* ---- construction --------------------------------------------------------------------- */
 
 /** A tensor of `dtype` and shape (dims, ndim) holding a copy of numel * itemsize packed bytes

@@ -121,6 +121,9 @@ RELEASE_FN = ctypes.CFUNCTYPE(None, c_void_p)
 _SIGNATURES = {
     "pg_manual_seed": [c_uint64],
     "pg_compiled_kernel_count": [POINTER(c_size_t)],
+    "pg_panel_cache_stats": [POINTER(c_size_t), POINTER(c_size_t), POINTER(c_size_t),
+                             POINTER(c_uint64), POINTER(c_uint64)],
+    "pg_set_panel_cache_limit": [c_uint64],
     "pg_tensor_from_host_memory": [c_void_p, c_int, I64P, c_size_t, c_char_p, RELEASE_FN, c_void_p,
                                    POINTER(c_int), PT],
     "pg_tensor_from_data": [c_void_p, c_int, I64P, c_size_t, c_char_p, PT],

@@ -1,0 +1,146 @@
+// Copies of weights in panels, kept per version of the weight (see panel_cache.hpp).
+#include "runtime/panel_cache.hpp"
+
+#include "runtime/buffers.hpp"
+#include "runtime/capture.hpp"
+
+#include <list>
+#include <map>
+#include <mutex>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+namespace polygrad::runtime {
+
+namespace {
+
+struct Key {
+  std::string device;
+  int64_t source = 0;
+  const UOp* group = nullptr;
+  bool operator<(const Key& o) const {
+    return std::tie(source, group, device) < std::tie(o.source, o.group, o.device);
+  }
+};
+
+struct Entry {
+  UOpRef group;  // keeps the key's kernel alive
+  std::shared_ptr<Buffer> memory;
+  uint64_t nbytes = 0;
+  std::vector<uint64_t> versions;  // per kernel of the copy: the source's version it ran at
+  std::list<Key>::iterator order;
+};
+
+/// Never destroyed, like the buffer table: BUFFER nodes may die during static destruction.
+struct Cache {
+  static constexpr uint64_t kDefaultLimit = uint64_t{1} << 30;
+  std::mutex mu;
+  std::map<Key, Entry> entries;
+  std::list<Key> order;  // most recently used first
+  std::unordered_map<int64_t, size_t> per_source;
+  uint64_t bytes = 0, limit = kDefaultLimit;
+  size_t made = 0, reuses = 0;
+
+  /// Removes an entry, handing it to `dead` (destroyed by the caller outside the lock: its
+  /// memory goes back to the pool, its kernel may die).
+  void drop(std::map<Key, Entry>::iterator it, std::vector<Entry>& dead) {
+    bytes -= it->second.nbytes;
+    if (--per_source[it->first.source] == 0) per_source.erase(it->first.source);
+    order.erase(it->second.order);
+    dead.push_back(std::move(it->second));
+    entries.erase(it);
+  }
+
+  void shrink_to(uint64_t cap, std::vector<Entry>& dead) {
+    while (bytes > cap && !order.empty()) drop(entries.find(order.back()), dead);
+  }
+};
+
+Cache& cache() {
+  static Cache* c = new Cache;
+  return *c;
+}
+
+}  // namespace
+
+PackingUse::PackingUse(const schedule::Item& item, const UOp* source, const UOp* packed) {
+  const BufferVersion v = buffer_version(source);
+  if (!item.packing || v.external || capturing()) return;
+  const uint64_t nbytes = static_cast<uint64_t>(lazy::buffer_count(packed)) *
+                          static_cast<uint64_t>(packed->dtype().itemsize());
+  Cache& c = cache();
+  std::vector<Entry> dead;  // destroyed after the lock is released
+  std::lock_guard<std::mutex> lock(c.mu);
+  if (nbytes > c.limit) return;
+  Key key{item.device, lazy::buffer_id(source), item.packing->group.get()};
+  auto it = c.entries.find(key);
+  if (it != c.entries.end() && it->second.nbytes != nbytes) {
+    c.drop(it, dead);
+    it = c.entries.end();
+  }
+  if (it == c.entries.end()) {
+    c.shrink_to(c.limit - nbytes, dead);
+    c.order.push_front(key);
+    Entry e{item.packing->group, buffer_memory(packed), nbytes, {}, c.order.begin()};
+    it = c.entries.emplace(key, std::move(e)).first;
+    c.bytes += nbytes;
+    ++c.per_source[key.source];
+  } else {
+    alias_buffer(packed, it->second.memory);
+    c.order.splice(c.order.begin(), c.order, it->second.order);
+  }
+  std::vector<uint64_t>& versions = it->second.versions;
+  const size_t part = static_cast<size_t>(item.packing->part);
+  if (versions.size() <= part) versions.resize(part + 1, 0);
+  if (versions[part] == v.version) {
+    if (part == 0) ++c.reuses;
+    must_run_ = false;
+    return;
+  }
+  kept_ = true;
+  device_ = key.device;
+  source_ = key.source;
+  group_ = key.group;
+  part_ = item.packing->part;
+  version_ = v.version;
+}
+
+void PackingUse::ran() const {
+  if (!kept_) return;
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  auto it = c.entries.find(Key{device_, source_, group_});
+  if (it == c.entries.end()) return;
+  std::vector<uint64_t>& versions = it->second.versions;
+  const size_t part = static_cast<size_t>(part_);
+  if (versions.size() <= part) versions.resize(part + 1, 0);
+  versions[part] = version_;
+  if (part == 0) ++c.made;
+}
+
+void forget_packings(int64_t id) {
+  Cache& c = cache();
+  std::vector<Entry> dead;
+  std::lock_guard<std::mutex> lock(c.mu);
+  if (!c.per_source.count(id)) return;
+  for (auto it = c.entries.lower_bound(Key{"", id, nullptr});
+       it != c.entries.end() && it->first.source == id;)
+    c.drop(it++, dead);
+}
+
+PanelCacheStats panel_cache_stats() {
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  return {c.made, c.reuses, c.entries.size(), c.bytes, c.limit};
+}
+
+void set_panel_cache_limit(uint64_t bytes) {
+  Cache& c = cache();
+  std::vector<Entry> dead;
+  std::lock_guard<std::mutex> lock(c.mu);
+  c.limit = bytes;
+  c.shrink_to(bytes, dead);
+}
+
+}  // namespace polygrad::runtime
