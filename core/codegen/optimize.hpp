@@ -95,7 +95,8 @@ struct PanelPacking {
   /// columns unwritten and unread: P the column block when the plan's moved-back last vector
   /// lies within one panel; else, when b's rows are a stride apart that falls into a few L1
   /// sets (within a cache line of a multiple of 4 KiB), one panel of P > n columns (padded
-  /// rows: element (r, c) at r * P + c).
+  /// rows: element (r, c) at r * P + c). With `by_rows` (b is (n, k), read by a tail plan):
+  /// panels of P rows, the last one partial, written by a copy kernel over b's rows.
   bool padded = false;
 };
 

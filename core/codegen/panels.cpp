@@ -161,25 +161,49 @@ std::optional<PanelPacking> rows_in_panels(const UOpRef& sink, const Target& tar
   const UOp* k = plan.dot_k;
   const int64_t ej = plan.j->src(0)->op() == Op::CONST ? plan.j->src(0)->arg_int() : 0;
   if (plan.i == nullptr || ej == 0 || plan.dot_ks.size() != 1) return std::nullopt;
-  // Columns the width does not divide (1023): one panel of all of b's rows, b transposed, which
-  // the vector form takes in a tail plan (a moved-back vector stays within its row). On a
-  // Sapphire Rapids host (1023, 1023) @ (1023, 1023).T: 36 -> 13 ms, the copy 1.2 of them.
-  const bool whole = ej % plan.lanes != 0;
-  const int64_t panel = whole ? ej : column_vectors(ej, plan.lanes) * plan.lanes;
+  // Columns the width does not divide (1023, 50257): panels of the tail plan's column block
+  // when its moved-back last vector lies within the last panel, which is partial (50257 in
+  // panels of 32: 50241..50256 in the panel of 50240..; the panel's missing rows are never
+  // read); else one panel of all of b's rows, b transposed, which the vector form takes in a
+  // tail plan (a moved-back vector stays within its row). On a Sapphire Rapids host
+  // (1023, 1023) @ (1023, 1023).T: 36 -> 13 ms (whole), the copy 1.2 of them.
+  const bool tail = ej % plan.lanes != 0;
   for (const Operand& o : operands(toposort(sink), plan.j, k)) {
     if (o.ck != 1 || !o.cj || *o.cj <= 0) continue;
     if (ej * *o.cj * o.elem <= CacheBudget(target).whole_b()) continue;
+    // (Panels of rows need no row count. The scheduler checks that the buffer holds whole
+    // panels, or makes room for a partial last one; P divides the columns or the buffer's rows
+    // are one batch's, so a batch's rows never share a panel with another's.)
+    auto planned = [&](const PanelPacking& p) {
+      return choose_upcast(read_from_panels(sink, 0, p), target);
+    };
+    auto keeps_form = [&](const UpcastPlan& q) {
+      return q.j == plan.j && q.dot_k == nullptr && q.tail == tail;
+    };
+    if (!tail) {
+      const int64_t panel = column_vectors(ej, plan.lanes) * plan.lanes;
+      const PanelPacking p{o.slot, *o.cj, panel, true};
+      const UpcastPlan q = planned(p);
+      if (!keeps_form(q) || int64_t{q.vectors} * q.lanes != panel) return std::nullopt;
+      return p;
+    }
+    // The tail plan's column block, found by planning with a guess (two vectors) first.
+    PanelPacking p{
+        .slot = o.slot, .row = *o.cj, .panel = 2 * plan.lanes, .by_rows = true, .padded = true};
+    UpcastPlan q = planned(p);
+    if (keeps_form(q) && int64_t{q.vectors} * q.lanes != p.panel) {
+      p.panel = int64_t{q.vectors} * q.lanes;
+      q = planned(p);
+    }
+    if (keeps_form(q) && int64_t{q.vectors} * q.lanes == p.panel &&
+        (ej - q.lanes) / p.panel == (ej - 1) / p.panel)
+      return p;
     // (A whole transpose is a plain copy kernel, which reads b a row apart per element: beyond
     // 16 MiB it cost more than it saved, (256, 768) @ (10001, 768).T: 20 -> 70 ms.)
-    if (whole && ej * *o.cj * o.elem > kMaxTransposeBytes) continue;
-    const PanelPacking p{o.slot, *o.cj, panel, true};
-    // (Panels of rows need no row count. The scheduler checks that the buffer holds whole
-    // panels; P divides the columns, so a batch's rows never share a panel with another's.)
-    const UpcastPlan q = choose_upcast(read_from_panels(sink, 0, p), target);
-    if (q.j != plan.j || q.dot_k != nullptr ||
-        (whole ? !q.tail : int64_t{q.vectors} * q.lanes != panel))
-      return std::nullopt;
-    return p;
+    if (ej * *o.cj * o.elem > kMaxTransposeBytes) continue;
+    const PanelPacking whole{o.slot, *o.cj, ej, true};
+    if (!keeps_form(planned(whole))) return std::nullopt;
+    return whole;
   }
   return std::nullopt;
 }

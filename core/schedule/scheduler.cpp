@@ -182,7 +182,7 @@ bool Scheduler::pack_panels(UOpRef& ast, std::vector<UOpRef>& buffers, std::set<
     // then split into row and column without a division; a's stride pins the rows anyway).
     if (p->transpose_rows) p->panel = nrows;
     const int64_t P = p->panel;
-    if (!p->by_rows || p->row_operand) {
+    if (!p->by_rows || p->row_operand || p->padded) {
       // Written by kernels over the buffer's rows (codegen::copy_in_row_blocks), as many as a
       // launch variable says (nothing reads a last partial panel's other rows or columns), so
       // every row count (a's rows; the batch of a weight gradient) shares one copy kernel as
@@ -191,7 +191,7 @@ bool Scheduler::pack_panels(UOpRef& ast, std::vector<UOpRef>& buffers, std::set<
       if (!p->by_rows && !p->rows_var && !p->padded && p->row % P != 0) break;
       // (Padded rows: one panel of P >= row columns, P * nrows.)
       const int64_t packed_count =
-          p->row_operand ? (nrows + P - 1) / P * P * p->row : (p->row + P - 1) / P * P * nrows;
+          p->by_rows ? (nrows + P - 1) / P * P * p->row : (p->row + P - 1) / P * P * nrows;
       buffers[static_cast<size_t>(p->slot)] =
           copy_to_panels(buf, nrows, *p, packed_count, device, deps);
       ast = codegen::read_from_panels(ast, nrows, *p);

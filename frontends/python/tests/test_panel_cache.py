@@ -142,3 +142,18 @@ def test_every_row_count_reads_the_kept_copy(rows):
     for _ in range(2):
         out = (Tensor(x) @ w.T).numpy()
         np.testing.assert_allclose(out, x @ w.numpy().T, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("n", [5017, 1023, 1025])
+def test_columns_no_vector_divides_read_partial_panels(n):
+    # 5017 and 1023 weight rows in panels of the tail plan's column block (32 with AVX-512), the
+    # last panel partial (its moved-back last vector lies within it); 1025's does not, and b is
+    # transposed whole.
+    w = _weight(n, 768)
+    wn = w.numpy()
+    start = _made()
+    for rows in (64, 100, 64):
+        x = RNG.standard_normal((rows, 768)).astype(np.float32)
+        out = (Tensor(x) @ w.T).numpy()
+        np.testing.assert_allclose(out, x @ wn.T, rtol=1e-4, atol=1e-4)
+    assert _made() == start + 1
