@@ -90,6 +90,9 @@ bench: build
 	$(BLAS_CORE) OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=2 PYTHONPATH=frontends/python \
 	  POLYGRAD_LIB=$(CURDIR)/build/release/lib/libpolygrad.so \
 	  build/release/venv/bin/python bench/first_call.py
+	$(BLAS_CORE) OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=2 PYTHONPATH=frontends/python \
+	  POLYGRAD_LIB=$(CURDIR)/build/release/lib/libpolygrad.so \
+	  build/release/venv/bin/python bench/gpt2.py
 
 format:
 	git ls-files '*.cpp' '*.hpp' '*.h' '*.c' | xargs clang-format -i
