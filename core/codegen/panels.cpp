@@ -259,19 +259,14 @@ std::optional<PanelPacking> row_operand_in_panels(const UOpRef& sink, const Targ
                                                   const UpcastPlan& plan,
                                                   const std::vector<const UOp*>& order,
                                                   const UOp* k, int64_t rows) {
-  if (plan.i == nullptr || plan.rows < 2 || plan.k != k || plan.k_tile <= 0 ||
-      plan.k_outer != nullptr || plan.j->src(0)->op() != Op::CONST ||
+  if (upcast::vector_registers(target) > 16 || plan.i == nullptr || plan.rows < 2 || plan.k != k ||
+      plan.k_tile <= 0 || plan.k_outer != nullptr || plan.j->src(0)->op() != Op::CONST ||
       plan.j->src(0)->arg_int() < kMinColumns)
     return std::nullopt;
   const int64_t ek = k->src(0)->arg_int();
-  // With 32 registers the row block's slice of a is what the k slices keep in half an L1
-  // (choose_upcast); only when a's rows fall into a few L1 sets (a multiple of 4 KiB apart:
-  // the 12 rows of a block in one set of an 8-way L1) does a copy pay.
-  const bool wide = upcast::vector_registers(target) > 16;
   const std::vector<Operand> ops = operands(order, plan.j, k, plan.i);
   for (const Operand& o : ops) {
     if (o.cj != 0 || o.ck != 1 || o.ci != ek || !read_alone(ops, o)) continue;
-    if (wide && !in_few_sets(ek * o.elem)) return std::nullopt;
     const PanelPacking p{
         .slot = o.slot, .row = ek, .panel = plan.rows, .by_rows = true, .row_operand = true};
     const std::optional<UpcastPlan> q = replanned(sink, target, plan, p, rows);
