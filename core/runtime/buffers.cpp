@@ -20,7 +20,6 @@ struct Entry {
   std::string device;
   int64_t nbytes = 0;
   std::shared_ptr<Buffer> memory;
-  uint64_t version = 1;   // bumped by every write of a launch (note_buffer_write)
   bool external = false;  // host memory the caller may write behind polygrad's back
 };
 
@@ -180,18 +179,10 @@ bool buffer_allocated(const UOp* buffer) {
   return entry_locked(t, buffer).memory != nullptr;
 }
 
-void note_buffer_write(int64_t id) {
+bool buffer_external(const UOp* buffer) {
   Table& t = table();
   std::lock_guard<std::mutex> lock(t.mu);
-  auto it = t.entries.find(id);
-  if (it != t.entries.end()) ++it->second.version;
-}
-
-BufferVersion buffer_version(const UOp* buffer) {
-  Table& t = table();
-  std::lock_guard<std::mutex> lock(t.mu);
-  const Entry& e = entry_locked(t, buffer);
-  return {e.version, e.external};
+  return entry_locked(t, buffer).external;
 }
 
 void mark_buffer_external(const UOp* buffer) {

@@ -30,17 +30,9 @@ void alias_buffer(const UOp* buffer, std::shared_ptr<Buffer> memory);
 /// Whether the buffer has memory yet.
 bool buffer_allocated(const UOp* buffer);
 
-/// Counts a write into the buffer of id `id` (a launch that stores into it; a no-op for an id
-/// already released), so copies made from its contents (panel_cache.hpp) know they are stale.
-void note_buffer_write(int64_t id);
-
-/// A buffer's write count (1 until its first write) and whether it is host memory the caller
-/// may change without polygrad seeing it (from_host_memory), which no copy may be kept of.
-struct BufferVersion {
-  uint64_t version = 0;
-  bool external = false;
-};
-BufferVersion buffer_version(const UOp* buffer);
+/// Whether the buffer is host memory the caller may change without polygrad seeing it
+/// (from_host_memory): no copy of it may be kept.
+bool buffer_external(const UOp* buffer);
 
 /// Marks the buffer as such host memory.
 void mark_buffer_external(const UOp* buffer);

@@ -37,7 +37,7 @@ struct Launch {
   std::string source_device;  ///< a copy's source
   uint64_t nbytes = 0;        ///< a copy's size
   /// The id of the BUFFER it writes (slot 0; a copy's destination): running it counts a write
-  /// of that buffer (buffers.hpp: note_buffer_write).
+  /// of that buffer for the panel cache (note_packing_source_write).
   int64_t writes = 0;
 };
 

@@ -4,6 +4,7 @@
 #include "runtime/buffers.hpp"
 #include "runtime/capture.hpp"
 
+#include <atomic>
 #include <list>
 #include <map>
 #include <mutex>
@@ -32,13 +33,22 @@ struct Entry {
   std::list<Key>::iterator order;
 };
 
+/// A buffer the cache holds copies of: how many, and its write count since the first.
+struct Source {
+  size_t entries = 0;
+  uint64_t version = 1;
+};
+
 /// Never destroyed, like the buffer table: BUFFER nodes may die during static destruction.
 struct Cache {
   static constexpr uint64_t kDefaultLimit = uint64_t{1} << 30;
   std::mutex mu;
   std::map<Key, Entry> entries;
   std::list<Key> order;  // most recently used first
-  std::unordered_map<int64_t, size_t> per_source;
+  std::unordered_map<int64_t, Source> sources;
+  /// sources.size(), read without the lock: a launch writing a buffer takes the lock only
+  /// while the cache holds copies of something.
+  std::atomic<size_t> watched{0};
   uint64_t bytes = 0, limit = kDefaultLimit;
   size_t made = 0, reuses = 0;
 
@@ -46,7 +56,10 @@ struct Cache {
   /// memory goes back to the pool, its kernel may die).
   void drop(std::map<Key, Entry>::iterator it, std::vector<Entry>& dead) {
     bytes -= it->second.nbytes;
-    if (--per_source[it->first.source] == 0) per_source.erase(it->first.source);
+    if (--sources[it->first.source].entries == 0) {
+      sources.erase(it->first.source);
+      watched.store(sources.size(), std::memory_order_relaxed);
+    }
     order.erase(it->second.order);
     dead.push_back(std::move(it->second));
     entries.erase(it);
@@ -65,8 +78,7 @@ Cache& cache() {
 }  // namespace
 
 PackingUse::PackingUse(const schedule::Item& item, const UOp* source, const UOp* packed) {
-  const BufferVersion v = buffer_version(source);
-  if (!item.packing || v.external || capturing()) return;
+  if (!item.packing || capturing() || buffer_external(source)) return;
   const uint64_t nbytes = static_cast<uint64_t>(lazy::buffer_count(packed)) *
                           static_cast<uint64_t>(packed->dtype().itemsize());
   Cache& c = cache();
@@ -85,15 +97,17 @@ PackingUse::PackingUse(const schedule::Item& item, const UOp* source, const UOp*
     Entry e{item.packing->group, buffer_memory(packed), nbytes, {}, c.order.begin()};
     it = c.entries.emplace(key, std::move(e)).first;
     c.bytes += nbytes;
-    ++c.per_source[key.source];
+    ++c.sources[key.source].entries;
+    c.watched.store(c.sources.size(), std::memory_order_relaxed);
   } else {
     alias_buffer(packed, it->second.memory);
     c.order.splice(c.order.begin(), c.order, it->second.order);
   }
+  const uint64_t version = c.sources[key.source].version;
   std::vector<uint64_t>& versions = it->second.versions;
   const size_t part = static_cast<size_t>(item.packing->part);
   if (versions.size() <= part) versions.resize(part + 1, 0);
-  if (versions[part] == v.version) {
+  if (versions[part] == version) {
     if (part == 0) ++c.reuses;
     must_run_ = false;
     return;
@@ -103,7 +117,7 @@ PackingUse::PackingUse(const schedule::Item& item, const UOp* source, const UOp*
   source_ = key.source;
   group_ = key.group;
   part_ = item.packing->part;
-  version_ = v.version;
+  version_ = version;
 }
 
 void PackingUse::ran() const {
@@ -119,11 +133,20 @@ void PackingUse::ran() const {
   if (part == 0) ++c.made;
 }
 
+void note_packing_source_write(int64_t id) {
+  Cache& c = cache();
+  if (c.watched.load(std::memory_order_relaxed) == 0) return;
+  std::lock_guard<std::mutex> lock(c.mu);
+  auto it = c.sources.find(id);
+  if (it != c.sources.end()) ++it->second.version;
+}
+
 void forget_packings(int64_t id) {
   Cache& c = cache();
+  if (c.watched.load(std::memory_order_relaxed) == 0) return;
   std::vector<Entry> dead;
   std::lock_guard<std::mutex> lock(c.mu);
-  if (!c.per_source.count(id)) return;
+  if (!c.sources.count(id)) return;
   for (auto it = c.entries.lower_bound(Key{"", id, nullptr});
        it != c.entries.end() && it->first.source == id;)
     c.drop(it++, dead);

@@ -5,7 +5,9 @@
 // kernels of the schedule (schedule::Item::packing). When that operand is an input of the
 // schedule, a weight, the copy is the same every time until the weight changes: the cache
 // keeps it by (device, input buffer, the copy's first kernel), with the input's write count
-// (buffers.hpp: buffer_version) that each of its kernels ran at. A realize then binds the
+// that each of its kernels ran at (every launch counts a write of the buffer it stores into,
+// note_packing_source_write; counted only for buffers the cache holds copies of, which is
+// all it needs: a copy is made at the count of its making). A realize then binds the
 // copy's buffer to the kept memory and runs its kernels only when the input was written since
 // (an optimizer step: one new copy per step, however many products read the weight). The
 // memory is counted and bounded (the least recently used copies dropped beyond the limit; a
@@ -56,6 +58,10 @@ class PackingUse {
   int part_ = 0;
   uint64_t version_ = 0;
 };
+
+/// Counts a write into the buffer of id `id` (a launch that stores into it), when the cache
+/// holds copies of it: they are stale from then on. One relaxed atomic load otherwise.
+void note_packing_source_write(int64_t id);
 
 /// Drops the copies of the buffer of id `id` (called when its BUFFER node dies).
 void forget_packings(int64_t id);
