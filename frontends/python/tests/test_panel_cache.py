@@ -157,3 +157,25 @@ def test_columns_no_vector_divides_read_partial_panels(n):
         out = (Tensor(x) @ w.T).numpy()
         np.testing.assert_allclose(out, x @ wn.T, rtol=1e-4, atol=1e-4)
     assert _made() == start + 1
+
+
+def test_capture_replays_count_their_writes():
+    # A capture records the weight's update; each replay writes the weight, so the copy kept
+    # from an eager product before is stale afterwards and is made again.
+    w = _weight(3072, 768)
+    xn = RNG.standard_normal((64, 768)).astype(np.float32)
+    x = Tensor(xn)
+    wn = w.numpy()
+    np.testing.assert_allclose((x @ w.T).numpy(), xn @ wn.T, rtol=1e-4, atol=1e-4)
+
+    def update():
+        w.assign(w * 0.5 + 0.01)
+        return w
+
+    rec = polygrad.capture(update)  # (recording runs nothing)
+    for _ in range(3):
+        rec.run()
+        wn = wn * 0.5 + 0.01
+        start = _made()
+        np.testing.assert_allclose((x @ w.T).numpy(), xn @ wn.T, rtol=1e-4, atol=1e-4)
+        assert _made() == start + 1
