@@ -11,8 +11,9 @@
 // splat CONST name existing lanes). Scalar integers narrower than 32 bits are held in an i32,
 // sign- or zero-extended after every operation that could leave the range, so comparisons,
 // division and shifts need no fix-up; in a v128 they are true 8- or 16-bit lanes.
-// DEFINE_REG arrays that are only read and written whole, at constant offsets, with one lane
-// count (vector accumulators) live in locals; other arrays live in scratch memory.
+// DEFINE_REG arrays accessed only at constant offsets, each access a whole slot of the widest
+// access's lanes or one lane of it (vector accumulators), live in locals; other arrays live in
+// scratch memory.
 #ifndef POLYGRAD_WASM_FUNCTION_WRITER_HPP
 #define POLYGRAD_WASM_FUNCTION_WRITER_HPP
 
@@ -151,8 +152,8 @@ class FunctionWriter {
   /// The DEFINE_REG arrays that become locals (see the file comment).
   void plan_registers();
   struct RegArray {
-    uint32_t lanes = 0;           ///< lanes of every access
-    std::vector<uint32_t> slots;  ///< per slot: a v128 local, or `lanes` scalar locals
+    uint32_t lanes = 0;           ///< elements per slot: the widest access
+    std::vector<uint32_t> slots;  ///< per slot: a v128 local, or the first of `lanes` locals
   };
   std::vector<RegArray> regs_;
   void load_slot(uint32_t i, const pg_instruction& x, uint32_t n);
@@ -171,7 +172,7 @@ class FunctionWriter {
   std::vector<uint32_t> vec_;                ///< per instruction: its v128 local, or kNone
   std::vector<std::vector<LaneRef>> splat_;  ///< per instruction: the scalar all lanes equal
   /// Per INDEX into a register array held in locals: 1 + the array's index in regs_, and the
-  /// slot; {0, 0} for any other instruction.
+  /// element offset; {0, 0} for any other instruction.
   std::vector<std::pair<uint32_t, uint32_t>> reg_slot_;
   std::vector<ValType> locals_;  ///< declared locals after the parameters
   uint32_t nparams_;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <tuple>
 
 #include "function_writer.hpp"
 
@@ -420,9 +421,10 @@ void FunctionWriter::plan_registers() {
     const pg_instruction& reg = in(d);
     if (reg.op != PG_OP_DEFINE_REG || reg.arg.i <= 0 || users[d].empty()) continue;
     const int64_t size = reg.arg.i;
-    uint32_t lanes = 0;
+    // Every access: an INDEX at a constant offset, then a LOAD or STORE through it.
     bool ok = true;
-    std::vector<std::pair<uint32_t, int64_t>> indices;  // (INDEX, offset)
+    uint32_t lanes = 0;                                       // the widest access
+    std::vector<std::tuple<uint32_t, int64_t, uint32_t>> at;  // (INDEX, offset, lanes)
     for (auto [j, k] : users[d]) {
       const pg_instruction& ix = in(j);
       ok = ok && ix.op == PG_OP_INDEX && k == 0 && in(src(ix, 1)).op == PG_OP_CONST;
@@ -434,15 +436,20 @@ void FunctionWriter::plan_registers() {
         if (!ok) break;
         const pg_instruction& value = use.op == PG_OP_LOAD ? use : in(src(use, 1));
         const uint32_t n = value.vcount ? value.vcount : 1;
-        ok = (lanes == 0 || lanes == n) && off >= 0 && off % n == 0 && off + n <= size;
-        lanes = n;
+        ok = off >= 0 && off % n == 0 && off + n <= size;
+        lanes = std::max(lanes, n);
+        at.push_back({j, off, n});
       }
-      indices.push_back({j, off});
     }
     if (!ok || lanes == 0) continue;
+    // Slots of `lanes` elements; an access reads or writes one whole slot, or one lane of a
+    // v128 slot, or any lanes of a slot of scalar locals.
+    const bool vector = simd_shape(reg.dtype, lanes);
+    for (auto [j, off, n] : at)
+      ok = ok && (off % lanes) + n <= lanes && (!vector || n == 1 || n == lanes);
+    if (!ok) continue;
     RegArray a;
     a.lanes = lanes;
-    const bool vector = simd_shape(reg.dtype, lanes);
     const ValType t = vector ? ValType::V128 : repr_of(reg.dtype).type;
     for (int64_t s = 0; s < (size + lanes - 1) / lanes; ++s) {
       a.slots.push_back(new_local(t));
@@ -452,13 +459,15 @@ void FunctionWriter::plan_registers() {
     regs_.push_back(std::move(a));
     const uint32_t id = static_cast<uint32_t>(regs_.size());
     reg_slot_[d] = {id, 0};
-    for (auto [j, off] : indices) reg_slot_[j] = {id, static_cast<uint32_t>(off / lanes)};
+    for (auto [j, off, n] : at) reg_slot_[j] = {id, static_cast<uint32_t>(off)};
   }
 }
 
 void FunctionWriter::load_slot(uint32_t i, const pg_instruction& x, uint32_t n) {
-  auto [id, slot] = reg_slot_[src(x, 0)];
-  const uint32_t first = regs_[id - 1].slots[slot];
+  auto [id, off] = reg_slot_[src(x, 0)];
+  const RegArray& reg = regs_[id - 1];
+  const uint32_t first = reg.slots[off / reg.lanes], sub = off % reg.lanes;
+  const bool whole_vector = simd_shape(x.dtype, reg.lanes);  // the slot is a v128
   const bool gated = x.src_count == 3;
   const bool vector = simd_shape(x.dtype, n);
   std::vector<uint32_t> out;
@@ -472,7 +481,12 @@ void FunctionWriter::load_slot(uint32_t i, const pg_instruction& x, uint32_t n) 
     code_.u8(0x40);
   }
   for (uint32_t l = 0; l < out.size(); ++l) {
-    get(first + l);
+    if (whole_vector && !vector) {  // one lane of the v128
+      get(first);
+      extract(x.dtype, reg.lanes, sub + l);
+    } else {
+      get(first + sub + l);
+    }
     set(out[l]);
   }
   if (gated) {
@@ -495,23 +509,30 @@ void FunctionWriter::load_slot(uint32_t i, const pg_instruction& x, uint32_t n) 
 }
 
 void FunctionWriter::store_slot(const pg_instruction& x) {
-  auto [id, slot] = reg_slot_[src(x, 0)];
-  const uint32_t first = regs_[id - 1].slots[slot];
+  auto [id, off] = reg_slot_[src(x, 0)];
+  const RegArray& reg = regs_[id - 1];
+  const uint32_t first = reg.slots[off / reg.lanes], sub = off % reg.lanes;
   const uint32_t value = src(x, 1), dt = in(src(x, 0)).dtype;
-  const uint32_t n = regs_[id - 1].lanes;
+  const uint32_t n = lane_count(value);
   const bool gated = x.src_count == 3;
   if (gated) {
     get(scalar_local(src(x, 2)));
     code_.u8(op::if_);
     code_.u8(0x40);
   }
-  if (simd_shape(dt, n)) {
+  if (simd_shape(dt, reg.lanes) && n == reg.lanes) {
     push_vector(value, dt, n);
+    set(first);
+  } else if (simd_shape(dt, reg.lanes)) {  // one lane of the v128
+    get(first);
+    push_lane(value, 0);
+    to_lane(dt, reg.lanes);
+    replace(dt, reg.lanes, sub);
     set(first);
   } else {
     for (uint32_t l = 0; l < n; ++l) {
       push_lane(value, l);
-      set(first + l);
+      set(first + sub + l);
     }
   }
   if (gated) code_.u8(op::end);

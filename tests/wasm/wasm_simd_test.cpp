@@ -91,6 +91,42 @@ TEST(WasmSimd, ASumRunsInAVectorAccumulatorThenAcrossLanes) {
   EXPECT_EQ(w.download<float>(bo, 1), (std::vector<float>{2016.0f}));  // 63 * 64 / 2
 }
 
+TEST(WasmSimd, AMaxReduceKeepsItsLanesInOneVectorAccumulator) {
+  Wasm w;
+  // out[0] = max of x[0 .. 31], as the linearizer writes a row max on an explicit-SIMD target:
+  // the accumulator's lanes set one by one, a float4 max per step, then its lanes read one by
+  // one and combined. Every access is at a constant offset: the array is one v128 local.
+  sdk::ProgramBuilder pb("vmax");
+  Ref out = pb.param_buffer(0, PG_DTYPE_FLOAT32), x = pb.param_buffer(1, PG_DTYPE_FLOAT32);
+  Ref acc = pb.define_reg(PG_DTYPE_FLOAT32, 4);
+  Ref lanes[4], ninf = pb.const_f(PG_DTYPE_FLOAT32, -INFINITY);
+  for (int l = 0; l < 4; ++l) {
+    lanes[l] = pb.index(acc, pb.const_i(PG_DTYPE_INT32, l));
+    pb.store(lanes[l], ninf);
+  }
+  Ref r = pb.range(pb.const_i(PG_DTYPE_INT32, 8), 0);
+  Ref v = pb.load(pb.index(x, scaled(pb, r, 4)), 4);
+  pb.store(lanes[0], pb.binary(PG_OP_MAX, pb.load(lanes[0], 4), v));
+  pb.end_range(r);
+  Ref m = pb.load(lanes[0]);
+  for (int l = 1; l < 4; ++l) m = pb.binary(PG_OP_MAX, m, pb.load(lanes[l]));
+  pb.store(pb.index(out, pb.const_i(PG_DTYPE_INT32, 0)), m);
+  auto ops = w.ops(pb);
+  EXPECT_EQ(ops["v128.load"], 1u);  // x only
+  EXPECT_EQ(ops["f32x4.max"], 1u);
+  EXPECT_EQ(ops["f32x4.replace_lane"], 4u);
+  EXPECT_EQ(ops["f32x4.extract_lane"], 4u);
+  EXPECT_EQ(ops["f32.max"], 3u);
+  EXPECT_EQ(ops["f32.store"], 1u);  // out[0]; no scratch memory
+  EXPECT_EQ(ops["f32.load"] + ops["v128.store"], 0u);
+
+  std::vector<float> xs(32);
+  for (int k = 0; k < 32; ++k) xs[k] = float((k * 11) % 32) - 40.0f;  // the max, -9, at k = 31
+  pg_buffer_t bo = w.alloc(4), bx = w.upload(xs);
+  w.run_once(pb, {bo, bx}, {}, {1, 1, 1});
+  EXPECT_EQ(w.download<float>(bo, 1), (std::vector<float>{-9.0f}));
+}
+
 TEST(WasmSimd, ARegisterBlockedMatmulRunsOnVectorAccumulators) {
   Wasm w;
   // out (4 x 4) = a (4 x 3) @ b (3 x 4): each launch index computes two rows, each a float4
