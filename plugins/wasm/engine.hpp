@@ -1,6 +1,7 @@
 // What the wasm device needs from a WebAssembly runtime: one linear memory, and modules
-// instantiated against it whose kernel function can be called. Engines: `interp` (wabt's
-// interpreter, engine_interp.cpp). The renderer and the allocator do not depend on any engine.
+// instantiated against it whose kernel function can be called. Engines: `v8` (V8 embedded,
+// engine_v8.cpp, built where libnode is unpacked) and `interp` (wabt's interpreter,
+// engine_interp.cpp). The renderer and the allocator do not depend on any engine.
 #ifndef POLYGRAD_WASM_ENGINE_HPP
 #define POLYGRAD_WASM_ENGINE_HPP
 
@@ -60,6 +61,13 @@ class Engine {
 
 /// wabt's interpreter.
 std::unique_ptr<Engine> make_interp_engine();
+
+#if POLYGRAD_WASM_HAVE_V8
+/// V8, with an isolate of its own; the first call initialises V8 for the process.
+std::unique_ptr<Engine> make_v8_engine();
+/// Whether V8's WebAssembly trap handler is on (else V8 bounds-checks every access).
+bool v8_trap_handler_on();
+#endif
 
 }  // namespace polygrad::wasm
 
