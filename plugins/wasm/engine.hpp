@@ -52,6 +52,8 @@ class Engine {
  public:
   virtual ~Engine() = default;
   virtual const char* name() const = 0;
+  /// The runtime and how it catches out-of-bounds accesses, for the device's log.
+  virtual std::string describe() const = 0;
   virtual LinearMemory& memory() = 0;
   /// Validate and instantiate a module exporting function `entry` and the renderer's globals;
   /// sdk::Error(PG_ERR_COMPILE) naming the entry and the reason when that fails.
@@ -65,8 +67,6 @@ std::unique_ptr<Engine> make_interp_engine();
 #if POLYGRAD_WASM_HAVE_V8
 /// V8, with an isolate of its own; the first call initialises V8 for the process.
 std::unique_ptr<Engine> make_v8_engine();
-/// Whether V8's WebAssembly trap handler is on (else V8 bounds-checks every access).
-bool v8_trap_handler_on();
 #endif
 
 }  // namespace polygrad::wasm

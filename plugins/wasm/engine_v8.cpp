@@ -1,6 +1,7 @@
 // The `v8` engine: V8 embedded in-process (from Debian's libnode108), modules compiled by its
-// optimising compiler, out-of-bounds accesses caught by V8's WebAssembly trap handler (guard
-// pages and a SIGSEGV handler) where it is on, by explicit bounds checks otherwise.
+// optimising compiler (TurboFan), out-of-bounds accesses caught by V8's WebAssembly trap
+// handler (guard pages and a SIGSEGV handler; V8 bounds-checks explicitly where it cannot be
+// installed).
 #include <polygrad/plugin_error.hpp>
 
 #include <libplatform/libplatform.h>
@@ -30,11 +31,9 @@ V8Process& v8_process() {
     // call never moves to a tier compiled later.
     const char flags[] = "--no-liftoff --no-wasm-tier-up --no-wasm-lazy-compilation";
     v8::V8::SetFlagsFromString(flags, sizeof flags - 1);
-#if POLYGRAD_WASM_V8_TRAP_HANDLER
-    // Installs V8's SIGSEGV handler; a fault outside WebAssembly code goes to the handler that
-    // was there before.
+    // Installs V8's SIGSEGV handler; a fault outside WebAssembly code goes on to the handler
+    // that was there before (the default action, Python's faulthandler, AddressSanitizer's).
     p->trap_handler = v8::V8::EnableWebAssemblyTrapHandler(true);
-#endif
     p->platform = v8::platform::NewDefaultPlatform(1);
     v8::V8::InitializePlatform(p->platform.get());
     v8::V8::Initialize();
@@ -222,6 +221,11 @@ class V8Engine : public Engine {
  public:
   V8Engine() : holder_(std::make_shared<IsolateHolder>()), memory_(holder_) {}
   const char* name() const override { return "v8"; }
+  std::string describe() const override {
+    return std::string("V8 ") + v8::V8::GetVersion() +
+           (v8_process().trap_handler ? ", trap handler on (guard pages)"
+                                      : ", trap handler off (explicit bounds checks)");
+  }
   LinearMemory& memory() override { return memory_; }
 
   std::unique_ptr<LoadedModule> load(const void* bytes, uint64_t size,
@@ -281,10 +285,6 @@ class V8Engine : public Engine {
 std::unique_ptr<Engine> make_v8_engine() {
   v8_process();
   return std::make_unique<V8Engine>();
-}
-
-bool v8_trap_handler_on() {
-  return v8_process().trap_handler;
 }
 
 }  // namespace polygrad::wasm

@@ -3,9 +3,15 @@
 // every case on every engine built (v8, interp).
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+
+#include <csignal>
+#include <cstdio>
+
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <thread>
 
 #include "../plugin_driver/plugin_driver.hpp"
 
@@ -299,6 +305,65 @@ TEST_P(WasmDevice, FreedRangesAreReused) {
   EXPECT_EQ(w.download<int32_t>(c, 50), std::vector<int32_t>(50, 3));
   EXPECT_EQ(w.download<int32_t>(d, 100), std::vector<int32_t>(100, 4));
 }
+
+#if POLYGRAD_WASM_HAVE_V8
+TEST(WasmV8, TheTrapHandlerIsOn) {
+  Wasm w("v8");
+  EXPECT_TRUE(w.logged(PG_LOG_INFO, "wasm: engine v8: V8 10.")) << w.logs().size();
+  EXPECT_TRUE(w.logged(PG_LOG_INFO, "trap handler on"));
+}
+
+TEST(WasmV8, LaunchesAndTrapsFromAnotherThread) {
+  Wasm w("v8");
+  std::vector<float> a = {1, 2}, b = {3, 4};
+  EXPECT_EQ((binary<float>(w, PG_OP_ADD, PG_DTYPE_FLOAT32, PG_DTYPE_FLOAT32, a, b)),
+            (std::vector<float>{4, 6}));
+  std::vector<float> sum;
+  std::string error;
+  std::thread other([&] {
+    sum = binary<float>(w, PG_OP_MUL, PG_DTYPE_FLOAT32, PG_DTYPE_FLOAT32, a, b);
+    pg_buffer_t bo = w.upload(std::vector<float>{1});
+    sdk::ProgramBuilder pb("reads_far");
+    Ref out = pb.param_buffer(0, PG_DTYPE_FLOAT32);
+    pb.store(pb.index(out, pb.const_i(PG_DTYPE_INT32, 0)),
+             pb.load(pb.index(out, pb.const_i(PG_DTYPE_INT32, 0x30000000))));
+    pg_program_t p = w.build(pb);
+    (void)w.launch(p, {bo}, {}, {1, 1, 1}, {1, 1, 1}, error);
+    w.unload(p);
+  });
+  other.join();
+  EXPECT_EQ(sum, (std::vector<float>{3, 8}));
+  EXPECT_NE(error.find("'reads_far' trapped"), std::string::npos) << error;
+  EXPECT_EQ((binary<float>(w, PG_OP_SUB, PG_DTYPE_FLOAT32, PG_DTYPE_FLOAT32, a, b)),
+            (std::vector<float>{-2, -2}));
+}
+
+/// Writes to a page the process may not touch: a fault in host code, not in WebAssembly.
+void fault_in_host_code() {
+  void* page = mmap(nullptr, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  std::fprintf(stderr, "faulting in host code\n");
+  *static_cast<volatile int*>(page) = 1;
+}
+
+void run_then_fault() {
+  Wasm w("v8");
+  (void)binary<float>(w, PG_OP_ADD, PG_DTYPE_FLOAT32, PG_DTYPE_FLOAT32, std::vector<float>{1},
+                      std::vector<float>{2});
+  fault_in_host_code();
+}
+
+TEST(WasmV8DeathTest, AFaultInHostCodeIsNotTakenForATrap) {
+  // V8's SIGSEGV handler catches faults of WebAssembly code only; any other goes on to the
+  // handler before it: the default action (killed by SIGSEGV), or AddressSanitizer's report.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+#if defined(__SANITIZE_ADDRESS__)
+  EXPECT_EXIT(run_then_fault(), ::testing::ExitedWithCode(1),
+              "faulting in host code(.|\n)*AddressSanitizer: SEGV");
+#else
+  EXPECT_EXIT(run_then_fault(), ::testing::KilledBySignal(SIGSEGV), "faulting in host code");
+#endif
+}
+#endif
 
 }  // namespace
 }  // namespace polygrad::test
