@@ -30,7 +30,10 @@ void fill_capabilities(pg_capabilities& c) {
 }
 
 Device::Device(const sdk::Host& host, std::unique_ptr<Engine> engine, bool trace)
-    : host_(host), engine_(std::move(engine)), allocator_(engine_->memory()), trace_(trace) {}
+    : host_(host), engine_(std::move(engine)), allocator_(engine_->memory()), trace_(trace) {
+  host_.log(PG_LOG_INFO,
+            std::string("wasm: engine ") + engine_->name() + ": " + engine_->describe());
+}
 
 void Device::properties(pg_device_properties& p) {
   std::snprintf(p.name, sizeof p.name, "WebAssembly (%s engine)", engine_->name());
