@@ -54,7 +54,10 @@ ByteWriter FunctionWriter::body() {
     set(index_[d]);
     open_loop(index_[d], ValType::I32, param(kCountParams + d), false);
   }
-  for (uint32_t i = 0; i < p_.instruction_count; ++i) instruction(i);
+  for (uint32_t i = 0; i < p_.instruction_count; ++i) {
+    instruction(i);
+    note_sign(i);
+  }
   for (int d = 0; d < 3; ++d) close_loop(index_[d], ValType::I32);
   code_.u8(op::end);
 
@@ -244,41 +247,31 @@ void FunctionWriter::instruction(uint32_t i) {
       set(var);
       open_loop(var, r.type, scalar_local(src(x, 0)), r.is_signed);
       set_scalars(i, {var});
+      ++depth_;
       return;
     }
     case PG_OP_END_RANGE: {
       uint32_t r = src(x, 0);
       close_loop(scalar_local(r), repr_of(in(r).dtype).type);
+      close_scope();
       return;
     }
     case PG_OP_IF:
       get(scalar_local(src(x, 0)));
       code_.u8(op::if_);
       code_.u8(0x40);
+      ++depth_;
       return;
     case PG_OP_END_IF:
       code_.u8(op::end);
+      close_scope();
       return;
     case PG_OP_BARRIER:
       group_memory_ = true;
       return;  // one thread per group: nothing to wait for
-    case PG_OP_INDEX: {
+    case PG_OP_INDEX:
       if (reg_slot_[i].first) return;  // a slot of a register array held in locals
-      uint32_t local = new_local(ValType::I32);
-      get(scalar_local(src(x, 0)));
-      uint32_t off = src(x, 1);
-      get(scalar_local(off));
-      if (repr_of(in(off).dtype).type == ValType::I64) code_.u8(op::i32_wrap_i64);
-      uint32_t size = repr_of(x.dtype).bytes;
-      if (size != 1) {
-        const_i32(static_cast<int32_t>(size));
-        code_.u8(op::i32_mul);
-      }
-      code_.u8(op::i32_add);
-      set(local);
-      set_scalars(i, {local});
-      return;
-    }
+      return index(i, x);
     case PG_OP_LOAD:
       return load(i, x, n);
     case PG_OP_STORE:
@@ -313,6 +306,102 @@ void FunctionWriter::instruction(uint32_t i) {
   if (x.op >= PG_OP_FIRST_ISA2)
     unsupported(i, "the wasm renderer has no tensor cores or atomics (op_support says so)");
   alu(i, x, n);
+}
+
+bool FunctionWriter::non_negative(uint32_t i) const {
+  if (i >= nonneg_.size()) return false;
+  return nonneg_[i];
+}
+
+void FunctionWriter::note_sign(uint32_t i) {
+  const pg_instruction& x = in(i);
+  auto nn = [&](uint32_t k) { return nonneg_[src(x, k)]; };
+  bool v = false;
+  if (sdk::dtype_is_int(x.dtype) && (x.vcount <= 1)) {
+    switch (x.op) {
+      case PG_OP_RANGE:
+      case PG_OP_SPECIAL:
+        v = true;
+        break;
+      case PG_OP_CONST:
+        v = x.arg.i >= 0;
+        break;
+      case PG_OP_ADD:
+      case PG_OP_MUL:
+      case PG_OP_IDIV:
+        v = nn(0) && nn(1);
+        break;
+      case PG_OP_MOD:
+      case PG_OP_SHR:
+        v = nn(0);
+        break;
+      case PG_OP_AND:
+      case PG_OP_MAX:
+        v = nn(0) || nn(1);
+        break;
+      case PG_OP_WHERE:
+        v = nn(1) && nn(2);
+        break;
+      case PG_OP_CAST:  // widening or same width: the value is kept
+        v = nn(0) && sdk::dtype_is_int(in(src(x, 0)).dtype) &&
+            sdk::dtype_size(in(src(x, 0)).dtype) <= sdk::dtype_size(x.dtype);
+        break;
+      default:
+        break;
+    }
+  }
+  nonneg_[i] = v;
+}
+
+void FunctionWriter::index(uint32_t i, const pg_instruction& x) {
+  // ptr + off * size, with a constant part c >= 0 of off (off = x + c, x >= 0) left to the
+  // accesses' memarg offsets: the address of ptr + x * size is then shared by the INDEXes in
+  // scope that use it (the vectors of one row, the rows of a register tile). For x >= 0 and
+  // an access inside the memory the two agree; wasm adds a memarg offset without wrapping.
+  const uint32_t p = src(x, 0), off = src(x, 1);
+  const uint32_t size = repr_of(x.dtype).bytes;
+  uint32_t base = off;
+  int64_t c = 0;
+  const pg_instruction& o = in(off);
+  if (o.op == PG_OP_CONST && o.arg.i >= 0) {
+    base = kNone;
+    c = o.arg.i;
+  } else if (o.op == PG_OP_ADD) {
+    for (uint32_t k = 0; k < 2 && c == 0; ++k) {
+      const pg_instruction& a = in(src(o, k));
+      if (a.op == PG_OP_CONST && a.arg.i > 0 && non_negative(src(o, 1 - k))) {
+        base = src(o, 1 - k);
+        c = a.arg.i;
+      }
+    }
+  }
+  if (c > kMaxDisplacement / int64_t{size} || int64_t{disp_[p]} + c * size > kMaxDisplacement) {
+    base = off;
+    c = 0;
+  }
+  disp_[i] = disp_[p] + static_cast<uint32_t>(c * size);
+  if (base == kNone) return set_scalars(i, {scalar_local(p)});
+  for (const Address& a : addresses_)
+    if (a.ptr == p && a.base == base) return set_scalars(i, {a.local});
+  uint32_t local = new_local(ValType::I32);
+  get(scalar_local(p));
+  get(scalar_local(base));
+  if (repr_of(in(base).dtype).type == ValType::I64) code_.u8(op::i32_wrap_i64);
+  if (size != 1) {
+    const_i32(static_cast<int32_t>(size));
+    code_.u8(op::i32_mul);
+  }
+  code_.u8(op::i32_add);
+  set(local);
+  addresses_.push_back({p, base, local, depth_});
+  set_scalars(i, {local});
+}
+
+void FunctionWriter::close_scope() {
+  --depth_;
+  addresses_.erase(std::remove_if(addresses_.begin(), addresses_.end(),
+                                  [&](const Address& a) { return a.depth > depth_; }),
+                   addresses_.end());
 }
 
 uint32_t FunctionWriter::reserve_scratch(uint64_t bytes, uint32_t i) {
@@ -428,7 +517,7 @@ void FunctionWriter::push_const(uint32_t dt, pg_arg a) {
   }
 }
 
-void FunctionWriter::load_lane(uint32_t dt, uint32_t ptr, uint32_t l) {
+void FunctionWriter::load_lane(uint32_t dt, uint32_t ptr, uint32_t l, uint32_t disp) {
   Repr r = repr_of(dt);
   get(ptr);
   uint8_t o = op::i32_load;
@@ -460,12 +549,12 @@ void FunctionWriter::load_lane(uint32_t dt, uint32_t ptr, uint32_t l) {
       break;
   }
   code_.u8(o);
-  code_.memarg(log2_of(r.bytes), uint64_t(l) * r.bytes);
+  code_.memarg(log2_of(r.bytes), disp + uint64_t(l) * r.bytes);
   if (dt == PG_DTYPE_BOOL) normalize(dt);  // any non-zero byte is true
 }
 
-void FunctionWriter::store_lane(uint32_t dt, uint32_t ptr, uint32_t value, uint32_t vl,
-                                uint32_t l) {
+void FunctionWriter::store_lane(uint32_t dt, uint32_t ptr, uint32_t value, uint32_t vl, uint32_t l,
+                                uint32_t disp) {
   Repr r = repr_of(dt);
   get(ptr);
   push_lane(value, vl);
@@ -485,13 +574,13 @@ void FunctionWriter::store_lane(uint32_t dt, uint32_t ptr, uint32_t value, uint3
       break;
   }
   code_.u8(o);
-  code_.memarg(log2_of(r.bytes), uint64_t(l) * r.bytes);
+  code_.memarg(log2_of(r.bytes), disp + uint64_t(l) * r.bytes);
 }
 
 void FunctionWriter::load(uint32_t i, const pg_instruction& x, uint32_t n) {
   if (reg_slot_[src(x, 0)].first) return load_slot(i, x, n);
   Repr r = repr_of(x.dtype);
-  uint32_t ptr = scalar_local(src(x, 0));
+  uint32_t ptr = scalar_local(src(x, 0)), disp = disp_[src(x, 0)];
   const bool gated = x.src_count == 3;
   const bool vector = simd_shape(x.dtype, n);
   if (vector && x.dtype != PG_DTYPE_BOOL) {
@@ -503,7 +592,7 @@ void FunctionWriter::load(uint32_t i, const pg_instruction& x, uint32_t n) {
     }
     get(ptr);
     code_.simd(op::simd::v128_load);
-    code_.memarg(log2_of(r.bytes), 0);
+    code_.memarg(log2_of(r.bytes), disp);
     set(v);
     if (gated) {
       code_.u8(op::else_);
@@ -522,7 +611,7 @@ void FunctionWriter::load(uint32_t i, const pg_instruction& x, uint32_t n) {
     code_.u8(0x40);
   }
   for (uint32_t l = 0; l < n; ++l) {
-    load_lane(x.dtype, ptr, l);
+    load_lane(x.dtype, ptr, l, disp);
     set(out[l]);
   }
   if (gated) {
@@ -541,7 +630,7 @@ void FunctionWriter::load(uint32_t i, const pg_instruction& x, uint32_t n) {
 void FunctionWriter::store(uint32_t i, const pg_instruction& x) {
   (void)i;
   if (reg_slot_[src(x, 0)].first) return store_slot(x);
-  uint32_t ptr = scalar_local(src(x, 0)), value = src(x, 1);
+  uint32_t ptr = scalar_local(src(x, 0)), value = src(x, 1), disp = disp_[src(x, 0)];
   const uint32_t dt = in(src(x, 0)).dtype;
   const uint32_t n = lane_count(value);
   const bool gated = x.src_count == 3;
@@ -554,9 +643,9 @@ void FunctionWriter::store(uint32_t i, const pg_instruction& x) {
     get(ptr);
     get(vec_[value]);
     code_.simd(op::simd::v128_store);
-    code_.memarg(log2_of(repr_of(dt).bytes), 0);
+    code_.memarg(log2_of(repr_of(dt).bytes), disp);
   } else {
-    for (uint32_t l = 0; l < n; ++l) store_lane(dt, ptr, value, l, l);
+    for (uint32_t l = 0; l < n; ++l) store_lane(dt, ptr, value, l, l, disp);
   }
   if (gated) code_.u8(op::end);
 }

@@ -61,6 +61,8 @@ class FunctionWriter {
         lanes_(p.instruction_count),
         vec_(p.instruction_count, kNone),
         splat_(p.instruction_count),
+        disp_(p.instruction_count, 0),
+        nonneg_(p.instruction_count, false),
         reg_slot_(p.instruction_count),
         nparams_(p.buffer_count + p.scalar_count + kExtraParams) {}
 
@@ -111,11 +113,22 @@ class FunctionWriter {
   void push_const(uint32_t dt, pg_arg a);
 
   // --- memory ---------------------------------------------------------------------------------
-  void load_lane(uint32_t dt, uint32_t ptr, uint32_t l);
-  /// Stores lane `vl` of instruction `value` as element `l` at ptr.
-  void store_lane(uint32_t dt, uint32_t ptr, uint32_t value, uint32_t vl, uint32_t l);
+  /// Loads element `l` at ptr + disp bytes.
+  void load_lane(uint32_t dt, uint32_t ptr, uint32_t l, uint32_t disp = 0);
+  /// Stores lane `vl` of instruction `value` as element `l` at ptr + disp bytes.
+  void store_lane(uint32_t dt, uint32_t ptr, uint32_t value, uint32_t vl, uint32_t l,
+                  uint32_t disp = 0);
 
   void load(uint32_t i, const pg_instruction& x, uint32_t n);
+  /// INDEX: a pointer is an i32 local plus a constant displacement in bytes (disp_), which
+  /// loads and stores take as their memarg offset.
+  void index(uint32_t i, const pg_instruction& x);
+  /// Records whether integer instruction i is known to be >= 0 (loop counters, launch
+  /// indices, non-negative constants and what sums, products and quotients keep so).
+  void note_sign(uint32_t i);
+  bool non_negative(uint32_t i) const;
+  /// Leaves a loop or IF: the addresses computed inside it are no longer valid.
+  void close_scope();
 
   void store(uint32_t i, const pg_instruction& x);
 
@@ -171,6 +184,16 @@ class FunctionWriter {
   std::vector<std::vector<LaneRef>> lanes_;  ///< per instruction: where each lane is
   std::vector<uint32_t> vec_;                ///< per instruction: its v128 local, or kNone
   std::vector<std::vector<LaneRef>> splat_;  ///< per instruction: the scalar all lanes equal
+  std::vector<uint32_t> disp_;               ///< per INDEX: its displacement in bytes
+  std::vector<bool> nonneg_;                 ///< per instruction: known to be >= 0
+  /// Largest displacement folded into memarg offsets (larger ones are added in the address).
+  static constexpr int64_t kMaxDisplacement = int64_t{1} << 30;
+  /// An address ptr + base * size computed in an enclosing scope, reusable while it is open.
+  struct Address {
+    uint32_t ptr, base, local, depth;
+  };
+  std::vector<Address> addresses_;
+  uint32_t depth_ = 0;  ///< loops and IFs open around the current instruction
   /// Per INDEX into a register array held in locals: 1 + the array's index in regs_, and the
   /// element offset; {0, 0} for any other instruction.
   std::vector<std::pair<uint32_t, uint32_t>> reg_slot_;

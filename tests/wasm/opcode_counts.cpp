@@ -15,8 +15,20 @@ class Counter : public wabt::BinaryReaderNop {
     ++out_[opcode.GetName()];
     return wabt::Result::Ok;
   }
+  wabt::Result OnLoadExpr(wabt::Opcode opcode, wabt::Index, wabt::Address,
+                          wabt::Address offset) override {
+    return with_offset(opcode, offset);
+  }
+  wabt::Result OnStoreExpr(wabt::Opcode opcode, wabt::Index, wabt::Address,
+                           wabt::Address offset) override {
+    return with_offset(opcode, offset);
+  }
 
  private:
+  wabt::Result with_offset(wabt::Opcode opcode, wabt::Address offset) {
+    ++out_[std::string(opcode.GetName()) + " offset=" + std::to_string(offset)];
+    return wabt::Result::Ok;
+  }
   std::map<std::string, size_t>& out_;
 };
 

@@ -10,8 +10,9 @@
 
 namespace polygrad::test {
 
-/// Instruction name ("f32x4.add", "local.get") -> occurrences in `module`'s code. Empty when
-/// the module does not parse.
+/// Instruction name ("f32x4.add", "local.get") -> occurrences in `module`'s code, and for
+/// loads and stores also "NAME offset=N" (N the memarg offset). Empty when the module does not
+/// parse.
 std::map<std::string, size_t> opcode_counts(const std::string& module);
 
 }  // namespace polygrad::test

@@ -171,6 +171,32 @@ TEST(WasmSimd, ARegisterBlockedMatmulRunsOnVectorAccumulators) {
   EXPECT_EQ(w.download<float>(bo, M * N), want);
 }
 
+TEST(WasmSimd, ConstantOffsetsBecomeMemargOffsetsOfOneAddress) {
+  Wasm w;
+  // out[8i .. 8i+7] = x[8i + 4 ..] and x[8i ..] swapped: the four INDEXes share the addresses
+  // of 8i (one for x, one for out), the + 4 is an offset of 16 bytes in the access.
+  sdk::ProgramBuilder pb("swap");
+  Ref out = pb.param_buffer(0, PG_DTYPE_FLOAT32), x = pb.param_buffer(1, PG_DTYPE_FLOAT32);
+  Ref at = scaled(pb, pb.special(PG_SPECIAL_GLOBAL, 0), 8);
+  Ref at4 = pb.binary(PG_OP_ADD, at, pb.const_i(PG_DTYPE_INT32, 4));
+  Ref lo = pb.load(pb.index(x, at), 4), hi = pb.load(pb.index(x, at4), 4);
+  pb.store(pb.index(out, at), hi);
+  pb.store(pb.index(out, at4), lo);
+  auto ops = w.ops(pb);
+  EXPECT_EQ(ops["v128.load offset=0"], 1u);
+  EXPECT_EQ(ops["v128.load offset=16"], 1u);
+  EXPECT_EQ(ops["v128.store offset=0"], 1u);
+  EXPECT_EQ(ops["v128.store offset=16"], 1u);
+  EXPECT_EQ(ops["i32.mul"], 3u);  // 8i, and one address each for x and out
+
+  std::vector<float> xs(16), want(16);
+  for (int k = 0; k < 16; ++k) xs[k] = float(k);
+  for (int k = 0; k < 16; ++k) want[k] = xs[(k / 8) * 8 + (k % 8 + 4) % 8];
+  pg_buffer_t bo = w.alloc(64), bx = w.upload(xs);
+  w.run_once(pb, {bo, bx}, {}, {2, 1, 1});
+  EXPECT_EQ(w.download<float>(bo, 16), want);
+}
+
 TEST(WasmSimd, ComparisonsAreMasksAndWhereIsABitselect) {
   Wasm w;
   // out = a < b ? a : b * 2, and lt = (a < b) stored as bytes, over float4s.
