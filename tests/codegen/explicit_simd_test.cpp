@@ -57,6 +57,17 @@ TEST(ExplicitSimd, ElementwiseKernelsWithoutWholeVectorOpsAreVectorised) {
     EXPECT_NEAR(out[i], std::exp2(static_cast<double>(x[i])), 2e-6 * std::exp2(x[i])) << i;
 }
 
+/// softmax over n rows of m, lowered for the explicit-SIMD target and run, against softmax_ref.
+void check_softmax(int64_t n, int64_t m, const Compiled& c) {
+  std::vector<float> x(n * m);
+  for (int64_t i = 0; i < n * m; ++i) x[i] = static_cast<float>((i * 37) % 101) * 0.1f - 5.0f;
+  std::vector<HostBuf> bufs{HostBuf::zeros<float>(n * m), HostBuf::of(x)};
+  run(c, bufs);
+  const std::vector<float> out = bufs[0].as<float>();
+  const std::vector<double> want = softmax_ref(x, n, m);
+  for (int64_t i = 0; i < n * m; ++i) ASSERT_NEAR(out[i], want[i], 1e-6 + 1e-5 * want[i]) << i;
+}
+
 TEST(ExplicitSimd, SoftmaxReducesInVectorsAndWritesVectorRows) {
   const int64_t w = f32_lanes(cpu_target());
   if (w < 4) GTEST_SKIP() << "the cpu target declares fewer than 4 float lanes";
@@ -73,13 +84,38 @@ TEST(ExplicitSimd, SoftmaxReducesInVectorsAndWritesVectorRows) {
   // The cpu's own plan keeps both reduces in scalar lanes for clang to vectorise.
   EXPECT_EQ(vector_ops(compile(softmax_ast(n, m)), PG_OP_MAX, w), 0);
 
-  std::vector<float> x(n * m);
-  for (int64_t i = 0; i < n * m; ++i) x[i] = static_cast<float>((i * 37) % 101) * 0.1f - 5.0f;
-  std::vector<HostBuf> bufs{HostBuf::zeros<float>(n * m), HostBuf::of(x)};
+  check_softmax(n, m, c);
+  // A row long enough for the sum of exponentials to be summed in blocks (partial vector sums
+  // joined lane by lane), with a tail.
+  const int64_t long_m = 256 * w + 5;
+  Compiled blocked = compile(softmax_ast(2, long_m), explicit_simd());
+  EXPECT_GE(vector_ops(blocked, PG_OP_ADD, w), 1);
+  check_softmax(2, long_m, blocked);
+}
+
+TEST(ExplicitSimd, IntegerRowSumsAccumulateVectors) {
+  const int64_t w = f32_lanes(cpu_target());  // int32 lanes: as many as float32's
+  if (w < 4) GTEST_SKIP() << "the cpu target declares fewer than 4 int32 lanes";
+  // out[i] = sum_k a[i, k] * 3 in int32, a row of 8 vectors and a tail.
+  const int64_t n = 3, m = 8 * w + 1;
+  UOpRef i = range(idx(n), 0), k = range(idx(m), 1);
+  UOpRef o = global(0, dtypes::int32), a = global(1, dtypes::int32);
+  UOpRef v = load(a, i * m + k) * polygrad::const_int(dtypes::int32, 3);
+  Compiled c = compile(sink({store(o, i, reduce(Op::ADD, v, {k}))}), explicit_simd());
+  int vector_adds = 0;
+  for (const pg_instruction& in : c.kernel.instructions)
+    vector_adds += in.op == PG_OP_ADD && in.dtype == PG_DTYPE_INT32 && in.vcount == w;
+  EXPECT_GE(vector_adds, 1);
+  std::vector<int32_t> xa(n * m);
+  for (int64_t e = 0; e < n * m; ++e) xa[e] = static_cast<int32_t>(e % 17) - 8;
+  std::vector<HostBuf> bufs{HostBuf::zeros<int32_t>(n), HostBuf::of(xa)};
   run(c, bufs);
-  const std::vector<float> out = bufs[0].as<float>();
-  const std::vector<double> want = softmax_ref(x, n, m);
-  for (int64_t i = 0; i < n * m; ++i) ASSERT_NEAR(out[i], want[i], 1e-6 + 1e-5 * want[i]) << i;
+  const std::vector<int32_t> out = bufs[0].as<int32_t>();
+  for (int64_t r = 0; r < n; ++r) {
+    int64_t want = 0;
+    for (int64_t e = 0; e < m; ++e) want += 3 * xa[r * m + e];
+    EXPECT_EQ(out[r], want) << r;
+  }
 }
 
 }  // namespace
