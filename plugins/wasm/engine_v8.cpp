@@ -28,8 +28,11 @@ V8Process& v8_process() {
   static V8Process* process = [] {
     auto* p = new V8Process;
     // TurboFan at load, no Liftoff: a kernel is called few times, each call a long loop, and a
-    // call never moves to a tier compiled later.
-    const char flags[] = "--no-liftoff --no-wasm-tier-up --no-wasm-lazy-compilation";
+    // call never moves to a tier compiled later. Compiled on the loading thread, with no
+    // background tasks to wait for.
+    const char flags[] =
+        "--no-liftoff --no-wasm-tier-up --no-wasm-lazy-compilation "
+        "--wasm-num-compilation-tasks=0";
     v8::V8::SetFlagsFromString(flags, sizeof flags - 1);
     // Installs V8's SIGSEGV handler; a fault outside WebAssembly code goes on to the handler
     // that was there before (the default action, Python's faulthandler, AddressSanitizer's).
