@@ -13,6 +13,7 @@
 #ifndef POLYGRAD_REGISTRY_HPP
 #define POLYGRAD_REGISTRY_HPP
 
+#include <polygrad/ccl.hpp>
 #include <polygrad/compile_target.hpp>
 #include <polygrad/config.hpp>
 #include <polygrad/device.hpp>
@@ -95,7 +96,8 @@ class POLYGRAD_API Registry {
   /// if any, on this and every later call that needs the config.
   void discover();
 
-  /// Every load attempt so far (runs discovery first; never throws for config errors).
+  /// Every load attempt so far (runs discovery first and opens the ccl plugins found; never
+  /// throws for config errors).
   LoadReport report();
   /// The loaded plugins, in load order.
   std::vector<PluginInfo> plugins();
@@ -113,6 +115,13 @@ class POLYGRAD_API Registry {
   Device default_device();
   /// The config in use (after discovery).
   Config config();
+  /// Join a group as rank bootstrap.rank of bootstrap.world_size through the ccl plugin named
+  /// `plugin` ("mpi": the file polygrad_ccl_mpi.so in the discovery directories). ccl plugins
+  /// are opened on first need (this call or report()). Throws a user Error naming the loaded
+  /// ccl plugins when none has that name, or the plugin's reason when it cannot make a
+  /// communicator in this process.
+  Communicator communicator(const std::string& plugin, const Bootstrap& bootstrap);
+
   /// Path of the candidate whose plugin name (or file name polygrad_<name>.so) is `name`,
   /// loaded or refused; "" when there is none.
   std::string find_plugin(const std::string& name);
