@@ -12,6 +12,7 @@ packages=(
   python3-venv python3-pip python3-setuptools python3-wheel python3-numpy python3-pytest python3-torch python3-sklearn python3-tqdm
   libopenblas0-pthread
   wabt
+  libopenmpi-dev openmpi-bin python3-mpi4py
   r-base-dev r-cran-testthat r-cran-progress r-cran-roxygen2
 )
 
