@@ -15,7 +15,7 @@ namespace polygrad {
 
 namespace {
 
-/// A realised, contiguous copy-free view of x: its buffer and device.
+/// x realised into a buffer of exactly its elements, row-major: the tensor, memory, device.
 struct Source {
   Tensor tensor;
   std::shared_ptr<Buffer> memory;
@@ -28,9 +28,15 @@ Source realise(const char* op, const Tensor& x) {
     user_error(std::string("[") + op +
                "] a collective cannot be captured: it exchanges data with other processes "
                "when it is called (run it outside the capture)");
-  Tensor t = x.contiguous();
+  // A realised tensor is its whole buffer already: read it in place (contiguous() would copy).
+  Tensor t = x;
+  if (!lazy::is_realized(t.impl()->uop.get()) ||
+      lazy::buffer_count(lazy::realized_buffer(t.impl()->uop.get())) != x.numel())
+    t = x.contiguous();
   t.realize();
   const UOp* buf = lazy::realized_buffer(t.impl()->uop.get());
+  if (lazy::buffer_count(buf) != x.numel())
+    internal_error(std::string("[") + op + "] the realised input does not fill its buffer");
   Device device = runtime::device_handle(runtime::buffer_device(buf));
   std::shared_ptr<Buffer> memory = runtime::buffer_memory(buf);
   device.synchronize();  // the ccl plugin reads what the kernels wrote

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <thread>
 
@@ -122,9 +123,10 @@ void wait(Comm& c, MPI_Request& request, const char* op, std::vector<std::shared
       std::string waited;
       for (int r = 0; r < c.world_size; ++r)
         if (r != c.rank) waited += (waited.empty() ? "" : ", ") + describe_peer(c, r);
+      char seconds[32];
+      std::snprintf(seconds, sizeof(seconds), "%g", c.timeout_seconds);
       break_comm(c, PG_ERR_TIMEOUT,
-                 who + " timed out after " + std::to_string(c.timeout_seconds) +
-                     " s waiting for its peers (" + waited +
+                 who + " timed out after " + seconds + " s waiting for its peers (" + waited +
                      "): one of them is stuck, slow or gone on another host",
                  keep);
     }
