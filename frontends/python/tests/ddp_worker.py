@@ -6,6 +6,8 @@ the middle of it.
     ddp_worker.py kill OUT_DIR       rank 1 is killed before its third gradient all_reduce
     ddp_worker.py stall OUT_DIR      rank 1 stops calling collectives (sleeps) at that point,
                                      past rank 0's timeout
+    ddp_worker.py collectives OUT_DIR  every collective on the default device (POLYGRAD_DEVICE)
+                                       against numpy; each rank writes OUT_DIR/ok<r>.txt
 In kill and stall modes rank 0 writes OUT_DIR/error.txt: the error, and the seconds it took.
 """
 import os
@@ -68,6 +70,26 @@ def train(rank=0, world=1, seed=0, on_step=None):
     return [p.numpy() for p in params]
 
 
+def check_collectives(dist, rank, world):
+    """Each collective's result against numpy's, on every dtype family."""
+    from polygrad import Tensor
+    for dtype in (np.float32, np.float64, np.int32, np.int64, np.uint8):
+        mine = (np.arange(12).reshape(4, 3) * (rank + 1) % 7).astype(dtype)
+        every = [(np.arange(12).reshape(4, 3) * (r + 1) % 7).astype(dtype) for r in range(world)]
+        x = Tensor(mine)
+        np.testing.assert_array_equal(dist.all_reduce(x).numpy(), sum(every).astype(dtype))
+        np.testing.assert_array_equal(dist.all_reduce(x, "max").numpy(), np.max(every, axis=0))
+        if np.issubdtype(dtype, np.floating):
+            np.testing.assert_allclose(dist.all_reduce(x, "mean").numpy(), np.mean(every, axis=0),
+                                       rtol=1e-6)
+        np.testing.assert_array_equal(dist.broadcast(x, world - 1).numpy(), every[-1])
+        np.testing.assert_array_equal(dist.all_gather(x).numpy(), np.stack(every))
+        block = np.split(sum(every).astype(dtype), world)[rank]
+        np.testing.assert_array_equal(dist.reduce_scatter(x).numpy(), block)
+        np.testing.assert_array_equal(x.numpy(), mine)  # the input is left as it was
+    dist.barrier()
+
+
 def main(mode, out):
     import polygrad.distributed as dist
     from polygrad import PolygradCommError
@@ -83,6 +105,11 @@ def main(mode, out):
                 time.sleep(timeout + 5)
                 os._exit(0)
 
+    if mode == "collectives":
+        check_collectives(dist, rank, world)
+        with open(os.path.join(out, f"ok{rank}.txt"), "w") as f:
+            f.write(dist.transport())
+        return 0
     if mode == "train":
         # Each rank starts from its own random weights: DataParallel broadcasts rank 0's.
         weights = train(rank, world, seed=rank)

@@ -29,13 +29,24 @@ def _ccl_mpi_missing():
 pytestmark = pytest.mark.skipif(bool(_ccl_mpi_missing()), reason=_ccl_mpi_missing())
 
 
-def mpirun(mode, out, timeout=120, worker_timeout=30):
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+def mpirun(mode, out, timeout=120, worker_timeout=30, **extra_env):
+    env = dict(os.environ, **extra_env, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                DDP_WORKER_TIMEOUT=str(worker_timeout), OMPI_MCA_rmaps_base_oversubscribe="1")
     # --enable-recovery: a dead rank does not make mpirun end the others, so they report it.
     cmd = ["mpirun", "--enable-recovery", "--bind-to", "none", "-np", "2", sys.executable,
            os.path.join(HERE, "ddp_worker.py"), mode, str(out)]
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.parametrize("device", ["cpu", "emu"])
+def test_collectives_match_numpy(tmp_path, device):
+    # cpu: buffers the plugin reads in place (host memory); emu: memory the host cannot view,
+    # staged through copies with the device plugin's allocator.
+    if f"{device}:0" not in Device.list():
+        pytest.skip(f"no {device} device")
+    run = mpirun("collectives", tmp_path, POLYGRAD_DEVICE=device)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert (tmp_path / "ok0.txt").exists() and (tmp_path / "ok1.txt").exists()
 
 
 def test_two_ranks_match_one_process_and_each_other(tmp_path):
