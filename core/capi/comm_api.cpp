@@ -79,6 +79,13 @@ POLYGRAD_API pg_api_status pg_comm_all_reduce(pg_comm_t c, pg_tensor_t x, int op
                [&] { put(out, polygrad::all_reduce(comm_arg(c), arg(x, "x"), reduce_arg(op))); });
 }
 
+POLYGRAD_API pg_api_status pg_comm_all_reduce_inplace(pg_comm_t c, pg_tensor_t x, int op) {
+  return guard("pg_comm_all_reduce_inplace", [&] {
+    if (!x) polygrad::user_error("argument 'x' is NULL");
+    polygrad::all_reduce_inplace(comm_arg(c), x->t, reduce_arg(op));
+  });
+}
+
 POLYGRAD_API pg_api_status pg_comm_broadcast(pg_comm_t c, pg_tensor_t x, int root,
                                              pg_tensor_t* out) {
   return guard("pg_comm_broadcast",

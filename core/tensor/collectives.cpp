@@ -96,6 +96,17 @@ Tensor all_reduce(const Communicator& comm, const Tensor& x, ReduceOp op) {
   return out;
 }
 
+void all_reduce_inplace(const Communicator& comm, Tensor& x, ReduceOp op) {
+  check_reduce("all_reduce_inplace", x, op);
+  x.realize();  // x itself holds its buffer from now on
+  Source src = realise("all_reduce_inplace", x);
+  if (x.numel() == 0) return;
+  const pg_ccl_buffer both = Communicator::describe(src.device, *src.memory);
+  run_collective(src.memory, src.memory, [&] {
+    comm.all_reduce(both, both, static_cast<uint64_t>(x.numel()), x.dtype(), op);
+  });
+}
+
 Tensor broadcast(const Communicator& comm, const Tensor& x, int root) {
   Source src = realise("broadcast", x);
   auto [out, memory] = result(x, x.shape());

@@ -2,7 +2,9 @@
 // the nonblocking MPI collective and waits for it with the communicator's deadline.
 #include "collectives.hpp"
 
+#include <cstdlib>
 #include <cstring>
+#include <new>
 
 namespace polygrad::ccl_mpi {
 
@@ -102,11 +104,22 @@ void all_reduce(Comm& c, const pg_ccl_buffer* send, const pg_ccl_buffer* recv, u
   HostView in(send, bytes, stream, "send buffer");
   HostView out(recv, bytes, stream, "recv buffer");
   in.fetch();
-  const void* src = in.data() == out.data() ? MPI_IN_PLACE : in.data();
+  void* dst = out.data();
+  const bool in_place = in.data() == out.data();
+  if (in_place) {
+    if (c.scratch_bytes < bytes) {
+      void* p = std::malloc(bytes);
+      if (p == nullptr) throw std::bad_alloc();
+      c.scratch = std::shared_ptr<void>(p, std::free);
+      c.scratch_bytes = bytes;
+    }
+    dst = c.scratch.get();
+  }
   MPI_Request request = MPI_REQUEST_NULL;
-  int rc = MPI_Iallreduce(src, out.data(), n, d.mpi, mpi_op, c.comm, &request);
+  int rc = MPI_Iallreduce(in.data(), dst, n, d.mpi, mpi_op, c.comm, &request);
   if (rc != MPI_SUCCESS) start_failed("all_reduce", rc);
-  wait(c, request, "all_reduce", staging_of(in, out));
+  wait(c, request, "all_reduce", {in.staging(), out.staging(), c.scratch});
+  if (in_place && bytes > 0) std::memcpy(out.data(), dst, bytes);
   if (op == PG_CCL_MEAN) divide(out.data(), count, d, c.world_size);
   out.store();
 }

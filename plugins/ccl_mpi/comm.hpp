@@ -35,6 +35,10 @@ struct Comm {
   pg_status broken = PG_OK;    ///< PG_ERR_PEER or PG_ERR_TIMEOUT once a collective failed
   std::string broken_message;  ///< the failure, repeated by every later call
   Abandoned abandoned;
+  /// Where an in-place all_reduce lands before it is copied back: Open MPI's nonblocking
+  /// allreduce is about twice as slow with MPI_IN_PLACE on large messages. Kept and grown.
+  std::shared_ptr<void> scratch;
+  uint64_t scratch_bytes = 0;
   std::mutex mutex;  ///< one call at a time (MPI runs MPI_THREAD_SERIALIZED)
 };
 

@@ -130,11 +130,10 @@ void wait(Comm& c, MPI_Request& request, const char* op, std::vector<std::shared
                      "): one of them is stuck, slow or gone on another host",
                  keep);
     }
-    // MPI progresses only inside MPI_Test: poll hard (yielding the core) while a transfer may
-    // be under way, then gently once it has taken long (a peer is late).
-    if (now - start < std::chrono::seconds(2))
-      std::this_thread::yield();
-    else
+    // MPI progresses only inside MPI_Test: poll without pause while a transfer may be under
+    // way (as MPI_Wait does; yielding loses the core to every other runnable process), then
+    // gently once it has taken long (a peer is late).
+    if (now - start >= std::chrono::seconds(2))
       std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
 }

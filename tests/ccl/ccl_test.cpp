@@ -104,6 +104,12 @@ TEST(Ccl, TensorCollectivesOverOneRank) {
   // A view (a transpose) is realised in row-major order first.
   EXPECT_EQ(all_reduce(c, x.transpose(0, 1), ReduceOp::sum).to_vector<float>(),
             (std::vector<float>{1, 4, 2, 5, 3, 6}));
+  // The in-place form realises a lazy tensor and writes its buffer, seen by every handle.
+  Tensor z = x + 1;
+  Tensor alias = z;
+  all_reduce_inplace(c, z, ReduceOp::sum);
+  EXPECT_TRUE(alias.is_realized());
+  EXPECT_EQ(alias.to_vector<float>(), (std::vector<float>{2, 3, 4, 5, 6, 7}));
   // The input is never written.
   EXPECT_EQ(x.to_vector<float>(), (std::vector<float>{1, 2, 3, 4, 5, 6}));
 }

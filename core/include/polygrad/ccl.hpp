@@ -71,6 +71,11 @@ class POLYGRAD_API Communicator {
 /// x reduced over the ranks (every rank gets it), as a new tensor on x's device. `mean` on a
 /// floating-point dtype only.
 POLYGRAD_API Tensor all_reduce(const Communicator& comm, const Tensor& x, ReduceOp op);
+/// all_reduce into x's own buffer (torch's in-place form): x is realised, then overwritten with
+/// the reduced values, which every handle of x sees. Nothing is allocated, so a loop over the
+/// same tensor touches no fresh memory. Graphs built from x earlier and not realised yet read
+/// the new values: realise them first (as with any in-place write).
+POLYGRAD_API void all_reduce_inplace(const Communicator& comm, Tensor& x, ReduceOp op);
 /// root's x on every rank (same shape and dtype everywhere), as a new tensor.
 POLYGRAD_API Tensor broadcast(const Communicator& comm, const Tensor& x, int root);
 /// The ranks' x (same shape everywhere) concatenated along a new leading axis of world_size.

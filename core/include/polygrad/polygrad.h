@@ -533,6 +533,10 @@ typedef enum pg_comm_reduce PG_ENUM_INT {
 /** x reduced over the ranks with `op` (a pg_comm_reduce), on every rank. */
 POLYGRAD_API pg_api_status pg_comm_all_reduce(pg_comm_t c, pg_tensor_t x, int op,
                                               pg_tensor_t* out);
+/** pg_comm_all_reduce into x's own buffer: x is realised, then overwritten with the reduced
+ *  values, which every handle of x sees; nothing is allocated. Graphs built from x earlier and
+ *  not yet realised read the new values (realise them first). */
+POLYGRAD_API pg_api_status pg_comm_all_reduce_inplace(pg_comm_t c, pg_tensor_t x, int op);
 /** Rank `root`'s x on every rank. */
 POLYGRAD_API pg_api_status pg_comm_broadcast(pg_comm_t c, pg_tensor_t x, int root,
                                              pg_tensor_t* out);

@@ -219,6 +219,7 @@ _SIGNATURES = {
     "pg_comm_world_size": [c_void_p, POINTER(c_int)],
     "pg_comm_transport": [c_void_p, POINTER(c_char_p)],
     "pg_comm_all_reduce": [c_void_p, T, c_int, PT],
+    "pg_comm_all_reduce_inplace": [c_void_p, T, c_int],
     "pg_comm_broadcast": [c_void_p, T, c_int, PT],
     "pg_comm_all_gather": [c_void_p, T, PT],
     "pg_comm_reduce_scatter": [c_void_p, T, c_int, PT],

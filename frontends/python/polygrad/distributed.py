@@ -105,6 +105,14 @@ def all_reduce(t, op="sum"):
     return _call(lib.pg_comm_all_reduce, _handle(), t._h, _op(op))
 
 
+def all_reduce_(t, op="sum"):
+    """all_reduce into t itself (torch's in-place form): t is realised, then its buffer holds
+    the reduced values; nothing is allocated. Graphs built from t earlier and not realised yet
+    read the new values. Returns t."""
+    check(lib.pg_comm_all_reduce_inplace(_handle(), t._h, _op(op)))
+    return t
+
+
 def broadcast(t, src=0):
     """Rank src's t on every rank (t has the same shape and dtype everywhere)."""
     return _call(lib.pg_comm_broadcast, _handle(), t._h, int(src))
@@ -159,8 +167,8 @@ class DataParallel:
         # The backward graph runs once, with the losses it was taken from.
         Tensor.realize_all(Tensor._take_pending_roots() + flats)
         for bucket, flat in zip(self.buckets, flats):
-            mean = all_reduce(flat, "mean")
-            for p, piece in zip(bucket, _split(mean, bucket)):
+            all_reduce_(flat, "mean")  # flat is ours alone: reduced in place, no new memory
+            for p, piece in zip(bucket, _split(flat, bucket)):
                 p.grad = piece
 
 
@@ -195,4 +203,5 @@ def _split(flat, like):
 
 
 __all__ = ["init", "is_initialized", "shutdown", "rank", "world_size", "transport",
-           "all_reduce", "broadcast", "all_gather", "reduce_scatter", "barrier", "DataParallel"]
+           "all_reduce", "all_reduce_", "broadcast", "all_gather", "reduce_scatter", "barrier",
+           "DataParallel"]

@@ -87,6 +87,9 @@ def check_collectives(dist, rank, world):
         block = np.split(sum(every).astype(dtype), world)[rank]
         np.testing.assert_array_equal(dist.reduce_scatter(x).numpy(), block)
         np.testing.assert_array_equal(x.numpy(), mine)  # the input is left as it was
+        y = Tensor(mine) + 0  # lazy: realised by the in-place form, then overwritten
+        assert dist.all_reduce_(y, "max") is y
+        np.testing.assert_array_equal(y.numpy(), np.max(every, axis=0))
     dist.barrier()
 
 
