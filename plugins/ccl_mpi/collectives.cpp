@@ -2,6 +2,8 @@
 // the nonblocking MPI collective and waits for it with the communicator's deadline.
 #include "collectives.hpp"
 
+#include <sys/mman.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -91,6 +93,17 @@ void start_failed(const char* op, int rc) {
   sdk::fail(PG_ERR_DEVICE, std::string(op) + ": MPI refused to start it: " + text);
 }
 
+/// `bytes` of memory on transparent huge pages where the kernel gives them (as numpy asks for
+/// large arrays): MPI's copies and reductions over it miss the TLB far less.
+std::shared_ptr<void> huge_page_memory(uint64_t bytes) {
+  constexpr uint64_t kHuge = 2u << 20;
+  const uint64_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
+  void* p = std::aligned_alloc(kHuge, rounded);
+  if (p == nullptr) throw std::bad_alloc();
+  madvise(p, rounded, MADV_HUGEPAGE);  // advice only: without it the memory works the same
+  return std::shared_ptr<void>(p, std::free);
+}
+
 }  // namespace
 
 void all_reduce(Comm& c, const pg_ccl_buffer* send, const pg_ccl_buffer* recv, uint64_t count,
@@ -108,9 +121,7 @@ void all_reduce(Comm& c, const pg_ccl_buffer* send, const pg_ccl_buffer* recv, u
   const bool in_place = in.data() == out.data();
   if (in_place) {
     if (c.scratch_bytes < bytes) {
-      void* p = std::malloc(bytes);
-      if (p == nullptr) throw std::bad_alloc();
-      c.scratch = std::shared_ptr<void>(p, std::free);
+      c.scratch = huge_page_memory(bytes);
       c.scratch_bytes = bytes;
     }
     dst = c.scratch.get();
