@@ -108,7 +108,7 @@ std::shared_ptr<void> huge_page_memory(uint64_t bytes) {
 
 void all_reduce(Comm& c, const pg_ccl_buffer* send, const pg_ccl_buffer* recv, uint64_t count,
                 uint32_t dtype, uint32_t op, pg_stream_t stream) {
-  std::lock_guard lock(c.mutex);
+  std::lock_guard lock(mpi_mutex());
   check_usable(c, "all_reduce");
   const DtypeInfo d = dtype_info(dtype, "all_reduce");
   MPI_Op mpi_op = reduction(op, d, dtype, "all_reduce");
@@ -137,7 +137,7 @@ void all_reduce(Comm& c, const pg_ccl_buffer* send, const pg_ccl_buffer* recv, u
 
 void broadcast(Comm& c, const pg_ccl_buffer* send, const pg_ccl_buffer* recv, uint64_t count,
                uint32_t dtype, int32_t root, pg_stream_t stream) {
-  std::lock_guard lock(c.mutex);
+  std::lock_guard lock(mpi_mutex());
   check_usable(c, "broadcast");
   if (root < 0 || root >= c.world_size)
     sdk::fail(PG_ERR_INVALID_ARGUMENT, "broadcast: root " + std::to_string(root) +
@@ -161,7 +161,7 @@ void broadcast(Comm& c, const pg_ccl_buffer* send, const pg_ccl_buffer* recv, ui
 
 void all_gather(Comm& c, const pg_ccl_buffer* send, const pg_ccl_buffer* recv, uint64_t count,
                 uint32_t dtype, pg_stream_t stream) {
-  std::lock_guard lock(c.mutex);
+  std::lock_guard lock(mpi_mutex());
   check_usable(c, "all_gather");
   const DtypeInfo d = dtype_info(dtype, "all_gather");
   const uint64_t bytes = count * d.size;
@@ -179,7 +179,7 @@ void all_gather(Comm& c, const pg_ccl_buffer* send, const pg_ccl_buffer* recv, u
 
 void reduce_scatter(Comm& c, const pg_ccl_buffer* send, const pg_ccl_buffer* recv, uint64_t count,
                     uint32_t dtype, uint32_t op, pg_stream_t stream) {
-  std::lock_guard lock(c.mutex);
+  std::lock_guard lock(mpi_mutex());
   check_usable(c, "reduce_scatter");
   const DtypeInfo d = dtype_info(dtype, "reduce_scatter");
   MPI_Op mpi_op = reduction(op, d, dtype, "reduce_scatter");
@@ -197,7 +197,7 @@ void reduce_scatter(Comm& c, const pg_ccl_buffer* send, const pg_ccl_buffer* rec
 }
 
 void barrier(Comm& c) {
-  std::lock_guard lock(c.mutex);
+  std::lock_guard lock(mpi_mutex());
   check_usable(c, "barrier");
   MPI_Request request = MPI_REQUEST_NULL;
   int rc = MPI_Ibarrier(c.comm, &request);

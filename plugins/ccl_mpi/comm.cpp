@@ -23,6 +23,11 @@ void finalize_at_exit() {
 
 }  // namespace
 
+std::mutex& mpi_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
 void mark_broken_process() {
   broken_process.store(true);
 }

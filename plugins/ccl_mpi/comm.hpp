@@ -39,7 +39,6 @@ struct Comm {
   /// allreduce is about twice as slow with MPI_IN_PLACE on large messages. Kept and grown.
   std::shared_ptr<void> scratch;
   uint64_t scratch_bytes = 0;
-  std::mutex mutex;  ///< one call at a time (MPI runs MPI_THREAD_SERIALIZED)
 };
 
 /// The process-wide MPI state: started by the first comm_init, finalised at exit unless a
@@ -49,6 +48,9 @@ void start_mpi();
 std::string library_version();
 /// Whether this process was started by an MPI launcher; `why` says what was found.
 bool under_launcher(std::string& why);
+/// Held around every MPI call after MPI_Init: MPI runs MPI_THREAD_SERIALIZED, so calls from
+/// several threads (on one communicator or several) take turns.
+std::mutex& mpi_mutex();
 /// Note that a communicator broke: MPI is not finalised at exit.
 void mark_broken_process();
 

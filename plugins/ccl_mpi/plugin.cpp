@@ -57,6 +57,7 @@ pg_status comm_init(pg_plugin_state_t, const pg_ccl_bootstrap* b, pg_ccl_comm_t*
                                              " ranks, but " + why + " (run under mpirun -np " +
                                              std::to_string(b->world_size) + ")");
     start_mpi();
+    std::lock_guard lock(mpi_mutex());
     auto c = std::make_unique<Comm>();
     c->timeout_seconds = b->timeout_seconds > 0 ? b->timeout_seconds : kDefaultTimeout;
     if (MPI_Comm_dup(MPI_COMM_WORLD, &c->comm) != MPI_SUCCESS)
@@ -84,9 +85,12 @@ void comm_destroy(pg_ccl_comm_t comm) {
     // A collective of it may still be pending on a dead peer: leave it (and its memory) be.
     return;
   }
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (!finalized) MPI_Comm_free(&c->comm);
+  {
+    std::lock_guard lock(mpi_mutex());
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Comm_free(&c->comm);
+  }
   delete c;
 }
 
