@@ -486,7 +486,8 @@ POLYGRAD_API pg_api_status pg_device_canonical(const char* name, const char** ou
  *  PG_CAP_GROUPS...) through *out; "" is the default device. */
 POLYGRAD_API pg_api_status pg_device_flags(const char* name, uint32_t* out);
 /** Loads a plugin by name ("cpu_clang") or path (contains '/' or ends in ".so") and writes its
- *  plugin name; a plugin already loaded is not loaded again. A refused load fails with
+ *  plugin name; a plugin already loaded is not loaded again. A path to a polygrad_ccl_*.so
+ *  loads a collective-communication plugin (for pg_comm_init). A refused load fails with
  *  PG_API_ERR_DEVICE and the load record (stage and reason) in pg_last_error(). */
 POLYGRAD_API pg_api_status pg_plugin_load(const char* name_or_path, const char** out);
 /** Every plugin load attempt so far: one line per attempt (json 0) or a JSON object (json 1). */

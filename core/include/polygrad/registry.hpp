@@ -88,7 +88,8 @@ class POLYGRAD_API Registry {
 
   /// Load a plugin by name ("cpu_clang": searched in the discovery directories) or by path
   /// (contains '/' or ends in ".so"). Returns the record of the attempt; a plugin that is
-  /// already loaded returns its existing record. Throws a user Error when no candidate with
+  /// already loaded returns its existing record. A path to a polygrad_ccl_*.so loads a ccl
+  /// plugin (its record's kind is ccl). Throws a user Error when no candidate with
   /// that name exists.
   LoadRecord load(const std::string& name_or_path);
 

@@ -310,6 +310,14 @@ LoadRecord Registry::load(const std::string& name_or_path) {
   const bool is_path =
       name_or_path.find('/') != std::string::npos ||
       (name_or_path.size() > 3 && name_or_path.compare(name_or_path.size() - 3, 3, ".so") == 0);
+  if (is_path && detail::ccl_plugin_name_from_file(name_or_path)) {
+    const std::string path = detail::canonical_path(name_or_path);
+    impl_->ccl.add_candidates(path, PluginSource::api);
+    impl_->ccl.load_all(impl_->records);
+    for (const LoadRecord& r : impl_->records)
+      if (r.path == path) return r;
+    user_error("[load] no such file: " + path);
+  }
   if (is_path) return impl_->consider(name_or_path, PluginSource::api);
   if (const LoadRecord* r = impl_->find_record(name_or_path)) return *r;
   std::string dirs;

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import polygrad.distributed as dist
-from polygrad import Device, PolygradDeviceError
+from polygrad import Device, PolygradDeviceError, PolygradValueError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -26,7 +26,52 @@ def _ccl_mpi_missing():
     return ""
 
 
-pytestmark = pytest.mark.skipif(bool(_ccl_mpi_missing()), reason=_ccl_mpi_missing())
+needs_mpi = pytest.mark.skipif(bool(_ccl_mpi_missing()), reason=_ccl_mpi_missing())
+LOOPBACK = os.environ.get("POLYGRAD_TEST_CCL_PLUGIN", "")
+needs_loopback = pytest.mark.skipif(not os.path.isfile(LOOPBACK),
+                                    reason="no loopback ccl plugin (tests/ccl; run_tests.sh "
+                                           "sets POLYGRAD_TEST_CCL_PLUGIN)")
+
+
+@pytest.fixture
+def loopback():
+    """A world of one over the loopback ccl plugin (no MPI); left again after the test."""
+    assert Device.load(LOOPBACK) == "loopback"
+    yield
+    dist.shutdown()
+
+
+@needs_loopback
+def test_api_over_one_rank(loopback):
+    from polygrad import Tensor
+    dist.init("loopback", rank=0, world_size=1, timeout=4)
+    assert (dist.rank(), dist.world_size(), dist.transport()) == (0, 1, "loopback")
+    x = Tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+    np.testing.assert_array_equal(dist.all_reduce(x * 2, "mean").numpy(), x.numpy() * 2)
+    assert dist.all_gather(x).shape == (1, 2, 3)
+    with pytest.raises(PolygradValueError, match="reduction 'min'"):
+        dist.all_reduce(x, "min")
+    with pytest.raises(RuntimeError, match="already initialised"):
+        dist.init("loopback", rank=0, world_size=1)
+    dist.shutdown()
+    with pytest.raises(RuntimeError, match="call init"):
+        dist.rank()
+
+
+@needs_loopback
+def test_a_dead_peer_raises_comm_error(loopback):
+    from polygrad import PolygradCommError, Tensor
+    dist.init("loopback", rank=0, world_size=1, address="fail:peer")
+    with pytest.raises(PolygradCommError, match=r"PG_ERR_PEER: .*peer rank 1 \(pid 4242"):
+        dist.all_reduce(Tensor([1.0, 2.0]))
+    with pytest.raises(PolygradCommError):
+        dist.barrier()
+
+
+def test_an_unknown_backend_names_the_loaded_ones():
+    with pytest.raises(PolygradValueError, match="no ccl plugin named 'nope'"):
+        dist.init("nope", rank=0, world_size=1)
+    assert not dist.is_initialized()
 
 
 def mpirun(mode, out, timeout=120, worker_timeout=30, **extra_env):
@@ -38,6 +83,7 @@ def mpirun(mode, out, timeout=120, worker_timeout=30, **extra_env):
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
+@needs_mpi
 @pytest.mark.parametrize("device", ["cpu", "emu"])
 def test_collectives_match_numpy(tmp_path, device):
     # cpu: buffers the plugin reads in place (host memory); emu: memory the host cannot view,
@@ -49,6 +95,7 @@ def test_collectives_match_numpy(tmp_path, device):
     assert (tmp_path / "ok0.txt").exists() and (tmp_path / "ok1.txt").exists()
 
 
+@needs_mpi
 def test_two_ranks_match_one_process_and_each_other(tmp_path):
     run = mpirun("train", tmp_path)
     assert run.returncode == 0, run.stdout + run.stderr
@@ -66,6 +113,7 @@ def test_two_ranks_match_one_process_and_each_other(tmp_path):
     # the ranks started from different weights (seeds 0 and 1): equal ones prove the broadcast
 
 
+@needs_mpi
 def test_a_killed_rank_is_named_by_the_other(tmp_path):
     run = mpirun("kill", tmp_path, worker_timeout=30)
     error = tmp_path / "error.txt"
@@ -75,6 +123,7 @@ def test_a_killed_rank_is_named_by_the_other(tmp_path):
     assert float(seconds) < 10, message  # found by watching the peer, long before the timeout
 
 
+@needs_mpi
 def test_a_stalled_rank_times_out_naming_it(tmp_path):
     start = time.monotonic()
     run = mpirun("stall", tmp_path, worker_timeout=3)
@@ -86,6 +135,7 @@ def test_a_stalled_rank_times_out_naming_it(tmp_path):
     assert time.monotonic() - start < 60
 
 
+@needs_mpi
 def test_a_world_larger_than_the_launch_is_refused():
     # Not started by mpirun: the plugin refuses to wait for peers that will never come.
     env_keys = [k for k in os.environ if k.startswith(("OMPI_", "PMI"))]
