@@ -5,7 +5,11 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 namespace polygrad::ccl_mpi {
 
@@ -54,7 +58,7 @@ std::string library_version() {
   return cut == std::string::npos ? v : v.substr(0, cut);
 }
 
-void start_mpi() {
+void start_mpi(double timeout_seconds) {
   std::lock_guard lock(start_mutex);
   int initialized = 0;
   MPI_Initialized(&initialized);
@@ -67,8 +71,37 @@ void start_mpi() {
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(&MPI_Init_thread), &info) != 0 && info.dli_fname != nullptr)
     dlopen(info.dli_fname, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
-  int provided = 0;
-  int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
+  // MPI_Init waits for every rank of the job to start MPI, with no deadline of its own: it runs
+  // on a thread of its own, and a rank that never comes is a timeout. That thread is then left
+  // waiting (MPI is unusable in this process either way).
+  struct Start {
+    std::mutex mutex;
+    std::condition_variable done_cv;
+    bool done = false;
+    int rc = MPI_SUCCESS;
+    int provided = 0;
+  };
+  auto start = std::make_shared<Start>();
+  std::thread([start] {
+    int provided = 0;
+    int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
+    std::lock_guard lock(start->mutex);
+    start->rc = rc;
+    start->provided = provided;
+    start->done = true;
+    start->done_cv.notify_all();
+  }).detach();
+  std::unique_lock started(start->mutex);
+  if (!start->done_cv.wait_for(started, std::chrono::duration<double>(timeout_seconds),
+                               [&] { return start->done; })) {
+    mark_broken_process();
+    char seconds[32];
+    std::snprintf(seconds, sizeof(seconds), "%g", timeout_seconds);
+    sdk::fail(PG_ERR_TIMEOUT, std::string("MPI_Init did not finish within ") + seconds +
+                                  " s: a rank of this job has not started MPI (it may have "
+                                  "died or be stuck before it)");
+  }
+  const int rc = start->rc, provided = start->provided;
   if (rc != MPI_SUCCESS)
     sdk::fail(PG_ERR_DEVICE, "MPI_Init_thread failed with code " + std::to_string(rc));
   if (provided < MPI_THREAD_SERIALIZED)

@@ -41,9 +41,10 @@ struct Comm {
   uint64_t scratch_bytes = 0;
 };
 
-/// The process-wide MPI state: started by the first comm_init, finalised at exit unless a
+/// The process-wide MPI state: started by the first comm_init (PG_ERR_TIMEOUT when the job's
+/// other ranks do not all start MPI within `timeout_seconds`), finalised at exit unless a
 /// communicator broke (MPI_Finalize would wait for the dead peer).
-void start_mpi();
+void start_mpi(double timeout_seconds);
 /// "Open MPI v4.1.4, ..." (MPI_Get_library_version's first line).
 std::string library_version();
 /// Whether this process was started by an MPI launcher; `why` says what was found.

@@ -57,20 +57,21 @@ std::vector<Peer> exchange_peers(Comm& c) {
     long pid;
     char host[kHostChars + 1];
   };
-  Raw mine{};
+  // Slot 0 is this rank's, then one per rank: in memory that outlives a failed wait.
+  const size_t n = static_cast<size_t>(c.world_size) + 1;
+  std::shared_ptr<Raw[]> table(new Raw[n]());
+  Raw& mine = table[0];
   mine.pid = static_cast<long>(getpid());
   const std::string host = this_host();
   host.copy(mine.host, kHostChars);
-  std::vector<Raw> all(static_cast<size_t>(c.world_size));
-  // The peers' table is not there yet: a provisional one so the wait can name ranks.
-  c.peers.assign(static_cast<size_t>(c.world_size), Peer{0, "?"});
   MPI_Request request = MPI_REQUEST_NULL;
-  int rc = MPI_Iallgather(&mine, sizeof(Raw), MPI_BYTE, all.data(), sizeof(Raw), MPI_BYTE, c.comm,
+  int rc = MPI_Iallgather(&mine, sizeof(Raw), MPI_BYTE, &table[1], sizeof(Raw), MPI_BYTE, c.comm,
                           &request);
   if (rc != MPI_SUCCESS) sdk::fail(PG_ERR_DEVICE, "MPI_Iallgather failed: " + mpi_error_text(rc));
-  wait(c, request, "comm_init", {});
+  wait(c, request, "comm_init", {std::shared_ptr<void>(table, table.get())});
   std::vector<Peer> peers;
-  for (const Raw& r : all) {
+  for (size_t i = 1; i < n; ++i) {
+    const Raw& r = table[i];
     Raw copy = r;
     copy.host[kHostChars] = '\0';
     peers.push_back(Peer{copy.pid, copy.host});

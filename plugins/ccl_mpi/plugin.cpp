@@ -56,24 +56,31 @@ pg_status comm_init(pg_plugin_state_t, const pg_ccl_bootstrap* b, pg_ccl_comm_t*
       sdk::fail(PG_ERR_INVALID_ARGUMENT, "comm_init: a world of " + std::to_string(b->world_size) +
                                              " ranks, but " + why + " (run under mpirun -np " +
                                              std::to_string(b->world_size) + ")");
-    start_mpi();
+    const double timeout = b->timeout_seconds > 0 ? b->timeout_seconds : kDefaultTimeout;
+    start_mpi(timeout);
     std::lock_guard lock(mpi_mutex());
     auto c = std::make_unique<Comm>();
-    c->timeout_seconds = b->timeout_seconds > 0 ? b->timeout_seconds : kDefaultTimeout;
-    if (MPI_Comm_dup(MPI_COMM_WORLD, &c->comm) != MPI_SUCCESS)
-      sdk::fail(PG_ERR_DEVICE, "comm_init: MPI_Comm_dup failed");
-    MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(c->comm, &c->rank);
-    MPI_Comm_size(c->comm, &c->world_size);
-    if (c->rank != b->rank || c->world_size != b->world_size) {
-      const std::string msg = "comm_init: MPI numbers this process rank " +
-                              std::to_string(c->rank) + " of " + std::to_string(c->world_size) +
-                              ", but rank " + std::to_string(b->rank) + " of " +
-                              std::to_string(b->world_size) + " was asked for";
-      MPI_Comm_free(&c->comm);
-      sdk::fail(PG_ERR_INVALID_ARGUMENT, msg);
+    c->timeout_seconds = timeout;
+    MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &c->world_size);
+    if (c->rank != b->rank || c->world_size != b->world_size)
+      sdk::fail(PG_ERR_INVALID_ARGUMENT,
+                "comm_init: MPI numbers this process rank " + std::to_string(c->rank) + " of " +
+                    std::to_string(c->world_size) + ", but rank " + std::to_string(b->rank) +
+                    " of " + std::to_string(b->world_size) + " was asked for");
+    try {
+      // Both steps are collective: a peer that never comes is a timeout, not a hang.
+      c->peers.assign(static_cast<size_t>(c->world_size), Peer{0, "?"});
+      MPI_Request request = MPI_REQUEST_NULL;
+      if (MPI_Comm_idup(MPI_COMM_WORLD, &c->comm, &request) != MPI_SUCCESS)
+        sdk::fail(PG_ERR_DEVICE, "comm_init: MPI_Comm_idup failed");
+      wait(*c, request, "comm_init", {});
+      MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);
+      c->peers = exchange_peers(*c);
+    } catch (...) {
+      if (c->broken != PG_OK) c.release();  // MPI may still use it: never freed
+      throw;
     }
-    c->peers = exchange_peers(*c);
     *out = reinterpret_cast<pg_ccl_comm_t>(c.release());
   });
 }

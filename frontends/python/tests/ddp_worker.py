@@ -6,6 +6,7 @@ the middle of it.
     ddp_worker.py kill OUT_DIR       rank 1 is killed before its third gradient all_reduce
     ddp_worker.py stall OUT_DIR      rank 1 stops calling collectives (sleeps) at that point,
                                      past rank 0's timeout
+    ddp_worker.py late OUT_DIR       rank 1 never starts MPI: rank 0's init times out
     ddp_worker.py collectives OUT_DIR  every collective on the default device (POLYGRAD_DEVICE)
                                        against numpy; each rank writes OUT_DIR/ok<r>.txt
 In kill and stall modes rank 0 writes OUT_DIR/error.txt: the error, and the seconds it took.
@@ -97,7 +98,16 @@ def main(mode, out):
     import polygrad.distributed as dist
     from polygrad import PolygradCommError
     timeout = float(os.environ.get("DDP_WORKER_TIMEOUT", "30"))
-    dist.init(timeout=timeout)
+    if mode == "late" and os.environ.get("OMPI_COMM_WORLD_RANK") == "1":
+        time.sleep(timeout + 3)  # never starts MPI
+        os._exit(0)
+    start = time.monotonic()
+    try:
+        dist.init(timeout=timeout)
+    except PolygradCommError as e:
+        with open(os.path.join(out, "error.txt"), "w") as f:
+            f.write(f"{time.monotonic() - start:.3f}\n{e}\n")
+        return 3
     rank, world = dist.rank(), dist.world_size()
 
     def misbehave(step):

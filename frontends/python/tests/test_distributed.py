@@ -136,6 +136,16 @@ def test_a_stalled_rank_times_out_naming_it(tmp_path):
 
 
 @needs_mpi
+def test_a_rank_that_never_starts_times_out_the_others_init(tmp_path):
+    run = mpirun("late", tmp_path, worker_timeout=3)
+    error = tmp_path / "error.txt"
+    assert error.exists(), run.stdout + run.stderr
+    seconds, message = error.read_text().split("\n", 1)
+    assert "PG_ERR_TIMEOUT: MPI_Init did not finish within 3 s" in message, message
+    assert 2.5 < float(seconds) < 20, message
+
+
+@needs_mpi
 def test_a_world_larger_than_the_launch_is_refused():
     # Not started by mpirun: the plugin refuses to wait for peers that will never come.
     env_keys = [k for k in os.environ if k.startswith(("OMPI_", "PMI"))]
