@@ -113,13 +113,16 @@ std::shared_ptr<LoadedCcl> load_ccl(const std::string& path, LoadRecord& record)
   try {
     status = table->init(&plugin->host->services, &plugin->state, &err);
   } catch (...) {
+    plugin->state = nullptr;  // the plugin is never called again, shutdown included
     return refuse(
         record, LoadStage::init,
         "init threw a C++ exception across the C boundary: " + describe_current_exception());
   }
-  if (status != PG_OK)
+  if (status != PG_OK) {
+    plugin->state = nullptr;
     return refuse(record, LoadStage::init,
                   std::string("init failed with ") + status_name(status) + ": " + message_of(err));
+  }
 
   record.stage = LoadStage::devices;
   uint32_t usable = 0;

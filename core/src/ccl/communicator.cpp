@@ -28,6 +28,11 @@ void call_ccl(const LoadedCcl& plugin, const std::string& op, int rank,
               status);
 }
 
+LoadedCcl::~LoadedCcl() {
+  if (state == nullptr || table->shutdown == nullptr) return;
+  release_in_plugin("ccl_" + name, "shutdown", [&] { table->shutdown(state); });
+}
+
 CommunicatorState::~CommunicatorState() {
   if (comm == nullptr) return;
   release_in_plugin("ccl_" + plugin->name, "comm_destroy",

@@ -18,8 +18,9 @@ namespace polygrad::detail {
 
 struct HostContext;
 
-/// An initialised ccl plugin. Never shut down: the process-wide registry keeps it to the end
-/// (a transport such as MPI cannot start twice in one process).
+/// An initialised ccl plugin. Shut down (its optional `shutdown`) when the registry that loaded
+/// it and its last communicator are gone; the process-wide registry never goes, and the library
+/// is never unloaded (a transport such as MPI cannot start twice in one process).
 struct LoadedCcl {
   const pg_ccl_plugin* table = nullptr;
   pg_plugin_state_t state = nullptr;
@@ -29,6 +30,11 @@ struct LoadedCcl {
   std::string path;
   bool usable = false;
   std::string unusable_reason;  ///< the plugin's probe message when not usable
+
+  LoadedCcl() = default;
+  LoadedCcl(const LoadedCcl&) = delete;
+  LoadedCcl& operator=(const LoadedCcl&) = delete;
+  ~LoadedCcl();
 };
 
 /// Open `path` (a polygrad_ccl_*.so), check its table, initialise it and probe it. Returns the

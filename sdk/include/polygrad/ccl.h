@@ -115,7 +115,9 @@ typedef struct pg_ccl_plugin {
   /** Initialise. Cheap: no transport is started here (that is comm_init's work). On failure
    *  the host reports err and never calls the plugin again. */
   pg_status (*init)(const pg_host_services* host, pg_plugin_state_t* state, pg_error* err);
-  /** Optional. Release the state at process exit. The library is never unloaded. */
+  /** Optional. Release the state once the host's registry and every communicator of the
+   *  plugin are gone (the host's process-wide registry lives to the end of the process). The
+   *  library is never unloaded. */
   void (*shutdown)(pg_plugin_state_t state);
   /** Whether this process can make a communicator now: *usable = 1, or 0 with the reason in
    *  err (e.g. "not started by mpirun", "no CUDA driver"). Shown in the load report. */
