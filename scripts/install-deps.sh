@@ -15,6 +15,7 @@ packages=(
   libopenblas0-pthread
   wabt
   libbrotli1 libc-ares2 libicu72 libnghttp2-14 libssl3 libuv1 zlib1g
+  libopenmpi-dev openmpi-bin python3-mpi4py
   r-base-dev r-cran-testthat r-cran-progress r-cran-roxygen2
 )
 

@@ -32,6 +32,8 @@ pg_api_status fail(const char* entry) noexcept {
     what = e.what();
     if (e.kind() == ErrorKind::internal)
       status = PG_API_ERR_INTERNAL;
+    else if (e.status() == PG_ERR_PEER || e.status() == PG_ERR_TIMEOUT)
+      status = PG_API_ERR_COMM;
     else
       status = e.status() == PG_OK ? PG_API_ERR_INVALID_ARGUMENT : PG_API_ERR_DEVICE;
   } catch (const IrError& e) {

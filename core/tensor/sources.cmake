@@ -17,4 +17,5 @@ target_sources(polygrad_compiler PRIVATE
   tensor/nn_ops.cpp
   tensor/conv.cpp
   tensor/einsum.cpp
-  tensor/capture.cpp)
+  tensor/capture.cpp
+  tensor/collectives.cpp)

@@ -13,5 +13,7 @@ source "$repo/frontends/python/install_venv.sh"
 cd "$repo"
 # The core tests' plugin, a second device for test_placement.py (skipped when it is not built).
 export POLYGRAD_TEST_PLUGIN="${POLYGRAD_TEST_PLUGIN:-$build/tests/core/plugins/polygrad_test_host.so}"
+# A ccl plugin of one rank with no MPI (tests/ccl), for test_distributed.py's error paths.
+export POLYGRAD_TEST_CCL_PLUGIN="${POLYGRAD_TEST_CCL_PLUGIN:-$build/tests/ccl/plugins/polygrad_ccl_loopback.so}"
 # -p no:cacheprovider: no .pytest_cache in the source tree.
 exec "$venv/bin/python" -m pytest -q -p no:cacheprovider "$repo/frontends/python/tests" "$@"

@@ -119,6 +119,8 @@ class POLYGRAD_API Device {
   /// The plugin serving it, e.g. "cpu_clang".
   const std::string& plugin_name() const;
   pg_device_t handle() const { return device_; }
+  /// The serving plugin's table: what a ccl plugin needs to stage this device's buffers.
+  const pg_plugin* plugin_table() const;
 
   DeviceProperties properties() const;
 

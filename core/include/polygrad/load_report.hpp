@@ -36,10 +36,17 @@ enum class LoadStage {
 
 enum class LoadStatus { loaded, refused };
 
+/// What a plugin file serves.
+enum class PluginKind {
+  device,  ///< devices (plugin.h, pg_plugin_entry)
+  ccl      ///< collective communication between processes (ccl.h, pg_ccl_entry)
+};
+
 /// One plugin candidate and what became of it.
 struct LoadRecord {
   std::string path;  ///< absolute path of the .so
   PluginSource source = PluginSource::api;
+  PluginKind kind = PluginKind::device;
   std::string plugin_name;     ///< from the table; empty if never read
   std::string plugin_version;  ///< likewise
   std::string device_prefix;   ///< likewise
@@ -48,8 +55,9 @@ struct LoadRecord {
   uint32_t abi_minor = 0;
   LoadStatus status = LoadStatus::refused;
   LoadStage stage = LoadStage::open;
-  uint32_t device_count = 0;
-  /// Refused: exactly why. Loaded with zero devices: the plugin's reason. Otherwise empty.
+  uint32_t device_count = 0;  ///< devices; for a ccl plugin 1 when it can make communicators
+  /// Refused: exactly why. Loaded with zero devices (a ccl plugin: unusable in this process):
+  /// the plugin's reason. Otherwise empty.
   std::string reason;
 
   bool loaded() const { return status == LoadStatus::loaded; }
@@ -65,8 +73,10 @@ struct LoadReport {
 POLYGRAD_API const char* to_string(PluginSource source) noexcept;
 POLYGRAD_API const char* to_string(LoadStage stage) noexcept;
 POLYGRAD_API const char* to_string(LoadStatus status) noexcept;
+POLYGRAD_API const char* to_string(PluginKind kind) noexcept;
 
-/// One line, e.g. "refused  /x/polygrad_y.so (env) at abi: plugin ABI 2.0, host ABI 1.0".
+/// One line, e.g. "refused  /x/polygrad_y.so (env) at abi: plugin ABI 2.0, host ABI 1.0"; a
+/// ccl plugin's says "ccl" and "usable" (or "unusable: <reason>") in place of its devices.
 POLYGRAD_API std::string format_record(const LoadRecord& record);
 /// One line per record, each ending in a newline.
 POLYGRAD_API std::string format_report(const LoadReport& report);

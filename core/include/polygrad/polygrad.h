@@ -32,8 +32,11 @@ typedef enum pg_api_status {
   PG_API_ERR_INVALID_ARGUMENT = 1, /**< the caller's fault: NULL handle, bad shape/axis/device */
   PG_API_ERR_DEVICE = 2,           /**< a device plugin failed (compile, launch, memory) */
   PG_API_ERR_INTERNAL = 3,         /**< a bug in polygrad (or out of memory on the host) */
-  PG_API_ERR_INDEX = 4             /**< an index outside its axis (getitem, gather): the caller's
+  PG_API_ERR_INDEX = 4,            /**< an index outside its axis (getitem, gather): the caller's
                                         fault, as INVALID_ARGUMENT, told apart for frontends */
+  PG_API_ERR_COMM = 5              /**< a collective failed for want of its peers: one died or
+                                        left, or they did not answer within the timeout (the
+                                        message names them); the communicator is broken */
 } pg_api_status;
 
 /** Opaque tensor handle. */
@@ -497,7 +500,8 @@ POLYGRAD_API pg_api_status pg_device_flags(const char* name, uint32_t* out);
  *  capabilities' dtype_mask); "" is the default device. */
 POLYGRAD_API pg_api_status pg_device_dtypes(const char* name, uint64_t* out);
 /** Loads a plugin by name ("cpu_clang") or path (contains '/' or ends in ".so") and writes its
- *  plugin name; a plugin already loaded is not loaded again. A refused load fails with
+ *  plugin name; a plugin already loaded is not loaded again. A path to a polygrad_ccl_*.so
+ *  loads a collective-communication plugin (for pg_comm_init). A refused load fails with
  *  PG_API_ERR_DEVICE and the load record (stage and reason) in pg_last_error(). */
 POLYGRAD_API pg_api_status pg_plugin_load(const char* name_or_path, const char** out);
 /** Every plugin load attempt so far: one line per attempt (json 0) or a JSON object (json 1). */
@@ -507,6 +511,58 @@ POLYGRAD_API pg_api_status pg_plugin_report(int json, const char** out);
  *  registry that has already discovered loads it at once. Its load record (path
  *  "static:<name>") is in pg_plugin_report. Registering an entry twice is a no-op. */
 POLYGRAD_API pg_api_status pg_plugin_register_static(pg_plugin_entry_fn entry);
+
+/* ---- collective communication (core/capi/comm_api.cpp; polygrad/ccl.hpp) ------------- */
+
+/** Opaque communicator handle: this process as one rank of a group. */
+typedef struct pg_comm* pg_comm_t;
+
+/** Joins a group as `rank` of `world_size` through the ccl plugin named `plugin` ("mpi": the
+ *  file polygrad_ccl_mpi.so beside the device plugins). `address` (NULL or "" = the
+ *  launcher's rendezvous, e.g. mpirun's) is the plugin's bootstrap address; a collective
+ *  waits at most `timeout_seconds` for its peers (<= 0: the plugin's default). Collective:
+ *  every rank calls it. INVALID_ARGUMENT names the loaded ccl plugins when none has that
+ *  name, or says why the plugin cannot make a communicator in this process. */
+POLYGRAD_API pg_api_status pg_comm_init(const char* plugin, int rank, int world_size,
+                                        const char* address, double timeout_seconds,
+                                        pg_comm_t* out);
+/** Frees a handle; the plugin's communicator goes with the last one. NULL is ignored. */
+POLYGRAD_API void pg_comm_free(pg_comm_t c);
+/** This process' rank and the group's size, as the transport numbers them. */
+POLYGRAD_API pg_api_status pg_comm_rank(pg_comm_t c, int* out);
+POLYGRAD_API pg_api_status pg_comm_world_size(pg_comm_t c, int* out);
+/** The transport the plugin runs on ("Open MPI v4.1.4"); lives as long as the handle. */
+POLYGRAD_API pg_api_status pg_comm_transport(pg_comm_t c, const char** out);
+
+/** Reductions of pg_comm_all_reduce and pg_comm_reduce_scatter (pg_ccl_reduce_op of ccl.h). */
+typedef enum pg_comm_reduce PG_ENUM_INT {
+  PG_COMM_SUM = 0, /**< element-wise sum over the ranks */
+  PG_COMM_MAX = 1, /**< element-wise maximum */
+  PG_COMM_MEAN = 2 /**< the sum over the world size (floating-point tensors only) */
+} pg_comm_reduce;
+
+/* Collectives: every rank calls them in the same order with tensors of the same shape and
+ * dtype. Each realises x and writes a new tensor on x's device; x is not changed. A peer that
+ * died or a timeout is PG_API_ERR_COMM, with a message that names the peer. */
+
+/** x reduced over the ranks with `op` (a pg_comm_reduce), on every rank. */
+POLYGRAD_API pg_api_status pg_comm_all_reduce(pg_comm_t c, pg_tensor_t x, int op,
+                                              pg_tensor_t* out);
+/** pg_comm_all_reduce into x's own buffer: x is realised, then overwritten with the reduced
+ *  values, which every handle of x sees; nothing is allocated. Graphs built from x earlier and
+ *  not yet realised read the new values (realise them first). */
+POLYGRAD_API pg_api_status pg_comm_all_reduce_inplace(pg_comm_t c, pg_tensor_t x, int op);
+/** Rank `root`'s x on every rank. */
+POLYGRAD_API pg_api_status pg_comm_broadcast(pg_comm_t c, pg_tensor_t x, int root,
+                                             pg_tensor_t* out);
+/** The ranks' x stacked along a new leading axis of size world_size, in rank order. */
+POLYGRAD_API pg_api_status pg_comm_all_gather(pg_comm_t c, pg_tensor_t x, pg_tensor_t* out);
+/** Block `rank` of x (split into world_size equal blocks along axis 0) reduced over the
+ *  ranks with `op`. */
+POLYGRAD_API pg_api_status pg_comm_reduce_scatter(pg_comm_t c, pg_tensor_t x, int op,
+                                                  pg_tensor_t* out);
+/** Returns once every rank has called it. */
+POLYGRAD_API pg_api_status pg_comm_barrier(pg_comm_t c);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -13,6 +13,7 @@
 #ifndef POLYGRAD_REGISTRY_HPP
 #define POLYGRAD_REGISTRY_HPP
 
+#include <polygrad/ccl.hpp>
 #include <polygrad/compile_target.hpp>
 #include <polygrad/config.hpp>
 #include <polygrad/device.hpp>
@@ -87,7 +88,8 @@ class POLYGRAD_API Registry {
 
   /// Load a plugin by name ("cpu_clang": searched in the discovery directories) or by path
   /// (contains '/' or ends in ".so"). Returns the record of the attempt; a plugin that is
-  /// already loaded returns its existing record. Throws a user Error when no candidate with
+  /// already loaded returns its existing record. A path to a polygrad_ccl_*.so loads a ccl
+  /// plugin (its record's kind is ccl). Throws a user Error when no candidate with
   /// that name exists.
   LoadRecord load(const std::string& name_or_path);
 
@@ -95,7 +97,8 @@ class POLYGRAD_API Registry {
   /// if any, on this and every later call that needs the config.
   void discover();
 
-  /// Every load attempt so far (runs discovery first; never throws for config errors).
+  /// Every load attempt so far (runs discovery first and opens the ccl plugins found; never
+  /// throws for config errors).
   LoadReport report();
   /// The loaded plugins, in load order.
   std::vector<PluginInfo> plugins();
@@ -113,6 +116,13 @@ class POLYGRAD_API Registry {
   Device default_device();
   /// The config in use (after discovery).
   Config config();
+  /// Join a group as rank bootstrap.rank of bootstrap.world_size through the ccl plugin named
+  /// `plugin` ("mpi": the file polygrad_ccl_mpi.so in the discovery directories). ccl plugins
+  /// are opened on first need (this call or report()). Throws a user Error naming the loaded
+  /// ccl plugins when none has that name, or the plugin's reason when it cannot make a
+  /// communicator in this process.
+  Communicator communicator(const std::string& plugin, const Bootstrap& bootstrap);
+
   /// Path of the candidate whose plugin name (or file name polygrad_<name>.so) is `name`,
   /// loaded or refused; "" when there is none.
   std::string find_plugin(const std::string& name);

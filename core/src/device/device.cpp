@@ -106,6 +106,10 @@ const std::string& Device::plugin_name() const {
   return plugin_->name;
 }
 
+const pg_plugin* Device::plugin_table() const {
+  return plugin_->table;
+}
+
 DeviceProperties Device::properties() const {
   pg_device_properties raw{};
   raw.struct_size = sizeof(raw);

@@ -57,16 +57,39 @@ std::optional<std::string> plugin_name_from_file(const std::string& path) {
   return file.substr(head.size(), file.size() - head.size() - tail.size());
 }
 
-std::vector<std::string> plugin_files_in(const std::string& dir) {
+std::optional<std::string> ccl_plugin_name_from_file(const std::string& path) {
+  std::optional<std::string> name = plugin_name_from_file(path);
+  const std::string head = "ccl_";
+  if (!name || name->size() <= head.size() || name->compare(0, head.size(), head) != 0)
+    return std::nullopt;
+  return name->substr(head.size());
+}
+
+namespace {
+/// The regular files in `dir` that `keep` accepts, sorted by name.
+template <class Keep>
+std::vector<std::string> files_in(const std::string& dir, Keep&& keep) {
   std::vector<std::string> files;
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     std::error_code type_ec;
     if (!it->is_regular_file(type_ec)) continue;
-    if (plugin_name_from_file(it->path().string())) files.push_back(it->path().string());
+    if (keep(it->path().string())) files.push_back(it->path().string());
   }
   std::sort(files.begin(), files.end());
   return files;
+}
+}  // namespace
+
+std::vector<std::string> plugin_files_in(const std::string& dir) {
+  return files_in(dir, [](const std::string& path) {
+    return plugin_name_from_file(path).has_value() && !ccl_plugin_name_from_file(path);
+  });
+}
+
+std::vector<std::string> ccl_plugin_files_in(const std::string& dir) {
+  return files_in(
+      dir, [](const std::string& path) { return ccl_plugin_name_from_file(path).has_value(); });
 }
 
 std::string canonical_path(const std::string& path) {

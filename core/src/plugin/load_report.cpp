@@ -51,16 +51,24 @@ const char* to_string(LoadStatus status) noexcept {
   return status == LoadStatus::loaded ? "loaded" : "refused";
 }
 
+const char* to_string(PluginKind kind) noexcept {
+  return kind == PluginKind::ccl ? "ccl" : "device";
+}
+
 std::string format_record(const LoadRecord& r) {
   std::string line = r.loaded() ? "loaded   " : "refused  ";
   line += r.path + " (" + to_string(r.source) + ")";
+  if (r.kind == PluginKind::ccl) line += " ccl";
   if (!r.plugin_name.empty()) {
     line += " " + r.plugin_name;
     if (!r.plugin_version.empty()) line += " " + r.plugin_version;
   }
   if (r.abi_known)
-    line += " ABI " + std::to_string(r.abi_major) + "." + std::to_string(r.abi_minor);
-  if (r.loaded()) {
+    line += (r.kind == PluginKind::ccl ? " CCL ABI " : " ABI ") + std::to_string(r.abi_major) +
+            "." + std::to_string(r.abi_minor);
+  if (r.loaded() && r.kind == PluginKind::ccl) {
+    line += r.device_count > 0 ? ": usable" : ": unusable: " + r.reason;
+  } else if (r.loaded()) {
     line += ": " + std::to_string(r.device_count) + (r.device_count == 1 ? " device" : " devices");
     if (!r.reason.empty()) line += ": " + r.reason;
   } else {
@@ -81,6 +89,7 @@ void write_record_json(JsonWriter& w, const LoadRecord& r) {
   w.begin_object();
   w.key("path").value(r.path);
   w.key("source").value(to_string(r.source));
+  w.key("kind").value(to_string(r.kind));
   w.key("status").value(to_string(r.status));
   w.key("stage").value(to_string(r.stage));
   w.key("plugin");

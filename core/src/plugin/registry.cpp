@@ -3,6 +3,7 @@
 
 #include "discovery.hpp"
 #include "loaded_plugin.hpp"
+#include "src/ccl/loaded_ccl.hpp"
 #include "support/phase_timing.hpp"
 
 #include <algorithm>
@@ -44,6 +45,7 @@ struct Registry::Impl {
   std::vector<std::shared_ptr<LoadedPlugin>> plugins;
   std::set<std::string> seen;              // canonical candidate paths already considered
   std::vector<std::string> searched_dirs;  // for "no plugin named ..." messages
+  detail::CclPlugins ccl;                  // collective-communication plugins, loaded lazily
 
   void discover_locked();
   void add_entry(const std::string& entry, PluginSource source);
@@ -130,6 +132,11 @@ void Registry::Impl::add_entry(const std::string& entry, PluginSource source) {
     if (std::find(searched_dirs.begin(), searched_dirs.end(), path) == searched_dirs.end())
       searched_dirs.push_back(path);
     for (const std::string& file : detail::plugin_files_in(path)) consider(file, source);
+    ccl.add_candidates(path, source);
+    return;
+  }
+  if (detail::ccl_plugin_name_from_file(path)) {
+    ccl.add_candidates(path, source);
     return;
   }
   // The libdir and build-tree directories are optional; a path someone named is not.
@@ -303,6 +310,14 @@ LoadRecord Registry::load(const std::string& name_or_path) {
   const bool is_path =
       name_or_path.find('/') != std::string::npos ||
       (name_or_path.size() > 3 && name_or_path.compare(name_or_path.size() - 3, 3, ".so") == 0);
+  if (is_path && detail::ccl_plugin_name_from_file(name_or_path)) {
+    const std::string path = detail::canonical_path(name_or_path);
+    impl_->ccl.add_candidates(path, PluginSource::api);
+    impl_->ccl.load_all(impl_->records);
+    for (const LoadRecord& r : impl_->records)
+      if (r.path == path) return r;
+    user_error("[load] no such file: " + path);
+  }
   if (is_path) return impl_->consider(name_or_path, PluginSource::api);
   if (const LoadRecord* r = impl_->find_record(name_or_path)) return *r;
   std::string dirs;
@@ -314,6 +329,7 @@ LoadRecord Registry::load(const std::string& name_or_path) {
 LoadReport Registry::report() {
   std::lock_guard lock(impl_->mutex);
   impl_->discover_locked();
+  impl_->ccl.load_all(impl_->records);
   LoadReport report;
   report.records = impl_->records;
   report.config_path = impl_->config.path();
@@ -436,6 +452,23 @@ Config Registry::config() {
   std::lock_guard lock(impl_->mutex);
   impl_->discover_locked();
   return impl_->config;
+}
+
+Communicator Registry::communicator(const std::string& plugin, const Bootstrap& bootstrap) {
+  std::shared_ptr<detail::LoadedCcl> found;
+  {
+    std::lock_guard lock(impl_->mutex);
+    impl_->discover_locked();
+    impl_->throw_if_config_error();
+    impl_->ccl.load_all(impl_->records);
+    std::string names;
+    found = impl_->ccl.find(plugin, names);
+    if (!found)
+      user_error("[communicator] no ccl plugin named '" + plugin +
+                 "' (loaded: " + (names.empty() ? std::string("none") : names) +
+                 "; a ccl plugin is a file polygrad_ccl_<name>.so beside the device plugins)");
+  }
+  return Communicator(detail::make_communicator(std::move(found), bootstrap));
 }
 
 std::string Registry::find_plugin(const std::string& name) {

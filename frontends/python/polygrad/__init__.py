@@ -1,6 +1,6 @@
 """polygrad: a lazy tensor library over libpolygrad's C API (ctypes; no compiler logic here)."""
-from ._ffi import (LIB_PATH, PolygradDeviceError, PolygradError, PolygradIndexError,
-                   PolygradInternalError, PolygradValueError)
+from ._ffi import (LIB_PATH, PolygradCommError, PolygradDeviceError, PolygradError,
+                   PolygradIndexError, PolygradInternalError, PolygradValueError)
 from . import dtypes
 from .device import Device
 from .tensor import Tensor
@@ -11,5 +11,5 @@ __version__ = "0.1.0"
 __all__ = ["Tensor", "Device", "capture", "Captured", "TinyJit", "compiled_kernel_count", "dtypes",
            "panel_cache_stats", "set_panel_cache_limit",
            "PolygradError", "PolygradValueError", "PolygradIndexError", "PolygradDeviceError",
-           "PolygradInternalError",
+           "PolygradInternalError", "PolygradCommError",
            "LIB_PATH"]

@@ -32,8 +32,13 @@ class PolygradInternalError(PolygradError, RuntimeError):
     """PG_API_ERR_INTERNAL: a bug in polygrad, or the host ran out of memory."""
 
 
+class PolygradCommError(PolygradDeviceError):
+    """PG_API_ERR_COMM: a collective failed for want of its peers (one died or left, or none
+    answered within the timeout); the message names them, and the communicator is broken."""
+
+
 _ERRORS = {1: PolygradValueError, 2: PolygradDeviceError, 3: PolygradInternalError,
-           4: PolygradIndexError}
+           4: PolygradIndexError, 5: PolygradCommError}
 
 
 def _candidates():
@@ -213,6 +218,16 @@ _SIGNATURES = {
     "pg_device_dtypes": [c_char_p, POINTER(c_uint64)],
     "pg_plugin_load": [c_char_p, POINTER(c_char_p)],
     "pg_plugin_report": [c_int, POINTER(c_char_p)],
+    "pg_comm_init": [c_char_p, c_int, c_int, c_char_p, c_double, POINTER(c_void_p)],
+    "pg_comm_rank": [c_void_p, POINTER(c_int)],
+    "pg_comm_world_size": [c_void_p, POINTER(c_int)],
+    "pg_comm_transport": [c_void_p, POINTER(c_char_p)],
+    "pg_comm_all_reduce": [c_void_p, T, c_int, PT],
+    "pg_comm_all_reduce_inplace": [c_void_p, T, c_int],
+    "pg_comm_broadcast": [c_void_p, T, c_int, PT],
+    "pg_comm_all_gather": [c_void_p, T, PT],
+    "pg_comm_reduce_scatter": [c_void_p, T, c_int, PT],
+    "pg_comm_barrier": [c_void_p],
 }
 for _n in FILL_OPS:
     _SIGNATURES["pg_tensor_" + _n] = [I64P, c_size_t, c_int, c_char_p, PT]
@@ -272,6 +287,9 @@ lib.pg_tensor_free.restype = None
 if hasattr(lib, "pg_capture_free"):
     lib.pg_capture_free.argtypes = [c_void_p]
     lib.pg_capture_free.restype = None
+if hasattr(lib, "pg_comm_free"):
+    lib.pg_comm_free.argtypes = [c_void_p]
+    lib.pg_comm_free.restype = None
 
 
 def raise_error(status):
@@ -302,7 +320,7 @@ def int64s(values):
 
 
 __all__ = ["lib", "check", "fn", "RELEASE_FN", "raise_error", "int64s", "int64_arg", "Scalar",
-           "Index", "PolygradError",
+           "Index", "PolygradError", "PolygradCommError",
            "PolygradValueError", "PolygradDeviceError", "PolygradInternalError", "byref",
            "c_void_p", "c_int64", "c_double", "c_int", "c_char_p", "c_size_t", "DTYPE_NAMES",
            "DTYPE_CODES"]

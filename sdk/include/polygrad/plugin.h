@@ -80,7 +80,11 @@ typedef enum pg_status {
   PG_ERR_COMPILE = 5,          /**< an artifact could not be built or loaded */
   PG_ERR_LAUNCH = 6,           /**< a program failed to launch or run */
   PG_ERR_DEVICE = 7,           /**< the device or its driver failed */
-  PG_ERR_INTERNAL = 8          /**< a bug: an unexpected exception or state */
+  PG_ERR_INTERNAL = 8,         /**< a bug: an unexpected exception or state */
+  /* Returned by collective-communication plugins only (ccl.h, CCL ABI 1.0); a device plugin
+     never returns them, so they leave the device ABI as it was. */
+  PG_ERR_PEER = 9,   /**< a peer process died or left the group (the message names its rank) */
+  PG_ERR_TIMEOUT = 10 /**< peers did not answer within the timeout (the message names them) */
 } pg_status;
 
 #define PG_ERROR_MESSAGE_MAX 1024

@@ -34,6 +34,10 @@ inline const char* status_name(int status) noexcept {
       return "PG_ERR_DEVICE";
     case PG_ERR_INTERNAL:
       return "PG_ERR_INTERNAL";
+    case PG_ERR_PEER:
+      return "PG_ERR_PEER";
+    case PG_ERR_TIMEOUT:
+      return "PG_ERR_TIMEOUT";
     default:
       return "PG_ERR_<unknown>";
   }
