@@ -7,8 +7,9 @@
 #include <libplatform/libplatform.h>
 #include <v8.h>
 
-#include <cstring>
-#include <mutex>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "engine.hpp"
 #include "renderer.hpp"
