@@ -108,6 +108,10 @@ bench: build
 	$(BLAS_CORE) OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=2 PYTHONPATH=frontends/python \
 	  POLYGRAD_LIB=$(CURDIR)/build/release/lib/libpolygrad.so \
 	  build/release/venv/bin/python bench/gpt2.py
+	if [ -f $(WASM_PLUGIN) ]; then \
+	  PYTHONPATH=frontends/python POLYGRAD_LIB=$(CURDIR)/build/release/lib/libpolygrad.so \
+	    /usr/bin/python3 bench/wasm.py; \
+	fi
 
 format:
 	git ls-files '*.cpp' '*.hpp' '*.h' '*.c' | xargs clang-format -i

@@ -7,8 +7,9 @@
 #include <libplatform/libplatform.h>
 #include <v8.h>
 
-#include <cstring>
-#include <mutex>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "engine.hpp"
 #include "renderer.hpp"
@@ -171,10 +172,11 @@ class V8Memory : public LinearMemory {
  private:
   void refresh(v8::Local<v8::Context> context) {
     v8::Local<v8::Object> memory = holder_->memory.Get(holder_->isolate);
+    // (ArrayBuffer::Data, not GetBackingStore: a shared_ptr made inside libnode, which has no
+    // RTTI, trips UBSan's vptr check wherever its count is dropped)
     auto buffer = get(context, memory, "buffer", "WebAssembly.Memory").As<v8::ArrayBuffer>();
-    std::shared_ptr<v8::BackingStore> store = buffer->GetBackingStore();
-    data_ = static_cast<uint8_t*>(store->Data());
-    size_ = store->ByteLength();
+    data_ = static_cast<uint8_t*>(buffer->Data());
+    size_ = buffer->ByteLength();
   }
 
   std::shared_ptr<IsolateHolder> holder_;
