@@ -7,4 +7,5 @@ target_sources(polygrad_compiler PRIVATE
   capi/shape.cpp
   capi/grad.cpp
   capi/device_api.cpp
-  capi/capture.cpp)
+  capi/capture.cpp
+  capi/safetensors.cpp)
