@@ -1,6 +1,7 @@
 // C API: safetensors checkpoints (core/models/safetensors.hpp).
 #include "models/safetensors.hpp"
 #include "capi/support.hpp"
+#include "models/json_read.hpp"
 
 using namespace polygrad;
 using capi::guard;
@@ -95,7 +96,7 @@ pg_api_status pg_safetensors_find(pg_safetensors_t f, const char* name, size_t* 
     const std::string key = path_arg(name, "name");
     capi::check_out(out, "out");
     const models::SafetensorsEntry* e = c.find(key);
-    if (e == nullptr) c.tensor(key, std::nullopt, "");  // throws the error naming the file
+    if (e == nullptr) user_error(c.path() + ": no tensor " + models::quote_key(key));
     *out = static_cast<size_t>(e - c.entries().data());
   });
 }

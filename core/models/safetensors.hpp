@@ -48,6 +48,8 @@ class Checkpoint {
   /// (values that are not strings written as JSON) is the checkpoint's metadata.
   static Checkpoint open_index(const std::string& index_path);
 
+  /// What was opened: the file, or the index.
+  const std::string& path() const { return path_; }
   const std::vector<SafetensorsEntry>& entries() const { return entries_; }
   const SafetensorsMetadata& metadata() const { return metadata_; }
   /// The entry of `name`, or nullptr.

@@ -177,6 +177,11 @@ TEST_F(Safetensors, ReadsEveryEntryOfAHandWrittenFile) {
   EXPECT_NE(std::string(pg_last_error()).find("a.safetensors"), std::string::npos);
   size_t found = 0;
   EXPECT_EQ(pg_safetensors_find(f, "missing", &found), PG_API_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(pg_last_error())
+                .find("pg_safetensors_find: " + (dir_ / "a.safetensors").string() +
+                      ": no tensor 'missing'"),
+            std::string::npos)
+      << pg_last_error();
   pg_safetensors_free(f);
 }
 
