@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Installs the Debian packages polygrad builds against, only those that are missing.
-# Idempotent; needs root (or sudo) only when something is missing.
+# Installs the Debian packages polygrad builds against, only those that are missing, and
+# unpacks V8 (Debian's libnode108 and libnode-dev) into build/deps/libnode for the wasm plugin's
+# v8 engine. Idempotent; needs root (or sudo) only when a package is missing.
 set -euo pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
 
 packages=(
   cmake ninja-build ccache g++ make pkgconf
@@ -12,6 +14,7 @@ packages=(
   python3-venv python3-pip python3-setuptools python3-wheel python3-numpy python3-pytest python3-torch python3-sklearn python3-tqdm
   libopenblas0-pthread
   wabt
+  libbrotli1 libc-ares2 libicu72 libnghttp2-14 libssl3 libuv1 zlib1g
   r-base-dev r-cran-testthat r-cran-progress r-cran-roxygen2
 )
 
@@ -22,14 +25,43 @@ for p in "${packages[@]}"; do
   fi
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
-  echo "install-deps: all ${#packages[@]} packages present"
-  exit 0
-fi
-
-echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+updated=""
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+else
+  echo "install-deps: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  updated=1
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# V8 for the wasm plugin's v8 engine (plugins/wasm/README.md): libnode108 (libnode.so.108, with
+# V8 10.2 inside) and libnode-dev (V8's headers). Both conflict with the Node.js the machines
+# have installed, so they are never installed: `apt-get download` fetches the two .deb files and
+# `dpkg -x` unpacks them here. The shared libraries libnode.so.108 needs are in `packages` above
+# (its node-* dependencies are JavaScript for the node executable, not needed to embed V8).
+libnode_dir="$repo/build/deps/libnode"
+libnode_version="$(apt-cache policy libnode108 2>/dev/null | sed -n 's/^ *Candidate: //p')"
+stamp="$libnode_dir/.version"
+if [ -n "$libnode_version" ] && [ "$libnode_version" != "(none)" ] &&
+  [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$libnode_version" ]; then
+  echo "install-deps: libnode $libnode_version present in build/deps/libnode"
+  exit 0
+fi
+download="$(mktemp -d)"
+trap 'rm -rf "$download"' EXIT
+chmod 777 "$download"  # apt's _apt user writes the files there
+fetch() { (cd "$download" && apt-get download -qq libnode108 libnode-dev); }
+if ! fetch; then
+  if [ -z "$updated" ]; then $sudo apt-get update -qq; fi
+  libnode_version="$(apt-cache policy libnode108 | sed -n 's/^ *Candidate: //p')"
+  fetch
+fi
+rm -rf "$libnode_dir"
+mkdir -p "$libnode_dir"
+for deb in "$download"/*.deb; do dpkg -x "$deb" "$libnode_dir"; done
+echo "$libnode_version" >"$stamp"
+echo "install-deps: libnode $libnode_version unpacked into build/deps/libnode"

@@ -66,6 +66,15 @@ POLYGRAD_API pg_api_status pg_device_flags(const char* name, uint32_t* out) {
   });
 }
 
+POLYGRAD_API pg_api_status pg_device_dtypes(const char* name, uint64_t* out) {
+  return guard("pg_device_dtypes", [&] {
+    if (!name) polygrad::user_error("argument 'name' is NULL");
+    check_out(out, "out");
+    Registry& r = Registry::global();
+    *out = r.device(*name ? std::string(name) : r.default_device_name()).properties().caps.dtype_mask;
+  });
+}
+
 POLYGRAD_API pg_api_status pg_plugin_load(const char* name_or_path, const char** out) {
   thread_local std::string slot;
   return guard("pg_plugin_load", [&] {

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "codegen/linearizer.hpp"
+#include "codegen/upcast_parts.hpp"
 #include "symbolic/simplify.hpp"
 
 namespace polygrad::codegen::detail {
@@ -261,10 +262,23 @@ uint32_t Linearizer::reduce(const UOp* r, int p) {
     keep_.push_back(tail_end);
     bool branchy = false;
     for (const UOp* g : group) branchy = branchy || has_selects(g->src(0));
+    // On a target whose scalar loops nothing vectorises (PG_CAP_EXPLICIT_SIMD), values whose
+    // loads are contiguous along k are computed for the lanes at once, as one vector added
+    // into the accumulators' lanes as one vector (its lanes then combined as below).
+    bool as_vector = (target_.caps.flags & PG_CAP_EXPLICIT_SIMD) != 0 && width == 1;
+    for (const UOp* g : group)
+      as_vector = as_vector && upcast::vectorizable(UOp::make(Op::SINK, dtypes::void_, {g->src(0)}),
+                                                    k, lanes, true, true);
     // The values for k = k0 * lanes + l, l < lanes, added into `dst`'s lanes in scope `sm`.
     auto lane_values = [&](int sm, const UOpRef& k0, const std::vector<uint32_t>& dst) {
       keep_.push_back(k0);
-      if (branchy) {
+      if (as_vector) {
+        for (size_t g = 0; g < n; ++g) {
+          const UOpRef v = upcast::Vectorizer(k, k0 * lanes, lanes).run(group[g]->src(0));
+          keep_.push_back(v);
+          accumulate(sm, static_cast<Op>(group[g]->arg_int()), t.vec(lanes), dst[g], lane0, v);
+        }
+      } else if (branchy) {
         // The lanes as a loop with a constant trip count (not unrolled): its iterations touch
         // distinct accumulators, so clang's loop vectoriser turns it into vector code without
         // reordering a float sum, however large the value (SLP gave up on the unrolled copies

@@ -23,7 +23,8 @@ UpcastPlan choose_elementwise(const UOpRef& sink, const std::vector<const UOp*>&
   const int64_t elem = sink->src(0)->src(1)->dtype().scalar_size();
   if (elem <= 0 || j->src(0)->op() != Op::CONST) return {};
   const int64_t w = lanes_dividing(target, elem, j->src(0)->arg_int());
-  if (w < 2 || !vectorizable(sink, j, w, true)) return {};
+  const bool any_op = (target.caps.flags & PG_CAP_EXPLICIT_SIMD) != 0;
+  if (w < 2 || !vectorizable(sink, j, w, true, any_op)) return {};
   UpcastPlan plan;
   plan.j = j;
   plan.lanes = static_cast<int>(w);
@@ -87,7 +88,15 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
   const bool tail =
       elem > 0 && ((w < 2 && ej >= kMinTailLanes) || (w < full && ej >= 4 * full) || odd_vectors);
   if (tail) w = tail_lanes(target, elem, ej);
-  if (!vectorizable(sink, j, w)) return choose_dot(sink, order, outputs, target);
+  if (!vectorizable(sink, j, w)) {
+    UpcastPlan dot = choose_dot(sink, order, outputs, target);
+    // No REDUCE depends on j (softmax's normalised row): where nothing vectorises scalar
+    // loops, j is vectorised as an elementwise kernel's (its REDUCEs' lanes are the
+    // linearizer's).
+    if (dot.j == nullptr && (target.caps.flags & PG_CAP_EXPLICIT_SIMD) != 0)
+      return choose_elementwise(sink, outputs, target);
+    return dot;
+  }
   if (elem <= 0 || w < 2) return {};
   UpcastPlan plan;
   plan.j = j;

@@ -68,7 +68,7 @@ bool native_vector_op(Op op, DType t) {
   }
 }
 
-bool vectorizable(const UOpRef& sink, const UOp* j, int64_t lanes, bool elementwise) {
+bool vectorizable(const UOpRef& sink, const UOp* j, int64_t lanes, bool elementwise, bool any_op) {
   std::vector<const UOp*> order = toposort(sink);
   std::unordered_set<const UOp*> dep = dependents(order, j);
   std::unordered_set<const UOp*> index_math{j};
@@ -102,7 +102,7 @@ bool vectorizable(const UOpRef& sink, const UOp* j, int64_t lanes, bool elementw
         reduces = true;
         break;
       default:
-        if (elementwise && !native_vector_op(n->op(), n->dtype())) return false;
+        if (elementwise && !any_op && !native_vector_op(n->op(), n->dtype())) return false;
         if (!is_alu(n->op()) && n->op() != Op::CAST && n->op() != Op::BITCAST) return false;
     }
   }

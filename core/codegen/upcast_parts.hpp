@@ -77,8 +77,10 @@ bool native_vector_op(Op op, DType t);
 /// feeds INDEX offsets, every INDEX is ungated and contiguous along j in groups of `lanes`
 /// (contiguous_in), loads are plain, no 16-bit floats (the renderer writes those lane by lane),
 /// and some REDUCE depends on j. With `elementwise`, no REDUCE is needed and every ALU op must
-/// be a native_vector_op.
-bool vectorizable(const UOpRef& sink, const UOp* j, int64_t lanes, bool elementwise = false);
+/// be a native_vector_op, unless `any_op` (a PG_CAP_EXPLICIT_SIMD target, whose scalar loops
+/// nothing vectorises).
+bool vectorizable(const UOpRef& sink, const UOp* j, int64_t lanes, bool elementwise = false,
+                  bool any_op = false);
 
 /// The target's vector lanes for elements of `elem` bytes.
 int64_t vector_lanes(const Target& target, int64_t elem);

@@ -10,13 +10,15 @@ namespace polygrad::wasm {
 using sdk::fail;
 
 void fill_capabilities(pg_capabilities& c) {
-  c.flags = PG_CAP_DECOMPOSE_TRANSCENDENTAL;
+  // No auto-vectoriser runs after the renderer: the host vectorises what it can, and
+  // decomposes exp2/log2/sin so that they run on vectors too.
+  c.flags = PG_CAP_DECOMPOSE_TRANSCENDENTAL | PG_CAP_EXPLICIT_SIMD;
   for (pg_dtype dt : {PG_DTYPE_BOOL, PG_DTYPE_INT8, PG_DTYPE_INT16, PG_DTYPE_INT32, PG_DTYPE_INT64,
                       PG_DTYPE_UINT8, PG_DTYPE_UINT16, PG_DTYPE_UINT32, PG_DTYPE_UINT64,
                       PG_DTYPE_FLOAT32, PG_DTYPE_FLOAT64})
     c.dtype_mask |= uint64_t{1} << dt;
   c.vector_width_bytes = 16;  // SIMD128
-  c.max_vector_lanes = 4;     // 4 x float32 in 16 bytes
+  c.max_vector_lanes = 16;    // 16 x int8 in 16 bytes
   c.max_threads_per_group = 1;
   for (int d = 0; d < 3; ++d) {
     c.max_local_dims[d] = 1;
@@ -28,7 +30,10 @@ void fill_capabilities(pg_capabilities& c) {
 }
 
 Device::Device(const sdk::Host& host, std::unique_ptr<Engine> engine, bool trace)
-    : host_(host), engine_(std::move(engine)), allocator_(engine_->memory()), trace_(trace) {}
+    : host_(host), engine_(std::move(engine)), allocator_(engine_->memory()), trace_(trace) {
+  host_.log(PG_LOG_INFO,
+            std::string("wasm: engine ") + engine_->name() + ": " + engine_->describe());
+}
 
 void Device::properties(pg_device_properties& p) {
   std::snprintf(p.name, sizeof p.name, "WebAssembly (%s engine)", engine_->name());

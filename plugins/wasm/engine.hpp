@@ -1,6 +1,7 @@
 // What the wasm device needs from a WebAssembly runtime: one linear memory, and modules
-// instantiated against it whose kernel function can be called. Engines: `interp` (wabt's
-// interpreter, engine_interp.cpp). The renderer and the allocator do not depend on any engine.
+// instantiated against it whose kernel function can be called. Engines: `v8` (V8 embedded,
+// engine_v8.cpp, built where libnode is unpacked) and `interp` (wabt's interpreter,
+// engine_interp.cpp). The renderer and the allocator do not depend on any engine.
 #ifndef POLYGRAD_WASM_ENGINE_HPP
 #define POLYGRAD_WASM_ENGINE_HPP
 
@@ -51,6 +52,8 @@ class Engine {
  public:
   virtual ~Engine() = default;
   virtual const char* name() const = 0;
+  /// The runtime and how it catches out-of-bounds accesses, for the device's log.
+  virtual std::string describe() const = 0;
   virtual LinearMemory& memory() = 0;
   /// Validate and instantiate a module exporting function `entry` and the renderer's globals;
   /// sdk::Error(PG_ERR_COMPILE) naming the entry and the reason when that fails.
@@ -60,6 +63,11 @@ class Engine {
 
 /// wabt's interpreter.
 std::unique_ptr<Engine> make_interp_engine();
+
+#if POLYGRAD_WASM_HAVE_V8
+/// V8, with an isolate of its own; the first call initialises V8 for the process.
+std::unique_ptr<Engine> make_v8_engine();
+#endif
 
 }  // namespace polygrad::wasm
 

@@ -63,6 +63,7 @@ class InterpEngine : public Engine {
  public:
   InterpEngine() : memory_(store_) {}
   const char* name() const override { return "interp"; }
+  std::string describe() const override { return "wabt's interpreter, bounds-checked"; }
   LinearMemory& memory() override { return memory_; }
 
   std::unique_ptr<LoadedModule> load(const void* bytes, uint64_t size,

@@ -5,6 +5,8 @@
 #include <polygrad/plugin_error.hpp>
 #include <polygrad/program_check.hpp>
 
+#include <algorithm>
+
 namespace polygrad::wasm::detail {
 
 using sdk::fail;
@@ -44,6 +46,7 @@ uint32_t log2_of(uint32_t bytes) {
 }
 
 ByteWriter FunctionWriter::body() {
+  plan_registers();
   for (int d = 0; d < 3; ++d) index_[d] = new_local(ValType::I32);
   // Grid loops, dim 2 outermost: idx_d counts 0 .. n_d - 1.
   for (int d = 2; d >= 0; --d) {
@@ -51,7 +54,10 @@ ByteWriter FunctionWriter::body() {
     set(index_[d]);
     open_loop(index_[d], ValType::I32, param(kCountParams + d), false);
   }
-  for (uint32_t i = 0; i < p_.instruction_count; ++i) instruction(i);
+  for (uint32_t i = 0; i < p_.instruction_count; ++i) {
+    instruction(i);
+    note_sign(i);
+  }
   for (int d = 0; d < 3; ++d) close_loop(index_[d], ValType::I32);
   code_.u8(op::end);
 
@@ -152,12 +158,48 @@ void FunctionWriter::normalize(uint32_t dt) {
   }
 }
 
-uint32_t FunctionWriter::lane(uint32_t i, uint32_t l) const {
+LaneRef FunctionWriter::lane(uint32_t i, uint32_t l) const {
   const auto& v = lanes_[i];
   if (v.empty())
     fail(PG_ERR_INVALID_ARGUMENT, "wasm: instruction " + std::to_string(i) + " (" +
                                       sdk::op_name(in(i).op) + ") has no value");
+  if (v.size() != 1 && l >= v.size())
+    fail(PG_ERR_INVALID_ARGUMENT, "wasm: instruction " + std::to_string(i) + " (" +
+                                      sdk::op_name(in(i).op) + ") has no lane " +
+                                      std::to_string(l));
   return v[v.size() == 1 ? 0 : l];
+}
+
+void FunctionWriter::push_lane(uint32_t i, uint32_t l) {
+  LaneRef r = lane(i, l);
+  get(r.local);
+  if (r.count) extract(r.dtype, r.count, r.lane);
+}
+
+uint32_t FunctionWriter::scalar_local(uint32_t i) {
+  LaneRef r = lane(i, 0);
+  if (lanes_[i].size() != 1)
+    fail(PG_ERR_INVALID_ARGUMENT, "wasm: instruction " + std::to_string(i) + " (" +
+                                      sdk::op_name(in(i).op) + ") is used as a scalar");
+  if (!r.count) return r.local;
+  uint32_t local = new_local(repr_of(in(i).dtype).type);  // a lane of a vector, taken out
+  push_lane(i, 0);
+  set(local);
+  return local;
+}
+
+void FunctionWriter::set_scalars(uint32_t i, const std::vector<uint32_t>& locals) {
+  std::vector<LaneRef> out;
+  for (uint32_t local : locals) out.push_back({local, in(i).dtype, 0, 0});
+  lanes_[i] = std::move(out);
+}
+
+void FunctionWriter::set_vector(uint32_t i, uint32_t v, uint32_t dt, uint32_t n) {
+  vec_[i] = v;
+  std::vector<LaneRef> out;
+  for (uint32_t l = 0; l < n; ++l)
+    out.push_back({v, dt, static_cast<uint8_t>(n), static_cast<uint8_t>(l)});
+  lanes_[i] = std::move(out);
 }
 
 [[noreturn]] void FunctionWriter::unsupported(uint32_t i, const std::string& why) const {
@@ -169,23 +211,24 @@ uint32_t FunctionWriter::lane(uint32_t i, uint32_t l) const {
 void FunctionWriter::instruction(uint32_t i) {
   const pg_instruction& x = in(i);
   const uint32_t n = x.vcount == 0 ? 1 : x.vcount;
-  std::vector<uint32_t>& out = lanes_[i];
+  std::vector<LaneRef>& out = lanes_[i];
   switch (x.op) {
     case PG_OP_PARAM_BUFFER:
-      out = {static_cast<uint32_t>(x.arg.i)};
+      set_scalars(i, {static_cast<uint32_t>(x.arg.i)});
       return;
     case PG_OP_PARAM_SCALAR:
       return param_scalar(i, x);
     case PG_OP_DEFINE_REG:
     case PG_OP_DEFINE_LOCAL: {
       if (x.op == PG_OP_DEFINE_LOCAL) group_memory_ = true;
+      if (reg_slot_[i].first) return;  // held in locals
       uint64_t bytes = uint64_t(repr_of(x.dtype).bytes) * uint64_t(x.arg.i);
       uint32_t local = new_local(ValType::I32);
       get(param(kScratchParam));
       const_i32(static_cast<int32_t>(reserve_scratch(bytes, i)));
       code_.u8(op::i32_add);
       set(local);
-      out = {local};
+      set_scalars(i, {local});
       return;
     }
     case PG_OP_SPECIAL:
@@ -202,48 +245,43 @@ void FunctionWriter::instruction(uint32_t i) {
         const_i32(0);
       }
       set(var);
-      open_loop(var, r.type, lane(src(x, 0), 0), r.is_signed);
-      out = {var};
+      open_loop(var, r.type, scalar_local(src(x, 0)), r.is_signed);
+      set_scalars(i, {var});
+      ++depth_;
       return;
     }
     case PG_OP_END_RANGE: {
       uint32_t r = src(x, 0);
-      close_loop(lane(r, 0), repr_of(in(r).dtype).type);
+      close_loop(scalar_local(r), repr_of(in(r).dtype).type);
+      close_scope();
       return;
     }
     case PG_OP_IF:
-      get(lane(src(x, 0), 0));
+      get(scalar_local(src(x, 0)));
       code_.u8(op::if_);
       code_.u8(0x40);
+      ++depth_;
       return;
     case PG_OP_END_IF:
       code_.u8(op::end);
+      close_scope();
       return;
     case PG_OP_BARRIER:
       group_memory_ = true;
       return;  // one thread per group: nothing to wait for
-    case PG_OP_INDEX: {
-      uint32_t local = new_local(ValType::I32);
-      get(lane(src(x, 0), 0));
-      uint32_t off = src(x, 1);
-      get(lane(off, 0));
-      if (repr_of(in(off).dtype).type == ValType::I64) code_.u8(op::i32_wrap_i64);
-      uint32_t size = repr_of(x.dtype).bytes;
-      if (size != 1) {
-        const_i32(static_cast<int32_t>(size));
-        code_.u8(op::i32_mul);
-      }
-      code_.u8(op::i32_add);
-      set(local);
-      out = {local};
-      return;
-    }
+    case PG_OP_INDEX:
+      if (reg_slot_[i].first) return;  // a slot of a register array held in locals
+      return index(i, x);
     case PG_OP_LOAD:
       return load(i, x, n);
     case PG_OP_STORE:
       return store(i, x);
     case PG_OP_VECTORIZE:
+      if (simd_shape(x.dtype, n)) return vectorize(i, x, n);
       for (uint32_t k = 0; k < x.src_count; ++k) out.push_back(lane(src(x, k), 0));
+      if (x.src_count > 1 &&
+          std::all_of(out.begin(), out.end(), [&](const LaneRef& r) { return r == out[0]; }))
+        splat_[i] = {out[0]};
       return;
     case PG_OP_GEP: {
       uint32_t s = src(x, 0);
@@ -268,6 +306,102 @@ void FunctionWriter::instruction(uint32_t i) {
   if (x.op >= PG_OP_FIRST_ISA2)
     unsupported(i, "the wasm renderer has no tensor cores or atomics (op_support says so)");
   alu(i, x, n);
+}
+
+bool FunctionWriter::non_negative(uint32_t i) const {
+  if (i >= nonneg_.size()) return false;
+  return nonneg_[i];
+}
+
+void FunctionWriter::note_sign(uint32_t i) {
+  const pg_instruction& x = in(i);
+  auto nn = [&](uint32_t k) { return nonneg_[src(x, k)]; };
+  bool v = false;
+  if (sdk::dtype_is_int(x.dtype) && (x.vcount <= 1)) {
+    switch (x.op) {
+      case PG_OP_RANGE:
+      case PG_OP_SPECIAL:
+        v = true;
+        break;
+      case PG_OP_CONST:
+        v = x.arg.i >= 0;
+        break;
+      case PG_OP_ADD:
+      case PG_OP_MUL:
+      case PG_OP_IDIV:
+        v = nn(0) && nn(1);
+        break;
+      case PG_OP_MOD:
+      case PG_OP_SHR:
+        v = nn(0);
+        break;
+      case PG_OP_AND:
+      case PG_OP_MAX:
+        v = nn(0) || nn(1);
+        break;
+      case PG_OP_WHERE:
+        v = nn(1) && nn(2);
+        break;
+      case PG_OP_CAST:  // widening or same width: the value is kept
+        v = nn(0) && sdk::dtype_is_int(in(src(x, 0)).dtype) &&
+            sdk::dtype_size(in(src(x, 0)).dtype) <= sdk::dtype_size(x.dtype);
+        break;
+      default:
+        break;
+    }
+  }
+  nonneg_[i] = v;
+}
+
+void FunctionWriter::index(uint32_t i, const pg_instruction& x) {
+  // ptr + off * size, with a constant part c >= 0 of off (off = x + c, x >= 0) left to the
+  // accesses' memarg offsets: the address of ptr + x * size is then shared by the INDEXes in
+  // scope that use it (the vectors of one row, the rows of a register tile). For x >= 0 and
+  // an access inside the memory the two agree; wasm adds a memarg offset without wrapping.
+  const uint32_t p = src(x, 0), off = src(x, 1);
+  const uint32_t size = repr_of(x.dtype).bytes;
+  uint32_t base = off;
+  int64_t c = 0;
+  const pg_instruction& o = in(off);
+  if (o.op == PG_OP_CONST && o.arg.i >= 0) {
+    base = kNone;
+    c = o.arg.i;
+  } else if (o.op == PG_OP_ADD) {
+    for (uint32_t k = 0; k < 2 && c == 0; ++k) {
+      const pg_instruction& a = in(src(o, k));
+      if (a.op == PG_OP_CONST && a.arg.i > 0 && non_negative(src(o, 1 - k))) {
+        base = src(o, 1 - k);
+        c = a.arg.i;
+      }
+    }
+  }
+  if (c > kMaxDisplacement / int64_t{size} || int64_t{disp_[p]} + c * size > kMaxDisplacement) {
+    base = off;
+    c = 0;
+  }
+  disp_[i] = disp_[p] + static_cast<uint32_t>(c * size);
+  if (base == kNone) return set_scalars(i, {scalar_local(p)});
+  for (const Address& a : addresses_)
+    if (a.ptr == p && a.base == base) return set_scalars(i, {a.local});
+  uint32_t local = new_local(ValType::I32);
+  get(scalar_local(p));
+  get(scalar_local(base));
+  if (repr_of(in(base).dtype).type == ValType::I64) code_.u8(op::i32_wrap_i64);
+  if (size != 1) {
+    const_i32(static_cast<int32_t>(size));
+    code_.u8(op::i32_mul);
+  }
+  code_.u8(op::i32_add);
+  set(local);
+  addresses_.push_back({p, base, local, depth_});
+  set_scalars(i, {local});
+}
+
+void FunctionWriter::close_scope() {
+  --depth_;
+  addresses_.erase(std::remove_if(addresses_.begin(), addresses_.end(),
+                                  [&](const Address& a) { return a.depth > depth_; }),
+                   addresses_.end());
 }
 
 uint32_t FunctionWriter::reserve_scratch(uint64_t bytes, uint32_t i) {
@@ -302,7 +436,7 @@ void FunctionWriter::param_scalar(uint32_t i, const pg_instruction& x) {
       normalize(x.dtype);
   }
   set(local);
-  lanes_[i] = {local};
+  set_scalars(i, {local});
 }
 
 void FunctionWriter::special(uint32_t i, const pg_instruction& x) {
@@ -325,15 +459,26 @@ void FunctionWriter::special(uint32_t i, const pg_instruction& x) {
   else if (r.type != ValType::I32)
     unsupported(i, "a launch index is an integer");
   set(local);
-  lanes_[i] = {local};
+  set_scalars(i, {local});
 }
 
 void FunctionWriter::constant(uint32_t i, const pg_instruction& x) {
   Repr r = repr_of(x.dtype);
+  const uint32_t n = x.vcount ? x.vcount : 1;
   uint32_t local = new_local(r.type);
   push_const(x.dtype, x.arg);
   set(local);
-  lanes_[i] = std::vector<uint32_t>(x.vcount ? x.vcount : 1, local);
+  const LaneRef scalar{local, x.dtype, 0, 0};
+  if (simd_shape(x.dtype, n)) {
+    uint32_t v = new_local(ValType::V128);
+    v128_const(x.dtype, n, x.arg);
+    set(v);
+    set_vector(i, v, x.dtype, n);
+    splat_[i] = {scalar};
+    return;
+  }
+  lanes_[i] = std::vector<LaneRef>(n, scalar);
+  if (n > 1) splat_[i] = {scalar};
 }
 
 void FunctionWriter::push_const(uint32_t dt, pg_arg a) {
@@ -372,7 +517,7 @@ void FunctionWriter::push_const(uint32_t dt, pg_arg a) {
   }
 }
 
-void FunctionWriter::load_lane(uint32_t dt, uint32_t ptr, uint32_t l) {
+void FunctionWriter::load_lane(uint32_t dt, uint32_t ptr, uint32_t l, uint32_t disp) {
   Repr r = repr_of(dt);
   get(ptr);
   uint8_t o = op::i32_load;
@@ -404,14 +549,15 @@ void FunctionWriter::load_lane(uint32_t dt, uint32_t ptr, uint32_t l) {
       break;
   }
   code_.u8(o);
-  code_.memarg(log2_of(r.bytes), uint64_t(l) * r.bytes);
+  code_.memarg(log2_of(r.bytes), disp + uint64_t(l) * r.bytes);
   if (dt == PG_DTYPE_BOOL) normalize(dt);  // any non-zero byte is true
 }
 
-void FunctionWriter::store_lane(uint32_t dt, uint32_t ptr, uint32_t value, uint32_t l) {
+void FunctionWriter::store_lane(uint32_t dt, uint32_t ptr, uint32_t value, uint32_t vl, uint32_t l,
+                                uint32_t disp) {
   Repr r = repr_of(dt);
   get(ptr);
-  get(value);
+  push_lane(value, vl);
   uint8_t o = op::i32_store;
   switch (r.bytes) {
     case 1:
@@ -428,48 +574,80 @@ void FunctionWriter::store_lane(uint32_t dt, uint32_t ptr, uint32_t value, uint3
       break;
   }
   code_.u8(o);
-  code_.memarg(log2_of(r.bytes), uint64_t(l) * r.bytes);
+  code_.memarg(log2_of(r.bytes), disp + uint64_t(l) * r.bytes);
 }
 
 void FunctionWriter::load(uint32_t i, const pg_instruction& x, uint32_t n) {
+  if (reg_slot_[src(x, 0)].first) return load_slot(i, x, n);
   Repr r = repr_of(x.dtype);
-  uint32_t ptr = lane(src(x, 0), 0);
+  uint32_t ptr = scalar_local(src(x, 0)), disp = disp_[src(x, 0)];
+  const bool gated = x.src_count == 3;
+  const bool vector = simd_shape(x.dtype, n);
+  if (vector && x.dtype != PG_DTYPE_BOOL) {
+    uint32_t v = new_local(ValType::V128);
+    if (gated) {
+      get(scalar_local(src(x, 2)));
+      code_.u8(op::if_);
+      code_.u8(0x40);
+    }
+    get(ptr);
+    code_.simd(op::simd::v128_load);
+    code_.memarg(log2_of(r.bytes), disp);
+    set(v);
+    if (gated) {
+      code_.u8(op::else_);
+      push_vector(src(x, 1), x.dtype, n);
+      set(v);
+      code_.u8(op::end);
+    }
+    set_vector(i, v, x.dtype, n);
+    return;
+  }
   std::vector<uint32_t> out;
   for (uint32_t l = 0; l < n; ++l) out.push_back(new_local(r.type));
-  const bool gated = x.src_count == 3;
   if (gated) {
-    get(lane(src(x, 2), 0));
+    get(scalar_local(src(x, 2)));
     code_.u8(op::if_);
     code_.u8(0x40);
   }
   for (uint32_t l = 0; l < n; ++l) {
-    load_lane(x.dtype, ptr, l);
+    load_lane(x.dtype, ptr, l, disp);
     set(out[l]);
   }
   if (gated) {
     code_.u8(op::else_);
     for (uint32_t l = 0; l < n; ++l) {
-      get(lane(src(x, 1), l));
+      push_lane(src(x, 1), l);
       set(out[l]);
     }
     code_.u8(op::end);
   }
-  lanes_[i] = out;
+  if (!vector) return set_scalars(i, out);
+  // A bool vector: its lanes into a mask.
+  by_lanes(i, x.dtype, n, [&](uint32_t l) { get(out[l]); });
 }
 
 void FunctionWriter::store(uint32_t i, const pg_instruction& x) {
-  uint32_t ptr = lane(src(x, 0), 0), value = src(x, 1);
+  (void)i;
+  if (reg_slot_[src(x, 0)].first) return store_slot(x);
+  uint32_t ptr = scalar_local(src(x, 0)), value = src(x, 1), disp = disp_[src(x, 0)];
   const uint32_t dt = in(src(x, 0)).dtype;
-  const uint32_t n = static_cast<uint32_t>(lanes_[value].size());
+  const uint32_t n = lane_count(value);
   const bool gated = x.src_count == 3;
   if (gated) {
-    get(lane(src(x, 2), 0));
+    get(scalar_local(src(x, 2)));
     code_.u8(op::if_);
     code_.u8(0x40);
   }
-  for (uint32_t l = 0; l < n; ++l) store_lane(dt, ptr, lane(value, l), l);
+  if (vec_[value] != kNone && dt != PG_DTYPE_BOOL && simd_shape(dt, n)) {
+    get(ptr);
+    get(vec_[value]);
+    code_.simd(op::simd::v128_store);
+    code_.memarg(log2_of(repr_of(dt).bytes), disp);
+  } else {
+    for (uint32_t l = 0; l < n; ++l) store_lane(dt, ptr, value, l, l, disp);
+  }
   if (gated) code_.u8(op::end);
-  (void)i;
 }
 
 }  // namespace polygrad::wasm::detail

@@ -11,12 +11,11 @@ using sdk::fail;
 void FunctionWriter::convert(uint32_t i, const pg_instruction& x, uint32_t n) {
   const uint32_t s = src(x, 0);
   const uint32_t from = in(s).dtype, to = x.dtype;
-  const uint32_t sn = static_cast<uint32_t>(lanes_[s].size());
-  Repr rt = repr_of(to);
-  std::vector<uint32_t> out;
+  const uint32_t sn = lane_count(s);
+  if (simd_convert(i, x, n)) return;
   if (x.op == PG_OP_BITCAST && sn != n) {
     // Lanes change (e.g. 4 x int8 -> int32): through scratch memory.
-    Repr rf = repr_of(from);
+    Repr rf = repr_of(from), rt = repr_of(to);
     uint64_t total = uint64_t(rf.bytes) * sn;
     if (total != uint64_t(rt.bytes) * n) unsupported(i, "BITCAST between different sizes");
     uint32_t at = new_local(ValType::I32);
@@ -24,25 +23,17 @@ void FunctionWriter::convert(uint32_t i, const pg_instruction& x, uint32_t n) {
     const_i32(static_cast<int32_t>(reserve_scratch(total, i)));
     code_.u8(op::i32_add);
     set(at);
-    for (uint32_t l = 0; l < sn; ++l) store_lane(from, at, lane(s, l), l);
-    for (uint32_t l = 0; l < n; ++l) {
-      out.push_back(new_local(rt.type));
-      load_lane(to, at, l);
-      set(out.back());
-    }
-    lanes_[i] = out;
+    for (uint32_t l = 0; l < sn; ++l) store_lane(from, at, s, l, l);
+    by_lanes(i, to, n, [&](uint32_t l) { load_lane(to, at, l); });
     return;
   }
-  for (uint32_t l = 0; l < n; ++l) {
-    out.push_back(new_local(rt.type));
-    get(lane(s, l));
+  by_lanes(i, to, n, [&](uint32_t l) {
+    push_lane(s, l);
     if (x.op == PG_OP_CAST)
       cast(i, from, to);
     else
       bitcast(i, from, to);
-    set(out.back());
-  }
-  lanes_[i] = out;
+  });
 }
 
 void FunctionWriter::cast(uint32_t i, uint32_t from, uint32_t to) {
@@ -250,18 +241,14 @@ uint8_t FunctionWriter::binary_opcode(uint32_t o, const Repr& r) {
 void FunctionWriter::alu(uint32_t i, const pg_instruction& x, uint32_t n) {
   const uint32_t o = x.op;
   // The operands' dtype: a comparison's result is bool, its sources are not.
-  const uint32_t odt = (o == PG_OP_CMPLT || o == PG_OP_CMPNE || o == PG_OP_CMPEQ)
-                           ? in(src(x, 0)).dtype
-                       : o == PG_OP_WHERE ? x.dtype
-                                          : x.dtype;
+  const uint32_t odt =
+      (o == PG_OP_CMPLT || o == PG_OP_CMPNE || o == PG_OP_CMPEQ) ? in(src(x, 0)).dtype : x.dtype;
   if (!sdk::op_defined_on(o, odt))
     unsupported(i, "the op is not defined on " + std::string(sdk::dtype_name(odt)));
+  if (simd_shape(x.dtype, n) && simd_alu(i, x, n)) return;
   Repr r = repr_of(odt);
-  Repr rt = repr_of(x.dtype);
-  std::vector<uint32_t> out;
-  for (uint32_t l = 0; l < n; ++l) {
-    out.push_back(new_local(rt.type));
-    auto a = [&](uint32_t k) { get(lane(src(x, k), l)); };
+  by_lanes(i, x.dtype, n, [&](uint32_t l) {
+    auto a = [&](uint32_t k) { push_lane(src(x, k), l); };
     switch (o) {
       case PG_OP_NEG:
         if (r.is_float) {
@@ -349,9 +336,7 @@ void FunctionWriter::alu(uint32_t i, const pg_instruction& x, uint32_t n) {
           normalize(odt);
       }
     }
-    set(out.back());
-  }
-  lanes_[i] = out;
+  });
 }
 
 void FunctionWriter::push_zero(ValType t) {

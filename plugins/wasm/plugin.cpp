@@ -10,6 +10,17 @@
 
 namespace polygrad::wasm {
 
+#if POLYGRAD_WASM_HAVE_V8
+inline constexpr const char* kDefaultEngine = "v8";
+inline constexpr const char* kEngineHelp =
+    "the WebAssembly runtime: v8 (V8 embedded) or interp (wabt's interpreter, the reference)";
+#else
+inline constexpr const char* kDefaultEngine = "interp";
+inline constexpr const char* kEngineHelp =
+    "the WebAssembly runtime: interp (wabt's interpreter); v8 is not "
+    "built: " POLYGRAD_WASM_V8_MISSING;
+#endif
+
 class Plugin {
  public:
   using Device = wasm::Device;
@@ -22,25 +33,44 @@ class Plugin {
 
   static std::vector<pg_option_desc> options() {
     return {
-        {"engine", PG_OPTION_STRING, "interp",
-         "the WebAssembly runtime: interp (wabt's interpreter; the only one built)", 1, 0},
+        {"engine", PG_OPTION_STRING, kDefaultEngine, kEngineHelp, 1, 0},
         {"trace", PG_OPTION_BOOL, "false", "log every program loaded and every launch", 1, 0},
     };
   }
 
   explicit Plugin(const sdk::Host& host) : host_(host) {
-    std::string engine = option("engine").value_or("interp");
-    if (engine != "interp")
+    std::optional<std::string> asked = option("engine");
+    engine_ = asked.value_or(kDefaultEngine);
+#if POLYGRAD_WASM_HAVE_V8
+    if (engine_ != "v8" && engine_ != "interp")
       sdk::fail(PG_ERR_INVALID_ARGUMENT,
-                "wasm: option engine: '" + engine + "' is not an engine of this build (interp)");
+                "wasm: option engine: '" + engine_ + "' is not an engine (v8, interp)");
+#else
+    if (engine_ == "v8")
+      sdk::fail(PG_ERR_INVALID_ARGUMENT, std::string("wasm: option engine: 'v8' is not built (") +
+                                             POLYGRAD_WASM_V8_MISSING + "); this build has interp");
+    if (engine_ != "interp")
+      sdk::fail(PG_ERR_INVALID_ARGUMENT,
+                "wasm: option engine: '" + engine_ + "' is not an engine of this build (interp)");
+    if (!asked)
+      host_.log(PG_LOG_WARNING, std::string("wasm: engine v8 is not built (") +
+                                    POLYGRAD_WASM_V8_MISSING + "); using engine interp");
+#endif
   }
 
-  uint32_t device_count(std::string&) { return 1; }
+  uint32_t device_count(std::string&) {
+    return 1;
+  }
 
   Device& device(uint32_t) {
     std::call_once(once_, [this] {
       bool trace = option("trace").value_or("false") == "true";
-      device_ = std::make_unique<Device>(host_, make_interp_engine(), trace);
+#if POLYGRAD_WASM_HAVE_V8
+      std::unique_ptr<Engine> engine = engine_ == "v8" ? make_v8_engine() : make_interp_engine();
+#else
+      std::unique_ptr<Engine> engine = make_interp_engine();
+#endif
+      device_ = std::make_unique<Device>(host_, std::move(engine), trace);
     });
     return *device_;
   }
@@ -70,6 +100,7 @@ class Plugin {
   }
 
   sdk::Host host_;
+  std::string engine_;
   std::once_flag once_;
   std::unique_ptr<Device> device_;
 };

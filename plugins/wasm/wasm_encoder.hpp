@@ -58,6 +58,44 @@ constexpr uint8_t i32_wrap_i64 = 0xA7, i64_extend_i32_s = 0xAC, i64_extend_i32_u
 constexpr uint32_t i32_trunc_sat_f32_s = 0, i32_trunc_sat_f32_u = 1, i32_trunc_sat_f64_s = 2,
                    i32_trunc_sat_f64_u = 3, i64_trunc_sat_f32_s = 4, i64_trunc_sat_f32_u = 5,
                    i64_trunc_sat_f64_s = 6, i64_trunc_sat_f64_u = 7;
+
+/// 0xFD-prefixed SIMD128 opcodes (written with ByteWriter::simd()).
+namespace simd {
+constexpr uint32_t v128_load = 0x00, v128_store = 0x0B, v128_const = 0x0C, i8x16_shuffle = 0x0D;
+constexpr uint32_t i8x16_splat = 0x0F, i16x8_splat = 0x10, i32x4_splat = 0x11, i64x2_splat = 0x12,
+                   f32x4_splat = 0x13, f64x2_splat = 0x14;
+constexpr uint32_t i8x16_extract_lane_s = 0x15, i8x16_extract_lane_u = 0x16,
+                   i8x16_replace_lane = 0x17, i16x8_extract_lane_s = 0x18,
+                   i16x8_extract_lane_u = 0x19, i16x8_replace_lane = 0x1A,
+                   i32x4_extract_lane = 0x1B, i32x4_replace_lane = 0x1C, i64x2_extract_lane = 0x1D,
+                   i64x2_replace_lane = 0x1E, f32x4_extract_lane = 0x1F, f32x4_replace_lane = 0x20,
+                   f64x2_extract_lane = 0x21, f64x2_replace_lane = 0x22;
+constexpr uint32_t i8x16_eq = 0x23, i8x16_ne = 0x24, i8x16_lt_s = 0x25, i8x16_lt_u = 0x26,
+                   i16x8_eq = 0x2D, i16x8_ne = 0x2E, i16x8_lt_s = 0x2F, i16x8_lt_u = 0x30,
+                   i32x4_eq = 0x37, i32x4_ne = 0x38, i32x4_lt_s = 0x39, i32x4_lt_u = 0x3A,
+                   f32x4_eq = 0x41, f32x4_ne = 0x42, f32x4_lt = 0x43, f64x2_eq = 0x47,
+                   f64x2_ne = 0x48, f64x2_lt = 0x49;
+constexpr uint32_t v128_not = 0x4D, v128_and = 0x4E, v128_andnot = 0x4F, v128_or = 0x50,
+                   v128_xor = 0x51, v128_bitselect = 0x52;
+constexpr uint32_t f32x4_trunc = 0x69, f64x2_trunc = 0x7A;
+constexpr uint32_t i8x16_neg = 0x61, i8x16_shl = 0x6B, i8x16_shr_s = 0x6C, i8x16_shr_u = 0x6D,
+                   i8x16_add = 0x6E, i8x16_sub = 0x71, i8x16_max_s = 0x78, i8x16_max_u = 0x79;
+constexpr uint32_t i16x8_neg = 0x81, i16x8_shl = 0x8B, i16x8_shr_s = 0x8C, i16x8_shr_u = 0x8D,
+                   i16x8_add = 0x8E, i16x8_sub = 0x91, i16x8_mul = 0x95, i16x8_max_s = 0x98,
+                   i16x8_max_u = 0x99;
+constexpr uint32_t i32x4_neg = 0xA1, i32x4_shl = 0xAB, i32x4_shr_s = 0xAC, i32x4_shr_u = 0xAD,
+                   i32x4_add = 0xAE, i32x4_sub = 0xB1, i32x4_mul = 0xB5, i32x4_max_s = 0xB8,
+                   i32x4_max_u = 0xB9;
+constexpr uint32_t i64x2_neg = 0xC1, i64x2_shl = 0xCB, i64x2_shr_s = 0xCC, i64x2_shr_u = 0xCD,
+                   i64x2_add = 0xCE, i64x2_sub = 0xD1, i64x2_mul = 0xD5, i64x2_eq = 0xD6,
+                   i64x2_ne = 0xD7, i64x2_lt_s = 0xD8, i64x2_gt_s = 0xD9;
+constexpr uint32_t f32x4_neg = 0xE1, f32x4_sqrt = 0xE3, f32x4_add = 0xE4, f32x4_sub = 0xE5,
+                   f32x4_mul = 0xE6, f32x4_div = 0xE7, f32x4_max = 0xE9;
+constexpr uint32_t f64x2_neg = 0xED, f64x2_sqrt = 0xEF, f64x2_add = 0xF0, f64x2_sub = 0xF1,
+                   f64x2_mul = 0xF2, f64x2_div = 0xF3, f64x2_max = 0xF5;
+constexpr uint32_t i32x4_trunc_sat_f32x4_s = 0xF8, i32x4_trunc_sat_f32x4_u = 0xF9,
+                   f32x4_convert_i32x4_s = 0xFA, f32x4_convert_i32x4_u = 0xFB;
+}  // namespace simd
 }  // namespace op
 
 /// A growing byte string with the binary format's encodings.
@@ -99,6 +137,11 @@ class ByteWriter {
   /// An 0xFC-prefixed instruction.
   void misc(uint32_t sub) {
     u8(0xFC);
+    uleb(sub);
+  }
+  /// An 0xFD-prefixed (SIMD128) instruction.
+  void simd(uint32_t sub) {
+    u8(0xFD);
     uleb(sub);
   }
   /// A memory access immediate: alignment (log2 bytes) and a constant offset.

@@ -157,6 +157,13 @@ int main(void) {
   CHECK((cpu_flags & PG_CAP_HOST_MEMORY) != 0 && (cpu_flags & PG_CAP_GROUPS) == 0);
   EXPECT_ERROR(pg_device_flags("nosuchdev", &cpu_flags), PG_API_ERR_INVALID_ARGUMENT,
                "pg_device_flags", "nosuchdev");
+  /* the cpu declares float32 and int64, never VOID */
+  uint64_t cpu_dtypes = 0;
+  CHECK_OK(pg_device_dtypes("cpu", &cpu_dtypes));
+  CHECK((cpu_dtypes >> PG_DTYPE_FLOAT32 & 1) && (cpu_dtypes >> PG_DTYPE_INT64 & 1) &&
+        !(cpu_dtypes >> PG_DTYPE_VOID & 1));
+  EXPECT_ERROR(pg_device_dtypes("nosuchdev", &cpu_dtypes), PG_API_ERR_INVALID_ARGUMENT,
+               "pg_device_dtypes", "nosuchdev");
 
   /* an empty plugin name is no name, even after a failed load left a record without one */
   const char* loaded = NULL;

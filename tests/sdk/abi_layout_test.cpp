@@ -115,6 +115,7 @@ namespace {
     E(pg_capability_flags, PG_CAP_LOCAL_MEMORY) E(pg_capability_flags, PG_CAP_GROUPS)          \
     E(pg_capability_flags, PG_CAP_HOST_MEMORY) E(pg_capability_flags, PG_CAP_ALIGNED_VECTORS)  \
     E(pg_capability_flags, PG_CAP_ATOMIC_ADD) E(pg_capability_flags, PG_CAP_ASYNC)             \
+    E(pg_capability_flags, PG_CAP_EXPLICIT_SIMD)                                              \
   E(pg_param_kind, PG_PARAM_BUFFER) E(pg_param_kind, PG_PARAM_SCALAR)                          \
   E(pg_param_access, PG_ACCESS_READ) E(pg_param_access, PG_ACCESS_WRITE)                       \
     E(pg_param_access, PG_ACCESS_ATOMIC)                                                       \

@@ -1,10 +1,17 @@
 // The wasm plugin through its C tables (tests/plugin_driver): the renderer's semantics on
-// hand-built programs against hand-computed values, the module format, traps, memory limits.
+// hand-built programs against hand-computed values, the module format, traps, memory limits;
+// every case on every engine built (v8, interp).
 #include <gtest/gtest.h>
+
+#include <sys/mman.h>
+
+#include <csignal>
+#include <cstdio>
 
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <thread>
 
 #include "../plugin_driver/plugin_driver.hpp"
 
@@ -15,8 +22,25 @@ using Ref = sdk::ProgramBuilder::Ref;
 
 class Wasm : public PluginDriver {
  public:
-  Wasm() : PluginDriver(POLYGRAD_WASM_PATH, PG_ARTIFACT_WASM) {}
+  explicit Wasm(const std::string& engine)
+      : PluginDriver(POLYGRAD_WASM_PATH, PG_ARTIFACT_WASM, {{"engine", engine}}) {}
 };
+
+/// The engines this build has; each suite below runs on every one.
+std::vector<std::string> engines() {
+#if POLYGRAD_WASM_HAVE_V8
+  return {"v8", "interp"};
+#else
+  return {"interp"};
+#endif
+}
+
+class WasmRenderer : public ::testing::TestWithParam<std::string> {};
+class WasmDevice : public ::testing::TestWithParam<std::string> {};
+INSTANTIATE_TEST_SUITE_P(Engine, WasmRenderer, ::testing::ValuesIn(engines()),
+                         [](const auto& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(Engine, WasmDevice, ::testing::ValuesIn(engines()),
+                         [](const auto& info) { return info.param; });
 
 /// out[i] = op(a[i], b[i]) over n elements of dtype T (the result dtype R).
 template <typename R, typename T>
@@ -44,8 +68,8 @@ std::vector<T> cast(Wasm& w, pg_dtype from, pg_dtype to, const std::vector<F>& x
   return w.download<T>(bo, x.size());
 }
 
-TEST(WasmRenderer, WritesAModuleWithOneImportedMemory) {
-  Wasm w;
+TEST_P(WasmRenderer, WritesAModuleWithOneImportedMemory) {
+  Wasm w(GetParam());
   sdk::ProgramBuilder pb("copy_k");
   Ref out = pb.param_buffer(0, PG_DTYPE_FLOAT32), in = pb.param_buffer(1, PG_DTYPE_FLOAT32);
   Ref i = pb.special(PG_SPECIAL_GLOBAL, 0);
@@ -58,8 +82,8 @@ TEST(WasmRenderer, WritesAModuleWithOneImportedMemory) {
   EXPECT_NE(bytes.find("copy_k"), std::string::npos);
 }
 
-TEST(WasmRenderer, IntegerDivisionTruncatesTowardZero) {
-  Wasm w;
+TEST_P(WasmRenderer, IntegerDivisionTruncatesTowardZero) {
+  Wasm w(GetParam());
   std::vector<int32_t> a = {7, -7, 7, -7, 0}, b = {2, 2, -2, -2, 3};
   EXPECT_EQ((binary<int32_t>(w, PG_OP_IDIV, PG_DTYPE_INT32, PG_DTYPE_INT32, a, b)),
             (std::vector<int32_t>{3, -3, -3, 3, 0}));
@@ -75,8 +99,8 @@ TEST(WasmRenderer, IntegerDivisionTruncatesTowardZero) {
             (std::vector<uint32_t>{0x7FFFFFFFu}));
 }
 
-TEST(WasmRenderer, NarrowIntegersWrapAtTheirWidth) {
-  Wasm w;
+TEST_P(WasmRenderer, NarrowIntegersWrapAtTheirWidth) {
+  Wasm w(GetParam());
   std::vector<uint8_t> a = {200, 3}, b = {100, 5};
   EXPECT_EQ((binary<uint8_t>(w, PG_OP_ADD, PG_DTYPE_UINT8, PG_DTYPE_UINT8, a, b)),
             (std::vector<uint8_t>{44, 8}));
@@ -97,8 +121,8 @@ TEST(WasmRenderer, NarrowIntegersWrapAtTheirWidth) {
             (std::vector<uint8_t>{0, 1}));
 }
 
-TEST(WasmRenderer, NarrowResultsAreWrappedBeforeTheyAreUsed) {
-  Wasm w;
+TEST_P(WasmRenderer, NarrowResultsAreWrappedBeforeTheyAreUsed) {
+  Wasm w(GetParam());
   // out[i] = (int8)(a[i] + b[i]) < 0 and (uint16)(a16[i] * 3) / 7, the intermediates never
   // stored: 100 + 100 wraps to -56; 30000 * 3 = 90000 wraps to 24464.
   sdk::ProgramBuilder pb("wrap");
@@ -118,8 +142,8 @@ TEST(WasmRenderer, NarrowResultsAreWrappedBeforeTheyAreUsed) {
   EXPECT_EQ(w.download<uint16_t>(bq, 2), (std::vector<uint16_t>{24464 / 7, 3}));
 }
 
-TEST(WasmRenderer, FloatMaxPropagatesNaN) {
-  Wasm w;
+TEST_P(WasmRenderer, FloatMaxPropagatesNaN) {
+  Wasm w(GetParam());
   const float nan = std::numeric_limits<float>::quiet_NaN();
   std::vector<float> r =
       binary<float>(w, PG_OP_MAX, PG_DTYPE_FLOAT32, PG_DTYPE_FLOAT32,
@@ -129,8 +153,8 @@ TEST(WasmRenderer, FloatMaxPropagatesNaN) {
   EXPECT_EQ(r[2], -2.0f);
 }
 
-TEST(WasmRenderer, CastsFollowC) {
-  Wasm w;
+TEST_P(WasmRenderer, CastsFollowC) {
+  Wasm w(GetParam());
   EXPECT_EQ((cast<int32_t, float>(w, PG_DTYPE_FLOAT32, PG_DTYPE_INT32, {-2.7f, 2.7f, -0.5f})),
             (std::vector<int32_t>{-2, 2, 0}));
   EXPECT_EQ((cast<int64_t, double>(w, PG_DTYPE_FLOAT64, PG_DTYPE_INT64, {-1e12 - 0.9})),
@@ -150,8 +174,8 @@ TEST(WasmRenderer, CastsFollowC) {
             (std::vector<uint8_t>{0, 0, 1, 1}));
 }
 
-TEST(WasmRenderer, GatedLoadDoesNotTouchMemoryWhenTheGateIsFalse) {
-  Wasm w;
+TEST_P(WasmRenderer, GatedLoadDoesNotTouchMemoryWhenTheGateIsFalse) {
+  Wasm w(GetParam());
   // out[i] = i < 2 ? x[i * 0x10000000] : -1: the gated-off address is 3 GiB past x, beyond
   // the memory, where an access traps.
   sdk::ProgramBuilder pb("gated");
@@ -166,8 +190,8 @@ TEST(WasmRenderer, GatedLoadDoesNotTouchMemoryWhenTheGateIsFalse) {
   EXPECT_EQ(w.download<float>(bo, 2), (std::vector<float>{5.0f, -1.0f}));
 }
 
-TEST(WasmRenderer, VectorsAndLoopsWithARegisterAccumulator) {
-  Wasm w;
+TEST_P(WasmRenderer, VectorsAndLoopsWithARegisterAccumulator) {
+  Wasm w(GetParam());
   // out[0..3] = sum over r of x[4r .. 4r+3] as one float4, with a DEFINE_REG accumulator.
   sdk::ProgramBuilder pb("vsum");
   Ref out = pb.param_buffer(0, PG_DTYPE_FLOAT32), x = pb.param_buffer(1, PG_DTYPE_FLOAT32);
@@ -191,8 +215,8 @@ TEST(WasmRenderer, VectorsAndLoopsWithARegisterAccumulator) {
   EXPECT_EQ(w.download<float>(bo, 4), (std::vector<float>{21, 18, 15, 12}));
 }
 
-TEST(WasmRenderer, ScalarParametersAndTheWholeGrid) {
-  Wasm w;
+TEST_P(WasmRenderer, ScalarParametersAndTheWholeGrid) {
+  Wasm w(GetParam());
   // out[z][y][x] = x + 10 y + 100 z + s (int64) + f (float64, as a double's bits).
   sdk::ProgramBuilder pb("grid");
   Ref out = pb.param_buffer(0, PG_DTYPE_FLOAT64);
@@ -218,8 +242,8 @@ TEST(WasmRenderer, ScalarParametersAndTheWholeGrid) {
   EXPECT_EQ(w.download<double>(bo, 12), want);
 }
 
-TEST(WasmDevice, ATrapIsALaunchErrorAndTheDeviceStaysUsable) {
-  Wasm w;
+TEST_P(WasmDevice, ATrapIsALaunchErrorAndTheDeviceStaysUsable) {
+  Wasm w(GetParam());
   pg_buffer_t bo = w.upload(std::vector<float>{1, 2, 3, 4});
   sdk::ProgramBuilder pb("reads_far");  // x[0x30000000]: 3 GiB past x, beyond the memory
   Ref out = pb.param_buffer(0, PG_DTYPE_FLOAT32);
@@ -238,8 +262,28 @@ TEST(WasmDevice, ATrapIsALaunchErrorAndTheDeviceStaysUsable) {
             (std::vector<float>{3.5f}));
 }
 
-TEST(WasmDevice, OutOfMemoryAtFourGiBNamesTheSize) {
-  Wasm w;
+TEST_P(WasmDevice, WritesPastTheMemoryTrapEveryTimeAndLeaveOtherBuffersIntact) {
+  Wasm w(GetParam());
+  pg_buffer_t keep = w.upload(std::vector<int32_t>{7, 8, 9});
+  pg_buffer_t out = w.upload(std::vector<int32_t>{0, 0});
+  sdk::ProgramBuilder pb("writes_far");  // out[0] = 1, then out[0x30000000] = 2: 3 GiB past out
+  Ref o = pb.param_buffer(0, PG_DTYPE_INT32);
+  pb.store(pb.index(o, pb.const_i(PG_DTYPE_INT32, 0)), pb.const_i(PG_DTYPE_INT32, 1));
+  pb.store(pb.index(o, pb.const_i(PG_DTYPE_INT32, 0x30000000)), pb.const_i(PG_DTYPE_INT32, 2));
+  pg_program_t p = w.build(pb);
+  for (int k = 0; k < 20; ++k) {
+    std::string error;
+    ASSERT_EQ(w.launch(p, {out}, {}, {1, 1, 1}, {1, 1, 1}, error), PG_ERR_LAUNCH) << k;
+    EXPECT_NE(error.find("'writes_far' trapped"), std::string::npos) << error;
+  }
+  w.unload(p);
+  // The store before the trap happened; nothing else moved.
+  EXPECT_EQ(w.download<int32_t>(out, 2), (std::vector<int32_t>{1, 0}));
+  EXPECT_EQ(w.download<int32_t>(keep, 3), (std::vector<int32_t>{7, 8, 9}));
+}
+
+TEST_P(WasmDevice, OutOfMemoryAtFourGiBNamesTheSize) {
+  Wasm w(GetParam());
   pg_buffer_t b = nullptr;
   pg_error err{};
   ASSERT_EQ(w.table().allocator->alloc(w.device(), (uint64_t{1} << 32) + 1, &b, &err),
@@ -248,8 +292,8 @@ TEST(WasmDevice, OutOfMemoryAtFourGiBNamesTheSize) {
       << err.message;
 }
 
-TEST(WasmDevice, FreedRangesAreReused) {
-  Wasm w;
+TEST_P(WasmDevice, FreedRangesAreReused) {
+  Wasm w(GetParam());
   // Buffers are disjoint and a freed one's bytes are handed out again: a and c hold their own
   // values after b was freed and c allocated in its place.
   pg_buffer_t a = w.upload(std::vector<int32_t>(100, 1));
@@ -261,6 +305,65 @@ TEST(WasmDevice, FreedRangesAreReused) {
   EXPECT_EQ(w.download<int32_t>(c, 50), std::vector<int32_t>(50, 3));
   EXPECT_EQ(w.download<int32_t>(d, 100), std::vector<int32_t>(100, 4));
 }
+
+#if POLYGRAD_WASM_HAVE_V8
+TEST(WasmV8, TheTrapHandlerIsOn) {
+  Wasm w("v8");
+  EXPECT_TRUE(w.logged(PG_LOG_INFO, "wasm: engine v8: V8 10.")) << w.logs().size();
+  EXPECT_TRUE(w.logged(PG_LOG_INFO, "trap handler on"));
+}
+
+TEST(WasmV8, LaunchesAndTrapsFromAnotherThread) {
+  Wasm w("v8");
+  std::vector<float> a = {1, 2}, b = {3, 4};
+  EXPECT_EQ((binary<float>(w, PG_OP_ADD, PG_DTYPE_FLOAT32, PG_DTYPE_FLOAT32, a, b)),
+            (std::vector<float>{4, 6}));
+  std::vector<float> sum;
+  std::string error;
+  std::thread other([&] {
+    sum = binary<float>(w, PG_OP_MUL, PG_DTYPE_FLOAT32, PG_DTYPE_FLOAT32, a, b);
+    pg_buffer_t bo = w.upload(std::vector<float>{1});
+    sdk::ProgramBuilder pb("reads_far");
+    Ref out = pb.param_buffer(0, PG_DTYPE_FLOAT32);
+    pb.store(pb.index(out, pb.const_i(PG_DTYPE_INT32, 0)),
+             pb.load(pb.index(out, pb.const_i(PG_DTYPE_INT32, 0x30000000))));
+    pg_program_t p = w.build(pb);
+    (void)w.launch(p, {bo}, {}, {1, 1, 1}, {1, 1, 1}, error);
+    w.unload(p);
+  });
+  other.join();
+  EXPECT_EQ(sum, (std::vector<float>{3, 8}));
+  EXPECT_NE(error.find("'reads_far' trapped"), std::string::npos) << error;
+  EXPECT_EQ((binary<float>(w, PG_OP_SUB, PG_DTYPE_FLOAT32, PG_DTYPE_FLOAT32, a, b)),
+            (std::vector<float>{-2, -2}));
+}
+
+/// Writes to a page the process may not touch: a fault in host code, not in WebAssembly.
+void fault_in_host_code() {
+  void* page = mmap(nullptr, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  std::fprintf(stderr, "faulting in host code\n");
+  *static_cast<volatile int*>(page) = 1;
+}
+
+void run_then_fault() {
+  Wasm w("v8");
+  (void)binary<float>(w, PG_OP_ADD, PG_DTYPE_FLOAT32, PG_DTYPE_FLOAT32, std::vector<float>{1},
+                      std::vector<float>{2});
+  fault_in_host_code();
+}
+
+TEST(WasmV8DeathTest, AFaultInHostCodeIsNotTakenForATrap) {
+  // V8's SIGSEGV handler catches faults of WebAssembly code only; any other goes on to the
+  // handler before it: the default action (killed by SIGSEGV), or AddressSanitizer's report.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+#if defined(__SANITIZE_ADDRESS__)
+  EXPECT_EXIT(run_then_fault(), ::testing::ExitedWithCode(1),
+              "faulting in host code(.|\n)*AddressSanitizer: SEGV");
+#else
+  EXPECT_EXIT(run_then_fault(), ::testing::KilledBySignal(SIGSEGV), "faulting in host code");
+#endif
+}
+#endif
 
 }  // namespace
 }  // namespace polygrad::test

@@ -493,6 +493,9 @@ POLYGRAD_API pg_api_status pg_device_canonical(const char* name, const char** ou
 /** The device's capability flags (pg_capability_flags of plugin.h: PG_CAP_HOST_MEMORY,
  *  PG_CAP_GROUPS...) through *out; "" is the default device. */
 POLYGRAD_API pg_api_status pg_device_flags(const char* name, uint32_t* out);
+/** The dtypes the device declares, as a mask through *out: bit d set for pg_dtype d (the
+ *  capabilities' dtype_mask); "" is the default device. */
+POLYGRAD_API pg_api_status pg_device_dtypes(const char* name, uint64_t* out);
 /** Loads a plugin by name ("cpu_clang") or path (contains '/' or ends in ".so") and writes its
  *  plugin name; a plugin already loaded is not loaded again. A refused load fails with
  *  PG_API_ERR_DEVICE and the load record (stage and reason) in pg_last_error(). */

@@ -210,6 +210,7 @@ _SIGNATURES = {
     "pg_device_default": [POINTER(c_char_p)],
     "pg_device_canonical": [c_char_p, POINTER(c_char_p)],
     "pg_device_flags": [c_char_p, POINTER(c_uint32)],
+    "pg_device_dtypes": [c_char_p, POINTER(c_uint64)],
     "pg_plugin_load": [c_char_p, POINTER(c_char_p)],
     "pg_plugin_report": [c_int, POINTER(c_char_p)],
 }

@@ -1,5 +1,5 @@
 """polygrad.Device: the plugin registry as the C API exposes it (pg_device_*, pg_plugin_*)."""
-from ._ffi import byref, c_char_p, c_uint32, check, lib
+from ._ffi import DTYPE_NAMES, byref, c_char_p, c_uint32, c_uint64, check, lib
 
 PG_CAP_HOST_MEMORY = 1 << 3  # plugin.h's pg_capability_flags
 _HOST_MEMORY = {}  # device name -> whether its buffers are host memory
@@ -53,6 +53,14 @@ class Device(metaclass=_DeviceMeta):
         out = c_uint32()
         check(lib.pg_device_flags(canonical_device_arg(name).encode(), byref(out)))
         return out.value
+
+    @staticmethod
+    def dtypes(name=""):
+        """The names of the dtypes the device declares, in the core's order ("" the default
+        device); a kernel on any other dtype is refused on it."""
+        out = c_uint64()
+        check(lib.pg_device_dtypes(canonical_device_arg(name).encode(), byref(out)))
+        return [n for i, n in enumerate(DTYPE_NAMES) if out.value >> i & 1]
 
     @staticmethod
     def host_memory(name=""):

@@ -21,8 +21,10 @@ References:
 Kinds of result (record()): 'pass', 'doc' (values compared with torch's, a reference's, or
 where torch refuses as TORCH_REJECTS expects, its entry's stand-in's); 'rejected' (torch
 refuses as expected and no stand-in: polygrad's dtype is checked where it is documented, its
-values are not), 'both-reject' (polygrad refuses too); failures: 'fail-value', 'fail-dtype',
-'error' (polygrad raised), 'torch-error', 'crash'.
+values are not), 'both-reject' (polygrad refuses too), 'lacks' (polygrad refuses because the
+default device does not declare one of the dtypes: the wasm device has no float16 and
+bfloat16); failures: 'fail-value', 'fail-dtype', 'error' (polygrad raised), 'torch-error',
+'crash'.
 """
 import collections
 import faulthandler
@@ -35,7 +37,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from polygrad import Tensor
+from polygrad import Device, Tensor
 
 faulthandler.enable()
 torch.set_num_threads(1)
@@ -43,6 +45,8 @@ torch.set_num_threads(1)
 DTYPES = ["bool", "float16", "bfloat16", "float32", "float64", "int8", "int16", "int32",
           "int64", "uint8", "uint32"]
 FLOATS = ("float16", "bfloat16", "float32", "float64")
+# The dtypes of DTYPES the default device does not declare.
+LACKING = tuple(d for d in DTYPES if d not in Device.dtypes())
 INTS = ("int8", "int16", "int32", "int64", "uint8", "uint32")
 SIGNED = ("int8", "int16", "int32", "int64")
 UNSIGNED = ("uint8", "uint32")
@@ -312,7 +316,8 @@ def check(name, pg_fn, th_fn, ins, *, exp_dtype=None, udt=None, doc_dtype=None, 
         pdt = out.dtype
         pv = out.numpy()
     except Exception as e:
-        kind = "both-reject" if refused else "error"
+        lacks = any(f"lacks {d}," in str(e) for d in LACKING)
+        kind = "both-reject" if refused else "lacks" if lacks else "error"
         record(name, dts, kind, f"{type(e).__name__}: {str(e)[:160]}", None, rdt, refused)
         return
     if rv is None:  # torch refuses it, no stand-in: polygrad's dtype where it is documented
@@ -367,7 +372,7 @@ def tally_line(tally=None):
             f"documented deviations; {t['refused-compared']} of them against a stand-in where "
             f"torch refuses), {t['refused']} met an expected torch refusal ({t['rejected']} "
             f"with polygrad's values unchecked, {t['both-reject']} refused by polygrad too), "
-            f"{failed} failed")
+            f"{t['lacks']} on a dtype the device lacks, {failed} failed")
 
 
 def guarded(fn):

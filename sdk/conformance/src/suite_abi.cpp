@@ -192,7 +192,7 @@ void check_devices(const Session& s, Suite& suite) {
                    "every plugin must declare and run all three");
   const uint32_t known_flags = PG_CAP_DECOMPOSE_TRANSCENDENTAL | PG_CAP_LOCAL_MEMORY |
                                PG_CAP_GROUPS | PG_CAP_HOST_MEMORY | PG_CAP_ALIGNED_VECTORS |
-                               PG_CAP_ATOMIC_ADD | PG_CAP_ASYNC;
+                               PG_CAP_ATOMIC_ADD | PG_CAP_ASYNC | PG_CAP_EXPLICIT_SIMD;
   suite.expect((caps.flags & ~known_flags) == 0, "properties.flags",
                "unknown capability flags " + std::to_string(caps.flags));
   // ABI 1.3 fields (zero from an older plugin, which the kit's full-size struct receives).

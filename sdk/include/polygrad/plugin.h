@@ -357,7 +357,11 @@ typedef enum pg_capability_flags {
   PG_CAP_ALIGNED_VECTORS = 1u << 4, /**< a vector LOAD/STORE needs an address aligned to the
                                          vector's bytes; the host emits one only where it is */
   PG_CAP_ATOMIC_ADD = 1u << 5,      /**< ATOMIC_ADD is supported (see op_support for dtypes) */
-  PG_CAP_ASYNC = 1u << 6            /**< pg_plugin.async runs work on streams */
+  PG_CAP_ASYNC = 1u << 6,           /**< pg_plugin.async runs work on streams */
+  /** Only the program's vectors run as SIMD: nothing after the renderer vectorises scalar
+   *  loops (WebAssembly). The host then vectorises every kernel it can, including those with
+   *  ops the renderer writes lane by lane. */
+  PG_CAP_EXPLICIT_SIMD = 1u << 7
 } pg_capability_flags;
 
 /** Most tensor-core shapes a device can list. */

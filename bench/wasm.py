@@ -1,0 +1,184 @@
+"""The wasm device beside the cpu device on one thread, in the same run: issue 34's targets.
+
+    PYTHONPATH=frontends/python POLYGRAD_LIB=$PWD/build/release/lib/libpolygrad.so \\
+      python3 bench/wasm.py [--engine v8] [--cases axpb,sum] [--rounds 3]
+
+Cases: a*b+c and a sum over 1M floats, softmax over the rows of 256x1024, a 256^3 matmul, and
+`x + 1` over 16 floats for the launch overhead. Each (case, device) runs in a fresh process of
+this script with POLYGRAD_TIMING=1 and a config file that gives the cpu device (cpu_clang) one
+thread and the wasm device the engine asked. The child checks its result against numpy (float64)
+once, realises the case twice more to warm up, then times the best of `rounds` rounds of N
+realises, each into the same output buffer (Tensor.assign; a sum's scalar is new each time).
+
+Columns, per case: the wasm kernels per realise; the launch phase per realise (the host's
+POLYGRAD_TIMING `launch`: each kernel's launch and one synchronise, averaged over every realise
+of the child, warm-up included); the wall time of one realise, best round (graph building and
+scheduling included, the same host work on both devices); wasm's speed against the cpu's
+(cpu wall / wasm wall: 1 is native speed) and issue 34's target (matmul: GFLOP/s from the wall
+time). Then the wasm kernels' render and load (for the v8 engine: V8's compile and
+instantiate) times per kernel, from the same children's `render` and `load` phases (each kernel
+is rendered and loaded once, on its first realise); the launch phase of the 16-float case; and
+bench_wasm_engine's figures (render, load and launch through the plugin's C tables, median of
+3), when it is built beside libpolygrad.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+N = 1 << 20
+CASES = {
+    # name: what it computes (make_case builds it)
+    "axpb": "a*b+c, 1M float32",
+    "sum": "sum, 1M float32",
+    "softmax": "softmax rows, 256x1024",
+    "matmul": "matmul 256^3 float32",
+    "launch": "x+1, 16 float32 (launch overhead)",
+}
+TARGET = {"axpb": ("speed", 0.9), "sum": ("speed", 0.9), "softmax": ("speed", 0.6),
+          "matmul": ("gflops", 15.0)}
+PHASE = re.compile(r"^polygrad: time (\w+)\s+([\d.]+) ms\s+(\d+) calls")
+
+
+def make_case(name, rng):
+    """(numpy inputs, function of tensors, numpy float64 reference, flops per run)."""
+    f32 = np.float32
+    if name == "axpb":
+        xs = [rng.standard_normal(N).astype(f32) for _ in range(3)]
+        return xs, lambda a, b, c: a * b + c, xs[0].astype(float) * xs[1] + xs[2], None
+    if name == "sum":
+        xs = [rng.standard_normal(N).astype(f32)]
+        return xs, lambda a: a.sum(), np.array(xs[0].astype(float).sum()), None
+    if name == "softmax":
+        x = rng.standard_normal((256, 1024)).astype(f32)
+        e = np.exp(x.astype(float) - x.max(axis=1, keepdims=True))
+        return [x], lambda a: a.softmax(axis=1), e / e.sum(axis=1, keepdims=True), None
+    if name == "matmul":
+        xs = [rng.standard_normal((256, 256)).astype(f32) for _ in range(2)]
+        return xs, lambda a, b: a @ b, xs[0].astype(float) @ xs[1], 2 * 256 ** 3
+    if name == "launch":
+        xs = [rng.standard_normal(16).astype(f32)]
+        return xs, lambda a: a + 1, xs[0].astype(float) + 1, None
+    raise SystemExit(f"wasm.py: unknown case {name}")
+
+
+def child(name, device, rounds):
+    """Runs one case on one device; prints one JSON line."""
+    from polygrad import Tensor
+    xs, fn, want, _ = make_case(name, np.random.default_rng(0))
+    ts = [Tensor(x, device=device).realize() for x in xs]
+    out = fn(*ts).realize()
+    got = out.numpy().astype(float)
+    err = float(np.abs(got - want).max() / max(np.abs(want).max(), 1e-30))
+
+    def run():  # into the same output buffer each time (a sum's scalar is new each time)
+        out.assign(fn(*ts)).realize() if out.shape else fn(*ts).realize()
+
+    run()
+    run()
+    t0 = time.perf_counter()
+    run()
+    one = time.perf_counter() - t0
+    iters = max(3, min(2000, int(0.3 / max(one, 1e-6))))
+    best = float("inf")
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        for _ in range(iters):
+            run()
+        best = min(best, (time.perf_counter() - t0) / iters)
+    # realises: 1 checked, 3 warm-up and probe, rounds * iters timed
+    print(json.dumps({"err": err, "wall": best, "realises": 4 + rounds * iters}), flush=True)
+
+
+def run_child(name, device, rounds, env):
+    p = subprocess.run([sys.executable, __file__, "--child", name, device, str(rounds)],
+                       env=env, capture_output=True, text=True, timeout=900)
+    if p.returncode != 0:
+        raise SystemExit(f"wasm.py: {name} on {device} failed:\n{p.stdout}\n{p.stderr}")
+    out = json.loads(p.stdout.strip().splitlines()[-1])
+    phases = {}
+    for line in p.stderr.splitlines():
+        if (g := PHASE.match(line)):
+            phases[g[1]] = (float(g[2]) * 1e-3, int(g[3]))
+    if "launch" not in phases:
+        raise SystemExit(f"wasm.py: no POLYGRAD_TIMING lines from the child:\n{p.stderr}")
+    out["phases"] = phases
+    # the launch phase: each kernel's launch, and one synchronise per realise
+    out["kernel"] = phases["launch"][0] / out["realises"]
+    out["kernels"] = phases["launch"][1] // out["realises"] - 1
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--engine", default="v8", help="the wasm plugin's engine (v8 or interp)")
+    ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        return child(args.child[0], args.child[1], int(args.child[2]))
+    if "POLYGRAD_LIB" not in os.environ:
+        sys.exit("wasm.py: set POLYGRAD_LIB to libpolygrad's path (see the docstring)")
+    work = tempfile.mkdtemp(prefix="pg_wasm_bench_")
+    config = os.path.join(work, "polygrad.yaml")
+    with open(config, "w") as f:
+        f.write(f"devices:\n  cpu:\n    threads: 1\n    cache_dir: {work}/cache\n"
+                f"  wasm:\n    engine: {args.engine}\n")
+    env = dict(os.environ, POLYGRAD_CONFIG=config, POLYGRAD_TIMING="1", POLYGRAD_DEVICE="")
+    cases = [c for c in args.cases.split(",") if c]
+    print(f"wasm ({args.engine} engine) against cpu (cpu_clang, 1 thread); ms per realise: "
+          f"launch phase (mean), wall (best of {args.rounds} rounds); speed = cpu wall / wasm wall")
+    print(f"{'case':36s} {'check':>5s} {'kernels':>7s} {'wasm ms':>9s} {'cpu ms':>9s} "
+          f"{'wasm wall':>9s} {'cpu wall':>9s} {'speed':>6s}  target")
+    renders, loads = [], []
+    launch_cost = None
+    for name in cases:
+        w = run_child(name, "wasm", args.rounds, env)
+        c = run_child(name, "cpu", args.rounds, env)
+        speed = c["wall"] / w["wall"]
+        flops = make_case(name, np.random.default_rng(0))[3]
+        target = ""
+        if name in TARGET:
+            kind, value = TARGET[name]
+            if kind == "speed":
+                target = f">= {value}x native: {'met' if speed >= value else 'NOT met'}"
+            else:
+                rate = flops / w["wall"] / 1e9
+                target = (f"{rate:.1f} GFLOP/s (cpu {flops / c['wall'] / 1e9:.1f}); >= {value}: "
+                          f"{'met' if rate >= value else 'NOT met'}")
+        check = "ok" if max(w["err"], c["err"]) < 1e-4 else f"{max(w['err'], c['err']):.0e}"
+        print(f"{CASES[name]:36s} {check:>5s} {w['kernels']:>7d} {w['kernel'] * 1e3:9.4f} "
+              f"{c['kernel'] * 1e3:9.4f} {w['wall'] * 1e3:9.4f} {c['wall'] * 1e3:9.4f} "
+              f"{speed:6.2f}  {target}")
+        r, l = w["phases"].get("render"), w["phases"].get("load")
+        if r and l:
+            renders.append((r[0], r[1]))
+            loads.append((l[0], l[1]))
+        if name == "launch":
+            launch_cost = (w["kernel"], c["kernel"])
+    if renders:
+        rs, rn = sum(r[0] for r in renders), sum(r[1] for r in renders)
+        ls, ln = sum(l[0] for l in loads), sum(l[1] for l in loads)
+        print(f"\nper wasm kernel ({rn} kernels): render {rs / rn * 1e6:.1f} us (target <= 100), "
+              f"load (compile and instantiate) {ls / ln * 1e3:.3f} ms (target <= 0.5)")
+    if launch_cost:
+        print(f"launch and synchronise of a 16-float kernel, as the host times them: wasm "
+              f"{launch_cost[0] * 1e6:.2f} us, cpu {launch_cost[1] * 1e6:.2f} us")
+    bench = os.path.join(os.path.dirname(os.environ["POLYGRAD_LIB"]), "..", "bin",
+                         "bench_wasm_engine")
+    if os.path.exists(bench):
+        print(f"\n{os.path.normpath(bench)} (the plugin's own costs, through its C tables):")
+        sys.stdout.flush()
+        subprocess.run([bench, "--benchmark_repetitions=3", "--benchmark_report_aggregates_only"],
+                       check=True, env=dict(os.environ, POLYGRAD_TIMING=""))
+
+
+if __name__ == "__main__":
+    main()
