@@ -50,49 +50,86 @@ std::string quote_key(const std::string& key) {
   return quoted;
 }
 
-Json read_json(const char* text, size_t size, const std::string& what) {
+namespace {
+
+// A first pass over the text (nlohmann's SAX interface, no values built): refuses a key given
+// twice in one object (nlohmann would keep the last) and nesting past kMaxJsonDepth, and
+// records key order. (A parse callback would do the same in one pass, but nlohmann's callback
+// parser rescans the parent object at each object's end: quadratic for a header of many
+// tensors.)
+class KeyOrderPass {
+ public:
+  KeyOrderPass(JsonDocument& doc, const std::string& what) : doc_(doc), what_(what) {}
+
+  bool null() { return true; }
+  bool boolean(bool) { return true; }
+  bool number_integer(Json::number_integer_t) { return true; }
+  bool number_unsigned(Json::number_unsigned_t) { return true; }
+  bool number_float(Json::number_float_t, const Json::string_t&) { return true; }
+  bool string(Json::string_t&) { return true; }
+  bool binary(Json::binary_t&) { return true; }
+  bool start_object(size_t) { return open(true); }
+  bool start_array(size_t) { return open(false); }
+  bool end_object() { return close(); }
+  bool end_array() { return close(); }
+  bool key(Json::string_t& key) {
+    Frame& top = open_.back();
+    if (!top.keys.insert(key).second)
+      user_error(what_ + " has the key " + quote_key(key) + " twice in one object");
+    if (open_.size() == 1) doc_.keys.push_back(key);
+    if (open_.size() == 2 && open_[0].object) doc_.member_keys[open_[0].last_key].push_back(key);
+    top.last_key = key;
+    return true;
+  }
+  bool parse_error(size_t, const std::string&, const nlohmann::detail::exception& e) {
+    // "[json.exception.parse_error.101] parse error at line 1, column 3: ...": the prefix goes.
+    std::string_view message = e.what();
+    if (const size_t close = message.find("] "); close != std::string_view::npos)
+      message.remove_prefix(close + 2);
+    user_error(what_ + " is not valid JSON: " + std::string(message));
+  }
+
+ private:
+  struct Frame {
+    bool object;
+    std::unordered_set<std::string> keys;
+    std::string last_key;
+  };
+  bool open(bool object) {
+    if (open_.size() >= static_cast<size_t>(kMaxJsonDepth))
+      user_error(what_ + " nests objects and arrays more than " + std::to_string(kMaxJsonDepth) +
+                 " deep");
+    open_.push_back(Frame{object, {}, {}});
+    return true;
+  }
+  bool close() {
+    open_.pop_back();
+    return true;
+  }
+
+  JsonDocument& doc_;
+  const std::string& what_;
+  std::vector<Frame> open_;
+};
+
+}  // namespace
+
+JsonDocument read_json(const char* text, size_t size, const std::string& what) {
   const size_t bad = utf8_error_offset(text, size);
   if (bad < size) {
     char byte[8];
     std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned char>(text[bad]));
     user_error(what + " is not UTF-8 (byte " + byte + " at offset " + std::to_string(bad) + ")");
   }
-  // Each open object's keys so far: a key given twice is ambiguous (nlohmann keeps the last).
-  std::vector<std::unordered_set<std::string>> keys;
-  int depth = 0;
-  auto check = [&](int, Json::parse_event_t event, Json& parsed) {
-    switch (event) {
-      case Json::parse_event_t::object_start:
-      case Json::parse_event_t::array_start:
-        if (++depth > kMaxJsonDepth)
-          user_error(what + " nests objects and arrays more than " + std::to_string(kMaxJsonDepth) +
-                     " deep");
-        if (event == Json::parse_event_t::object_start) keys.emplace_back();
-        break;
-      case Json::parse_event_t::object_end:
-      case Json::parse_event_t::array_end:
-        --depth;
-        if (event == Json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
-        break;
-      case Json::parse_event_t::key:
-        if (!keys.empty() && !keys.back().insert(parsed.get<std::string>()).second)
-          user_error(what + " has the key " + quote_key(parsed.get<std::string>()) +
-                     " twice in one object");
-        break;
-      case Json::parse_event_t::value:
-        break;
-    }
-    return true;
-  };
+  JsonDocument doc;
+  KeyOrderPass pass(doc, what);
+  Json::sax_parse(text, text + size, &pass);
   try {
-    return Json::parse(text, text + size, check);
+    doc.root = Json::parse(text, text + size);
   } catch (const Json::exception& e) {
-    // "[json.exception.parse_error.101] parse error at line 1, column 3: ...": the prefix goes.
-    std::string_view message = e.what();
-    if (const size_t close = message.find("] "); close != std::string_view::npos)
-      message.remove_prefix(close + 2);
-    user_error(what + " is not valid JSON: " + std::string(message));
+    internal_error(what + ": JSON the first pass accepted failed to parse: " + e.what());
   }
+  return doc;
 }
 
 }  // namespace polygrad::models

@@ -7,12 +7,23 @@
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
+#include <map>
 #include <string>
+#include <vector>
 
 namespace polygrad::models {
 
-/// Object members keep the file's order.
-using Json = nlohmann::ordered_json;
+/// A parsed value. Objects are sorted maps (nlohmann::ordered_json would look up each new key
+/// linearly: a header of many keys took minutes); JsonDocument keeps the file's key order.
+using Json = nlohmann::json;
+
+/// A parsed file, with the order of the keys of its top-level object and of that object's
+/// members that are objects.
+struct JsonDocument {
+  Json root;
+  std::vector<std::string> keys;                                ///< root's, in file order
+  std::map<std::string, std::vector<std::string>> member_keys;  ///< root[k]'s, in file order
+};
 
 /// The most containers nested in one another that read_json accepts.
 inline constexpr int kMaxJsonDepth = 64;
@@ -21,7 +32,7 @@ inline constexpr int kMaxJsonDepth = 64;
 /// the header"); user errors: bytes that are not UTF-8 (with the offset of the first),
 /// invalid JSON (nlohmann's line and column), a key twice in one object, nesting deeper than
 /// kMaxJsonDepth.
-Json read_json(const char* text, size_t size, const std::string& what);
+JsonDocument read_json(const char* text, size_t size, const std::string& what);
 
 /// The offset of the first byte of `text` that is not part of well-formed UTF-8 (overlong
 /// forms, surrogates and code points past U+10FFFF included), or `size` when all of it is.

@@ -62,23 +62,33 @@ Checkpoint Checkpoint::open_index(const std::string& index_path) {
   Checkpoint c;
   c.path_ = index_path;
   MappedFile index_file(index_path);
-  const Json index =
+  const JsonDocument doc =
       read_json(reinterpret_cast<const char*>(index_file.data()), index_file.size(), index_path);
+  const Json& index = doc.root;
+  // The keys of a member object in the file's order (none when it is empty).
+  auto keys_of = [&](const std::string& member) {
+    auto it = doc.member_keys.find(member);
+    return it == doc.member_keys.end() ? std::vector<std::string>{} : it->second;
+  };
   if (!index.is_object()) user_error(index_path + ": is not a JSON object");
   if (!index.contains("weight_map") || !index["weight_map"].is_object())
     user_error(index_path + ": has no \"weight_map\" object (tensor name -> shard file)");
   if (index.contains("metadata")) {
     const Json& meta = index["metadata"];
     if (!meta.is_object()) user_error(index_path + ": \"metadata\" is not an object");
-    for (const auto& [k, v] : meta.items())
+    for (const std::string& k : keys_of("metadata")) {
+      const Json& v = meta.at(k);
       c.metadata_.emplace_back(k, v.is_string() ? v.get<std::string>() : v.dump());
+    }
   }
 
   const fs::path folder = fs::path(index_path).parent_path();
   std::unordered_map<std::string, size_t> shard_of;            // shard file name -> file index
   std::vector<std::unordered_map<std::string, size_t>> names;  // per file: entry name -> index
   std::vector<std::vector<SafetensorsEntry>> shard_entries;
-  for (const auto& [name, value] : index["weight_map"].items()) {
+  const Json& weight_map = index["weight_map"];
+  for (const std::string& name : keys_of("weight_map")) {
+    const Json& value = weight_map.at(name);
     const std::string at = index_path + ": weight_map " + quote_key(name);
     if (!value.is_string()) user_error(at + " is not a file name: " + value.dump().substr(0, 80));
     const std::string shard = value.get<std::string>();

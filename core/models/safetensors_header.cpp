@@ -116,14 +116,18 @@ SafetensorsHeader parse_safetensors(const uint8_t* bytes, size_t size, const std
   SafetensorsHeader header;
   header.data_start = 8 + n;
   const uint64_t data_size = size - header.data_start;
-  const Json root = read_json(reinterpret_cast<const char*>(bytes) + 8, static_cast<size_t>(n),
-                              file + ": the header");
-  if (!root.is_object()) user_error(file + ": the header is not a JSON object");
+  const JsonDocument doc = read_json(reinterpret_cast<const char*>(bytes) + 8,
+                                     static_cast<size_t>(n), file + ": the header");
+  if (!doc.root.is_object()) user_error(file + ": the header is not a JSON object");
 
-  for (const auto& [key, value] : root.items()) {
+  for (const std::string& key : doc.keys) {
+    const Json& value = doc.root.at(key);
     if (key == "__metadata__") {
       if (!value.is_object()) user_error(file + ": \"__metadata__\" is not an object");
-      for (const auto& [k, v] : value.items()) {
+      auto order = doc.member_keys.find(key);
+      if (order == doc.member_keys.end()) continue;  // {}
+      for (const std::string& k : order->second) {
+        const Json& v = value.at(k);
         if (!v.is_string())
           user_error(file + ": \"__metadata__\" " + quote_key(k) +
                      " is not a string: " + v.dump().substr(0, 80));

@@ -30,26 +30,30 @@ struct PendingFile {
 void save_safetensors(const std::string& path,
                       const std::vector<std::pair<std::string, Tensor>>& tensors,
                       const SafetensorsMetadata& metadata) {
-  Json header = Json::object();
+  // (ordered: the file lists the tensors in the caller's order)
+  using OrderedJson = nlohmann::ordered_json;
+  OrderedJson header = OrderedJson::object();
+  std::set<std::string> seen;
   if (!metadata.empty()) {
-    Json meta = Json::object();
+    OrderedJson meta = OrderedJson::object();
     for (const auto& [k, v] : metadata) {
-      if (meta.contains(k))
+      if (!seen.insert(k).second)
         user_error(path + ": the metadata key " + quote_key(k) + " is given twice");
       meta[k] = v;
     }
     header["__metadata__"] = std::move(meta);
   }
+  seen.clear();
   std::vector<Tensor> values;
   std::vector<uint64_t> sizes;
   uint64_t offset = 0;
   for (const auto& [name, t] : tensors) {
     const std::string at = path + ": tensor " + quote_key(name);
     if (name == "__metadata__") user_error(at + ": the name is reserved for the metadata");
-    if (header.contains(name)) user_error(at + " is given twice");
+    if (!seen.insert(name).second) user_error(at + " is given twice");
     const uint64_t bytes =
         static_cast<uint64_t>(t.numel()) * static_cast<uint64_t>(t.element_size());
-    Json info = Json::object();
+    OrderedJson info = OrderedJson::object();
     info["dtype"] = safetensors_dtype_name(t.dtype(), at);
     info["shape"] = t.shape();
     info["data_offsets"] = {offset, offset + bytes};
@@ -61,7 +65,7 @@ void save_safetensors(const std::string& path,
   std::string text;
   try {
     text = header.dump();  // strict: a name or metadata that is not UTF-8 throws
-  } catch (const Json::exception&) {
+  } catch (const OrderedJson::exception&) {
     user_error(path + ": a tensor name or metadata string is not UTF-8");
   }
   text.append((8 - text.size() % 8) % 8, ' ');  // the data starts 8-byte aligned

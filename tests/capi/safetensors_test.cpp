@@ -223,6 +223,33 @@ TEST_F(Safetensors, HalfAndBfloat16WidenExactlyToFloat32) {
   pg_safetensors_free(f);
 }
 
+TEST_F(Safetensors, ManyEntriesKeepTheHeadersOrder) {
+  // 50000 entries named t0, t1, ..., t49999: the file's order is not the names' sorted order
+  // (t10 < t2), and a parser that looked each new key up linearly took minutes here.
+  const int n = 50000;
+  std::string header = "{";
+  for (int k = 0; k < n; ++k) {
+    const std::string index = std::to_string(k), next = std::to_string(k + 1);
+    if (k > 0) header += ',';
+    header.append("\"t").append(index).append(R"(":{"dtype":"U8","shape":[1],"data_offsets":[)");
+    header.append(index).append(",").append(next).append("]}");
+  }
+  header += "}";
+  pg_safetensors_t f = open_ok(write("many.safetensors", st_file(header, std::string(n, 'x'))));
+  ASSERT_NE(f, nullptr);
+  size_t count = 0;
+  ASSERT_EQ(pg_safetensors_count(f, &count), PG_API_OK);
+  ASSERT_EQ(count, static_cast<size_t>(n));
+  const std::pair<size_t, const char*> expected[] = {
+      {0, "t0"}, {2, "t2"}, {10, "t10"}, {49999, "t49999"}};
+  for (const auto& [k, want] : expected) {
+    const char* name = nullptr;
+    ASSERT_EQ(pg_safetensors_entry(f, k, &name, nullptr, nullptr, nullptr), PG_API_OK);
+    EXPECT_STREQ(name, want);
+  }
+  pg_safetensors_free(f);
+}
+
 TEST_F(Safetensors, EightBitFloatsAreListedButNotLoadable) {
   const std::string header = R"({"q":{"dtype":"F8_E4M3","shape":[2],"data_offsets":[0,2]}})";
   const std::string path = write("q.safetensors", st_file(header, "\x01\x02"));
