@@ -30,18 +30,23 @@ struct PendingFile {
 void save_safetensors(const std::string& path,
                       const std::vector<std::pair<std::string, Tensor>>& tensors,
                       const SafetensorsMetadata& metadata) {
-  // (ordered: the file lists the tensors in the caller's order)
+  // The header is written member by member, in the caller's order (an ordered_json object
+  // would look up each new key linearly). dump() is strict: text that is not UTF-8 throws.
   using OrderedJson = nlohmann::ordered_json;
-  OrderedJson header = OrderedJson::object();
+  std::string text = "{";
   std::set<std::string> seen;
-  if (!metadata.empty()) {
-    OrderedJson meta = OrderedJson::object();
-    for (const auto& [k, v] : metadata) {
-      if (!seen.insert(k).second)
-        user_error(path + ": the metadata key " + quote_key(k) + " is given twice");
-      meta[k] = v;
+  try {
+    if (!metadata.empty()) {
+      OrderedJson meta = OrderedJson::object();
+      for (const auto& [k, v] : metadata) {
+        if (!seen.insert(k).second)
+          user_error(path + ": the metadata key " + quote_key(k) + " is given twice");
+        meta[k] = v;
+      }
+      text += "\"__metadata__\":" + meta.dump();
     }
-    header["__metadata__"] = std::move(meta);
+  } catch (const OrderedJson::exception&) {
+    user_error(path + ": a metadata string is not UTF-8");
   }
   seen.clear();
   std::vector<Tensor> values;
@@ -57,17 +62,18 @@ void save_safetensors(const std::string& path,
     info["dtype"] = safetensors_dtype_name(t.dtype(), at);
     info["shape"] = t.shape();
     info["data_offsets"] = {offset, offset + bytes};
-    header[name] = std::move(info);
+    if (text.size() > 1) text += ',';
+    try {
+      text += OrderedJson(name).dump();
+    } catch (const OrderedJson::exception&) {
+      user_error(at + ": the name is not UTF-8");
+    }
+    text += ':' + info.dump();
     values.push_back(t);
     sizes.push_back(bytes);
     offset += bytes;
   }
-  std::string text;
-  try {
-    text = header.dump();  // strict: a name or metadata that is not UTF-8 throws
-  } catch (const OrderedJson::exception&) {
-    user_error(path + ": a tensor name or metadata string is not UTF-8");
-  }
+  text += '}';
   text.append((8 - text.size() % 8) % 8, ' ');  // the data starts 8-byte aligned
   Tensor::realize_all(values);
 

@@ -362,6 +362,11 @@ TEST_F(Safetensors, SavedFilesHoldTheBytesTheFormatPrescribes) {
   EXPECT_NE(std::string(pg_last_error()).find(path + ": tensor 'a' is given twice"),
             std::string::npos)
       << pg_last_error();
+  const char* latin1[] = {"caf\xe9"};
+  EXPECT_EQ(pg_safetensors_save(path.c_str(), latin1, t, 1, nullptr, nullptr, 0),
+            PG_API_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(pg_last_error()).find("the name is not UTF-8"), std::string::npos)
+      << pg_last_error();
   const char* reserved[] = {"__metadata__"};
   EXPECT_EQ(pg_safetensors_save(path.c_str(), reserved, t, 1, nullptr, nullptr, 0),
             PG_API_ERR_INVALID_ARGUMENT);
