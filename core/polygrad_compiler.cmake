@@ -11,7 +11,7 @@ set_target_properties(polygrad_compiler PROPERTIES
   POSITION_INDEPENDENT_CODE ON
   CXX_VISIBILITY_PRESET hidden
   VISIBILITY_INLINES_HIDDEN ON)
-foreach(part codegen schedule tensor autograd runtime)
+foreach(part codegen schedule tensor autograd runtime models)
   if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${part}/sources.cmake)
     include(${part}/sources.cmake)
   endif()

@@ -9,7 +9,7 @@ packages=(
   cmake ninja-build ccache g++ make pkgconf
   llvm-14-dev libclang-cpp14-dev libclang-14-dev clang-14
   libboost-dev libboost-filesystem-dev libboost-program-options-dev
-  libtbb-dev libyaml-cpp-dev
+  libtbb-dev libyaml-cpp-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-venv python3-pip python3-setuptools python3-wheel python3-numpy python3-pytest python3-torch python3-sklearn python3-tqdm
   libopenblas0-pthread

@@ -1,7 +1,8 @@
 // polygrad devices [--verbose] [--json]
-#include <polygrad/json_writer.hpp>
 #include <polygrad/plugin.hpp>
 #include <polygrad/registry.hpp>
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -67,21 +68,24 @@ const char* option_type_text(pg_option_type type) {
   return "?";
 }
 
-void write_options_json(JsonWriter& w, const std::vector<PluginOptionInfo>& options) {
-  w.begin_array();
+using Json = nlohmann::ordered_json;
+
+Json options_json(const std::vector<PluginOptionInfo>& options) {
+  Json list = Json::array();
   for (const PluginOptionInfo& o : options) {
-    w.begin_object();
-    w.key("key").value(o.key);
-    w.key("type").value(option_type_text(o.type));
-    w.key("default").value(o.default_value);
-    w.key("help").value(o.help);
-    if (o.min_value <= o.max_value) {  // bounded: the inclusive range the config check enforces
-      w.key("min").value(o.min_value);
-      w.key("max").value(o.max_value);
+    Json j = Json::object();
+    j["key"] = o.key;
+    j["type"] = option_type_text(o.type);
+    j["default"] = o.default_value;
+    j["help"] = o.help;
+    // Bounded: the inclusive range the config check enforces (a non-finite bound is null).
+    if (o.min_value <= o.max_value) {
+      j["min"] = o.min_value;
+      j["max"] = o.max_value;
     }
-    w.end_object();
+    list.push_back(std::move(j));
   }
-  w.end_array();
+  return list;
 }
 
 std::vector<std::string> flag_names(uint32_t flags) {
@@ -159,89 +163,72 @@ void print_text(std::ostream& out, const std::vector<PluginInfo>& plugins,
 void print_json(std::ostream& out, const std::vector<PluginInfo>& plugins,
                 const std::vector<DeviceRow>& devices, const std::string& default_device,
                 const LoadReport& report) {
-  JsonWriter w;
-  w.begin_object();
-  w.key("host_abi")
-      .value(std::to_string(PG_PLUGIN_ABI_MAJOR) + "." + std::to_string(PG_PLUGIN_ABI_MINOR));
-  w.key("default_device").value(default_device);
-  w.key("config");
-  report.config_path.empty() ? w.null() : w.value(report.config_path);
-  w.key("plugins").begin_array();
+  Json j = Json::object();
+  j["host_abi"] = std::to_string(PG_PLUGIN_ABI_MAJOR) + "." + std::to_string(PG_PLUGIN_ABI_MINOR);
+  j["default_device"] = default_device;
+  j["config"] = report.config_path.empty() ? Json(nullptr) : Json(report.config_path);
+  j["plugins"] = Json::array();
   for (const PluginInfo& p : plugins) {
-    w.begin_object();
-    w.key("name").value(p.name);
-    w.key("version").value(p.version);
-    w.key("abi").value(std::to_string(p.abi_major) + "." + std::to_string(p.abi_minor));
-    w.key("isa_version").value(p.isa_version);
-    w.key("compile_only").value(p.has_compiler);
-    w.key("async").value(p.has_async);
-    w.key("path").value(p.path);
-    w.key("device_prefix").value(p.device_prefix);
-    w.key("device_count").value(p.device_count);
-    w.key("no_device_reason").value(p.no_device_reason);
-    w.key("options");
-    write_options_json(w, p.options);
-    w.end_object();
+    Json pj = Json::object();
+    pj["name"] = p.name;
+    pj["version"] = p.version;
+    pj["abi"] = std::to_string(p.abi_major) + "." + std::to_string(p.abi_minor);
+    pj["isa_version"] = p.isa_version;
+    pj["compile_only"] = p.has_compiler;
+    pj["async"] = p.has_async;
+    pj["path"] = p.path;
+    pj["device_prefix"] = p.device_prefix;
+    pj["device_count"] = p.device_count;
+    pj["no_device_reason"] = p.no_device_reason;
+    pj["options"] = options_json(p.options);
+    j["plugins"].push_back(std::move(pj));
   }
-  w.end_array();
-  w.key("devices").begin_array();
+  j["devices"] = Json::array();
   for (const DeviceRow& d : devices) {
-    w.begin_object();
-    w.key("name").value(d.name);
-    w.key("plugin").value(d.plugin);
+    Json dj = Json::object();
+    dj["name"] = d.name;
+    dj["plugin"] = d.plugin;
     if (!d.ok) {
-      w.key("error").value(d.error);
-      w.end_object();
+      dj["error"] = d.error;
+      j["devices"].push_back(std::move(dj));
       continue;
     }
     const pg_capabilities& c = d.props.caps;
-    w.key("description").value(d.props.name);
-    w.key("target").value(d.props.target);
-    w.key("compute_units").value(c.compute_units);
-    w.key("vector_width_bytes").value(c.vector_width_bytes);
-    w.key("max_vector_lanes").value(c.max_vector_lanes);
-    w.key("max_threads_per_group").value(c.max_threads_per_group);
-    w.key("max_local_dims").begin_array();
-    for (uint32_t v : c.max_local_dims) w.value(v);
-    w.end_array();
-    w.key("max_global_dims").begin_array();
-    for (uint32_t v : c.max_global_dims) w.value(v);
-    w.end_array();
-    w.key("local_memory_bytes").value(static_cast<unsigned long long>(c.local_memory_bytes));
-    w.key("l1_cache_bytes").value(static_cast<unsigned long long>(c.l1_cache_bytes));
-    w.key("l2_cache_bytes").value(static_cast<unsigned long long>(c.l2_cache_bytes));
-    w.key("subgroup_size").value(std::max<uint32_t>(1, c.subgroup_size));
-    w.key("index_bits").value(c.index_bits == 32 ? 32u : 64u);
-    w.key("max_allocation_bytes").value(static_cast<unsigned long long>(c.max_allocation_bytes));
-    w.key("tensor_cores").begin_array();
+    dj["description"] = d.props.name;
+    dj["target"] = d.props.target;
+    dj["compute_units"] = c.compute_units;
+    dj["vector_width_bytes"] = c.vector_width_bytes;
+    dj["max_vector_lanes"] = c.max_vector_lanes;
+    dj["max_threads_per_group"] = c.max_threads_per_group;
+    dj["max_local_dims"] = c.max_local_dims;
+    dj["max_global_dims"] = c.max_global_dims;
+    dj["local_memory_bytes"] = static_cast<unsigned long long>(c.local_memory_bytes);
+    dj["l1_cache_bytes"] = static_cast<unsigned long long>(c.l1_cache_bytes);
+    dj["l2_cache_bytes"] = static_cast<unsigned long long>(c.l2_cache_bytes);
+    dj["subgroup_size"] = std::max<uint32_t>(1, c.subgroup_size);
+    dj["index_bits"] = c.index_bits == 32 ? 32u : 64u;
+    dj["max_allocation_bytes"] = static_cast<unsigned long long>(c.max_allocation_bytes);
+    dj["tensor_cores"] = Json::array();
     for (uint32_t t = 0; t < c.tensor_core_count && t < PG_MAX_TENSOR_CORES; ++t) {
       const pg_tensor_core& tc = c.tensor_cores[t];
-      w.begin_object();
-      w.key("m").value(uint32_t{tc.m});
-      w.key("n").value(uint32_t{tc.n});
-      w.key("k").value(uint32_t{tc.k});
-      w.key("threads").value(uint32_t{tc.threads});
-      w.key("a").value(polygrad::sdk::dtype_name(tc.dtype_a));
-      w.key("b").value(polygrad::sdk::dtype_name(tc.dtype_b));
-      w.key("c").value(polygrad::sdk::dtype_name(tc.dtype_c));
-      w.end_object();
+      Json tj = Json::object();
+      tj["m"] = uint32_t{tc.m};
+      tj["n"] = uint32_t{tc.n};
+      tj["k"] = uint32_t{tc.k};
+      tj["threads"] = uint32_t{tc.threads};
+      tj["a"] = polygrad::sdk::dtype_name(tc.dtype_a);
+      tj["b"] = polygrad::sdk::dtype_name(tc.dtype_b);
+      tj["c"] = polygrad::sdk::dtype_name(tc.dtype_c);
+      dj["tensor_cores"].push_back(std::move(tj));
     }
-    w.end_array();
-    w.key("memory_bytes").value(static_cast<unsigned long long>(d.props.memory_bytes));
-    w.key("dtypes").begin_array();
-    for (const std::string& t : d.props.dtype_names()) w.value(t);
-    w.end_array();
-    w.key("capabilities").begin_array();
-    for (const std::string& f : flag_names(c.flags)) w.value(f);
-    w.end_array();
-    w.end_object();
+    dj["memory_bytes"] = static_cast<unsigned long long>(d.props.memory_bytes);
+    dj["dtypes"] = d.props.dtype_names();
+    dj["capabilities"] = flag_names(c.flags);
+    j["devices"].push_back(std::move(dj));
   }
-  w.end_array();
-  w.key("report").begin_array();
-  for (const LoadRecord& r : report.records) write_record_json(w, r);
-  w.end_array();
-  w.end_object();
-  out << w.str() << "\n";
+  // The library's rendering of the load report, so the CLI and pg_plugin_report agree.
+  j["report"] = Json::parse(report_to_json(report, 0))["records"];
+  out << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
 }
 
 }  // namespace

@@ -8,4 +8,5 @@ target_sources(polygrad_compiler PRIVATE
   capi/grad.cpp
   capi/device_api.cpp
   capi/capture.cpp
-  capi/comm_api.cpp)
+  capi/comm_api.cpp
+  capi/safetensors.cpp)

@@ -1,5 +1,4 @@
-// The JSON writer's escaping and the text/JSON renderings of a load report.
-#include <polygrad/json_writer.hpp>
+// The text and JSON renderings of a load report, and the JSON's escaping.
 #include <polygrad/load_report.hpp>
 
 #include <gtest/gtest.h>
@@ -7,44 +6,6 @@
 
 namespace polygrad_test {
 namespace {
-
-TEST(JsonWriter, EscapesEveryCharacterJsonRequires) {
-  EXPECT_EQ(polygrad::JsonWriter::quote("a\"b\\c\n\t\r\b\f"), R"("a\"b\\c\n\t\r\b\f")");
-  EXPECT_EQ(polygrad::JsonWriter::quote(std::string("\x01\x1f", 2)), R"("\u0001\u001f")");
-  EXPECT_EQ(polygrad::JsonWriter::quote("caf\xc3\xa9 /"), "\"caf\xc3\xa9 /\"");
-}
-
-TEST(JsonWriter, NestedOutputParsesBackToTheSameValues) {
-  const std::string tricky = "quote\" backslash\\ newline\n ctl\x02 end";
-  polygrad::JsonWriter w;
-  w.begin_object();
-  w.key("s").value(tricky);
-  w.key("n").value(42u);
-  w.key("neg").value(-7);
-  w.key("x").value(0.25);
-  w.key("inf").value(1.0 / 0.0);
-  w.key("empty").begin_array().end_array();
-  w.key("list").begin_array().value(true).null().begin_object().end_object().end_array();
-  w.end_object();
-  // JSON is YAML; yaml-cpp reads it back.
-  YAML::Node n = YAML::Load(w.str());
-  EXPECT_EQ(n["s"].as<std::string>(), tricky);
-  EXPECT_EQ(n["n"].as<int>(), 42);
-  EXPECT_EQ(n["neg"].as<int>(), -7);
-  EXPECT_EQ(n["x"].as<double>(), 0.25);
-  EXPECT_TRUE(n["inf"].IsNull());
-  EXPECT_EQ(n["empty"].size(), 0u);
-  ASSERT_EQ(n["list"].size(), 3u);
-  EXPECT_TRUE(n["list"][0].as<bool>());
-  EXPECT_TRUE(n["list"][1].IsNull());
-  EXPECT_TRUE(n["list"][2].IsMap());
-}
-
-TEST(JsonWriter, CompactMode) {
-  polygrad::JsonWriter w(0);
-  w.begin_object().key("a").begin_array().value(1).value(2).end_array().end_object();
-  EXPECT_EQ(w.str(), R"({"a":[1,2]})");
-}
 
 polygrad::LoadRecord refused_record() {
   polygrad::LoadRecord r;
@@ -93,6 +54,38 @@ TEST(LoadReport, JsonCarriesEveryField) {
   EXPECT_TRUE(r["plugin"].IsNull());
   EXPECT_EQ(r["device_count"].as<int>(), 0);
   EXPECT_EQ(r["reason"].as<std::string>(), refused_record().reason);
+}
+
+TEST(LoadReport, JsonEscapesEveryCharacterJsonRequires) {
+  polygrad::LoadReport report;
+  polygrad::LoadRecord r = refused_record();
+  r.reason = std::string("quote\" backslash\\ newline\n tab\t ctl\x01\x1f caf\xc3\xa9 end");
+  report.records.push_back(r);
+  const std::string text = polygrad::report_to_json(report, 0);
+  // RFC 8259: quote, backslash and control characters escaped, UTF-8 passed through.
+  EXPECT_NE(text.find(R"("reason":"quote\" backslash\\ newline\n tab\t ctl\u0001\u001f caf)"
+                      "\xc3\xa9 end\""),
+            std::string::npos)
+      << text;
+  YAML::Node n = YAML::Load(text);  // JSON is YAML; yaml-cpp reads it back
+  EXPECT_EQ(n["records"][0]["reason"].as<std::string>(), r.reason);
+}
+
+TEST(LoadReport, JsonCompactAndIndented) {
+  polygrad::LoadReport report;
+  EXPECT_EQ(polygrad::report_to_json(report, 0),
+            R"({"config":null,"config_error":null,"records":[]})");
+  EXPECT_EQ(polygrad::report_to_json(report),
+            "{\n  \"config\": null,\n  \"config_error\": null,\n  \"records\": []\n}");
+}
+
+TEST(LoadReport, JsonReplacesBytesThatAreNotUtf8) {
+  polygrad::LoadReport report;
+  polygrad::LoadRecord r = refused_record();
+  r.path = "/p/bad\xff.so";
+  report.records.push_back(r);
+  YAML::Node n = YAML::Load(polygrad::report_to_json(report));
+  EXPECT_EQ(n["records"][0]["path"].as<std::string>(), "/p/bad\xef\xbf\xbd.so");
 }
 
 }  // namespace

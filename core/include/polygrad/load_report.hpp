@@ -80,12 +80,11 @@ POLYGRAD_API const char* to_string(PluginKind kind) noexcept;
 POLYGRAD_API std::string format_record(const LoadRecord& record);
 /// One line per record, each ending in a newline.
 POLYGRAD_API std::string format_report(const LoadReport& report);
-/// The report as a JSON object: {"config": ..., "config_error": ..., "records": [...]}.
+/// The report as a JSON object: {"config": ..., "config_error": ..., "records": [...]}, each
+/// record an object of its fields (null for an empty name, version, prefix or unread ABI).
+/// indent > 0 pretty-prints with that many spaces per level; 0 writes one line. Strings are
+/// escaped per RFC 8259; bytes that are not UTF-8 are written as U+FFFD.
 POLYGRAD_API std::string report_to_json(const LoadReport& report, int indent = 2);
-
-class JsonWriter;
-/// Writes one record as a JSON object into `w` (used by report_to_json and the CLI).
-POLYGRAD_API void write_record_json(JsonWriter& w, const LoadRecord& record);
 
 }  // namespace polygrad
 

@@ -564,6 +564,71 @@ POLYGRAD_API pg_api_status pg_comm_reduce_scatter(pg_comm_t c, pg_tensor_t x, in
 /** Returns once every rank has called it. */
 POLYGRAD_API pg_api_status pg_comm_barrier(pg_comm_t c);
 
+/* ---- safetensors checkpoints (core/capi/safetensors.cpp) ----------------------------- */
+/* A pg_safetensors_t is an opened checkpoint: one .safetensors file, or the shards a
+ * model.safetensors.index.json names. Files are memory-mapped and checked in full when opened:
+ * the header length (at most 100 MB, inside the file), UTF-8 and JSON of the header, each
+ * tensor's dtype, shape and data_offsets (inside the data, not overlapping, their size
+ * numel * itemsize). Every error names the file and, where one is at fault, the tensor or
+ * metadata key, e.g. "pg_safetensors_open: /m/x.safetensors: truncated: the header length 96
+ * runs past the end of the file (40 bytes)". Strings written through out parameters live as
+ * long as the handle. */
+
+typedef struct pg_safetensors* pg_safetensors_t;
+
+/** Opens the safetensors file at `path` and writes a new handle (free it with
+ *  pg_safetensors_free). */
+POLYGRAD_API pg_api_status pg_safetensors_open(const char* path, pg_safetensors_t* out);
+/** Opens a sharded checkpoint through its index (model.safetensors.index.json): its
+ *  "weight_map" maps each tensor name to a shard file in the index's folder. Every shard is
+ *  opened and checked, and each mapped tensor must be in its shard. The entries are the
+ *  weight_map's, in its order; the metadata is the index's "metadata" object (a value that
+ *  is not a string written as JSON text, e.g. "total_size" -> "1234"). */
+POLYGRAD_API pg_api_status pg_safetensors_open_index(const char* index_path, pg_safetensors_t* out);
+/** Frees a handle and unmaps its files (tensors made from it hold copies). NULL is ignored. */
+POLYGRAD_API void pg_safetensors_free(pg_safetensors_t f);
+/** The number of tensors. */
+POLYGRAD_API pg_api_status pg_safetensors_count(pg_safetensors_t f, size_t* out);
+/** Tensor `i` (in the header's order): each output may be NULL. `name`; `dtype_name` as the
+ *  file spells it ("F32", "BF16", "F8_E4M3"); `dtype`, polygrad's, or PG_DTYPE_VOID for one it
+ *  has none of (the 8-bit floats: listed, not loadable); `ndim`, the rank. An i past the end
+ *  is PG_API_ERR_INDEX. */
+POLYGRAD_API pg_api_status pg_safetensors_entry(pg_safetensors_t f, size_t i, const char** name,
+                                                const char** dtype_name, pg_dtype* dtype,
+                                                size_t* ndim);
+/** Tensor i's shape: min(ndim, capacity) sizes to `dims` (may be NULL when capacity is 0) and
+ *  the rank to `ndim`, as pg_tensor_shape. */
+POLYGRAD_API pg_api_status pg_safetensors_shape(pg_safetensors_t f, size_t i, int64_t* dims,
+                                                size_t capacity, size_t* ndim);
+/** Tensor i's data_offsets, from the start of its file's data section; `file` (may be NULL)
+ *  is the path of the file that holds it (a shard, for an index). */
+POLYGRAD_API pg_api_status pg_safetensors_location(pg_safetensors_t f, size_t i, uint64_t* begin,
+                                                   uint64_t* end, const char** file);
+/** The position of the tensor called `name` through *out; INVALID_ARGUMENT naming the file
+ *  and the key when there is none. */
+POLYGRAD_API pg_api_status pg_safetensors_find(pg_safetensors_t f, const char* name, size_t* out);
+/** A new tensor on `device` holding the values of the tensor called `name`, copied from the
+ *  map: as stored (dtype PG_DTYPE_VOID) or converted to `dtype` (F16 and BF16 to float32
+ *  exactly on the host; other conversions as pg_tensor_cast). */
+POLYGRAD_API pg_api_status pg_safetensors_tensor(pg_safetensors_t f, const char* name,
+                                                 pg_dtype dtype, const char* device,
+                                                 pg_tensor_t* out);
+/** The number of metadata entries (the file's __metadata__, or the index's "metadata"). */
+POLYGRAD_API pg_api_status pg_safetensors_metadata_count(pg_safetensors_t f, size_t* out);
+/** Metadata entry i, in the file's order: key and value (each output may be NULL). */
+POLYGRAD_API pg_api_status pg_safetensors_metadata(pg_safetensors_t f, size_t i, const char** key,
+                                                   const char** value);
+/** Writes n tensors (names[i] -> tensors[i], realised and copied to the host) and nmeta
+ *  metadata strings (metadata_keys[i] -> metadata_values[i]; both may be NULL when nmeta is
+ *  0) to a safetensors file at `path`, in the given order, the header padded to 8 bytes. The
+ *  file is written beside `path` and renamed over it, so a failure leaves no partial file. A
+ *  name given twice, "__metadata__" as a tensor name, or a string that is not UTF-8 is
+ *  INVALID_ARGUMENT. */
+POLYGRAD_API pg_api_status pg_safetensors_save(const char* path, const char* const* names,
+                                               const pg_tensor_t* tensors, size_t n,
+                                               const char* const* metadata_keys,
+                                               const char* const* metadata_values, size_t nmeta);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -1,5 +1,6 @@
-#include <polygrad/json_writer.hpp>
 #include <polygrad/load_report.hpp>
+
+#include <nlohmann/json.hpp>
 
 namespace polygrad {
 
@@ -85,38 +86,42 @@ std::string format_report(const LoadReport& report) {
   return text;
 }
 
-void write_record_json(JsonWriter& w, const LoadRecord& r) {
-  w.begin_object();
-  w.key("path").value(r.path);
-  w.key("source").value(to_string(r.source));
-  w.key("kind").value(to_string(r.kind));
-  w.key("status").value(to_string(r.status));
-  w.key("stage").value(to_string(r.stage));
-  w.key("plugin");
-  r.plugin_name.empty() ? w.null() : w.value(r.plugin_name);
-  w.key("version");
-  r.plugin_version.empty() ? w.null() : w.value(r.plugin_version);
-  w.key("device_prefix");
-  r.device_prefix.empty() ? w.null() : w.value(r.device_prefix);
-  w.key("abi");
-  r.abi_known ? w.value(std::to_string(r.abi_major) + "." + std::to_string(r.abi_minor)) : w.null();
-  w.key("device_count").value(r.device_count);
-  w.key("reason").value(r.reason);
-  w.end_object();
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// A string member, or null when it is empty.
+Json text_or_null(const std::string& s) {
+  return s.empty() ? Json(nullptr) : Json(s);
 }
 
+Json record_json(const LoadRecord& r) {
+  Json j = Json::object();
+  j["path"] = r.path;
+  j["source"] = to_string(r.source);
+  j["kind"] = to_string(r.kind);
+  j["status"] = to_string(r.status);
+  j["stage"] = to_string(r.stage);
+  j["plugin"] = text_or_null(r.plugin_name);
+  j["version"] = text_or_null(r.plugin_version);
+  j["device_prefix"] = text_or_null(r.device_prefix);
+  j["abi"] = r.abi_known ? Json(std::to_string(r.abi_major) + "." + std::to_string(r.abi_minor))
+                         : Json(nullptr);
+  j["device_count"] = r.device_count;
+  j["reason"] = r.reason;
+  return j;
+}
+
+}  // namespace
+
 std::string report_to_json(const LoadReport& report, int indent) {
-  JsonWriter w(indent);
-  w.begin_object();
-  w.key("config");
-  report.config_path.empty() ? w.null() : w.value(report.config_path);
-  w.key("config_error");
-  report.config_error.empty() ? w.null() : w.value(report.config_error);
-  w.key("records").begin_array();
-  for (const LoadRecord& r : report.records) write_record_json(w, r);
-  w.end_array();
-  w.end_object();
-  return w.str();
+  Json j = Json::object();
+  j["config"] = text_or_null(report.config_path);
+  j["config_error"] = text_or_null(report.config_error);
+  j["records"] = Json::array();
+  for (const LoadRecord& r : report.records) j["records"].push_back(record_json(r));
+  // Bytes that are not UTF-8 (a path, a dlerror text) become U+FFFD instead of an exception.
+  return j.dump(indent > 0 ? indent : -1, ' ', false, Json::error_handler_t::replace);
 }
 
 }  // namespace polygrad

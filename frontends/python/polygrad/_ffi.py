@@ -229,6 +229,23 @@ _SIGNATURES = {
     "pg_comm_reduce_scatter": [c_void_p, T, c_int, PT],
     "pg_comm_barrier": [c_void_p],
 }
+# safetensors checkpoints (pg_safetensors_t handles are c_void_p).
+_SIGNATURES.update({
+    "pg_safetensors_open": [c_char_p, POINTER(c_void_p)],
+    "pg_safetensors_open_index": [c_char_p, POINTER(c_void_p)],
+    "pg_safetensors_count": [c_void_p, POINTER(c_size_t)],
+    "pg_safetensors_entry": [c_void_p, c_size_t, POINTER(c_char_p), POINTER(c_char_p),
+                             POINTER(c_int), POINTER(c_size_t)],
+    "pg_safetensors_shape": [c_void_p, c_size_t, I64P, c_size_t, POINTER(c_size_t)],
+    "pg_safetensors_location": [c_void_p, c_size_t, POINTER(c_uint64), POINTER(c_uint64),
+                                POINTER(c_char_p)],
+    "pg_safetensors_find": [c_void_p, c_char_p, POINTER(c_size_t)],
+    "pg_safetensors_tensor": [c_void_p, c_char_p, c_int, c_char_p, PT],
+    "pg_safetensors_metadata_count": [c_void_p, POINTER(c_size_t)],
+    "pg_safetensors_metadata": [c_void_p, c_size_t, POINTER(c_char_p), POINTER(c_char_p)],
+    "pg_safetensors_save": [c_char_p, POINTER(c_char_p), PT, c_size_t, POINTER(c_char_p),
+                            POINTER(c_char_p), c_size_t],
+})
 for _n in FILL_OPS:
     _SIGNATURES["pg_tensor_" + _n] = [I64P, c_size_t, c_int, c_char_p, PT]
 for _n in UNARY_OPS + LIKE_OPS:
@@ -291,6 +308,10 @@ if hasattr(lib, "pg_comm_free"):
     lib.pg_comm_free.argtypes = [c_void_p]
     lib.pg_comm_free.restype = None
 
+if hasattr(lib, "pg_safetensors_free"):
+    lib.pg_safetensors_free.argtypes = [c_void_p]
+    lib.pg_safetensors_free.restype = None
+
 
 def raise_error(status):
     """Raises the exception for a failing status with the core's message."""
@@ -322,5 +343,5 @@ def int64s(values):
 __all__ = ["lib", "check", "fn", "RELEASE_FN", "raise_error", "int64s", "int64_arg", "Scalar",
            "Index", "PolygradError", "PolygradCommError",
            "PolygradValueError", "PolygradDeviceError", "PolygradInternalError", "byref",
-           "c_void_p", "c_int64", "c_double", "c_int", "c_char_p", "c_size_t", "DTYPE_NAMES",
-           "DTYPE_CODES"]
+           "c_void_p", "c_int64", "c_double", "c_int", "c_char_p", "c_size_t", "c_uint64",
+           "POINTER", "DTYPE_NAMES", "DTYPE_CODES"]

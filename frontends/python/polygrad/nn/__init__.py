@@ -170,11 +170,12 @@ BatchNorm = BatchNorm2d
 
 from .optim import SGD, Adam, AdamW, Optimizer  # noqa: E402
 from .state import (get_parameters, get_state_dict, load_state_dict, safe_load,  # noqa: E402
-                    safe_save)
+                    safe_load_metadata, safe_save)
 
 from .step import CompiledTrainingStep, compile_step  # noqa: E402
 
 __all__ = ["Linear", "LayerNorm", "RMSNorm", "Embedding", "Dropout", "GroupNorm", "Conv2d",
            "BatchNorm2d", "BatchNorm", "SGD", "Adam", "AdamW", "Optimizer", "get_parameters",
-           "get_state_dict", "load_state_dict", "safe_save", "safe_load", "compile_step",
+           "get_state_dict", "load_state_dict", "safe_save", "safe_load", "safe_load_metadata",
+           "compile_step",
            "CompiledTrainingStep"]

@@ -1,0 +1,8 @@
+# Checkpoints and models (safetensors), compiled into polygrad_compiler; the C API's
+# core/capi/safetensors.cpp exposes them.
+target_sources(polygrad_compiler PRIVATE
+  models/json_read.cpp
+  models/safetensors_header.cpp
+  models/safetensors_file.cpp
+  models/safetensors_write.cpp)
+target_link_libraries(polygrad_compiler PRIVATE nlohmann_json::nlohmann_json)
