@@ -85,9 +85,12 @@ void FunctionWriter::cast(uint32_t i, uint32_t from, uint32_t to) {
     if (t.type == ValType::I64) {
       code_.misc(from64 ? (t.is_signed ? op::i64_trunc_sat_f64_s : op::i64_trunc_sat_f64_u)
                         : (t.is_signed ? op::i64_trunc_sat_f32_s : op::i64_trunc_sat_f32_u));
+    } else if (t.bytes == 4 && t.is_signed) {
+      code_.misc(from64 ? op::i32_trunc_sat_f64_s : op::i32_trunc_sat_f32_s);
     } else if (t.bytes == 4) {
-      code_.misc(from64 ? (t.is_signed ? op::i32_trunc_sat_f64_s : op::i32_trunc_sat_f64_u)
-                        : (t.is_signed ? op::i32_trunc_sat_f32_s : op::i32_trunc_sat_f32_u));
+      // To uint32 through int64 and a wrap, as torch and numpy do: -3.7 -> -3 -> 2^32 - 3.
+      code_.misc(from64 ? op::i64_trunc_sat_f64_s : op::i64_trunc_sat_f32_s);
+      code_.u8(op::i32_wrap_i64);
     } else {
       code_.misc(from64 ? op::i32_trunc_sat_f64_s : op::i32_trunc_sat_f32_s);
       normalize(to);

@@ -397,6 +397,9 @@ bool FunctionWriter::simd_convert(uint32_t i, const pg_instruction& x, uint32_t 
     return done();
   }
   if (n != 4) return false;  // f32x4 <-> i32x4 / u32x4; other pairs change the lane width
+  // A float to uint32 wraps through int64 (-3.7 -> 2^32 - 3, as torch and numpy do), which
+  // i32x4.trunc_sat_f32x4_u does not (it gives 0): done lane by lane.
+  if (fk == 'f' && tk == 'u') return false;
   if (fk == 'f' && to_int) {
     push_vector(s, from, n);
     code_.simd(tk == 'i' ? simd::i32x4_trunc_sat_f32x4_s : simd::i32x4_trunc_sat_f32x4_u);

@@ -13,10 +13,6 @@ from polygrad._ffi import DTYPE_NAMES  # noqa: E402
 # Cases whose result on the wasm device is wrong, by a known renderer bug: strict xfails (an
 # XPASS fails the run), so each goes when its bug is fixed. node id -> the bug.
 WASM_KNOWN_BUGS = {
-    "test_dtypes_vs_torch.py::test_negative_float_to_unsigned_wraps_through_int64[float32-uint32]":
-        "float -> uint32 CAST saturates (-3.7 -> 0) instead of wrapping through int64",
-    "test_dtypes_vs_torch.py::test_negative_float_to_unsigned_wraps_through_int64[float64-uint32]":
-        "float -> uint32 CAST saturates (-3.7 -> 0) instead of wrapping through int64",
     "test_dtypes_vs_torch.py::test_float64_keeps_precision":
         "float64 sin of a huge argument (1e300) is -inf (the host's decomposition, both engines)",
 }
