@@ -16,6 +16,11 @@ from polygrad._host_data import _aligned_empty
 
 RNG = np.random.default_rng(7)
 
+# Panels are the cpu strategy's plan (a device with groups tiles instead), and the host-memory
+# case needs a device whose memory the host can view: every test here runs on the cpu, also in
+# the suite's runs on emu and wasm.
+pytestmark = pytest.mark.usefixtures("on_cpu")
+
 
 def _made():
     return polygrad.panel_cache_stats()["copies_made"]

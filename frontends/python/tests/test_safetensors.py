@@ -7,7 +7,7 @@ import struct
 import numpy as np
 import pytest
 
-from polygrad import Tensor, nn
+from polygrad import Device, Tensor, nn
 
 torch = pytest.importorskip("torch")
 
@@ -67,7 +67,8 @@ def test_half_and_bfloat16_values_match_numpy_and_torch(tmp_path):
         "b": ("BF16", (len(values),), b.view(torch.int16).numpy().tobytes())})
     back = nn.safe_load(path)
     assert back["h"].dtype == "float16"
-    np.testing.assert_array_equal(back["h"].float().numpy(), h.astype(np.float32))
+    if "float16" in Device.dtypes():  # the wasm device has no float16 kernels
+        np.testing.assert_array_equal(back["h"].float().numpy(), h.astype(np.float32))
     assert back["b"].dtype == "float32"  # BF16 widened exactly
     np.testing.assert_array_equal(back["b"].numpy(), b.float().numpy())
     np.testing.assert_array_equal(np.signbit(back["b"].numpy()), np.signbit(b.float().numpy()))
