@@ -4,8 +4,6 @@
 #include "src/plugin/discovery.hpp"
 #include "src/plugin/loaded_plugin.hpp"
 
-#include <dlfcn.h>
-
 #include <cstddef>
 #include <filesystem>
 
@@ -13,30 +11,17 @@ namespace polygrad::detail {
 
 namespace {
 
-std::string version_text(uint32_t major, uint32_t minor) {
-  return std::to_string(major) + "." + std::to_string(minor);
-}
-
-std::shared_ptr<LoadedCcl> refuse(LoadRecord& record, LoadStage stage, const std::string& reason) {
-  record.status = LoadStatus::refused;
-  record.stage = stage;
-  record.reason = reason;
+std::shared_ptr<LoadedCcl> refused(LoadRecord& record, LoadStage stage, const std::string& why) {
+  refuse(record, stage, why);
   return nullptr;
 }
 
 /// "" when the table's version and required slots are fine, else why not (and the stage).
 std::string check_table(const pg_ccl_plugin& t, LoadRecord& record) {
-  record.abi_known = true;
-  record.abi_major = t.abi_major;
-  record.abi_minor = t.abi_minor;
-  const std::string host = version_text(PG_CCL_ABI_MAJOR, PG_CCL_ABI_MINOR);
-  const std::string plugin = version_text(t.abi_major, t.abi_minor);
+  if (!check_abi_version("CCL ABI", t.abi_major, t.abi_minor, PG_CCL_ABI_MAJOR, PG_CCL_ABI_MINOR,
+                         record))
+    return record.reason;
   record.stage = LoadStage::abi;
-  if (t.abi_major != PG_CCL_ABI_MAJOR)
-    return "plugin CCL ABI " + plugin + ", host CCL ABI " + host + " (the major versions differ)";
-  if (t.abi_minor > PG_CCL_ABI_MINOR)
-    return "plugin CCL ABI " + plugin + " is newer than host CCL ABI " + host +
-           " (rebuild the plugin against this SDK)";
   if (t.struct_size < sizeof(pg_ccl_plugin))  // the host speaks CCL ABI 1.0: the whole table
     return "pg_ccl_plugin struct_size " + std::to_string(t.struct_size) +
            " is smaller than the CCL ABI 1.0 table (" + std::to_string(sizeof(pg_ccl_plugin)) +
@@ -73,29 +58,22 @@ std::string message_of(pg_error& err) {
 
 std::shared_ptr<LoadedCcl> load_ccl(const std::string& path, LoadRecord& record) {
   record.kind = PluginKind::ccl;
-  record.stage = LoadStage::open;
-  dlerror();
   // Never closed: the transport (MPI) lives until the process ends.
-  void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (library == nullptr) {
-    const char* why = dlerror();
-    return refuse(record, LoadStage::open, why != nullptr ? why : "dlopen failed");
-  }
-  auto entry = reinterpret_cast<pg_ccl_entry_fn>(dlsym(library, PG_CCL_ENTRY_NAME));
-  if (entry == nullptr)
-    return refuse(record, LoadStage::entry,
-                  "no symbol " PG_CCL_ENTRY_NAME " (a ccl plugin must export it)");
+  auto entry = reinterpret_cast<pg_ccl_entry_fn>(
+      open_library_entry(path, PG_CCL_ENTRY_NAME, "(a ccl plugin must export it)", record));
+  if (entry == nullptr) return nullptr;
   const pg_ccl_plugin* table = nullptr;
   try {
     table = entry();
   } catch (...) {
-    return refuse(record, LoadStage::table,
-                  PG_CCL_ENTRY_NAME " threw a C++ exception across the C boundary: " +
-                      describe_current_exception());
+    return refused(record, LoadStage::table,
+                   PG_CCL_ENTRY_NAME " threw a C++ exception across the C boundary: " +
+                       describe_current_exception());
   }
-  if (table == nullptr) return refuse(record, LoadStage::table, PG_CCL_ENTRY_NAME " returned NULL");
+  if (table == nullptr)
+    return refused(record, LoadStage::table, PG_CCL_ENTRY_NAME " returned NULL");
   if (std::string why = check_table(*table, record); !why.empty())
-    return refuse(record, record.stage, why);
+    return refused(record, record.stage, why);
   record.plugin_name = table->name;
   record.plugin_version = table->version;
 
@@ -114,14 +92,14 @@ std::shared_ptr<LoadedCcl> load_ccl(const std::string& path, LoadRecord& record)
     status = table->init(&plugin->host->services, &plugin->state, &err);
   } catch (...) {
     plugin->state = nullptr;  // the plugin is never called again, shutdown included
-    return refuse(
+    return refused(
         record, LoadStage::init,
         "init threw a C++ exception across the C boundary: " + describe_current_exception());
   }
   if (status != PG_OK) {
     plugin->state = nullptr;
-    return refuse(record, LoadStage::init,
-                  std::string("init failed with ") + status_name(status) + ": " + message_of(err));
+    return refused(record, LoadStage::init,
+                   std::string("init failed with ") + status_name(status) + ": " + message_of(err));
   }
 
   record.stage = LoadStage::devices;
@@ -130,13 +108,14 @@ std::shared_ptr<LoadedCcl> load_ccl(const std::string& path, LoadRecord& record)
   try {
     status = table->probe(plugin->state, &usable, &err);
   } catch (...) {
-    return refuse(
+    return refused(
         record, LoadStage::devices,
         "probe threw a C++ exception across the C boundary: " + describe_current_exception());
   }
   if (status != PG_OK)
-    return refuse(record, LoadStage::devices,
-                  std::string("probe failed with ") + status_name(status) + ": " + message_of(err));
+    return refused(
+        record, LoadStage::devices,
+        std::string("probe failed with ") + status_name(status) + ": " + message_of(err));
   plugin->usable = usable != 0;
   if (!plugin->usable) plugin->unusable_reason = err.message[0] ? message_of(err) : "no reason";
   record.status = LoadStatus::loaded;
@@ -174,12 +153,12 @@ void CclPlugins::load_all(std::vector<LoadRecord>& records) {
       if (p->name == stem) first = p;
     std::shared_ptr<LoadedCcl> plugin;
     if (first) {
-      refuse(record, LoadStage::unique, "shadowed by " + first->path);
+      refused(record, LoadStage::unique, "shadowed by " + first->path);
     } else {
       plugin = load_ccl(path, record);
       for (const auto& p : plugins_)
         if (plugin && p->name == plugin->name) {
-          refuse(record, LoadStage::unique, "shadowed by " + p->path);
+          refused(record, LoadStage::unique, "shadowed by " + p->path);
           plugin = nullptr;
         }
     }

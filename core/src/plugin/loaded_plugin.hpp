@@ -73,6 +73,17 @@ struct LoadedPlugin {
   pg_device_t open_device(uint32_t index);
 };
 
+/// Marks the record refused at `stage` with `reason`; false, for `return refuse(...)`.
+bool refuse(LoadRecord& record, LoadStage stage, const std::string& reason);
+/// The version check every plugin table starts with (device and ccl): the same major as the
+/// host's and a minor no newer; `abi` names the ABI in the reason ("ABI", "CCL ABI").
+bool check_abi_version(const char* abi, uint32_t major, uint32_t minor, uint32_t host_major,
+                       uint32_t host_minor, LoadRecord& record);
+/// Opens `path` (RTLD_NOW | RTLD_LOCAL, never closed) and finds the entry `symbol`; NULL with
+/// the record refused at stage open or entry (`how_to_export` ends that reason).
+void* open_library_entry(const std::string& path, const char* symbol, const char* how_to_export,
+                         LoadRecord& record);
+
 /// Open `path`, resolve and call the entry, check the ABI version and the required slots.
 /// Returns the table, or nullptr with record.stage and record.reason saying why not. The
 /// library stays loaded for the rest of the process either way.

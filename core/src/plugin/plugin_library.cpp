@@ -24,9 +24,7 @@ void keep_loaded(boost::dll::shared_library&& library) {
   libraries->push_back(std::move(library));
 }
 
-std::string version_text(uint32_t major, uint32_t minor) {
-  return std::to_string(major) + "." + std::to_string(minor);
-}
+}  // namespace
 
 bool refuse(LoadRecord& record, LoadStage stage, const std::string& reason) {
   record.status = LoadStatus::refused;
@@ -35,19 +33,48 @@ bool refuse(LoadRecord& record, LoadStage stage, const std::string& reason) {
   return false;
 }
 
-bool check_abi(const pg_plugin& t, LoadRecord& record) {
+bool check_abi_version(const char* abi, uint32_t major, uint32_t minor, uint32_t host_major,
+                       uint32_t host_minor, LoadRecord& record) {
   record.abi_known = true;
-  record.abi_major = t.abi_major;
-  record.abi_minor = t.abi_minor;
-  const std::string host = version_text(PG_PLUGIN_ABI_MAJOR, PG_PLUGIN_ABI_MINOR);
-  const std::string plugin = version_text(t.abi_major, t.abi_minor);
-  if (t.abi_major != PG_PLUGIN_ABI_MAJOR)
+  record.abi_major = major;
+  record.abi_minor = minor;
+  auto text = [](uint32_t a, uint32_t b) { return std::to_string(a) + "." + std::to_string(b); };
+  const std::string host = std::string("host ") + abi + " " + text(host_major, host_minor);
+  const std::string plugin = std::string("plugin ") + abi + " " + text(major, minor);
+  if (major != host_major)
+    return refuse(record, LoadStage::abi, plugin + ", " + host + " (the major versions differ)");
+  if (minor > host_minor)
     return refuse(record, LoadStage::abi,
-                  "plugin ABI " + plugin + ", host ABI " + host + " (the major versions differ)");
-  if (t.abi_minor > PG_PLUGIN_ABI_MINOR)
-    return refuse(record, LoadStage::abi,
-                  "plugin ABI " + plugin + " is newer than host ABI " + host +
-                      " (rebuild the plugin against this SDK)");
+                  plugin + " is newer than " + host + " (rebuild the plugin against this SDK)");
+  return true;
+}
+
+void* open_library_entry(const std::string& path, const char* symbol, const char* how_to_export,
+                         LoadRecord& record) {
+  record.stage = LoadStage::open;
+  boost::dll::shared_library library;
+  boost::dll::fs::error_code ec;
+  dlerror();  // clear any stale message
+  library.load(boost::dll::fs::path(path),
+               boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, ec);
+  if (ec || !library.is_loaded()) {
+    const char* why = dlerror();
+    refuse(record, LoadStage::open, why != nullptr ? std::string(why) : ec.message());
+    return nullptr;
+  }
+  void* entry = dlsym(library.native(), symbol);
+  keep_loaded(std::move(library));
+  if (entry == nullptr)
+    refuse(record, LoadStage::entry, std::string("no symbol ") + symbol + " " + how_to_export);
+  return entry;
+}
+
+namespace {
+
+bool check_abi(const pg_plugin& t, LoadRecord& record) {
+  if (!check_abi_version("ABI", t.abi_major, t.abi_minor, PG_PLUGIN_ABI_MAJOR, PG_PLUGIN_ABI_MINOR,
+                         record))
+    return false;
   if (t.isa_version == 0)
     return refuse(record, LoadStage::abi,
                   "pg_plugin isa_version is 0 (a plugin renders kernel ISA 1 or later)");
@@ -113,28 +140,9 @@ bool check_slots(const pg_plugin& t, LoadRecord& record) {
 
 const pg_plugin* open_plugin(const std::string& path, LoadRecord& record) {
   timing::Timed timed(timing::Phase::plugin_open);
-  record.stage = LoadStage::open;
-  boost::dll::shared_library library;
-  boost::dll::fs::error_code ec;
-  dlerror();  // clear any stale message
-  library.load(boost::dll::fs::path(path),
-               boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, ec);
-  if (ec || !library.is_loaded()) {
-    const char* why = dlerror();
-    refuse(record, LoadStage::open, why != nullptr ? std::string(why) : ec.message());
-    return nullptr;
-  }
-  const bool has_entry = library.has(PG_PLUGIN_ENTRY_NAME);
-  pg_plugin_entry_fn entry =
-      has_entry ? library.get<const pg_plugin*()>(PG_PLUGIN_ENTRY_NAME) : nullptr;
-  keep_loaded(std::move(library));
-  if (entry == nullptr) {
-    refuse(record, LoadStage::entry,
-           "no symbol " PG_PLUGIN_ENTRY_NAME
-           " (a plugin must export it, e.g. with PG_DEFINE_PLUGIN)");
-    return nullptr;
-  }
-  return check_entry(entry, record);
+  auto entry = reinterpret_cast<pg_plugin_entry_fn>(open_library_entry(
+      path, PG_PLUGIN_ENTRY_NAME, "(a plugin must export it, e.g. with PG_DEFINE_PLUGIN)", record));
+  return entry != nullptr ? check_entry(entry, record) : nullptr;
 }
 
 const pg_plugin* check_entry(pg_plugin_entry_fn entry, LoadRecord& record) {
