@@ -32,6 +32,29 @@ static double handle_bytes(pg_tensor_t h) {
   return (double)n * (double)size + PGR_HANDLE_OVERHEAD;
 }
 
+/* Finalised tensors, kept to be the R object of later ones. R keeps an object whose finalizer
+ * is pending through the collection that finds it unreachable, so each tensor's external
+ * pointer and class attribute reach R's old generation, where they stay, dead, until a
+ * collection of that generation: R then allocates among ever more dead objects, and a loop of
+ * small ops ran about twice as slow in its steady state as in its first rounds
+ * (bench/README.md). Reusing the finalised objects instead keeps them out of the garbage; only
+ * the finalizer's own record (R's weak reference) is still made per tensor. Only an object
+ * nothing refers to is reused: R does not lower the count when a referrer dies, so a tensor
+ * that was ever bound (a variable of a function that kept its environment, x$method's
+ * binding) is left to the collector, as before. */
+#define PGR_POOL_SIZE 16384
+static SEXP pool = NULL; /* a preserved list; its first pool_n entries are finalised tensors */
+static R_xlen_t pool_n = 0;
+
+/* Whether the finalised tensor p can be reused: nothing refers to it (R counts references; a
+ * finalizer of the user's that kept p would), and its only attribute is the package's class
+ * (the user may have set others). */
+static int reusable(SEXP p) {
+  SEXP a = ATTRIB(p);
+  return NO_REFERENCES(p) && a != R_NilValue && CDR(a) == R_NilValue && TAG(a) == R_ClassSymbol &&
+         CAR(a) == tensor_class && R_ExternalPtrProtected(p) == R_NilValue;
+}
+
 static void finalize(SEXP p) {
   pg_tensor_t h = (pg_tensor_t)R_ExternalPtrAddr(p);
   if (h) {
@@ -40,6 +63,7 @@ static void finalize(SEXP p) {
     R_ClearExternalPtr(p);
     live_handles -= 1;
   }
+  if (pool && pool_n < PGR_POOL_SIZE && reusable(p)) SET_VECTOR_ELT(pool, pool_n++, p);
 }
 
 /* .Call(C_pgr_gc_threshold, mb): sets the threshold (NULL leaves it); returns the previous one
@@ -72,12 +96,21 @@ SEXP pgr_wrap(pg_tensor_t h) {
     tensor_class = Rf_mkString("polygrad_tensor");
     R_PreserveObject(tensor_class);
     MARK_NOT_MUTABLE(tensor_class);
+    pool = Rf_allocVector(VECSXP, PGR_POOL_SIZE);
+    R_PreserveObject(pool);
   }
-  SEXP p = PROTECT(R_MakeExternalPtr(h, tag(), R_NilValue));
+  SEXP p;
+  if (pool_n > 0) {
+    p = PROTECT(VECTOR_ELT(pool, --pool_n));
+    SET_VECTOR_ELT(pool, pool_n, R_NilValue);
+    R_SetExternalPtrAddr(p, h);
+  } else {
+    p = PROTECT(R_MakeExternalPtr(h, tag(), R_NilValue));
+    Rf_setAttrib(p, R_ClassSymbol, tensor_class);
+  }
   live_handles += 1;
   live_bytes += bytes;
   R_RegisterCFinalizerEx(p, finalize, FALSE);
-  Rf_setAttrib(p, R_ClassSymbol, tensor_class);
   UNPROTECT(1);
   return p;
 }

@@ -24,3 +24,29 @@ test_that("tensors are freed when R collects them: 100,000 keep memory flat", {
   expect_lt(rss_mb() - base_rss, 24)
   expect_identical(as.numeric(x), v * 2)
 })
+
+test_that("a collected tensor's R object is reused only when nothing could still reach it", {
+  # (the glue reuses a finalised tensor's R object for a later tensor: not one the user gave
+  # another attribute, nor one another finalizer kept)
+  make_marked <- function() {
+    x <- pg_tensor(1)
+    attr(x, "mark") <- "old"
+    NULL
+  }
+  for (i in 1:50) make_marked()
+  keep <- new.env()
+  local({
+    t <- pg_tensor(c(7, 8, 9))
+    holder <- new.env()
+    holder$t <- t
+    reg.finalizer(holder, function(e) keep$t <- e$t)
+  })
+  gc()
+  gc()
+  fresh <- lapply(1:200, function(i) pg_tensor(i))
+  expect_true(all(vapply(fresh, function(y) is.null(attr(y, "mark")), logical(1))))
+  expect_identical(vapply(fresh, as.numeric, numeric(1)), as.numeric(1:200))
+  # the tensor the finalizer kept is still the dead one, not one of the new tensors
+  expect_true(is_pg_tensor(keep$t))
+  expect_error(as.numeric(keep$t), class = "polygrad_error")
+})
