@@ -197,6 +197,43 @@ TEST(WasmSimd, ConstantOffsetsBecomeMemargOffsetsOfOneAddress) {
   EXPECT_EQ(w.download<float>(bo, 16), want);
 }
 
+TEST(WasmSimd, RowBasesOfAddressesAreComputedOutsideTheLoop) {
+  Wasm w;
+  // Rows i of 16 floats, a loop over r: out[8i + 4r ..] = x[16i + 4r ..] + x[16i + s + 4r ..]
+  // + x[16i + t + (4r + 4) ..] (s = 8, t = -4: a row base below 0 for i = 0). Each offset is
+  // a row base from outside the loop plus the loop's part: the address of the row base is
+  // computed before the loop, and in the loop each access adds the loop's part times 4, once
+  // per distinct part (4r, 4r + 4), to it.
+  sdk::ProgramBuilder pb("rows");
+  Ref out = pb.param_buffer(0, PG_DTYPE_FLOAT32), x = pb.param_buffer(1, PG_DTYPE_FLOAT32);
+  Ref s = pb.param_scalar(0, PG_DTYPE_INT32), t = pb.param_scalar(1, PG_DTYPE_INT32);
+  Ref i = pb.special(PG_SPECIAL_GLOBAL, 0);
+  Ref a0 = scaled(pb, i, 16), o0 = scaled(pb, i, 8);
+  Ref a1 = pb.binary(PG_OP_ADD, a0, s), a2 = pb.binary(PG_OP_ADD, a0, t);
+  Ref r = pb.range(pb.const_i(PG_DTYPE_INT32, 2), 0);
+  Ref b = scaled(pb, r, 4);
+  Ref b4 = pb.binary(PG_OP_ADD, b, pb.const_i(PG_DTYPE_INT32, 4));
+  Ref v0 = pb.load(pb.index(x, pb.binary(PG_OP_ADD, a0, b)), 4);
+  Ref v1 = pb.load(pb.index(x, pb.binary(PG_OP_ADD, a1, b)), 4);
+  Ref v2 = pb.load(pb.index(x, pb.binary(PG_OP_ADD, a2, b4)), 4);
+  pb.store(pb.index(out, pb.binary(PG_OP_ADD, o0, b)),
+           pb.binary(PG_OP_ADD, pb.binary(PG_OP_ADD, v0, v1), v2));
+  pb.end_range(r);
+  auto ops = w.ops(pb);
+  // In the loop (inside the grid's three): 4r, and 4r and 4r + 4 scaled to bytes; no
+  // address multiplies its whole offset there.
+  EXPECT_EQ(ops["i32.mul @4"], 3u);
+  EXPECT_EQ(ops["v128.load"], 3u);
+
+  std::vector<float> xs(32), want(16);
+  for (int k = 0; k < 32; ++k) xs[k] = float(k);
+  for (int row = 0; row < 2; ++row)
+    for (int k = 0; k < 8; ++k) want[8 * row + k] = 2 * xs[16 * row + k] + xs[16 * row + 8 + k];
+  pg_buffer_t bo = w.alloc(64), bx = w.upload(xs);
+  w.run_once(pb, {bo, bx}, {8, -4}, {2, 1, 1});
+  EXPECT_EQ(w.download<float>(bo, 16), want);
+}
+
 TEST(WasmSimd, ComparisonsAreMasksAndWhereIsABitselect) {
   Wasm w;
   // out = a < b ? a : b * 2, and lt = (a < b) stored as bytes, over float4s.
