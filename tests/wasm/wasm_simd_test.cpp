@@ -113,7 +113,9 @@ TEST(WasmSimd, AMaxReduceKeepsItsLanesInOneVectorAccumulator) {
   pb.store(pb.index(out, pb.const_i(PG_DTYPE_INT32, 0)), m);
   auto ops = w.ops(pb);
   EXPECT_EQ(ops["v128.load"], 1u);  // x only
-  EXPECT_EQ(ops["f32x4.max"], 1u);
+  EXPECT_EQ(ops["f32x4.max"], 0u);  // two pmax and an or (FloatVectorMaxPropagatesNaN)
+  EXPECT_EQ(ops["f32x4.pmax"], 2u);
+  EXPECT_EQ(ops["v128.or"], 1u);
   EXPECT_EQ(ops["f32x4.replace_lane"], 4u);
   EXPECT_EQ(ops["f32x4.extract_lane"], 4u);
   EXPECT_EQ(ops["f32.max"], 3u);
@@ -125,6 +127,47 @@ TEST(WasmSimd, AMaxReduceKeepsItsLanesInOneVectorAccumulator) {
   pg_buffer_t bo = w.alloc(4), bx = w.upload(xs);
   w.run_once(pb, {bo, bx}, {}, {1, 1, 1});
   EXPECT_EQ(w.download<float>(bo, 1), (std::vector<float>{-9.0f}));
+}
+
+TEST(WasmSimd, FloatVectorMaxPropagatesNaN) {
+  // out = max(a, b) on float4 and double2 vectors: NaN when either is NaN (in either
+  // operand), else the larger, infinities included.
+  const float nan = NAN, inf = INFINITY;
+  for (pg_dtype dt : {PG_DTYPE_FLOAT32, PG_DTYPE_FLOAT64}) {
+    Wasm w;
+    const uint32_t lanes = dt == PG_DTYPE_FLOAT32 ? 4 : 2;
+    sdk::ProgramBuilder pb("vmax2");
+    Ref out = pb.param_buffer(0, dt), a = pb.param_buffer(1, dt), b = pb.param_buffer(2, dt);
+    Ref at = scaled(pb, pb.special(PG_SPECIAL_GLOBAL, 0), lanes);
+    pb.store(pb.index(out, at), pb.binary(PG_OP_MAX, pb.load(pb.index(a, at), lanes),
+                                          pb.load(pb.index(b, at), lanes)));
+    auto ops = w.ops(pb);
+    EXPECT_EQ(ops[dt == PG_DTYPE_FLOAT32 ? "f32x4.pmax" : "f64x2.pmax"], 2u);
+    std::vector<double> xa = {nan, 1, 2, nan, -inf, 5, -3, inf};
+    std::vector<double> xb = {1, nan, -2, nan, 4, inf, -7, -inf};
+    std::vector<double> want = {nan, nan, 2, nan, 4, inf, -3, inf};
+    pg_buffer_t bo = w.alloc(8 * 8);
+    std::vector<double> got(8);
+    if (dt == PG_DTYPE_FLOAT32) {
+      pg_buffer_t ba = w.upload(std::vector<float>(xa.begin(), xa.end()));
+      pg_buffer_t bb = w.upload(std::vector<float>(xb.begin(), xb.end()));
+      w.run_once(pb, {bo, ba, bb}, {}, {2, 1, 1});
+      std::vector<float> f = w.download<float>(bo, 8);
+      got.assign(f.begin(), f.end());
+    } else {
+      pg_buffer_t ba = w.upload(xa), bb = w.upload(xb);
+      w.run_once(pb, {bo, ba, bb}, {}, {4, 1, 1});
+      got = w.download<double>(bo, 8);
+    }
+    for (int k = 0; k < 8; ++k) {
+      if (std::isnan(want[k]))
+        EXPECT_TRUE(std::isnan(got[k]))
+            << (dt == PG_DTYPE_FLOAT32 ? "float32" : "float64") << " lane " << k << ": " << got[k];
+      else
+        EXPECT_EQ(got[k], want[k])
+            << (dt == PG_DTYPE_FLOAT32 ? "float32" : "float64") << " lane " << k;
+    }
+  }
 }
 
 TEST(WasmSimd, ARegisterBlockedMatmulRunsOnVectorAccumulators) {
