@@ -8,7 +8,9 @@
 # libraries it needs that such a machine lacks), lib/polygrad/plugins/ (found beside
 # libpolygrad), test-plugins/ (the Python suite's second device), python/polygrad (the
 # package; POLYGRAD_LIB names lib/libpolygrad.so.*), env.sh (sourced by gpu-check.sh).
-# Left out: the cpu_clang plugin, whose libLLVM-14 and libclang-cpp (~150 MB) do not fit;
+# Left out: the cpu_clang plugin, whose libLLVM-14 and libclang-cpp (~150 MB) do not fit; the
+# wasm plugin's v8 engine (libpolygrad_wasm_v8.so and its 45 MB libnode: the wasm plugin there
+# runs its interp engine);
 # libc, libstdc++ and the loader (the machine's own); libcuda, libnvrtc and libnvJitLink
 # (the machine's driver and toolkit). Every file is a plain file, no symlinks.
 set -euo pipefail

@@ -1,8 +1,10 @@
 """Installs the polygrad Python package with a copy of the built libpolygrad and its plugins.
 
 The C++ core is built by CMake first; this script only copies its outputs into the package
-(polygrad/_lib/libpolygrad.so, polygrad/_lib/polygrad/plugins/*.so), where the package and
-libpolygrad's own plugin discovery (<libdir>/polygrad/plugins) find them. The build directory
+(polygrad/_lib/libpolygrad.so, polygrad/_lib/polygrad/plugins/*.so: the plugins, polygrad_*.so,
+and the libraries a plugin loads from its own folder, libpolygrad_*.so, such as the wasm
+plugin's v8 engine), where the package and libpolygrad's own plugin discovery
+(<libdir>/polygrad/plugins) find them. The build directory
 is POLYGRAD_BUILD_DIR, default <repo>/build/release.
 """
 import glob
@@ -28,8 +30,10 @@ class BuildPyWithLib(build_py):
         super().run()
         build = _build_dir()
         lib = os.path.join(build, "lib", "libpolygrad.so")
-        plugins = sorted(glob.glob(os.path.join(build, "lib", "polygrad", "plugins",
-                                                "polygrad_*.so")))
+        folder = os.path.join(build, "lib", "polygrad", "plugins")
+        plugins = sorted(glob.glob(os.path.join(folder, "polygrad_*.so")))
+        # libraries that plugins load from their own folder (libpolygrad_wasm_v8.so)
+        beside = sorted(glob.glob(os.path.join(folder, "libpolygrad_*.so")))
         if not os.path.isfile(lib):
             raise SystemExit(f"polygrad: {lib} does not exist. Build the C++ core first "
                              f"(cmake --preset release && cmake --build build/release), or set "
@@ -41,7 +45,7 @@ class BuildPyWithLib(build_py):
         shutil.rmtree(dest, ignore_errors=True)
         os.makedirs(os.path.join(dest, "polygrad", "plugins"))
         shutil.copy2(os.path.realpath(lib), os.path.join(dest, "libpolygrad.so"))
-        for p in plugins:
+        for p in plugins + beside:
             shutil.copy2(os.path.realpath(p), os.path.join(dest, "polygrad", "plugins",
                                                            os.path.basename(p)))
 

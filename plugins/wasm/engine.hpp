@@ -1,10 +1,12 @@
 // What the wasm device needs from a WebAssembly runtime: one linear memory, and modules
 // instantiated against it whose kernel function can be called. Engines: `v8` (V8 embedded,
-// engine_v8.cpp, built where libnode is unpacked) and `interp` (wabt's interpreter,
+// engine_v8.cpp, built where libnode is unpacked into a library of its own that the plugin
+// loads at the first engine it makes, engine_v8_loader.cpp) and `interp` (wabt's interpreter,
 // engine_interp.cpp). The renderer and the allocator do not depend on any engine.
 #ifndef POLYGRAD_WASM_ENGINE_HPP
 #define POLYGRAD_WASM_ENGINE_HPP
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -65,7 +67,25 @@ class Engine {
 std::unique_ptr<Engine> make_interp_engine();
 
 #if POLYGRAD_WASM_HAVE_V8
-/// V8, with an isolate of its own; the first call initialises V8 for the process.
+/// The v8 engine's library (engine_v8.cpp, linked with libnode), in the plugin's own folder.
+/// The plugin loads it at the first v8 engine it makes, so that a process that only discovers
+/// the plugin (every process that lists plugins) never loads libnode.
+inline constexpr const char* kV8EngineFile = "libpolygrad_wasm_v8.so";
+/// The one symbol that library exports, of type V8EngineEntry.
+inline constexpr const char* kV8EngineEntry = "polygrad_wasm_v8_engine";
+/// The version of the classes above, which cross between the plugin and the engine's library:
+/// bumped whenever one of them changes, so that a stale library beside the plugin is refused.
+inline constexpr uint32_t kEngineInterface = 1;
+/// Makes a v8 engine (V8 with an isolate of its own; the first call initialises V8 for the
+/// process). `interface` is the caller's kEngineInterface. On failure returns NULL with a
+/// pg_status in `status` and the reason in `error` (`error_size` bytes, NUL-terminated).
+using V8EngineEntry = Engine* (*)(uint32_t interface, int* status, char* error, size_t error_size);
+
+/// The path of the v8 engine's library: kV8EngineFile beside the plugin's file.
+std::string v8_engine_path();
+/// A v8 engine, from the library at v8_engine_path(), which is loaded on the first call and
+/// never unloaded (V8 cannot be initialised twice). sdk::Error(PG_ERR_UNSUPPORTED) naming the
+/// library and the loader's reason when it cannot be loaded; the engine's own errors otherwise.
 std::unique_ptr<Engine> make_v8_engine();
 #endif
 

@@ -1,12 +1,15 @@
 // The `v8` engine: V8 embedded in-process (from Debian's libnode108), modules compiled by its
 // optimising compiler (TurboFan), out-of-bounds accesses caught by V8's WebAssembly trap
 // handler (guard pages and a SIGSEGV handler; V8 bounds-checks explicitly where it cannot be
-// installed).
+// installed). Built alone as libpolygrad_wasm_v8.so, which links libnode and exports only
+// polygrad_wasm_v8_engine; the plugin loads it when it first makes a v8 engine
+// (engine_v8_loader.cpp).
 #include <polygrad/plugin_error.hpp>
 
 #include <libplatform/libplatform.h>
 #include <v8.h>
 
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -286,10 +289,28 @@ class V8Engine : public Engine {
 };
 
 }  // namespace
-
-std::unique_ptr<Engine> make_v8_engine() {
-  v8_process();
-  return std::make_unique<V8Engine>();
-}
-
 }  // namespace polygrad::wasm
+
+/// The library's entry (engine.hpp's V8EngineEntry): a new v8 engine, or NULL with a status
+/// and the reason. Nothing is thrown across it.
+extern "C" __attribute__((visibility("default"))) polygrad::wasm::Engine* polygrad_wasm_v8_engine(
+    uint32_t interface, int* status, char* error, size_t error_size) {
+  using namespace polygrad::wasm;
+  auto refuse = [&](int s, const std::string& why) -> Engine* {
+    *status = s;
+    if (error_size > 0) std::snprintf(error, error_size, "%s", why.c_str());
+    return nullptr;
+  };
+  if (interface != kEngineInterface)
+    return refuse(PG_ERR_VERSION, "wasm: " + std::string(kV8EngineFile) + " has engine interface " +
+                                      std::to_string(kEngineInterface) + ", the plugin " +
+                                      std::to_string(interface) + " (a library of another build)");
+  try {
+    v8_process();
+    return new V8Engine();
+  } catch (const polygrad::sdk::Error& e) {
+    return refuse(e.status(), e.what());
+  } catch (const std::exception& e) {
+    return refuse(PG_ERR_INTERNAL, std::string("wasm: v8: ") + e.what());
+  }
+}

@@ -47,6 +47,7 @@ uint32_t log2_of(uint32_t bytes) {
 
 ByteWriter FunctionWriter::body() {
   plan_registers();
+  plan_hoisted_addresses();
   for (int d = 0; d < 3; ++d) index_[d] = new_local(ValType::I32);
   // Grid loops, dim 2 outermost: idx_d counts 0 .. n_d - 1.
   for (int d = 2; d >= 0; --d) {
@@ -57,6 +58,7 @@ ByteWriter FunctionWriter::body() {
   for (uint32_t i = 0; i < p_.instruction_count; ++i) {
     instruction(i);
     note_sign(i);
+    hoist_addresses(i);
   }
   for (int d = 0; d < 3; ++d) close_loop(index_[d], ValType::I32);
   code_.u8(op::end);
@@ -384,12 +386,16 @@ void FunctionWriter::index(uint32_t i, const pg_instruction& x) {
   for (const Address& a : addresses_)
     if (a.ptr == p && a.base == base) return set_scalars(i, {a.local});
   uint32_t local = new_local(ValType::I32);
-  get(scalar_local(p));
-  get(scalar_local(base));
-  if (repr_of(in(base).dtype).type == ValType::I64) code_.u8(op::i32_wrap_i64);
-  if (size != 1) {
-    const_i32(static_cast<int32_t>(size));
-    code_.u8(op::i32_mul);
+  const Hoisted* row = nullptr;  // ptr + a * size, computed after a (plan_hoisted_addresses)
+  if (base == off && split_[i].first != kNone)
+    for (const Hoisted& h : hoisted_[split_[i].first])
+      if (h.ptr == p && h.size == size && h.local != kNone) row = &h;
+  if (row != nullptr) {
+    get(row->local);
+    get(scaled(split_[i].second, size));
+  } else {
+    get(scalar_local(p));
+    push_scaled(base, size);
   }
   code_.u8(op::i32_add);
   set(local);
@@ -402,6 +408,75 @@ void FunctionWriter::close_scope() {
   addresses_.erase(std::remove_if(addresses_.begin(), addresses_.end(),
                                   [&](const Address& a) { return a.depth > depth_; }),
                    addresses_.end());
+  scaled_.erase(std::remove_if(scaled_.begin(), scaled_.end(),
+                               [&](const Scaled& a) { return a.depth > depth_; }),
+                scaled_.end());
+}
+
+void FunctionWriter::push_scaled(uint32_t base, uint32_t size) {
+  get(scalar_local(base));
+  if (repr_of(in(base).dtype).type == ValType::I64) code_.u8(op::i32_wrap_i64);
+  if (size != 1) {
+    const_i32(static_cast<int32_t>(size));
+    code_.u8(op::i32_mul);
+  }
+}
+
+uint32_t FunctionWriter::scaled(uint32_t base, uint32_t size) {
+  for (const Scaled& a : scaled_)
+    if (a.base == base && a.size == size) return a.local;
+  uint32_t local = new_local(ValType::I32);
+  push_scaled(base, size);
+  set(local);
+  scaled_.push_back({base, size, local, depth_});
+  return local;
+}
+
+void FunctionWriter::plan_hoisted_addresses() {
+  const uint32_t n = p_.instruction_count;
+  hoisted_.assign(n, {});
+  split_.assign(n, {kNone, kNone});
+  std::vector<uint32_t> depth(n, 0);  // the scope each value is defined in
+  uint32_t d = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    const pg_instruction& x = in(i);
+    if (x.op == PG_OP_RANGE || x.op == PG_OP_IF) ++d;  // (a loop counter varies in its loop)
+    depth[i] = d;
+    if ((x.op == PG_OP_END_RANGE || x.op == PG_OP_END_IF) && d > 0) --d;
+  }
+  auto scalar_int = [&](uint32_t k) {
+    const pg_instruction& v = in(k);
+    return sdk::dtype_is_int(v.dtype) && v.vcount <= 1 && v.op != PG_OP_INDEX;
+  };
+  for (uint32_t i = 0; i < n; ++i) {
+    const pg_instruction& x = in(i);
+    if (x.op != PG_OP_INDEX || x.src_count != 2 || reg_slot_[i].first) continue;
+    const uint32_t p = src(x, 0), off = src(x, 1);
+    if (in(p).op != PG_OP_PARAM_BUFFER || in(off).op != PG_OP_ADD) continue;
+    const pg_instruction& o = in(off);
+    uint32_t a = src(o, 0), b = src(o, 1);
+    if (depth[b] < depth[a]) std::swap(a, b);
+    // a from a scope around the INDEX's, b from the INDEX's own (the loop's part)
+    // (and the buffer named before a, so that its local is there when a is computed)
+    if (!scalar_int(a) || !scalar_int(b) || depth[a] >= depth[b] || depth[a] >= depth[i] || p > a)
+      continue;
+    split_[i] = {a, b};
+    const uint32_t size = repr_of(x.dtype).bytes;
+    bool known = false;
+    for (const Hoisted& h : hoisted_[a]) known = known || (h.ptr == p && h.size == size);
+    if (!known) hoisted_[a].push_back({p, size, kNone});
+  }
+}
+
+void FunctionWriter::hoist_addresses(uint32_t i) {
+  for (Hoisted& h : hoisted_[i]) {
+    if (lane_count(i) != 1) return;  // (not a scalar after all: the INDEXes compute it whole)
+    h.local = new_local(ValType::I32);
+    get(scalar_local(h.ptr));
+    push_scaled(i, h.size);
+    code_.u8(op::i32_add);
+    set(h.local);
+  }
 }
 
 uint32_t FunctionWriter::reserve_scratch(uint64_t bytes, uint32_t i) {

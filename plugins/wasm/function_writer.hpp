@@ -129,6 +129,18 @@ class FunctionWriter {
   bool non_negative(uint32_t i) const;
   /// Leaves a loop or IF: the addresses computed inside it are no longer valid.
   void close_scope();
+  /// Finds the INDEXes into a buffer whose offset is a + b with `a` from an enclosing scope
+  /// (a row's base, b the loop's part): their address ptr + a * size is computed once, right
+  /// after `a` (hoisted_), and the INDEX adds b * size, which the INDEXes in scope with the
+  /// same b share. In i32 arithmetic (mod 2^32) the address is the same as ptr + (a + b) *
+  /// size, so it holds for any a and b.
+  void plan_hoisted_addresses();
+  /// After instruction i: the addresses planned to be computed from it.
+  void hoist_addresses(uint32_t i);
+  /// Pushes scalar `base` as an i32 times `size`.
+  void push_scaled(uint32_t base, uint32_t size);
+  /// The local holding base * size as an i32, computed now unless a scope around has it.
+  uint32_t scaled(uint32_t base, uint32_t size);
 
   void store(uint32_t i, const pg_instruction& x);
 
@@ -193,6 +205,18 @@ class FunctionWriter {
     uint32_t ptr, base, local, depth;
   };
   std::vector<Address> addresses_;
+  /// Per instruction a: the addresses ptr + a * size computed after it (plan_hoisted_addresses).
+  struct Hoisted {
+    uint32_t ptr, size, local;
+  };
+  std::vector<std::vector<Hoisted>> hoisted_;
+  /// Per INDEX: its offset's operand from an enclosing scope (a) and the other (b), or kNone.
+  std::vector<std::pair<uint32_t, uint32_t>> split_;
+  /// b * size (as i32) computed in an enclosing scope, reusable while it is open.
+  struct Scaled {
+    uint32_t base, size, local, depth;
+  };
+  std::vector<Scaled> scaled_;
   uint32_t depth_ = 0;  ///< loops and IFs open around the current instruction
   /// Per INDEX into a register array held in locals: 1 + the array's index in regs_, and the
   /// element offset; {0, 0} for any other instruction.

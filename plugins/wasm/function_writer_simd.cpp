@@ -285,11 +285,25 @@ bool FunctionWriter::simd_alu(uint32_t i, const pg_instruction& x, uint32_t n) {
         code_.simd(simd::v128_bitselect);
         return done();
       }
+      if (k == Kind::F32 || k == Kind::F64) {
+        // pmax(a, b) | pmax(b, a): pmax is one maxps/maxpd (b if a < b, else a), so each
+        // gives the larger, and where either is NaN one of them is that NaN, which the OR
+        // keeps NaN. NaN if either is NaN, as PG_OP_MAX; max(+0, -0) is -0 (PG_OP_MAX leaves
+        // the zero's sign open; cpu_clang's gives its second operand). f32x4.max computes
+        // the same in a sequence of eight, whose latency a reduction's chain pays each step.
+        const uint32_t pmax = k == Kind::F32 ? simd::f32x4_pmax : simd::f64x2_pmax;
+        a(0);
+        a(1);
+        code_.simd(pmax);
+        a(1);
+        a(0);
+        code_.simd(pmax);
+        code_.simd(simd::v128_or);
+        return done();
+      }
       return binary(by_kind(k, {is_signed ? simd::i8x16_max_s : simd::i8x16_max_u,
                                 is_signed ? simd::i16x8_max_s : simd::i16x8_max_u,
-                                is_signed ? simd::i32x4_max_s : simd::i32x4_max_u, 0,
-                                simd::f32x4_max,  // NaN if either is NaN, as PG_OP_MAX
-                                simd::f64x2_max}));
+                                is_signed ? simd::i32x4_max_s : simd::i32x4_max_u, 0, 0, 0}));
     case PG_OP_NEG:
       a(0);
       code_.simd(by_kind(k, {simd::i8x16_neg, simd::i16x8_neg, simd::i32x4_neg, simd::i64x2_neg,

@@ -2,6 +2,8 @@
 // an engine chosen by the option `engine`. See README.md beside this file.
 #include <polygrad/plugin.hpp>
 
+#include <unistd.h>
+
 #include <memory>
 #include <mutex>
 
@@ -40,11 +42,22 @@ class Plugin {
 
   explicit Plugin(const sdk::Host& host) : host_(host) {
     std::optional<std::string> asked = option("engine");
+    asked_ = asked.has_value();
     engine_ = asked.value_or(kDefaultEngine);
 #if POLYGRAD_WASM_HAVE_V8
     if (engine_ != "v8" && engine_ != "interp")
       sdk::fail(PG_ERR_INVALID_ARGUMENT,
                 "wasm: option engine: '" + engine_ + "' is not an engine (v8, interp)");
+    // Init does not load the v8 engine's library (nor libnode): it only looks for the file.
+    if (engine_ == "v8" && access(v8_engine_path().c_str(), R_OK) != 0) {
+      const std::string why = "no " + v8_engine_path();
+      if (asked_)
+        sdk::fail(PG_ERR_UNSUPPORTED,
+                  "wasm: option engine: 'v8' cannot be used (" + why + "); interp can");
+      host_.log(PG_LOG_WARNING,
+                "wasm: engine v8 cannot be used (" + why + "); using engine interp");
+      engine_ = "interp";
+    }
 #else
     if (engine_ == "v8")
       sdk::fail(PG_ERR_INVALID_ARGUMENT, std::string("wasm: option engine: 'v8' is not built (") +
@@ -65,11 +78,21 @@ class Plugin {
   Device& device(uint32_t) {
     std::call_once(once_, [this] {
       bool trace = option("trace").value_or("false") == "true";
+      std::unique_ptr<Engine> engine;
 #if POLYGRAD_WASM_HAVE_V8
-      std::unique_ptr<Engine> engine = engine_ == "v8" ? make_v8_engine() : make_interp_engine();
-#else
-      std::unique_ptr<Engine> engine = make_interp_engine();
+      if (engine_ == "v8") {
+        try {
+          engine = make_v8_engine();  // the first one loads the engine's library and libnode
+        } catch (const sdk::Error& e) {
+          // The library is there but does not load (libnode or one of its libraries missing):
+          // an engine asked for fails the device; the default falls back, as without v8.
+          if (asked_ || e.status() != PG_ERR_UNSUPPORTED) throw;
+          host_.log(PG_LOG_WARNING, std::string(e.what()) + "; using engine interp");
+          engine_ = "interp";
+        }
+      }
 #endif
+      if (!engine) engine = make_interp_engine();
       device_ = std::make_unique<Device>(host_, std::move(engine), trace);
     });
     return *device_;
@@ -101,6 +124,7 @@ class Plugin {
 
   sdk::Host host_;
   std::string engine_;
+  bool asked_ = false;  ///< the engine was set by the option, not the default
   std::once_flag once_;
   std::unique_ptr<Device> device_;
 };

@@ -90,9 +90,9 @@ constexpr uint32_t i64x2_neg = 0xC1, i64x2_shl = 0xCB, i64x2_shr_s = 0xCC, i64x2
                    i64x2_add = 0xCE, i64x2_sub = 0xD1, i64x2_mul = 0xD5, i64x2_eq = 0xD6,
                    i64x2_ne = 0xD7, i64x2_lt_s = 0xD8, i64x2_gt_s = 0xD9;
 constexpr uint32_t f32x4_neg = 0xE1, f32x4_sqrt = 0xE3, f32x4_add = 0xE4, f32x4_sub = 0xE5,
-                   f32x4_mul = 0xE6, f32x4_div = 0xE7, f32x4_max = 0xE9;
+                   f32x4_mul = 0xE6, f32x4_div = 0xE7, f32x4_max = 0xE9, f32x4_pmax = 0xEB;
 constexpr uint32_t f64x2_neg = 0xED, f64x2_sqrt = 0xEF, f64x2_add = 0xF0, f64x2_sub = 0xF1,
-                   f64x2_mul = 0xF2, f64x2_div = 0xF3, f64x2_max = 0xF5;
+                   f64x2_mul = 0xF2, f64x2_div = 0xF3, f64x2_max = 0xF5, f64x2_pmax = 0xF7;
 constexpr uint32_t i32x4_trunc_sat_f32x4_s = 0xF8, i32x4_trunc_sat_f32x4_u = 0xF9,
                    f32x4_convert_i32x4_s = 0xFA, f32x4_convert_i32x4_u = 0xFB;
 }  // namespace simd

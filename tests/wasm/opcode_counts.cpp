@@ -4,6 +4,8 @@
 #include <wabt/binary-reader.h>
 #include <wabt/feature.h>
 
+#include <vector>
+
 namespace polygrad::test {
 namespace {
 
@@ -13,6 +15,16 @@ class Counter : public wabt::BinaryReaderNop {
   explicit Counter(std::map<std::string, size_t>& out) : out_(out) {}
   wabt::Result OnOpcode(wabt::Opcode opcode) override {
     ++out_[opcode.GetName()];
+    ++out_[std::string(opcode.GetName()) + " @" + std::to_string(loops_)];
+    if (opcode == wabt::Opcode::Loop) {
+      blocks_.push_back(true);
+      ++loops_;
+    } else if (opcode == wabt::Opcode::Block || opcode == wabt::Opcode::If) {
+      blocks_.push_back(false);
+    } else if (opcode == wabt::Opcode::End && !blocks_.empty()) {
+      if (blocks_.back()) --loops_;
+      blocks_.pop_back();
+    }
     return wabt::Result::Ok;
   }
   wabt::Result OnLoadExpr(wabt::Opcode opcode, wabt::Index, wabt::Address,
@@ -30,6 +42,8 @@ class Counter : public wabt::BinaryReaderNop {
     return wabt::Result::Ok;
   }
   std::map<std::string, size_t>& out_;
+  std::vector<bool> blocks_;  ///< the open blocks, loops and ifs: true for a loop
+  size_t loops_ = 0;          ///< loops open
 };
 
 }  // namespace

@@ -10,9 +10,9 @@
 
 namespace polygrad::test {
 
-/// Instruction name ("f32x4.add", "local.get") -> occurrences in `module`'s code, and for
-/// loads and stores also "NAME offset=N" (N the memarg offset). Empty when the module does not
-/// parse.
+/// Instruction name ("f32x4.add", "local.get") -> occurrences in `module`'s code; also
+/// "NAME @L", the occurrences inside L loops (the launch grid's three included), and for loads
+/// and stores "NAME offset=N" (N the memarg offset). Empty when the module does not parse.
 std::map<std::string, size_t> opcode_counts(const std::string& module);
 
 }  // namespace polygrad::test

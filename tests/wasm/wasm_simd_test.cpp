@@ -113,7 +113,9 @@ TEST(WasmSimd, AMaxReduceKeepsItsLanesInOneVectorAccumulator) {
   pb.store(pb.index(out, pb.const_i(PG_DTYPE_INT32, 0)), m);
   auto ops = w.ops(pb);
   EXPECT_EQ(ops["v128.load"], 1u);  // x only
-  EXPECT_EQ(ops["f32x4.max"], 1u);
+  EXPECT_EQ(ops["f32x4.max"], 0u);  // two pmax and an or (FloatVectorMaxPropagatesNaN)
+  EXPECT_EQ(ops["f32x4.pmax"], 2u);
+  EXPECT_EQ(ops["v128.or"], 1u);
   EXPECT_EQ(ops["f32x4.replace_lane"], 4u);
   EXPECT_EQ(ops["f32x4.extract_lane"], 4u);
   EXPECT_EQ(ops["f32.max"], 3u);
@@ -125,6 +127,47 @@ TEST(WasmSimd, AMaxReduceKeepsItsLanesInOneVectorAccumulator) {
   pg_buffer_t bo = w.alloc(4), bx = w.upload(xs);
   w.run_once(pb, {bo, bx}, {}, {1, 1, 1});
   EXPECT_EQ(w.download<float>(bo, 1), (std::vector<float>{-9.0f}));
+}
+
+TEST(WasmSimd, FloatVectorMaxPropagatesNaN) {
+  // out = max(a, b) on float4 and double2 vectors: NaN when either is NaN (in either
+  // operand), else the larger, infinities included.
+  const float nan = NAN, inf = INFINITY;
+  for (pg_dtype dt : {PG_DTYPE_FLOAT32, PG_DTYPE_FLOAT64}) {
+    Wasm w;
+    const uint32_t lanes = dt == PG_DTYPE_FLOAT32 ? 4 : 2;
+    sdk::ProgramBuilder pb("vmax2");
+    Ref out = pb.param_buffer(0, dt), a = pb.param_buffer(1, dt), b = pb.param_buffer(2, dt);
+    Ref at = scaled(pb, pb.special(PG_SPECIAL_GLOBAL, 0), lanes);
+    pb.store(pb.index(out, at), pb.binary(PG_OP_MAX, pb.load(pb.index(a, at), lanes),
+                                          pb.load(pb.index(b, at), lanes)));
+    auto ops = w.ops(pb);
+    EXPECT_EQ(ops[dt == PG_DTYPE_FLOAT32 ? "f32x4.pmax" : "f64x2.pmax"], 2u);
+    std::vector<double> xa = {nan, 1, 2, nan, -inf, 5, -3, inf};
+    std::vector<double> xb = {1, nan, -2, nan, 4, inf, -7, -inf};
+    std::vector<double> want = {nan, nan, 2, nan, 4, inf, -3, inf};
+    pg_buffer_t bo = w.alloc(8 * 8);
+    std::vector<double> got(8);
+    if (dt == PG_DTYPE_FLOAT32) {
+      pg_buffer_t ba = w.upload(std::vector<float>(xa.begin(), xa.end()));
+      pg_buffer_t bb = w.upload(std::vector<float>(xb.begin(), xb.end()));
+      w.run_once(pb, {bo, ba, bb}, {}, {2, 1, 1});
+      std::vector<float> f = w.download<float>(bo, 8);
+      got.assign(f.begin(), f.end());
+    } else {
+      pg_buffer_t ba = w.upload(xa), bb = w.upload(xb);
+      w.run_once(pb, {bo, ba, bb}, {}, {4, 1, 1});
+      got = w.download<double>(bo, 8);
+    }
+    for (int k = 0; k < 8; ++k) {
+      if (std::isnan(want[k]))
+        EXPECT_TRUE(std::isnan(got[k]))
+            << (dt == PG_DTYPE_FLOAT32 ? "float32" : "float64") << " lane " << k << ": " << got[k];
+      else
+        EXPECT_EQ(got[k], want[k])
+            << (dt == PG_DTYPE_FLOAT32 ? "float32" : "float64") << " lane " << k;
+    }
+  }
 }
 
 TEST(WasmSimd, ARegisterBlockedMatmulRunsOnVectorAccumulators) {
@@ -194,6 +237,43 @@ TEST(WasmSimd, ConstantOffsetsBecomeMemargOffsetsOfOneAddress) {
   for (int k = 0; k < 16; ++k) want[k] = xs[(k / 8) * 8 + (k % 8 + 4) % 8];
   pg_buffer_t bo = w.alloc(64), bx = w.upload(xs);
   w.run_once(pb, {bo, bx}, {}, {2, 1, 1});
+  EXPECT_EQ(w.download<float>(bo, 16), want);
+}
+
+TEST(WasmSimd, RowBasesOfAddressesAreComputedOutsideTheLoop) {
+  Wasm w;
+  // Rows i of 16 floats, a loop over r: out[8i + 4r ..] = x[16i + 4r ..] + x[16i + s + 4r ..]
+  // + x[16i + t + (4r + 4) ..] (s = 8, t = -4: a row base below 0 for i = 0). Each offset is
+  // a row base from outside the loop plus the loop's part: the address of the row base is
+  // computed before the loop, and in the loop each access adds the loop's part times 4, once
+  // per distinct part (4r, 4r + 4), to it.
+  sdk::ProgramBuilder pb("rows");
+  Ref out = pb.param_buffer(0, PG_DTYPE_FLOAT32), x = pb.param_buffer(1, PG_DTYPE_FLOAT32);
+  Ref s = pb.param_scalar(0, PG_DTYPE_INT32), t = pb.param_scalar(1, PG_DTYPE_INT32);
+  Ref i = pb.special(PG_SPECIAL_GLOBAL, 0);
+  Ref a0 = scaled(pb, i, 16), o0 = scaled(pb, i, 8);
+  Ref a1 = pb.binary(PG_OP_ADD, a0, s), a2 = pb.binary(PG_OP_ADD, a0, t);
+  Ref r = pb.range(pb.const_i(PG_DTYPE_INT32, 2), 0);
+  Ref b = scaled(pb, r, 4);
+  Ref b4 = pb.binary(PG_OP_ADD, b, pb.const_i(PG_DTYPE_INT32, 4));
+  Ref v0 = pb.load(pb.index(x, pb.binary(PG_OP_ADD, a0, b)), 4);
+  Ref v1 = pb.load(pb.index(x, pb.binary(PG_OP_ADD, a1, b)), 4);
+  Ref v2 = pb.load(pb.index(x, pb.binary(PG_OP_ADD, a2, b4)), 4);
+  pb.store(pb.index(out, pb.binary(PG_OP_ADD, o0, b)),
+           pb.binary(PG_OP_ADD, pb.binary(PG_OP_ADD, v0, v1), v2));
+  pb.end_range(r);
+  auto ops = w.ops(pb);
+  // In the loop (inside the grid's three): 4r, and 4r and 4r + 4 scaled to bytes; no
+  // address multiplies its whole offset there.
+  EXPECT_EQ(ops["i32.mul @4"], 3u);
+  EXPECT_EQ(ops["v128.load"], 3u);
+
+  std::vector<float> xs(32), want(16);
+  for (int k = 0; k < 32; ++k) xs[k] = float(k);
+  for (int row = 0; row < 2; ++row)
+    for (int k = 0; k < 8; ++k) want[8 * row + k] = 2 * xs[16 * row + k] + xs[16 * row + 8 + k];
+  pg_buffer_t bo = w.alloc(64), bx = w.upload(xs);
+  w.run_once(pb, {bo, bx}, {8, -4}, {2, 1, 1});
   EXPECT_EQ(w.download<float>(bo, 16), want);
 }
 

@@ -1,0 +1,71 @@
+// Loads the v8 engine's library (engine.hpp: kV8EngineFile, built from engine_v8.cpp and linked
+// with libnode) from the plugin's own folder when the first v8 engine is made. The plugin itself
+// does not link libnode: opening libnode costs tens of milliseconds, which every process that
+// discovers plugins would otherwise pay.
+#include <polygrad/plugin_error.hpp>
+
+#include <dlfcn.h>
+
+#include <mutex>
+#include <string>
+
+#include "engine.hpp"
+
+namespace polygrad::wasm {
+namespace {
+
+using sdk::fail;
+
+// Any function of the plugin: dladdr on it names the plugin's file.
+void plugin_anchor() {}
+
+struct Library {
+  V8EngineEntry entry = nullptr;
+  std::string error;  ///< why it could not be loaded, when entry is NULL
+};
+
+/// The library, loaded on the first call; never closed (V8 cannot be initialised twice in a
+/// process, and its trap handler stays installed).
+const Library& library() {
+  static Library lib;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const std::string path = v8_engine_path();
+    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+      const char* reason = dlerror();
+      const std::string why = reason ? reason : "dlopen failed";
+      // (dlerror names the file first, "PATH: file too short", when the file itself is at fault)
+      lib.error = "cannot load " + (why.rfind(path, 0) == 0 ? why : path + ": " + why);
+      return;
+    }
+    lib.entry = reinterpret_cast<V8EngineEntry>(dlsym(handle, kV8EngineEntry));
+    if (lib.entry == nullptr)
+      lib.error = path + " has no " + kV8EngineEntry + " (not the v8 engine's library)";
+  });
+  return lib;
+}
+
+}  // namespace
+
+std::string v8_engine_path() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&plugin_anchor), &info) == 0 || info.dli_fname == nullptr)
+    return kV8EngineFile;  // not found by its folder: the loader's search path
+  std::string self = info.dli_fname;
+  size_t slash = self.rfind('/');
+  return (slash == std::string::npos ? std::string() : self.substr(0, slash + 1)) + kV8EngineFile;
+}
+
+std::unique_ptr<Engine> make_v8_engine() {
+  const Library& lib = library();
+  if (lib.entry == nullptr) fail(PG_ERR_UNSUPPORTED, "wasm: engine v8: " + lib.error);
+  int status = PG_ERR_INTERNAL;
+  char error[512] = "";
+  Engine* engine = lib.entry(kEngineInterface, &status, error, sizeof error);
+  if (engine == nullptr)
+    fail(static_cast<pg_status>(status), error[0] ? error : "wasm: engine v8: no engine");
+  return std::unique_ptr<Engine>(engine);
+}
+
+}  // namespace polygrad::wasm
