@@ -3,6 +3,8 @@
 
 #include "runtime/buffers.hpp"
 #include "runtime/memory_plan.hpp"
+#include "runtime/symbolic_schedule.hpp"
+#include "tensor/symbolic.hpp"
 
 #include "ir/graph.hpp"
 #include "ir/ptr_map.hpp"
@@ -36,6 +38,9 @@ struct Structure {
   std::vector<uint32_t> srcs;  // every node's source positions, one node after another
   std::vector<const UOp*> inputs;
   std::vector<std::string> devices;  // the target device, then each input's
+  /// Each BIND's value (toposort order): left out of the hash and of same_structure, so one
+  /// entry serves every value of a variable (compared only for an entry scheduled per value).
+  std::vector<int64_t> bind_values;
   size_t hash = 0;
 };
 
@@ -57,7 +62,8 @@ Structure structure_of(const UOpRef& sink, const std::string& device) {
   position.put(sink.get(), kOpen);
   while (!stack.empty()) {
     auto& [n, next] = stack.back();
-    if (next < n->nsrcs()) {
+    // (A BIND's value is no part of the structure: only its DEFINE_VAR is walked.)
+    if (next < (n->op() == Op::BIND ? 1 : n->nsrcs())) {
       const UOp* s = n->src(next++).get();
       if (!position.find(s)) {
         position.put(s, kOpen);
@@ -78,9 +84,15 @@ Structure structure_of(const UOpRef& sink, const std::string& device) {
     } else if (u->op() != Op::ASSIGN) {
       h = hash_mix(h, arg_hash(u->arg()));
     }
-    for (const UOpRef& s : u->srcs()) {
-      g.srcs.push_back(*position.find(s.get()));
+    if (u->op() == Op::BIND) {
+      g.bind_values.push_back(u->src(1)->arg_int());
+      g.srcs.push_back(*position.find(u->src(0).get()));
       h = hash_mix(h, g.srcs.back());
+    } else {
+      for (const UOpRef& s : u->srcs()) {
+        g.srcs.push_back(*position.find(s.get()));
+        h = hash_mix(h, g.srcs.back());
+      }
     }
     g.hash = hash_mix(g.hash, h);
   }
@@ -91,7 +103,8 @@ Structure structure_of(const UOpRef& sink, const std::string& device) {
 }  // namespace
 
 struct CacheEntry {
-  UOpRef key_graph;  // keeps the key alive
+  UOpRef key_graph;        // keeps the key alive
+  UOpRef scheduled_graph;  // the key graph as scheduled (its BINDs replaced by their values)
   /// What a graph must match to use this entry: the structure of the graph it was made from,
   /// with the key graph's nodes and input placeholders in place of that graph's.
   Structure key;
@@ -119,9 +132,21 @@ struct CacheEntry {
     std::vector<int64_t> scalars;
     std::array<uint32_t, 3> global{1, 1, 1};
     uint64_t generation = 0;
+    int64_t value = 0;  ///< the variable's value it was prepared for (a generalised schedule)
   };
   std::mutex mu;
   std::vector<Prepared> prepared;
+  /// A graph over a bound variable: scheduled for the value it was bound to only (by_value),
+  /// or for every value, with the sizes below as rules of the variable (symbolic_schedule.hpp).
+  bool by_value = false;
+  struct Symbolic {
+    std::string var;
+    std::vector<SizeRule> created_counts;             // per created buffer
+    std::vector<SizeRule> nbytes;                     // per item
+    std::vector<std::vector<SizeRule>> item_vars;     // per item, per launch variable
+    std::vector<std::vector<SizeRule>> output_shape;  // per output
+  };
+  std::optional<Symbolic> symbolic;
 };
 
 namespace {
@@ -145,6 +170,11 @@ bool same_structure(const Structure& g, const Structure& key) {
   return true;
 }
 
+/// Whether `entry` serves the graph `g` of its structure (an entry made per value: at that value).
+bool serves(const CacheEntry& entry, const Structure& g) {
+  return !entry.by_value || entry.key.bind_values == g.bind_values;
+}
+
 /// Entries by structure hash, the least recently used dropped beyond the limit (kMaxEntries
 /// unless set): a program that builds a new graph per step (a constant that changes every
 /// step) would otherwise grow the cache by a graph and its schedule each step.
@@ -161,7 +191,7 @@ struct Cache {
   std::shared_ptr<CacheEntry> find(const Structure& g) {
     auto [first, last] = by_hash.equal_range(g.hash);
     for (auto it = first; it != last; ++it)
-      if (same_structure(g, (*it->second)->key)) {
+      if (same_structure(g, (*it->second)->key) && serves(**it->second, g)) {
         order.splice(order.begin(), order, it->second);
         ++hits;
         return order.front();
@@ -191,15 +221,197 @@ Cache& cache() {
   return *c;
 }
 
+/// A key graph scheduled, its buffers as slots: the inputs (in key order), then the buffers
+/// the schedule creates and uses, in the order they were made.
+struct Scheduled {
+  UOpRef graph;  // what was scheduled (keeps it alive)
+  schedule::Schedule schedule;
+  std::vector<std::pair<const UOp*, std::string>> created;
+  std::vector<std::vector<uint32_t>> item_slots;
+  std::vector<uint32_t> intermediate_slots;
+  std::vector<CacheEntry::Output> outputs;
+  std::unordered_map<const UOp*, uint32_t> slot;
+};
+
+Scheduled schedule_key(const UOpRef& key_graph, const std::vector<const UOp*>& inputs,
+                       const std::map<const UOp*, std::string>& input_device,
+                       const std::string& device) {
+  Scheduled out;
+  out.graph = lazy::strip_binds(key_graph);
+  std::vector<std::pair<UOpRef, std::string>> made;
+  schedule::Context ctx;
+  ctx.device = device;
+  ctx.new_buffer = [&](const std::string& dev, DType t, int64_t n) {
+    UOpRef b = lazy::buffer(t, n, next_placeholder.fetch_sub(1));
+    made.emplace_back(b, dev);
+    return b;
+  };
+  ctx.buffer_device = [&](const UOp* b) {
+    auto in = input_device.find(b);
+    if (in != input_device.end()) return in->second;
+    for (const auto& [m, dev] : made)
+      if (m.get() == b) return dev;
+    internal_error("schedule cache: unknown buffer " + node_to_string(*b));
+  };
+  ctx.target = device_target;
+  std::vector<UOpRef> roots(out.graph->srcs().begin(), out.graph->srcs().end());
+  out.schedule = schedule::make_schedule(roots, ctx);
+  // Only the buffers the schedule uses are made per run (a second scheduling pass leaves the
+  // first one's behind).
+  std::unordered_set<const UOp*> used;
+  for (const schedule::Item& item : out.schedule.items)
+    for (const UOpRef& b : item.buffers) used.insert(b.get());
+  for (const UOpRef& b : out.schedule.intermediates) used.insert(b.get());
+  for (const UOpRef& o : out.schedule.outputs)
+    for (const UOp* u : toposort(o)) used.insert(u);
+  for (size_t k = 0; k < inputs.size(); ++k) out.slot.emplace(inputs[k], static_cast<uint32_t>(k));
+  for (const auto& [b, dev] : made)
+    if (used.count(b.get())) {
+      out.slot.emplace(b.get(), static_cast<uint32_t>(out.slot.size()));
+      out.created.emplace_back(b.get(), dev);
+    }
+  for (const schedule::Item& item : out.schedule.items) {
+    std::vector<uint32_t>& slots = out.item_slots.emplace_back();
+    for (const UOpRef& b : item.buffers) slots.push_back(out.slot.at(b.get()));
+  }
+  for (const UOpRef& b : out.schedule.intermediates)
+    out.intermediate_slots.push_back(out.slot.at(b.get()));
+  for (const UOpRef& o : out.schedule.outputs) {
+    if (o->op() == Op::BUFFER) {
+      out.outputs.push_back({out.slot.at(o.get()), std::nullopt});
+    } else if (o->op() == Op::RESHAPE && o->src(0)->op() == Op::BUFFER) {
+      out.outputs.push_back({out.slot.at(o->src(0).get()), lazy::shape_of(o)});
+    } else {
+      internal_error("schedule cache: a realised root is neither a BUFFER nor its RESHAPE: " +
+                     node_to_string(*o));
+    }
+  }
+  return out;
+}
+
+/// The name a bound variable has in kernels (apart from the scheduler's own launch variables).
+std::string kernel_var_name(const std::string& name) {
+  return "v_" + name;
+}
+
+/// The values to schedule a graph over `v` at besides v's own: near it and far from it (a
+/// size that is a piecewise function of v, rounded to a tile, shows in a fit over them).
+std::vector<int64_t> probe_values(const Var& var, int64_t v) {
+  std::vector<int64_t> out;
+  for (int64_t d : {1, 17, 38, -1, -17, -38, 2, 3, -2, -3}) {
+    const int64_t p = v + d;
+    if (p < var.vmin || p > var.vmax || p < 1 || p == v) continue;
+    if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+    if (out.size() == 3) break;
+  }
+  return out;
+}
+
+/// The entry's schedule generalised over its one variable (see symbolic_schedule.hpp), or
+/// nothing when the probes disagree in structure or in a size that fits no rule.
+std::optional<CacheEntry::Symbolic> generalize(CacheEntry& entry, Scheduled& s0,
+                                               const lazy::Binding& b,
+                                               const std::vector<const UOp*>& inputs,
+                                               const std::map<const UOp*, std::string>& devices,
+                                               const std::string& device) {
+  const Var& var = b.var->arg_var();
+  const std::vector<int64_t> probes = probe_values(var, b.value);
+  if (probes.size() < 3) return std::nullopt;
+  std::vector<int64_t> ts{b.value};
+  std::vector<Scheduled> ss;
+  for (int64_t p : probes) {
+    const UOpRef g = lazy::rebind(entry.key_graph, {{var.name, p}});
+    if (!lazy::consistent_shapes(g)) return std::nullopt;
+    ss.push_back(schedule_key(g, inputs, devices, device));
+    ts.push_back(p);
+  }
+  const schedule::Schedule& s = s0.schedule;
+  for (const Scheduled& o : ss) {
+    if (o.schedule.items.size() != s.items.size() || o.item_slots != s0.item_slots ||
+        o.intermediate_slots != s0.intermediate_slots || o.created.size() != s0.created.size() ||
+        o.outputs.size() != s0.outputs.size())
+      return std::nullopt;
+    for (size_t k = 0; k < o.created.size(); ++k)
+      if (o.created[k].first->dtype() != s0.created[k].first->dtype() ||
+          o.created[k].second != s0.created[k].second)
+        return std::nullopt;
+    for (size_t i = 0; i < s.items.size(); ++i) {
+      const schedule::Item &x = s.items[i], &y = o.schedule.items[i];
+      if (x.kind != y.kind || x.device != y.device || x.vars.size() != y.vars.size() ||
+          x.packing.has_value() != y.packing.has_value())
+        return std::nullopt;
+      for (size_t j = 0; j < x.vars.size(); ++j)
+        if (x.vars[j].first != y.vars[j].first) return std::nullopt;
+    }
+    for (size_t k = 0; k < o.outputs.size(); ++k)
+      if (o.outputs[k].slot != s0.outputs[k].slot ||
+          o.outputs[k].shape.has_value() != s0.outputs[k].shape.has_value() ||
+          (o.outputs[k].shape && o.outputs[k].shape->size() != s0.outputs[k].shape->size()))
+        return std::nullopt;
+  }
+  auto rule = [&](auto value_of) -> std::optional<SizeRule> {
+    std::vector<int64_t> qs{value_of(s0)};
+    for (const Scheduled& o : ss) qs.push_back(value_of(o));
+    return fit_rule(ts, qs);
+  };
+  CacheEntry::Symbolic sym;
+  sym.var = var.name;
+  for (size_t k = 0; k < s0.created.size(); ++k) {
+    auto r = rule([&](const Scheduled& o) { return lazy::buffer_count(o.created[k].first); });
+    if (!r) return std::nullopt;
+    sym.created_counts.push_back(*r);
+  }
+  const UOpRef kvar = define_var(kernel_var_name(var.name), var.vmin, var.vmax);
+  std::vector<UOpRef> general(s.items.size());
+  for (size_t i = 0; i < s.items.size(); ++i) {
+    auto nb = rule([&](const Scheduled& o) { return o.schedule.items[i].nbytes; });
+    if (!nb) return std::nullopt;
+    sym.nbytes.push_back(*nb);
+    std::vector<SizeRule>& vars = sym.item_vars.emplace_back();
+    for (size_t j = 0; j < s.items[i].vars.size(); ++j) {
+      auto r = rule([&](const Scheduled& o) { return o.schedule.items[i].vars[j].second; });
+      if (!r) return std::nullopt;
+      vars.push_back(*r);
+    }
+    if (s.items[i].kind != schedule::Item::Kind::kernel) continue;
+    std::vector<UOpRef> asts{s.items[i].ast};
+    for (const Scheduled& o : ss) asts.push_back(o.schedule.items[i].ast);
+    std::optional<UOpRef> g = generalize_kernel(asts, ts, kvar);
+    if (!g) return std::nullopt;
+    general[i] = *g;
+  }
+  for (size_t k = 0; k < s0.outputs.size(); ++k) {
+    std::vector<SizeRule>& dims = sym.output_shape.emplace_back();
+    for (size_t d = 0; s0.outputs[k].shape && d < s0.outputs[k].shape->size(); ++d) {
+      auto r = rule([&](const Scheduled& o) { return (*o.outputs[k].shape)[d]; });
+      if (!r) return std::nullopt;
+      dims.push_back(*r);
+    }
+  }
+  // The kernels take the variable at launch (those that use it).
+  for (size_t i = 0; i < s.items.size(); ++i) {
+    schedule::Item& item = s0.schedule.items[i];
+    if (!general[i]) continue;
+    item.ast = general[i];
+    for (const UOp* u : toposort(item.ast))
+      if (u->op() == Op::DEFINE_VAR && u->arg_var().name == kvar->arg_var().name) {
+        item.vars.emplace_back(kvar->arg_var().name, b.value);
+        sym.item_vars[i].push_back(SizeRule{0, 1, 0});
+        break;
+      }
+  }
+  return sym;
+}
+
 /// A new entry for the graph `g`: the graph with its inputs replaced by placeholders -(k+1)
 /// and each ASSIGN's serial by its number in toposort order (the same structure, the same
-/// key), scheduled.
+/// key), scheduled. A graph over one bound variable is scheduled at probe values too, and its
+/// schedule generalised over the variable when they agree (else it serves its values only).
 std::shared_ptr<CacheEntry> schedule_entry(const Structure& g) {
   auto entry = std::make_shared<CacheEntry>();
   entry->key = g;
   std::unordered_map<const UOp*, UOpRef> key_of;
   std::map<const UOp*, std::string> input_device;
-  std::map<const UOp*, std::string> created;
   int64_t assigns = 0;
   size_t inputs = 0;
   std::vector<UOpRef> srcs;
@@ -211,6 +423,10 @@ std::shared_ptr<CacheEntry> schedule_entry(const Structure& g) {
       entry->key.inputs[k] = entry->key.nodes[i] = ph.get();
       input_device[ph.get()] = g.devices[k + 1];
       key_of.emplace(u, std::move(ph));
+      continue;
+    }
+    if (u->op() == Op::BIND) {  // (its value is no node of the structure)
+      key_of.emplace(u, u->ref());
       continue;
     }
     srcs.clear();
@@ -226,67 +442,53 @@ std::shared_ptr<CacheEntry> schedule_entry(const Structure& g) {
     key_of.emplace(u, std::move(key));
   }
   entry->key_graph = key_of.at(g.nodes.back());
-  schedule::Context ctx;
-  ctx.device = g.devices[0];
-  ctx.new_buffer = [&](const std::string& dev, DType t, int64_t n) {
-    UOpRef b = lazy::buffer(t, n, next_placeholder.fetch_sub(1));
-    created[b.get()] = dev;
-    return b;
-  };
-  ctx.buffer_device = [&](const UOp* b) {
-    auto in = input_device.find(b);
-    if (in != input_device.end()) return in->second;
-    auto made = created.find(b);
-    if (made != created.end()) return made->second;
-    internal_error("schedule cache: unknown buffer " + node_to_string(*b));
-  };
-  ctx.target = device_target;
-  std::vector<UOpRef> key_roots(entry->key_graph->srcs().begin(), entry->key_graph->srcs().end());
-  entry->schedule = schedule::make_schedule(key_roots, ctx);
-  // Only the buffers the schedule uses are made per run (a second scheduling pass leaves the
-  // first one's behind).
-  std::unordered_set<const UOp*> used;
-  for (const schedule::Item& item : entry->schedule.items)
-    for (const UOpRef& b : item.buffers) used.insert(b.get());
-  for (const UOpRef& b : entry->schedule.intermediates) used.insert(b.get());
-  for (const UOpRef& o : entry->schedule.outputs)
-    for (const UOp* u : toposort(o)) used.insert(u);
-  std::unordered_map<const UOp*, uint32_t> slot;
-  for (size_t k = 0; k < entry->key.inputs.size(); ++k)
-    slot.emplace(entry->key.inputs[k], static_cast<uint32_t>(k));
-  for (const auto& [b, dev] : created)
-    if (used.count(b)) {
-      slot.emplace(b, static_cast<uint32_t>(slot.size()));
-      entry->created.emplace_back(b, dev);
-    }
-  for (const schedule::Item& item : entry->schedule.items) {
-    std::vector<uint32_t>& slots = entry->item_slots.emplace_back();
-    for (const UOpRef& b : item.buffers) slots.push_back(slot.at(b.get()));
+  const std::string& device = g.devices[0];
+  Scheduled s = schedule_key(entry->key_graph, entry->key.inputs, input_device, device);
+  if (!g.bind_values.empty()) {
+    const auto binds = lazy::bindings(entry->key_graph);
+    if (binds.size() == 1)
+      entry->symbolic =
+          generalize(*entry, s, binds.begin()->second, entry->key.inputs, input_device, device);
+    entry->by_value = !entry->symbolic;
   }
-  for (const UOpRef& b : entry->schedule.intermediates)
-    entry->intermediate_slots.push_back(slot.at(b.get()));
-  for (const UOpRef& o : entry->schedule.outputs) {
-    if (o->op() == Op::BUFFER) {
-      entry->outputs.push_back({slot.at(o.get()), std::nullopt});
-    } else if (o->op() == Op::RESHAPE && o->src(0)->op() == Op::BUFFER) {
-      entry->outputs.push_back({slot.at(o->src(0).get()), lazy::shape_of(o)});
-    } else {
-      internal_error("schedule cache: a realised root is neither a BUFFER nor its RESHAPE: " +
-                     node_to_string(*o));
-    }
+  entry->scheduled_graph = s.graph;
+  entry->schedule = std::move(s.schedule);
+  entry->created = std::move(s.created);
+  entry->item_slots = std::move(s.item_slots);
+  entry->intermediate_slots = std::move(s.intermediate_slots);
+  entry->outputs = std::move(s.outputs);
+  // (Sizes that change with the variable may change which buffers can share memory: a
+  // generalised schedule shares none.)
+  if (!entry->symbolic) {
+    std::unordered_set<const UOp*> made;
+    for (const auto& [b, dev] : entry->created) made.insert(b);
+    auto is_created = [&](const UOp* b) { return made.count(b) > 0; };
+    auto device_of = [&](const UOp* b) {
+      for (const auto& [c, dev] : entry->created)
+        if (c == b) return dev;
+      internal_error("schedule cache: unknown buffer " + node_to_string(*b));
+    };
+    for (const SharedMemory& m : plan_shared_memory(entry->schedule, is_created, device_of))
+      entry->shared.emplace_back(s.slot.at(m.buffer), s.slot.at(m.owner));
   }
-  auto is_created = [&](const UOp* b) { return created.count(b) > 0; };
-  auto device_of = [&](const UOp* b) { return created.at(b); };
-  for (const SharedMemory& m : plan_shared_memory(entry->schedule, is_created, device_of))
-    entry->shared.emplace_back(slot.at(m.buffer), slot.at(m.owner));
   entry->prepared.resize(entry->schedule.items.size());
   return entry;
 }
 
 }  // namespace
 
-BoundSchedule::BoundSchedule(std::shared_ptr<CacheEntry> entry, std::vector<UOpRef> buffers)
-    : entry_(std::move(entry)), buffers_(std::move(buffers)) {}
+BoundSchedule::BoundSchedule(std::shared_ptr<CacheEntry> entry, std::vector<UOpRef> buffers,
+                             int64_t value)
+    : entry_(std::move(entry)), buffers_(std::move(buffers)), value_(value) {
+  if (!entry_->symbolic) return;
+  const CacheEntry::Symbolic& sym = *entry_->symbolic;
+  items_ = entry_->schedule.items;
+  for (size_t i = 0; i < items_.size(); ++i) {
+    items_[i].nbytes = sym.nbytes[i].at(value_);
+    for (size_t j = 0; j < items_[i].vars.size(); ++j)
+      items_[i].vars[j].second = sym.item_vars[i][j].at(value_);
+  }
+}
 
 size_t BoundSchedule::size() const {
   return entry_->schedule.items.size();
@@ -294,7 +496,7 @@ size_t BoundSchedule::size() const {
 
 schedule::Schedule BoundSchedule::materialize() const {
   schedule::Schedule out;
-  out.items = entry_->schedule.items;
+  out.items = entry_->symbolic ? items_ : entry_->schedule.items;
   for (size_t i = 0; i < out.items.size(); ++i)
     for (size_t j = 0; j < out.items[i].buffers.size(); ++j)
       out.items[i].buffers[j] = buffers_[entry_->item_slots[i][j]];
@@ -309,7 +511,7 @@ void BoundSchedule::share_memory() const {
 }
 
 const schedule::Item& BoundSchedule::item(size_t i) const {
-  return entry_->schedule.items[i];
+  return entry_->symbolic ? items_[i] : entry_->schedule.items[i];
 }
 
 const UOp* BoundSchedule::buffer(size_t i, size_t slot) const {
@@ -317,7 +519,7 @@ const UOp* BoundSchedule::buffer(size_t i, size_t slot) const {
 }
 
 Launch BoundSchedule::launch(size_t i) const {
-  const schedule::Item& item = entry_->schedule.items[i];
+  const schedule::Item& item = this->item(i);
   std::vector<const UOp*> buffers;
   buffers.reserve(entry_->item_slots[i].size());
   for (uint32_t k : entry_->item_slots[i]) buffers.push_back(buffers_[k].get());
@@ -326,11 +528,11 @@ Launch BoundSchedule::launch(size_t i) const {
     std::lock_guard<std::mutex> lock(entry_->mu);
     CacheEntry::Prepared& p = entry_->prepared[i];
     const uint64_t generation = program_generation();
-    kernel.kernel = p.generation == generation ? p.kernel.lock() : nullptr;
+    kernel.kernel = p.generation == generation && p.value == value_ ? p.kernel.lock() : nullptr;
     if (!kernel.kernel) {
       // (The item's AST and variables are the same over placeholders as over real buffers.)
       kernel = prepare_kernel(item);
-      p = {kernel.kernel, kernel.scalars, kernel.global, generation};
+      p = {kernel.kernel, kernel.scalars, kernel.global, generation, value_};
     } else {
       kernel.scalars = p.scalars;
       kernel.global = p.global;
@@ -342,8 +544,16 @@ Launch BoundSchedule::launch(size_t i) const {
 std::vector<UOpRef> BoundSchedule::outputs() const {
   std::vector<UOpRef> out;
   out.reserve(entry_->outputs.size());
-  for (const CacheEntry::Output& o : entry_->outputs)
+  for (size_t k = 0; k < entry_->outputs.size(); ++k) {
+    const CacheEntry::Output& o = entry_->outputs[k];
+    if (o.shape && entry_->symbolic) {
+      lazy::Shape shape;
+      for (const SizeRule& r : entry_->symbolic->output_shape[k]) shape.push_back(r.at(value_));
+      out.push_back(lazy::reshape(buffers_[o.slot], shape));
+      continue;
+    }
     out.push_back(o.shape ? lazy::reshape(buffers_[o.slot], *o.shape) : buffers_[o.slot]);
+  }
   return out;
 }
 
@@ -361,12 +571,25 @@ BoundSchedule bind_schedule(const std::vector<UOpRef>& roots, const std::string&
     std::lock_guard<std::mutex> lock(c.mu);
     if (!c.find(g)) c.insert(entry);  // (another thread may have scheduled the same graph)
   }
+  // A generalised schedule runs at the value of its variable in this graph.
+  int64_t value = 0;
+  if (entry->symbolic) {
+    value = g.bind_values.front();
+    for (int64_t v : g.bind_values)
+      if (v != value)
+        user_error("Variable '" + entry->symbolic->var + "' is bound to " + std::to_string(value) +
+                   " and to " + std::to_string(v) + " in one graph");
+  }
   std::vector<UOpRef> buffers;
   buffers.reserve(g.inputs.size() + entry->created.size());
   for (const UOp* in : g.inputs) buffers.push_back(in->ref());
-  for (const auto& [ph, dev] : entry->created)
-    buffers.push_back(new_buffer(dev, ph->dtype(), lazy::buffer_count(ph)));
-  return BoundSchedule(std::move(entry), std::move(buffers));
+  for (size_t k = 0; k < entry->created.size(); ++k) {
+    const auto& [ph, dev] = entry->created[k];
+    const int64_t count =
+        entry->symbolic ? entry->symbolic->created_counts[k].at(value) : lazy::buffer_count(ph);
+    buffers.push_back(new_buffer(dev, ph->dtype(), count));
+  }
+  return BoundSchedule(std::move(entry), std::move(buffers), value);
 }
 
 schedule::Schedule cached_schedule(const std::vector<UOpRef>& roots, const std::string& device) {

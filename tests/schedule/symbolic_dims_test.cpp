@@ -1,0 +1,151 @@
+// Explicit symbolic sizes (polygrad/symbolic.hpp): a graph over a bound variable compiles once
+// and runs at every value. Values against plain C++ in double; compiles counted through
+// runtime::compiled_kernel_count.
+#include "random_values.hpp"
+#include "runtime/runtime.hpp"
+
+#include <polygrad/error.hpp>
+#include <polygrad/symbolic.hpp>
+#include <polygrad/tensor.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace polygrad {
+namespace {
+
+std::vector<float> uniform(size_t n, unsigned seed) {
+  return testgraph::random_floats(n, seed, -1, 1);
+}
+
+/// softmax(q k^T * scale) v for q (m, d), k and v (n, d) given as their first n rows of
+/// row-major (rows, d) arrays; (m, d) in double.
+std::vector<double> attention_ref(const std::vector<float>& q, const std::vector<float>& k,
+                                  const std::vector<float>& v, int64_t m, int64_t n, int64_t d,
+                                  double scale) {
+  std::vector<double> out(static_cast<size_t>(m * d), 0.0);
+  for (int64_t i = 0; i < m; ++i) {
+    std::vector<double> s(static_cast<size_t>(n));
+    double mx = -1e300, sum = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      double dot = 0;
+      for (int64_t c = 0; c < d; ++c) dot += double{q[size_t(i * d + c)]} * k[size_t(j * d + c)];
+      s[size_t(j)] = dot * scale;
+      mx = std::max(mx, s[size_t(j)]);
+    }
+    for (double& x : s) sum += (x = std::exp(x - mx));
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t c = 0; c < d; ++c)
+        out[size_t(i * d + c)] += s[size_t(j)] / sum * v[size_t(j * d + c)];
+  }
+  return out;
+}
+
+void expect_near(const std::vector<float>& got, const std::vector<double>& want, double tol,
+                 const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], tol) << what << " at " << i;
+}
+
+// The decoding pattern: a realised (max_len, d) cache sliced to the first n rows, n bound per
+// step; one query row attends to them. One set of kernels serves every position.
+TEST(SymbolicDims, KvCacheAttentionCompilesOnce) {
+  constexpr int64_t kMax = 64, kD = 16;
+  const std::vector<float> kc = uniform(kMax * kD, 1), vc = uniform(kMax * kD, 2),
+                           qv = uniform(kD, 3);
+  const Tensor K(kc, {kMax, kD}), V(vc, {kMax, kD}), q(qv, {1, kD});
+  const Variable start("start_pos", 1, kMax);
+  size_t after_first = 0;
+  bool first = true;
+  for (int64_t pos : {5, 6, 7, 12, 1, 33, 64, 40, 2}) {
+    const Dim n = start.bind(pos);
+    const Tensor k = shrink(K, {{0, n}, {0, kD}}), v = shrink(V, {{0, n}, {0, kD}});
+    EXPECT_EQ(k.shape(), (Tensor::Shape{pos, kD}));
+    const Tensor out = (q.matmul(k.T()) * 0.25).softmax(-1).matmul(v);
+    expect_near(out.to_vector<float>(), attention_ref(qv, kc, vc, 1, pos, kD, 0.25), 1e-5,
+                "pos " + std::to_string(pos));
+    if (first) after_first = runtime::compiled_kernel_count();
+    first = false;
+  }
+  EXPECT_EQ(runtime::compiled_kernel_count(), after_first) << "a new position compiled a kernel";
+}
+
+// Self-attention of n rows at 7 sequence lengths, the rows sliced from (max, d) inputs.
+TEST(SymbolicDims, AttentionAtSevenLengthsCompilesOnce) {
+  constexpr int64_t kMax = 48, kD = 8;
+  const std::vector<float> qa = uniform(kMax * kD, 4), ka = uniform(kMax * kD, 5),
+                           va = uniform(kMax * kD, 6);
+  const Tensor Q(qa, {kMax, kD}), K(ka, {kMax, kD}), V(va, {kMax, kD});
+  const Variable seq("seq", 1, kMax);
+  const double scale = 1.0 / std::sqrt(double(kD));
+  size_t after_first = 0;
+  bool first = true;
+  for (int64_t len : {9, 5, 12, 3, 30, 17, 48}) {
+    const Dim n = seq.bind(len);
+    const Tensor q = shrink(Q, {{0, n}, {0, kD}}), k = shrink(K, {{0, n}, {0, kD}}),
+                 v = shrink(V, {{0, n}, {0, kD}});
+    const Tensor out = (q.matmul(k.T()) * scale).softmax(-1).matmul(v);
+    EXPECT_EQ(out.shape(), (Tensor::Shape{len, kD}));
+    expect_near(out.to_vector<float>(), attention_ref(qa, ka, va, len, len, kD, scale), 1e-5,
+                "len " + std::to_string(len));
+    if (first) after_first = runtime::compiled_kernel_count();
+    first = false;
+  }
+  EXPECT_EQ(runtime::compiled_kernel_count(), after_first) << "a new length compiled a kernel";
+}
+
+// A two-layer perceptron's output and mean at 5 batch sizes (the rows of a (max, in) input).
+TEST(SymbolicDims, MlpAtFiveBatchSizesCompilesOnce) {
+  constexpr int64_t kMax = 40, kIn = 12, kHidden = 10, kOut = 3;
+  const std::vector<float> xa = uniform(kMax * kIn, 7), w1 = uniform(kHidden * kIn, 8),
+                           b1 = uniform(kHidden, 9), w2 = uniform(kOut * kHidden, 10),
+                           b2 = uniform(kOut, 11);
+  const Tensor X(xa, {kMax, kIn}), W1(w1, {kHidden, kIn}), B1(b1, {kHidden}),
+      W2(w2, {kOut, kHidden}), B2(b2, {kOut});
+  const Variable batch("batch", 1, kMax);
+  size_t after_first = 0;
+  bool first = true;
+  for (int64_t bs : {7, 2, 19, 33, 11}) {
+    const Tensor x = shrink(X, {{0, batch.bind(bs)}, {0, kIn}});
+    const Tensor y = x.linear(W1, B1).relu().linear(W2, B2);
+    const Tensor m = y.mean();
+    std::vector<double> want(static_cast<size_t>(bs * kOut));
+    double total = 0;
+    for (int64_t r = 0; r < bs; ++r) {
+      std::vector<double> h(static_cast<size_t>(kHidden));
+      for (int64_t j = 0; j < kHidden; ++j) {
+        double a = b1[size_t(j)];
+        for (int64_t c = 0; c < kIn; ++c)
+          a += double{xa[size_t(r * kIn + c)]} * w1[size_t(j * kIn + c)];
+        h[size_t(j)] = std::max(a, 0.0);
+      }
+      for (int64_t o = 0; o < kOut; ++o) {
+        double a = b2[size_t(o)];
+        for (int64_t j = 0; j < kHidden; ++j) a += h[size_t(j)] * w2[size_t(o * kHidden + j)];
+        want[size_t(r * kOut + o)] = a;
+        total += a;
+      }
+    }
+    expect_near(y.to_vector<float>(), want, 1e-5, "batch " + std::to_string(bs));
+    EXPECT_NEAR(m.item<float>(), total / double(bs * kOut), 1e-5) << "batch " << bs;
+    if (first) after_first = runtime::compiled_kernel_count();
+    first = false;
+  }
+  EXPECT_EQ(runtime::compiled_kernel_count(), after_first) << "a new batch compiled a kernel";
+}
+
+TEST(SymbolicDims, ValueOutsideTheBoundsNamesTheVariable) {
+  const Variable n("start_pos", 1, 8);
+  try {
+    n.bind(9);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("start_pos"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("9"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(Variable("n", 5, 2), Error);
+}
+
+}  // namespace
+}  // namespace polygrad
