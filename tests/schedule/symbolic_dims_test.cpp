@@ -135,6 +135,73 @@ TEST(SymbolicDims, MlpAtFiveBatchSizesCompilesOnce) {
   EXPECT_EQ(runtime::compiled_kernel_count(), after_first) << "a new batch compiled a kernel";
 }
 
+// One SGD step of the same perceptron on mean(y^2) at 5 batch sizes: the gradients reduce over
+// the variable's rows, the loss divides by its count. Each size starts from the same weights.
+TEST(SymbolicDims, MlpTrainingStepAtFiveBatchSizesCompilesOnce) {
+  constexpr int64_t kMax = 40, kIn = 6, kHidden = 5, kOut = 2;
+  constexpr double kLr = 0.1;
+  const std::vector<float> xa = uniform(kMax * kIn, 12), w1 = uniform(kHidden * kIn, 13),
+                           w2 = uniform(kOut * kHidden, 14);
+  const Tensor X(xa, {kMax, kIn});
+  const Variable batch("batch", 1, kMax);
+  size_t after_first = 0;
+  bool first = true;
+  for (int64_t bs : {7, 2, 19, 33, 11}) {
+    Tensor W1(w1, {kHidden, kIn}), W2(w2, {kOut, kHidden});
+    W1.realize().requires_grad(true);
+    W2.realize().requires_grad(true);
+    const Tensor x = shrink(X, {{0, batch.bind(bs)}, {0, kIn}});
+    const Tensor y = x.matmul(W1.T()).relu().matmul(W2.T());
+    Tensor loss = (y * y).mean();
+    loss.backward();
+    std::vector<Tensor> outs{loss};
+    for (Tensor* p : {&W1, &W2}) {
+      outs.push_back(p->assign(p->detach() - *p->grad() * kLr));
+      p->set_grad(std::nullopt);
+    }
+    Tensor::realize_all(outs);
+    // The reference step in double.
+    const auto n = static_cast<size_t>(bs);
+    std::vector<double> pre(n * kHidden), h(n * kHidden), out(n * kOut), g1(w1.size()),
+        g2(w2.size());
+    double l = 0;
+    for (size_t r = 0; r < n; ++r) {
+      for (size_t j = 0; j < kHidden; ++j) {
+        double a = 0;
+        for (size_t c = 0; c < kIn; ++c) a += double{xa[r * kIn + c]} * w1[j * kIn + c];
+        pre[r * kHidden + j] = a;
+        h[r * kHidden + j] = std::max(a, 0.0);
+      }
+      for (size_t o = 0; o < kOut; ++o) {
+        double a = 0;
+        for (size_t j = 0; j < kHidden; ++j) a += h[r * kHidden + j] * w2[o * kHidden + j];
+        out[r * kOut + o] = a;
+        l += a * a;
+      }
+    }
+    l /= double(n * kOut);
+    for (size_t r = 0; r < n; ++r)
+      for (size_t o = 0; o < kOut; ++o) {
+        const double dy = 2 * out[r * kOut + o] / double(n * kOut);
+        for (size_t j = 0; j < kHidden; ++j) {
+          g2[o * kHidden + j] += dy * h[r * kHidden + j];
+          if (pre[r * kHidden + j] > 0)
+            for (size_t c = 0; c < kIn; ++c)
+              g1[j * kIn + c] += dy * w2[o * kHidden + j] * xa[r * kIn + c];
+        }
+      }
+    std::vector<double> want1(w1.size()), want2(w2.size());
+    for (size_t i = 0; i < w1.size(); ++i) want1[i] = w1[i] - kLr * g1[i];
+    for (size_t i = 0; i < w2.size(); ++i) want2[i] = w2[i] - kLr * g2[i];
+    EXPECT_NEAR(loss.item<float>(), l, 1e-5) << "batch " << bs;
+    expect_near(W1.to_vector<float>(), want1, 1e-5, "w1 at batch " + std::to_string(bs));
+    expect_near(W2.to_vector<float>(), want2, 1e-5, "w2 at batch " + std::to_string(bs));
+    if (first) after_first = runtime::compiled_kernel_count();
+    first = false;
+  }
+  EXPECT_EQ(runtime::compiled_kernel_count(), after_first) << "a new batch compiled a kernel";
+}
+
 TEST(SymbolicDims, ValueOutsideTheBoundsNamesTheVariable) {
   const Variable n("start_pos", 1, 8);
   try {
