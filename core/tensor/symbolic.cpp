@@ -89,7 +89,13 @@ SymShape compute(const UOp* u, const std::unordered_map<const UOp*, SymShape>& d
 }  // namespace
 
 UOpRef bind_var(const std::string& name, int64_t vmin, int64_t vmax, int64_t value) {
-  if (name.empty()) user_error("Variable: the name is empty");
+  bool ident = !name.empty() && !(name[0] >= '0' && name[0] <= '9');
+  for (char c : name)
+    ident = ident && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '_');
+  if (!ident)
+    user_error("Variable '" + name +
+               "': a name is letters, digits and '_', not starting with a digit");
   if (vmin > vmax || vmin < 0)
     user_error("Variable '" + name + "': bounds [" + std::to_string(vmin) + ", " +
                std::to_string(vmax) + "] are empty or negative");

@@ -28,10 +28,7 @@ std::string dims_str(const std::vector<Dim>& dims) {
 
 Variable::Variable(std::string name, int64_t min, int64_t max)
     : name_(std::move(name)), min_(min), max_(max) {
-  if (name_.empty()) user_error("Variable: the name is empty");
-  if (min_ > max_ || min_ < 0)
-    user_error("Variable '" + name_ + "': bounds [" + std::to_string(min_) + ", " +
-               std::to_string(max_) + "] are empty or negative");
+  lazy::bind_var(name_, min_, max_, min_);  // (checks the name and the bounds)
 }
 
 Dim Variable::bind(int64_t value) const {

@@ -1,0 +1,60 @@
+"""Symbolic sizes (polygrad.Variable): a graph over a bound variable compiles once and runs at
+every value. Values against numpy."""
+import numpy as np
+import pytest
+
+import polygrad as pg
+from polygrad import Tensor, Variable
+
+
+def _softmax(x):
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def test_kv_cache_decoding_compiles_once():
+    rng = np.random.default_rng(0)
+    max_len, d = 32, 8
+    kc = rng.standard_normal((max_len, d)).astype(np.float32)
+    vc = rng.standard_normal((max_len, d)).astype(np.float32)
+    q = rng.standard_normal((1, d)).astype(np.float32)
+    K, V, Q = Tensor(kc), Tensor(vc), Tensor(q)
+    start_pos = Variable("start_pos", 1, max_len)
+    first = None
+    for p in (3, 4, 5, 9, 1, 20, 32):
+        n = start_pos.bind(p)
+        k = K.shrink(((0, n), None))
+        v = V[:n]  # (a slice with a bound variable is the same shrink)
+        assert k.shape == (p, d) and v.shape == (p, d)
+        out = ((Q @ k.T) * (1 / np.sqrt(d))).softmax(-1) @ v
+        want = _softmax(q @ kc[:p].T / np.sqrt(d)) @ vc[:p]
+        np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-5)
+        if first is None:
+            first = pg.compiled_kernel_count()
+    assert pg.compiled_kernel_count() == first, "a new position compiled a kernel"
+
+
+def test_reshape_and_mean_over_a_variable():
+    rng = np.random.default_rng(1)
+    data = rng.standard_normal((24, 4)).astype(np.float32)
+    X = Tensor(data)
+    rows = Variable("rows", 1, 24)
+    first = None
+    for r in (6, 10, 3, 24, 13):
+        n = rows.bind(r)
+        x = X[:n].reshape(n, 2, 2)
+        m = (x * 2).mean(0)
+        np.testing.assert_allclose(m.numpy(), (data[:r] * 2).reshape(r, 2, 2).mean(0),
+                                   rtol=1e-5, atol=1e-6)
+        if first is None:
+            first = pg.compiled_kernel_count()
+    assert pg.compiled_kernel_count() == first
+
+
+def test_value_outside_the_bounds_names_the_variable():
+    with pytest.raises(pg.PolygradValueError, match=r"start_pos.*9"):
+        Variable("start_pos", 1, 8).bind(9)
+    with pytest.raises(pg.PolygradValueError):
+        Variable("n", 5, 2)
+    with pytest.raises(pg.PolygradValueError):
+        Variable("not a name", 1, 2)
