@@ -295,12 +295,13 @@ std::string kernel_var_name(const std::string& name) {
 }
 
 /// The values to schedule a graph over `v` at besides v's own: near it and far from it (a
-/// size that is a piecewise function of v, rounded to a tile, shows in a fit over them).
+/// size that is a piecewise function of v, rounded to a tile, shows in a fit over them), never
+/// 1 (an axis of size 1 gets no loop: a schedule of another structure).
 std::vector<int64_t> probe_values(const Var& var, int64_t v) {
   std::vector<int64_t> out;
   for (int64_t d : {1, 17, 38, -1, -17, -38, 2, 3, -2, -3}) {
     const int64_t p = v + d;
-    if (p < var.vmin || p > var.vmax || p < 1 || p == v) continue;
+    if (p < var.vmin || p > var.vmax || p < 2 || p == v) continue;
     if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
     if (out.size() == 3) break;
   }

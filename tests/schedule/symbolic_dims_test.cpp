@@ -202,6 +202,54 @@ TEST(SymbolicDims, MlpTrainingStepAtFiveBatchSizesCompilesOnce) {
   EXPECT_EQ(runtime::compiled_kernel_count(), after_first) << "a new batch compiled a kernel";
 }
 
+// Decoding as a model does it, per head: each step writes the new key and value rows into
+// (heads, max_len, d) caches at the position (a mask against a position tensor: data, not
+// structure), then one query row per head attends to the first n rows, n bound. After the first
+// two steps (n = 1 is scheduled for itself: its axis has no loop) no kernel is compiled,
+// neither for the writes nor for the attention.
+TEST(SymbolicDims, MultiHeadDecodingWritesAndReadsTheCacheCompilingOnce) {
+  constexpr int64_t kHeads = 3, kMax = 24, kD = 8;
+  std::vector<float> kc(kHeads * kMax * kD, 0.0f), vc(kHeads * kMax * kD, 0.0f);
+  Tensor K(kc, {kHeads, kMax, kD}), V(vc, {kHeads, kMax, kD});
+  K.realize();
+  V.realize();
+  const Variable len("len", 1, kMax);
+  size_t after_first = 0;
+  for (int64_t pos = 0; pos < 14; ++pos) {
+    const std::vector<float> kr = uniform(kHeads * kD, 100 + unsigned(pos)),
+                             vr = uniform(kHeads * kD, 200 + unsigned(pos)),
+                             qr = uniform(kHeads * kD, 300 + unsigned(pos));
+    for (int64_t h = 0; h < kHeads; ++h)
+      for (int64_t c = 0; c < kD; ++c) {
+        kc[size_t((h * kMax + pos) * kD + c)] = kr[size_t(h * kD + c)];
+        vc[size_t((h * kMax + pos) * kD + c)] = vr[size_t(h * kD + c)];
+      }
+    const Tensor at = Tensor::arange_int(0, kMax).reshape({1, kMax, 1}) ==
+                      Tensor(std::vector<int32_t>{int32_t(pos)}, {1, 1, 1});
+    std::vector<Tensor> writes{K.assign(at.where(Tensor(kr, {kHeads, 1, kD}), K)),
+                               V.assign(at.where(Tensor(vr, {kHeads, 1, kD}), V))};
+    Tensor::realize_all(writes);
+    const Dim n = len.bind(pos + 1);
+    const Tensor k = shrink(K, {{0, kHeads}, {0, n}, {0, kD}}),
+                 v = shrink(V, {{0, kHeads}, {0, n}, {0, kD}});
+    const Tensor q(qr, {kHeads, 1, kD});
+    const Tensor out = (q.matmul(k.transpose(-1, -2)) * 0.5).softmax(-1).matmul(v);
+    const std::vector<float> got = out.to_vector<float>();
+    for (int64_t h = 0; h < kHeads; ++h) {
+      const auto off = [&](const std::vector<float>& a, int64_t rows) {
+        return std::vector<float>(a.begin() + h * rows * kD, a.begin() + (h + 1) * rows * kD);
+      };
+      const std::vector<double> want =
+          attention_ref(off(qr, 1), off(kc, kMax), off(vc, kMax), 1, pos + 1, kD, 0.5);
+      for (int64_t c = 0; c < kD; ++c)
+        ASSERT_NEAR(got[size_t(h * kD + c)], want[size_t(c)], 1e-5)
+            << "pos " << pos << " head " << h << " column " << c;
+    }
+    if (pos == 1) after_first = runtime::compiled_kernel_count();
+  }
+  EXPECT_EQ(runtime::compiled_kernel_count(), after_first) << "a new position compiled a kernel";
+}
+
 TEST(SymbolicDims, ValueOutsideTheBoundsNamesTheVariable) {
   const Variable n("start_pos", 1, 8);
   try {
