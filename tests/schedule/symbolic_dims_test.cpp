@@ -3,6 +3,7 @@
 // runtime::compiled_kernel_count.
 #include "random_values.hpp"
 #include "runtime/runtime.hpp"
+#include "runtime/schedule_cache.hpp"
 
 #include <polygrad/error.hpp>
 #include <polygrad/symbolic.hpp>
@@ -104,7 +105,7 @@ TEST(SymbolicDims, MlpAtFiveBatchSizesCompilesOnce) {
   const Tensor X(xa, {kMax, kIn}), W1(w1, {kHidden, kIn}), B1(b1, {kHidden}),
       W2(w2, {kOut, kHidden}), B2(b2, {kOut});
   const Variable batch("batch", 1, kMax);
-  size_t after_first = 0;
+  size_t after_first = 0, entries = 0;
   bool first = true;
   for (int64_t bs : {7, 2, 19, 33, 11}) {
     const Tensor x = shrink(X, {{0, batch.bind(bs)}, {0, kIn}});
@@ -129,10 +130,16 @@ TEST(SymbolicDims, MlpAtFiveBatchSizesCompilesOnce) {
     }
     expect_near(y.to_vector<float>(), want, 1e-5, "batch " + std::to_string(bs));
     EXPECT_NEAR(m.item<float>(), total / double(bs * kOut), 1e-5) << "batch " << bs;
-    if (first) after_first = runtime::compiled_kernel_count();
+    if (first) {
+      after_first = runtime::compiled_kernel_count();
+      entries = runtime::schedule_cache_stats().entries;
+    }
     first = false;
   }
   EXPECT_EQ(runtime::compiled_kernel_count(), after_first) << "a new batch compiled a kernel";
+  // (The inferred batch variable alone compiles nothing new either; one schedule serving every
+  // batch is what the bound variable adds.)
+  EXPECT_EQ(runtime::schedule_cache_stats().entries, entries) << "a new batch was scheduled";
 }
 
 // One SGD step of the same perceptron on mean(y^2) at 5 batch sizes: the gradients reduce over
