@@ -48,6 +48,34 @@ void pg_dim_free(pg_dim_t d) {
   delete d;
 }
 
+namespace {
+const Dim& dim_arg(pg_dim_t d, const char* name) {
+  if (d == nullptr) user_error(std::string("argument '") + name + "' is NULL");
+  return d->d;
+}
+}  // namespace
+
+pg_api_status pg_dim_affine(pg_dim_t a, int64_t scale, int64_t offset, pg_dim_t* out) {
+  return guard("pg_dim_affine", [&] {
+    check_out(out, "out");
+    *out = new pg_dim{dim_arg(a, "a") * scale + Dim(offset)};
+  });
+}
+
+pg_api_status pg_dim_add(pg_dim_t a, pg_dim_t b, pg_dim_t* out) {
+  return guard("pg_dim_add", [&] {
+    check_out(out, "out");
+    *out = new pg_dim{dim_arg(a, "a") + dim_arg(b, "b")};
+  });
+}
+
+pg_api_status pg_dim_value(pg_dim_t d, int64_t* out) {
+  return guard("pg_dim_value", [&] {
+    check_out(out, "out");
+    *out = dim_arg(d, "d").value();
+  });
+}
+
 pg_api_status pg_tensor_reshape_sym(pg_tensor_t x, const int64_t* shape, const pg_dim_t* dims,
                                     size_t ndim, pg_tensor_t* out) {
   return guard("pg_tensor_reshape_sym",

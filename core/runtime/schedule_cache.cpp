@@ -15,6 +15,8 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <list>
 #include <map>
 #include <memory>
@@ -289,6 +291,18 @@ Scheduled schedule_key(const UOpRef& key_graph, const std::vector<const UOp*>& i
   return out;
 }
 
+/// Probe values a graph over a variable is scheduled at, and the fewest schedules of one
+/// structure a generalisation is fitted to (3 determine a*n*n + b*n + c; one more checks it).
+constexpr size_t kProbes = 5, kMinPoints = 4;
+
+int debug_level() {
+  static const int level = [] {
+    const char* v = std::getenv("POLYGRAD_DEBUG");
+    return v ? std::atoi(v) : 0;
+  }();
+  return level;
+}
+
 /// The name a bound variable has in kernels (apart from the scheduler's own launch variables).
 std::string kernel_var_name(const std::string& name) {
   return "v_" + name;
@@ -299,108 +313,155 @@ std::string kernel_var_name(const std::string& name) {
 /// 1 (an axis of size 1 gets no loop: a schedule of another structure).
 std::vector<int64_t> probe_values(const Var& var, int64_t v) {
   std::vector<int64_t> out;
-  for (int64_t d : {1, 17, 38, -1, -17, -38, 2, 3, -2, -3}) {
+  for (int64_t d : {1, 17, 38, -1, -17, -38, 2, 3, 5, 7, 11, -2, -3, -5, -7, -11}) {
     const int64_t p = v + d;
     if (p < var.vmin || p > var.vmax || p < 2 || p == v) continue;
     if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
-    if (out.size() == 3) break;
+    if (out.size() == kProbes) break;
   }
   return out;
 }
 
+/// Whether two schedules of one graph at two values of its variable have one structure: the
+/// same items over the same slots, kernels that differ in their integer constants at most.
+bool same_schedule(const Scheduled& a, const Scheduled& b) {
+  const std::vector<schedule::Item>&x = a.schedule.items, &y = b.schedule.items;
+  if (x.size() != y.size() || a.item_slots != b.item_slots ||
+      a.intermediate_slots != b.intermediate_slots || a.created.size() != b.created.size() ||
+      a.outputs.size() != b.outputs.size())
+    return false;
+  for (size_t k = 0; k < a.created.size(); ++k)
+    if (a.created[k].first->dtype() != b.created[k].first->dtype() ||
+        a.created[k].second != b.created[k].second)
+      return false;
+  for (size_t k = 0; k < a.outputs.size(); ++k)
+    if (a.outputs[k].slot != b.outputs[k].slot ||
+        a.outputs[k].shape.has_value() != b.outputs[k].shape.has_value() ||
+        (a.outputs[k].shape && a.outputs[k].shape->size() != b.outputs[k].shape->size()))
+      return false;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (x[i].kind != y[i].kind || x[i].device != y[i].device ||
+        x[i].vars.size() != y[i].vars.size() ||
+        x[i].packing.has_value() != y[i].packing.has_value())
+      return false;
+    for (size_t j = 0; j < x[i].vars.size(); ++j)
+      if (x[i].vars[j].first != y[i].vars[j].first) return false;
+    if (x[i].kind == schedule::Item::Kind::kernel && !same_kernel_structure(x[i].ast, y[i].ast))
+      return false;
+  }
+  return true;
+}
+
 /// The entry's schedule generalised over its one variable (see symbolic_schedule.hpp), or
-/// nothing when the probes disagree in structure or in a size that fits no rule.
+/// nothing when too few of the schedules at the value and the probes agree in structure, or a
+/// size fits no rule. A value whose size coincides with another (n = 4 beside a head size 4)
+/// can merge two index expressions into one: its schedule is left out of the fit, which the
+/// others make (at least 4 of them), and the value runs the general kernels like any other.
+/// `s0` (the schedule at the bound value) becomes the schedule the entry keeps.
 std::optional<CacheEntry::Symbolic> generalize(CacheEntry& entry, Scheduled& s0,
                                                const lazy::Binding& b,
                                                const std::vector<const UOp*>& inputs,
                                                const std::map<const UOp*, std::string>& devices,
                                                const std::string& device) {
   const Var& var = b.var->arg_var();
+  auto fail = [&](const char* why) -> std::optional<CacheEntry::Symbolic> {
+    if (debug_level() >= 2)
+      std::fprintf(stderr, "schedule cache: graph over '%s' = %lld scheduled for this value: %s\n",
+                   var.name.c_str(), static_cast<long long>(b.value), why);
+    return std::nullopt;
+  };
   const std::vector<int64_t> probes = probe_values(var, b.value);
-  if (probes.size() < 3) return std::nullopt;
-  std::vector<int64_t> ts{b.value};
   std::vector<Scheduled> ss;
+  ss.reserve(probes.size());
+  std::vector<std::pair<int64_t, Scheduled*>> points{{b.value, &s0}};
   for (int64_t p : probes) {
     const UOpRef g = lazy::rebind(entry.key_graph, {{var.name, p}});
-    if (!lazy::consistent_shapes(g)) return std::nullopt;
+    if (!lazy::consistent_shapes(g))
+      return fail(
+          "the graph rebound to another value has inconsistent shapes (a size worked "
+          "out as an int)");
     ss.push_back(schedule_key(g, inputs, devices, device));
-    ts.push_back(p);
+    points.emplace_back(p, &ss.back());
   }
-  const schedule::Schedule& s = s0.schedule;
-  for (const Scheduled& o : ss) {
-    if (o.schedule.items.size() != s.items.size() || o.item_slots != s0.item_slots ||
-        o.intermediate_slots != s0.intermediate_slots || o.created.size() != s0.created.size() ||
-        o.outputs.size() != s0.outputs.size())
-      return std::nullopt;
-    for (size_t k = 0; k < o.created.size(); ++k)
-      if (o.created[k].first->dtype() != s0.created[k].first->dtype() ||
-          o.created[k].second != s0.created[k].second)
-        return std::nullopt;
-    for (size_t i = 0; i < s.items.size(); ++i) {
-      const schedule::Item &x = s.items[i], &y = o.schedule.items[i];
-      if (x.kind != y.kind || x.device != y.device || x.vars.size() != y.vars.size() ||
-          x.packing.has_value() != y.packing.has_value())
-        return std::nullopt;
-      for (size_t j = 0; j < x.vars.size(); ++j)
-        if (x.vars[j].first != y.vars[j].first) return std::nullopt;
-    }
-    for (size_t k = 0; k < o.outputs.size(); ++k)
-      if (o.outputs[k].slot != s0.outputs[k].slot ||
-          o.outputs[k].shape.has_value() != s0.outputs[k].shape.has_value() ||
-          (o.outputs[k].shape && o.outputs[k].shape->size() != s0.outputs[k].shape->size()))
-        return std::nullopt;
+  // The largest set of schedules of one structure (the bound value's on a tie).
+  std::vector<std::vector<size_t>> classes;
+  for (size_t i = 0; i < points.size(); ++i) {
+    bool placed = false;
+    for (std::vector<size_t>& c : classes)
+      if (!placed && same_schedule(*points[c[0]].second, *points[i].second)) {
+        c.push_back(i);
+        placed = true;
+      }
+    if (!placed) classes.push_back({i});
   }
+  const std::vector<size_t>* best = &classes[0];
+  for (const std::vector<size_t>& c : classes)
+    if (c.size() > best->size()) best = &c;
+  if (best->size() < kMinPoints)
+    return fail("too few of the schedules at other values have one structure");
+  std::vector<int64_t> ts;
+  std::vector<const Scheduled*> members;
+  for (size_t i : *best) {
+    ts.push_back(points[i].first);
+    members.push_back(points[i].second);
+  }
+  Scheduled& base = *points[best->front()].second;
   auto rule = [&](auto value_of) -> std::optional<SizeRule> {
-    std::vector<int64_t> qs{value_of(s0)};
-    for (const Scheduled& o : ss) qs.push_back(value_of(o));
+    std::vector<int64_t> qs;
+    for (const Scheduled* o : members) qs.push_back(value_of(*o));
     return fit_rule(ts, qs);
   };
   CacheEntry::Symbolic sym;
   sym.var = var.name;
-  for (size_t k = 0; k < s0.created.size(); ++k) {
+  for (size_t k = 0; k < base.created.size(); ++k) {
     auto r = rule([&](const Scheduled& o) { return lazy::buffer_count(o.created[k].first); });
-    if (!r) return std::nullopt;
+    if (!r) return fail("a created buffer's size fits no rule");
     sym.created_counts.push_back(*r);
   }
   const UOpRef kvar = define_var(kernel_var_name(var.name), var.vmin, var.vmax);
-  std::vector<UOpRef> general(s.items.size());
-  for (size_t i = 0; i < s.items.size(); ++i) {
+  std::vector<schedule::Item>& items = base.schedule.items;
+  std::vector<UOpRef> general(items.size());
+  for (size_t i = 0; i < items.size(); ++i) {
     auto nb = rule([&](const Scheduled& o) { return o.schedule.items[i].nbytes; });
-    if (!nb) return std::nullopt;
+    if (!nb) return fail("a copy's size fits no rule");
     sym.nbytes.push_back(*nb);
     std::vector<SizeRule>& vars = sym.item_vars.emplace_back();
-    for (size_t j = 0; j < s.items[i].vars.size(); ++j) {
+    for (size_t j = 0; j < items[i].vars.size(); ++j) {
       auto r = rule([&](const Scheduled& o) { return o.schedule.items[i].vars[j].second; });
-      if (!r) return std::nullopt;
+      if (!r) return fail("a launch variable's value fits no rule");
       vars.push_back(*r);
     }
-    if (s.items[i].kind != schedule::Item::Kind::kernel) continue;
-    std::vector<UOpRef> asts{s.items[i].ast};
-    for (const Scheduled& o : ss) asts.push_back(o.schedule.items[i].ast);
+    if (items[i].kind != schedule::Item::Kind::kernel) continue;
+    std::vector<UOpRef> asts;
+    for (const Scheduled* o : members) asts.push_back(o->schedule.items[i].ast);
     std::optional<UOpRef> g = generalize_kernel(asts, ts, kvar);
-    if (!g) return std::nullopt;
+    if (!g && debug_level() >= 4)
+      for (size_t a = 0; a < asts.size(); ++a)
+        std::fprintf(stderr, "at %lld:\n%s\n", static_cast<long long>(ts[a]),
+                     to_string(asts[a]).c_str());
+    if (!g) return fail("a kernel's constant fits no rule");
     general[i] = *g;
   }
-  for (size_t k = 0; k < s0.outputs.size(); ++k) {
+  for (size_t k = 0; k < base.outputs.size(); ++k) {
     std::vector<SizeRule>& dims = sym.output_shape.emplace_back();
-    for (size_t d = 0; s0.outputs[k].shape && d < s0.outputs[k].shape->size(); ++d) {
+    for (size_t d = 0; base.outputs[k].shape && d < base.outputs[k].shape->size(); ++d) {
       auto r = rule([&](const Scheduled& o) { return (*o.outputs[k].shape)[d]; });
-      if (!r) return std::nullopt;
+      if (!r) return fail("an output's shape fits no rule");
       dims.push_back(*r);
     }
   }
   // The kernels take the variable at launch (those that use it).
-  for (size_t i = 0; i < s.items.size(); ++i) {
-    schedule::Item& item = s0.schedule.items[i];
+  for (size_t i = 0; i < items.size(); ++i) {
     if (!general[i]) continue;
-    item.ast = general[i];
-    for (const UOp* u : toposort(item.ast))
+    items[i].ast = general[i];
+    for (const UOp* u : toposort(items[i].ast))
       if (u->op() == Op::DEFINE_VAR && u->arg_var().name == kvar->arg_var().name) {
-        item.vars.emplace_back(kvar->arg_var().name, b.value);
+        items[i].vars.emplace_back(kvar->arg_var().name, b.value);
         sym.item_vars[i].push_back(SizeRule{0, 1, 0});
         break;
       }
   }
+  if (&base != &s0) s0 = std::move(base);
   return sym;
 }
 

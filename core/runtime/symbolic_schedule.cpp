@@ -86,6 +86,10 @@ std::optional<SizeRule> fit_rule(const std::vector<int64_t>& ts, const std::vect
   return std::nullopt;
 }
 
+bool same_kernel_structure(const UOpRef& a, const UOpRef& b) {
+  return Positions(a).aligned(Positions(b));
+}
+
 std::optional<UOpRef> generalize_kernel(const std::vector<UOpRef>& asts,
                                         const std::vector<int64_t>& ts, const UOpRef& var) {
   std::vector<Positions> ps;

@@ -28,6 +28,9 @@ struct SizeRule {
 /// The rule through (ts[i], qs[i]) for every i (at least 3 points, distinct ts), or nothing.
 std::optional<SizeRule> fit_rule(const std::vector<int64_t>& ts, const std::vector<int64_t>& qs);
 
+/// Whether two kernel ASTs differ in their integer constants' values at most.
+bool same_kernel_structure(const UOpRef& a, const UOpRef& b);
+
 /// The kernel that `asts` (one kernel AST per value ts[i] of the variable `var`) all are, with
 /// its integer constants as rules of `var`; nothing when the ASTs differ in anything else or
 /// a constant fits no rule.

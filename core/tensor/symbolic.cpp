@@ -147,10 +147,11 @@ UOpRef dim_mul(const UOpRef& a, const UOpRef& b) {
 SymShape sym_shape(const UOp* u) {
   if (!any_bound()) return consts(shape_of(u->ref()));
   // Nodes are immutable, so their expressions are kept per thread (held, so no address is
-  // reused while it is a key), and dropped wholesale past a bound.
+  // reused while it is a key), and dropped wholesale past a bound small enough that the
+  // buffers the held nodes keep alive stay few.
   thread_local std::unordered_map<const UOp*, SymShape> done;
   thread_local std::vector<UOpRef> held;
-  if (done.size() > (size_t{1} << 16)) {
+  if (done.size() > 4096) {
     done.clear();
     held.clear();
   }

@@ -32,10 +32,24 @@ Variable::Variable(std::string name, int64_t min, int64_t max)
 }
 
 Dim Variable::bind(int64_t value) const {
-  Dim d(value);
-  d.expr_ = std::make_shared<const detail::SizeExpr>(
-      detail::SizeExpr{lazy::bind_var(name_, min_, max_, value)});
-  return d;
+  return Dim(value, std::make_shared<const detail::SizeExpr>(
+                        detail::SizeExpr{lazy::bind_var(name_, min_, max_, value)}));
+}
+
+Dim operator+(const Dim& a, const Dim& b) {
+  if (!a.symbolic() && !b.symbolic()) return Dim(a.value() + b.value());
+  return Dim(a.value() + b.value(), std::make_shared<const detail::SizeExpr>(
+                                        detail::SizeExpr{lazy::dim_add(expr_of(a), expr_of(b))}));
+}
+
+Dim operator-(const Dim& a, const Dim& b) {
+  return a + b * -1;
+}
+
+Dim operator*(const Dim& a, int64_t k) {
+  if (!a.symbolic() || k == 0) return Dim(a.value() * k);
+  return Dim(a.value() * k, std::make_shared<const detail::SizeExpr>(
+                                detail::SizeExpr{lazy::dim_mul(expr_of(a), lazy::dim_const(k))}));
 }
 
 Tensor reshape(const Tensor& t, const std::vector<Dim>& shape) {

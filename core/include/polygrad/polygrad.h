@@ -382,6 +382,13 @@ POLYGRAD_API pg_api_status pg_variable_bind(const char* name, int64_t min, int64
                                             int64_t value, pg_dim_t* out);
 /** Frees a size; NULL is a no-op. */
 POLYGRAD_API void pg_dim_free(pg_dim_t d);
+/** a * scale + offset (a cache's length after a new entry: scale 1, offset 1); a new size. */
+POLYGRAD_API pg_api_status pg_dim_affine(pg_dim_t a, int64_t scale, int64_t offset,
+                                         pg_dim_t* out);
+/** a + b; a new size. */
+POLYGRAD_API pg_api_status pg_dim_add(pg_dim_t a, pg_dim_t b, pg_dim_t* out);
+/** The value a size has (its variables at their bound values). */
+POLYGRAD_API pg_api_status pg_dim_value(pg_dim_t d, int64_t* out);
 /** pg_tensor_reshape with sizes that may be bound variables: axis i is dims[i] when `dims` and
  *  dims[i] are non-NULL, else shape[i] (no -1). */
 POLYGRAD_API pg_api_status pg_tensor_reshape_sym(pg_tensor_t x, const int64_t* shape,

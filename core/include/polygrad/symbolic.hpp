@@ -42,9 +42,11 @@ class POLYGRAD_API Dim {
   bool symbolic() const { return expr_ != nullptr; }
   /// The expression behind a symbolic size (core internal).
   const std::shared_ptr<const detail::SizeExpr>& expr() const { return expr_; }
+  /// A size of `value` that is `expr` (core internal: Variable::bind and the operators).
+  Dim(int64_t value, std::shared_ptr<const detail::SizeExpr> expr)
+      : value_(value), expr_(std::move(expr)) {}
 
  private:
-  friend class Variable;
   int64_t value_ = 0;
   std::shared_ptr<const detail::SizeExpr> expr_;
 };
@@ -65,6 +67,15 @@ class POLYGRAD_API Variable {
   std::string name_;
   int64_t min_ = 0, max_ = 0;
 };
+
+/// Sizes worked out from bound variables stay expressions of them (a cache's length before a
+/// new entry, `MAX - n` rows of padding); their values are the values' sum and product.
+POLYGRAD_API Dim operator+(const Dim& a, const Dim& b);
+POLYGRAD_API Dim operator-(const Dim& a, const Dim& b);
+POLYGRAD_API Dim operator*(const Dim& a, int64_t k);
+inline Dim operator*(int64_t k, const Dim& a) {
+  return a * k;
+}
 
 /// Tensor::reshape with sizes that may be bound variables (no -1).
 POLYGRAD_API Tensor reshape(const Tensor& t, const std::vector<Dim>& shape);

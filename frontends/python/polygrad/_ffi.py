@@ -182,6 +182,8 @@ _SIGNATURES = {
     "pg_tensor_pad": [T, I64P, c_size_t, c_double, PT],
     "pg_tensor_pad_mode": [T, I64P, c_size_t, c_int, c_double, PT],
     "pg_variable_bind": [c_char_p, c_int64, c_int64, c_int64, PT],
+    "pg_dim_affine": [c_void_p, c_int64, c_int64, PT],
+    "pg_dim_add": [c_void_p, c_void_p, PT],
     "pg_tensor_reshape_sym": [T, I64P, PT, c_size_t, PT],
     "pg_tensor_expand_sym": [T, I64P, PT, c_size_t, PT],
     "pg_tensor_shrink_sym": [T, I64P, PT, c_size_t, PT],

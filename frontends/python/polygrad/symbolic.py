@@ -26,19 +26,44 @@ class Variable:
         return f"Variable({self.name!r}, {self.min}, {self.max})"
 
 
-class BoundVariable:
-    """A Variable with its value: a size for the movement ops. ``int(b)`` and ``b.val`` are the
+class SymbolicSize:
+    """A size that is an expression of bound variables (``n + 1``, ``max_len - n``, ``2 * n``):
+    the movement ops take it as they take a bound variable. ``int(s)`` and ``s.val`` are its
     value."""
 
-    def __init__(self, var, value):
-        self.var, self.val = var, value
-        h = c_void_p()
-        check(lib.pg_variable_bind(var.name.encode(), var.min, var.max, value, byref(h)))
-        self._h = h
+    def __init__(self, handle, value):
+        self._h, self.val = handle, value
 
-    def unbind(self):
-        """(variable, value), as tinygrad's."""
-        return self.var, self.val
+    def _combine(self, other, sign):
+        h = c_void_p()
+        if isinstance(other, SymbolicSize):
+            if sign < 0:
+                neg = c_void_p()
+                check(lib.pg_dim_affine(other._h, -1, 0, byref(neg)))
+                other = SymbolicSize(neg, -other.val)
+            check(lib.pg_dim_add(self._h, other._h, byref(h)))
+            return SymbolicSize(h, self.val + other.val)
+        k = int(other) * sign
+        check(lib.pg_dim_affine(self._h, 1, k, byref(h)))
+        return SymbolicSize(h, self.val + k)
+
+    def __add__(self, other):
+        return self._combine(other, 1)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return self._combine(other, -1)
+
+    def __rsub__(self, other):
+        return (self * -1) + other
+
+    def __mul__(self, k):
+        h = c_void_p()
+        check(lib.pg_dim_affine(self._h, int(k), 0, byref(h)))
+        return SymbolicSize(h, self.val * int(k))
+
+    __rmul__ = __mul__
 
     def __int__(self):
         return self.val
@@ -46,7 +71,7 @@ class BoundVariable:
     __index__ = __int__
 
     def __repr__(self):
-        return f"{self.var.name}={self.val}"
+        return f"SymbolicSize({self.val})"
 
     def __del__(self):
         h = getattr(self, "_h", None)
@@ -57,8 +82,26 @@ class BoundVariable:
                 pass
 
 
+class BoundVariable(SymbolicSize):
+    """A Variable with its value: a size for the movement ops. ``int(b)`` and ``b.val`` are the
+    value; arithmetic with ints and other sizes gives a SymbolicSize."""
+
+    def __init__(self, var, value):
+        h = c_void_p()
+        check(lib.pg_variable_bind(var.name.encode(), var.min, var.max, value, byref(h)))
+        super().__init__(h, value)
+        self.var = var
+
+    def unbind(self):
+        """(variable, value), as tinygrad's."""
+        return self.var, self.val
+
+    def __repr__(self):
+        return f"{self.var.name}={self.val}"
+
+
 def is_bound(v):
-    return isinstance(v, BoundVariable)
+    return isinstance(v, SymbolicSize)
 
 
 def dims(values):

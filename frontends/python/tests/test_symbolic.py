@@ -58,3 +58,30 @@ def test_value_outside_the_bounds_names_the_variable():
         Variable("n", 5, 2)
     with pytest.raises(pg.PolygradValueError):
         Variable("not a name", 1, 2)
+
+
+def test_multi_head_cache_written_and_read_through_size_expressions():
+    rng = np.random.default_rng(2)
+    heads, max_len, d = 2, 16, 4
+    kc = np.zeros((heads, max_len, d), np.float32)
+    vc = np.zeros((heads, max_len, d), np.float32)
+    K, V = Tensor(kc).realize(), Tensor(vc).realize()
+    pos_var = Variable("pos", 0, max_len - 1)
+    second = None
+    for p in range(10):
+        kr = rng.standard_normal((heads, 1, d)).astype(np.float32)
+        vr = rng.standard_normal((heads, 1, d)).astype(np.float32)
+        q = rng.standard_normal((heads, 1, d)).astype(np.float32)
+        kc[:, p:p + 1], vc[:, p:p + 1] = kr, vr
+        pos = pos_var.bind(p)
+        at = (None, (pos, max_len - 1 - pos), None)
+        Tensor.realize_all([K.assign(K + Tensor(kr).pad(at)), V.assign(V + Tensor(vr).pad(at))])
+        n = pos + 1
+        k, v = K[:, :n], V[:, :n]
+        assert k.shape == (heads, p + 1, d)
+        out = (Tensor(q) @ k.transpose(-1, -2) * 0.5).softmax(-1) @ v
+        want = _softmax(q @ kc[:, :p + 1].transpose(0, 2, 1) * 0.5) @ vc[:, :p + 1]
+        np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-5)
+        if p == 0:
+            second = pg.compiled_kernel_count()
+    assert pg.compiled_kernel_count() == second, "a new position compiled a kernel"
