@@ -340,8 +340,6 @@ bool consistent_shapes(const UOpRef& root) {
     for (const UOp* u : toposort(root)) {
       const Op op = u->op();
       if (op == Op::SINK || op == Op::BIND || op == Op::DEFINE_VAR) continue;
-      if (u->dtype() == dtypes::index && (op == Op::ADD || op == Op::MUL || op == Op::CONST))
-        continue;  // a size expression
       const Shape& s = shape(u);
       for (int64_t d : s)
         if (d < 0) return false;
@@ -364,10 +362,8 @@ bool consistent_shapes(const UOpRef& root) {
         continue;
       }
       if (is_movement(op) || op == Op::REDUCE_AXIS || op == Op::BUFFER || op == Op::IOTA) continue;
-      for (const UOpRef& src : u->srcs()) {
-        if (src->dtype() == dtypes::index && src->op() != Op::BUFFER) continue;
+      for (const UOpRef& src : u->srcs())  // (a size expression's are scalars, as it is)
         if (shape(src) != s) return false;
-      }
     }
     return true;
   } catch (const std::exception&) {
