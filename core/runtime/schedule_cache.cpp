@@ -322,6 +322,34 @@ std::vector<int64_t> probe_values(const Var& var, int64_t v) {
   return out;
 }
 
+/// A key graph rebound to another value, with each input placeholder that a reshape over the
+/// variable views (an (n, d) input given as x.reshape(n, d)) replaced by one of the count that
+/// reshape now has; the inputs and their devices follow.
+struct ResizedInputs {
+  UOpRef graph;
+  std::vector<const UOp*> inputs;
+  std::map<const UOp*, std::string> devices;
+};
+
+ResizedInputs resize_inputs(const UOpRef& g, const std::vector<const UOp*>& inputs,
+                            const std::map<const UOp*, std::string>& devices) {
+  ResizedInputs r{g, inputs, devices};
+  std::unordered_map<const UOp*, UOpRef> replace;
+  for (const UOp* u : toposort(g)) {
+    if (u->op() != Op::RESHAPE || u->src(0)->op() != Op::BUFFER) continue;
+    const UOp* b = u->src(0).get();
+    const int64_t n = lazy::numel(lazy::int_srcs(u, 1));
+    if (n == lazy::buffer_count(b) || replace.count(b) || !devices.count(b)) continue;
+    UOpRef resized = lazy::buffer(b->dtype(), n, lazy::buffer_id(b));
+    for (const UOp*& in : r.inputs)
+      if (in == b) in = resized.get();
+    r.devices[resized.get()] = devices.at(b);
+    replace.emplace(b, std::move(resized));
+  }
+  if (!replace.empty()) r.graph = substitute(g, replace);
+  return r;
+}
+
 /// Whether two schedules of one graph at two values of its variable have one structure: the
 /// same items over the same slots, kernels that differ in their integer constants at most.
 bool same_schedule(const Scheduled& a, const Scheduled& b) {
@@ -375,12 +403,13 @@ std::optional<CacheEntry::Symbolic> generalize(CacheEntry& entry, Scheduled& s0,
   ss.reserve(probes.size());
   std::vector<std::pair<int64_t, Scheduled*>> points{{b.value, &s0}};
   for (int64_t p : probes) {
-    const UOpRef g = lazy::rebind(entry.key_graph, {{var.name, p}});
-    if (!lazy::consistent_shapes(g))
+    const ResizedInputs g =
+        resize_inputs(lazy::rebind(entry.key_graph, {{var.name, p}}), inputs, devices);
+    if (!lazy::consistent_shapes(g.graph))
       return fail(
           "the graph rebound to another value has inconsistent shapes (a size worked "
           "out as an int)");
-    ss.push_back(schedule_key(g, inputs, devices, device));
+    ss.push_back(schedule_key(g.graph, g.inputs, g.devices, device));
     points.emplace_back(p, &ss.back());
   }
   // The largest set of schedules of one structure (the bound value's on a tie).

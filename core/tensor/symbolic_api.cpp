@@ -69,7 +69,10 @@ Tensor reshape(const Tensor& t, const std::vector<Dim>& shape) {
   const lazy::SymShape inferred = lazy::reshape_dims(lazy::sym_shape(p.uop.get()), p.shape, s);
   for (size_t i = 0; i < dims.size(); ++i)
     if (lazy::is_static(dims[i].get())) dims[i] = inferred[i];
-  return detail::make(lazy::reshape_sym(p.uop, dims), s, p.device);
+  // A reshape of a reshape is one of its source (a realised (n, d) input viewed as (n, d) with
+  // n bound: the buffer's count then follows the variable, runtime/schedule_cache.cpp).
+  const UOpRef& src = p.uop->op() == Op::RESHAPE ? p.uop->src(0) : p.uop;
+  return detail::make(lazy::reshape_sym(src, dims), s, p.device);
 }
 
 Tensor shrink(const Tensor& t, const std::vector<std::pair<Dim, Dim>>& bounds) {

@@ -291,6 +291,30 @@ TEST(SymbolicDims, CacheWrittenAndReadThroughSizeExpressions) {
       << "a new position compiled a kernel";
 }
 
+// Inputs of each length as their own (n, d) tensors, viewed as (n bound, d): the buffers' sizes
+// follow the variable, and no length after the first compiles a kernel.
+TEST(SymbolicDims, AttentionOverInputsOfEachLengthCompilesOnce) {
+  constexpr int64_t kD = 8;
+  const Variable seq("seq", 1, 64);
+  size_t after_first = 0;
+  bool first = true;
+  for (int64_t len : {9, 5, 12, 3, 30, 17, 64}) {
+    const auto n = static_cast<size_t>(len * kD);
+    const std::vector<float> qa = uniform(n, 40 + unsigned(len)), ka = uniform(n, 41),
+                             va = uniform(n, 42 + unsigned(len));
+    const Dim s = seq.bind(len);
+    const Tensor q = reshape(Tensor(qa, {len, kD}), {s, kD}),
+                 k = reshape(Tensor(ka, {len, kD}), {s, kD}),
+                 v = reshape(Tensor(va, {len, kD}), {s, kD});
+    const Tensor out = (q.matmul(k.T()) * 0.25).softmax(-1).matmul(v);
+    expect_near(out.to_vector<float>(), attention_ref(qa, ka, va, len, len, kD, 0.25), 1e-5,
+                "len " + std::to_string(len));
+    if (first) after_first = runtime::compiled_kernel_count();
+    first = false;
+  }
+  EXPECT_EQ(runtime::compiled_kernel_count(), after_first) << "a new length compiled a kernel";
+}
+
 TEST(SymbolicDims, ValueOutsideTheBoundsNamesTheVariable) {
   const Variable n("start_pos", 1, 8);
   try {

@@ -85,3 +85,18 @@ def test_multi_head_cache_written_and_read_through_size_expressions():
         if p == 0:
             second = pg.compiled_kernel_count()
     assert pg.compiled_kernel_count() == second, "a new position compiled a kernel"
+
+
+def test_inputs_of_each_length_viewed_over_a_variable_compile_once():
+    rng = np.random.default_rng(3)
+    seq = Variable("seq", 1, 64)
+    first = None
+    for t in (7, 3, 12, 40, 9, 64, 20):
+        q, k, v = (rng.standard_normal((t, 8)).astype(np.float32) for _ in range(3))
+        n = seq.bind(t)
+        out = ((Tensor(q).reshape(n, 8) @ Tensor(k).reshape(n, 8).T) * 0.3).softmax(-1) \
+            @ Tensor(v).reshape(n, 8)
+        np.testing.assert_allclose(out.numpy(), _softmax(q @ k.T * 0.3) @ v, rtol=1e-5, atol=1e-5)
+        if first is None:
+            first = pg.compiled_kernel_count()
+    assert pg.compiled_kernel_count() == first, "a new length compiled a kernel"
