@@ -240,19 +240,21 @@ Scheduled schedule_key(const UOpRef& key_graph, const std::vector<const UOp*>& i
                        const std::string& device) {
   Scheduled out;
   out.graph = lazy::strip_binds(key_graph);
-  std::vector<std::pair<UOpRef, std::string>> made;
+  std::vector<std::pair<UOpRef, std::string>> made;  // in the order they were made
+  std::unordered_map<const UOp*, std::string> made_device;
   schedule::Context ctx;
   ctx.device = device;
   ctx.new_buffer = [&](const std::string& dev, DType t, int64_t n) {
     UOpRef b = lazy::buffer(t, n, next_placeholder.fetch_sub(1));
     made.emplace_back(b, dev);
+    made_device.emplace(b.get(), dev);
     return b;
   };
   ctx.buffer_device = [&](const UOp* b) {
     auto in = input_device.find(b);
     if (in != input_device.end()) return in->second;
-    for (const auto& [m, dev] : made)
-      if (m.get() == b) return dev;
+    auto m = made_device.find(b);
+    if (m != made_device.end()) return m->second;
     internal_error("schedule cache: unknown buffer " + node_to_string(*b));
   };
   ctx.target = device_target;
@@ -551,14 +553,10 @@ std::shared_ptr<CacheEntry> schedule_entry(const Structure& g) {
   // (Sizes that change with the variable may change which buffers can share memory: a
   // generalised schedule shares none.)
   if (!entry->symbolic) {
-    std::unordered_set<const UOp*> made;
-    for (const auto& [b, dev] : entry->created) made.insert(b);
-    auto is_created = [&](const UOp* b) { return made.count(b) > 0; };
-    auto device_of = [&](const UOp* b) {
-      for (const auto& [c, dev] : entry->created)
-        if (c == b) return dev;
-      internal_error("schedule cache: unknown buffer " + node_to_string(*b));
-    };
+    std::unordered_map<const UOp*, std::string> devices(entry->created.begin(),
+                                                        entry->created.end());
+    auto is_created = [&](const UOp* b) { return devices.count(b) > 0; };
+    auto device_of = [&](const UOp* b) { return devices.at(b); };
     for (const SharedMemory& m : plan_shared_memory(entry->schedule, is_created, device_of))
       entry->shared.emplace_back(s.slot.at(m.buffer), s.slot.at(m.owner));
   }
