@@ -73,7 +73,7 @@ Tensor reduce_max(const Tensor& t, const std::vector<int64_t>& axes, bool keepdi
 std::optional<lazy::Shape> try_broadcast_shape(const lazy::Shape& a, const lazy::Shape& b);
 /// The numpy broadcast of two shapes; user error "<op>: shapes A and B do not broadcast".
 lazy::Shape broadcast_shape(const char* op, const lazy::Shape& a, const lazy::Shape& b);
-/// `t` broadcast to `shape` (reshape adding leading 1s, then expand). An axis `t` keeps keeps
+/// `t` broadcast to `shape` (reshape adding leading 1s, then expand). An axis `t` keeps
 /// its size expression (tensor/symbolic.hpp); an expanded one takes `other`'s (the operand `t`
 /// is broadcast against) when `other` is given.
 Tensor broadcast_to(const char* op, const Tensor& t, const lazy::Shape& shape,
