@@ -383,8 +383,7 @@ POLYGRAD_API pg_api_status pg_variable_bind(const char* name, int64_t min, int64
 /** Frees a size; NULL is a no-op. */
 POLYGRAD_API void pg_dim_free(pg_dim_t d);
 /** a * scale + offset (a cache's length after a new entry: scale 1, offset 1); a new size. */
-POLYGRAD_API pg_api_status pg_dim_affine(pg_dim_t a, int64_t scale, int64_t offset,
-                                         pg_dim_t* out);
+POLYGRAD_API pg_api_status pg_dim_affine(pg_dim_t a, int64_t scale, int64_t offset, pg_dim_t* out);
 /** a + b; a new size. */
 POLYGRAD_API pg_api_status pg_dim_add(pg_dim_t a, pg_dim_t b, pg_dim_t* out);
 /** The value a size has (its variables at their bound values). */
