@@ -3,10 +3,12 @@
 
 #include "ir/error.hpp"
 #include "runtime/runtime.hpp"
+#include "tensor/symbolic.hpp"
 
 #include <array>
 #include <cmath>
 #include <numbers>
+#include <optional>
 #include <unordered_set>
 #include <utility>
 
@@ -39,7 +41,21 @@ UOpRef pick(const UOpRef& c, const UOpRef& a, const UOpRef& b) {
 }
 /// `v` in x's dtype, broadcast to x's shape.
 UOpRef like(const UOpRef& x, double v, ShapeOf& shape) {
+  if (lazy::any_bound()) {  // (sizes that are bound variables stay expressions)
+    const lazy::SymShape dims = lazy::sym_shape(x.get());
+    if (lazy::has_symbolic(dims))
+      return lazy::expand_sym(
+          lazy::reshape(lazy::scalar(x->dtype(), v), lazy::Shape(dims.size(), 1)), dims);
+  }
   return lazy::full(x->dtype(), v, shape(x));
+}
+
+/// `x`'s size expressions when some is symbolic (tensor/symbolic.hpp), else nothing.
+std::optional<lazy::SymShape> symbolic_shape(const UOp* x) {
+  if (!lazy::any_bound()) return std::nullopt;
+  lazy::SymShape dims = lazy::sym_shape(x);
+  if (!lazy::has_symbolic(dims)) return std::nullopt;
+  return dims;
 }
 
 /// The device a node's value lives on (lazy::placement); "" for a graph of constants.
@@ -143,6 +159,7 @@ SourceGrads cast_rule(const UOp* u, const UOpRef& g, ShapeOf&) {
   return {lazy::cast(g, u->src(0)->dtype())};
 }
 SourceGrads reshape(const UOp* u, const UOpRef& g, ShapeOf& s) {
+  if (auto dims = symbolic_shape(u->src(0).get())) return {lazy::reshape_sym(g, *dims)};
   return {lazy::reshape(g, s(u->src(0)))};
 }
 SourceGrads permute(const UOp* u, const UOpRef& g, ShapeOf&) {
@@ -157,12 +174,21 @@ SourceGrads expand(const UOp* u, const UOpRef& g, ShapeOf& s) {
     ir_error("gradient: EXPAND from " + lazy::shape_str(in) + " to " + lazy::shape_str(out) +
              " changes the rank; the Tensor layer reshapes before expanding");
   std::vector<int64_t> axes;
+  // (An axis of 1 expanded to a variable sums over it at every value, 1 included.)
+  const auto dims = symbolic_shape(u);
   for (size_t i = 0; i < in.size(); ++i)
-    if (in[i] != out[i]) axes.push_back(int64_t(i));
+    if (in[i] != out[i] || (dims && in[i] == 1 && !lazy::is_static((*dims)[i].get())))
+      axes.push_back(int64_t(i));
   return {axes.empty() ? g : lazy::reduce(g, Op::ADD, axes)};  // sum over broadcast axes
 }
 SourceGrads pad(const UOp* u, const UOpRef& g, ShapeOf& s) {
   const lazy::Shape& in = s(u->src(0));
+  if (auto dims = symbolic_shape(u->src(0).get())) {
+    std::vector<std::pair<UOpRef, UOpRef>> bounds;
+    for (size_t i = 0; i < dims->size(); ++i)
+      bounds.emplace_back(u->src(1 + 2 * i), lazy::dim_add(u->src(1 + 2 * i), (*dims)[i]));
+    return {lazy::shrink_sym(g, bounds)};
+  }
   std::vector<int64_t> p = lazy::int_srcs(u, 1);
   std::vector<std::pair<int64_t, int64_t>> bounds;
   for (size_t i = 0; i < in.size(); ++i) bounds.emplace_back(p[2 * i], p[2 * i] + in[i]);
@@ -170,6 +196,14 @@ SourceGrads pad(const UOp* u, const UOpRef& g, ShapeOf& s) {
 }
 SourceGrads shrink(const UOp* u, const UOpRef& g, ShapeOf& s) {
   const lazy::Shape& in = s(u->src(0));
+  if (auto dims = symbolic_shape(u->src(0).get())) {
+    std::vector<std::pair<UOpRef, UOpRef>> pads;
+    for (size_t i = 0; i < dims->size(); ++i)
+      pads.emplace_back(
+          u->src(1 + 2 * i),
+          lazy::dim_add((*dims)[i], lazy::dim_mul(u->src(2 + 2 * i), lazy::dim_const(-1))));
+    return {lazy::pad_sym(g, pads)};
+  }
   std::vector<int64_t> b = lazy::int_srcs(u, 1);
   std::vector<std::pair<int64_t, int64_t>> pads;
   for (size_t i = 0; i < in.size(); ++i) pads.emplace_back(b[2 * i], in[i] - b[2 * i + 1]);
@@ -182,7 +216,9 @@ SourceGrads reduce(const UOp* u, const UOpRef& g, ShapeOf& s) {
   const UOpRef& x = u->src(0);
   const lazy::Shape& in = s(x);
   std::vector<int64_t> axes = lazy::reduce_axes(u);
-  UOpRef gx = lazy::expand(g, in), out = lazy::expand(u->ref(), in);
+  const auto dims = symbolic_shape(x.get());
+  UOpRef gx = dims ? lazy::expand_sym(g, *dims) : lazy::expand(g, in),
+         out = dims ? lazy::expand_sym(u->ref(), *dims) : lazy::expand(u->ref(), in);
   switch (lazy::reduce_op(u)) {
     case Op::ADD:
       return {gx};

@@ -9,4 +9,5 @@ target_sources(polygrad_compiler PRIVATE
   capi/device_api.cpp
   capi/capture.cpp
   capi/comm_api.cpp
-  capi/safetensors.cpp)
+  capi/safetensors.cpp
+  capi/symbolic.cpp)

@@ -7,6 +7,12 @@
 // the key graph (each input BUFFER replaced by a placeholder numbered in toposort order) and
 // schedules it. A hit maps the cached schedule's placeholders to the real inputs and fresh
 // buffers for everything the schedule creates.
+//
+// A graph over a bound variable (tensor/symbolic.hpp) is keyed on the variable, not its value:
+// its schedule is generalised over the variable (runtime/symbolic_schedule.hpp) so that every
+// value runs the same compiled kernels, with the value passed at launch; a graph that does not
+// generalise (two variables, schedules that differ in structure between values) is cached per
+// value.
 #ifndef POLYGRAD_RUNTIME_SCHEDULE_CACHE_HPP
 #define POLYGRAD_RUNTIME_SCHEDULE_CACHE_HPP
 
@@ -26,7 +32,8 @@ struct CacheEntry;
 /// come from the cache entry, worked out on its first run.
 class BoundSchedule {
  public:
-  BoundSchedule(std::shared_ptr<CacheEntry> entry, std::vector<UOpRef> buffers);
+  /// `value`: the variable's value, for an entry generalised over one (else unused).
+  BoundSchedule(std::shared_ptr<CacheEntry> entry, std::vector<UOpRef> buffers, int64_t value = 0);
   size_t size() const;
   /// The schedule with the real buffers (a capture records it; POLYGRAD_DEBUG=2 prints it).
   schedule::Schedule materialize() const;
@@ -44,6 +51,9 @@ class BoundSchedule {
  private:
   std::shared_ptr<CacheEntry> entry_;
   std::vector<UOpRef> buffers_;  // by slot: the inputs, then the created buffers
+  int64_t value_ = 0;
+  /// A generalised entry's items with this value's launch variables and copy sizes.
+  std::vector<schedule::Item> items_;
 };
 
 /// The schedule that realises `roots` on `device`, from the cache when possible.

@@ -1,5 +1,6 @@
 // Builders for tensor-level nodes and their shape inference.
 #include "tensor/lazy.hpp"
+#include "tensor/symbolic.hpp"
 
 #include <atomic>
 
@@ -40,10 +41,7 @@ int64_t numel(const Shape& s) {
 std::vector<int64_t> int_srcs(const UOp* u, size_t first) {
   std::vector<int64_t> out;
   for (size_t i = first; i < u->nsrcs(); ++i) {
-    const UOp* s = u->src(i).get();
-    if (s->op() != Op::CONST)
-      ir_error(std::string(op_name(u->op())) + ": symbolic sizes are not supported here yet");
-    out.push_back(s->arg_int());
+    out.push_back(dim_value(u->src(i).get()));
   }
   return out;
 }

@@ -3,8 +3,9 @@
 // A tensor-level graph is made of these ops (core/ir/ops.hpp has each op's conventions):
 //   BUFFER            device memory, shape (count,); the runtime knows its device (by id)
 //   CONST             a scalar, shape ()
-//   RESHAPE EXPAND    srcs (x, dim...) with dims as int64 CONSTs
-//   PAD SHRINK        srcs (x, a0, b0, a1, b1, ...) int64 CONSTs
+//   RESHAPE EXPAND    srcs (x, dim...) with dims as int64 CONSTs, or expressions over bound
+//                     variables (tensor/symbolic.hpp)
+//   PAD SHRINK        srcs (x, a0, b0, a1, b1, ...) likewise
 //   PERMUTE FLIP      arg = axis list
 //   REDUCE_AXIS       arg = {alu op (ADD, MAX, MUL), axis...}; reduced axes keep size 1
 //   ALU ops, CAST, BITCAST   elementwise: every source has the same shape (broadcasting is an
@@ -51,7 +52,8 @@ class ShapeOf {
 /// One-off shape of a node (walks the graph; use ShapeOf in passes).
 Shape shape_of(const UOpRef& u);
 
-/// The int64 values of sources [first, end) of a movement op (all must be CONSTs).
+/// The int64 values of sources [first, end) of a movement op: CONSTs, or size expressions at
+/// their variables' bound values (tensor/symbolic.hpp).
 std::vector<int64_t> int_srcs(const UOp* u, size_t first);
 
 /// A fresh BUFFER node of `count` elements (a new id each call; see runtime/buffers.hpp).

@@ -2,6 +2,8 @@
 // repeat.
 #include "tensor/tensor_impl.hpp"
 
+#include "tensor/symbolic.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -42,6 +44,10 @@ Tensor Tensor::reshape(const Shape& shape_in) const {
   if (lazy::numel(s) != n)
     user_error("reshape: cannot reshape " + lazy::shape_str(p.shape) + " to " + ints_str(shape_in));
   if (s == p.shape) return *this;
+  if (lazy::any_bound()) {  // (a variable's axis keeps its expression, tensor/symbolic.hpp)
+    const lazy::SymShape dims = lazy::reshape_dims(lazy::sym_shape(p.uop.get()), p.shape, s);
+    if (lazy::has_symbolic(dims)) return make(lazy::reshape_sym(p.uop, dims), s, p.device);
+  }
   return make(lazy::reshape(p.uop, s), s, p.device);
 }
 
@@ -113,6 +119,11 @@ Tensor Tensor::squeeze(std::optional<int64_t> dim) const {
   if (p.shape[static_cast<size_t>(a)] != 1) return *this;
   s = p.shape;
   s.erase(s.begin() + a);
+  if (lazy::any_bound()) {  // (the other axes keep their expressions, even one whose value is 1)
+    lazy::SymShape dims = lazy::sym_shape(p.uop.get());
+    dims.erase(dims.begin() + a);
+    if (lazy::has_symbolic(dims)) return make(lazy::reshape_sym(p.uop, dims), s, p.device);
+  }
   return reshape(s);
 }
 
@@ -121,6 +132,11 @@ Tensor Tensor::unsqueeze(int64_t dim) const {
   int64_t a = detail::norm_axis("unsqueeze", dim, ndim() + 1, p.shape);
   Shape s = p.shape;
   s.insert(s.begin() + a, 1);
+  if (lazy::any_bound()) {  // (the axes keep their expressions, even one whose value is 1)
+    lazy::SymShape dims = lazy::sym_shape(p.uop.get());
+    dims.insert(dims.begin() + a, lazy::dim_const(1));
+    if (lazy::has_symbolic(dims)) return make(lazy::reshape_sym(p.uop, dims), s, p.device);
+  }
   return reshape(s);
 }
 

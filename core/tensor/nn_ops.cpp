@@ -47,8 +47,8 @@ Tensor Tensor::matmul(const Tensor& o) const {
   Tensor x = a.cast(t.scalar()).unsqueeze(-2);
   Tensor y = b.cast(t.scalar()).transpose(-1, -2).unsqueeze(-3);
   lazy::Shape bs = detail::broadcast_shape("matmul", x.shape(), y.shape());
-  Tensor r = detail::broadcast_to("matmul", x, bs)
-                 .mul(detail::broadcast_to("matmul", y, bs))
+  Tensor r = detail::broadcast_to("matmul", x, bs, &y)
+                 .mul(detail::broadcast_to("matmul", y, bs, &x))
                  .sum(-1)
                  .cast(t.scalar());
   if (vec_a) r = r.squeeze(-2);

@@ -1,6 +1,8 @@
 // Reductions: sum, max, min, prod, mean, var, std, argmax, argmin, cumsum.
 #include "tensor/tensor_impl.hpp"
 
+#include "tensor/symbolic.hpp"
+
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -27,6 +29,15 @@ Tensor reduce(const char* op, const Tensor& t, Op alu, const std::vector<int64_t
   }
   if (ax.empty()) return t;
   Tensor r = detail::make(lazy::reduce(p.uop, alu, ax), kept, p.device);
+  if (!keepdim && lazy::any_bound()) {  // (the kept axes keep their expressions)
+    const lazy::SymShape dims = lazy::sym_shape(r.impl()->uop.get());
+    lazy::SymShape left;
+    for (size_t i = 0; i < dims.size(); ++i)
+      if (std::find(ax.begin(), ax.end(), static_cast<int64_t>(i)) == ax.end())
+        left.push_back(dims[i]);
+    if (lazy::has_symbolic(left))
+      return detail::make(lazy::reshape_sym(r.impl()->uop, left), dropped, p.device);
+  }
   return keepdim ? r : r.reshape(dropped);
 }
 
@@ -50,6 +61,24 @@ int64_t count(const lazy::Shape& shape, const std::vector<int64_t>& axes) {
 Tensor size_count(int64_t n, pg_dtype type, const std::string& device) {
   const pg_dtype int_type = n <= INT32_MAX ? PG_DTYPE_INT32 : PG_DTYPE_INT64;
   return Tensor::full({}, static_cast<double>(n), int_type, device).cast(type);
+}
+
+// The count of `t`'s `axes` as size_count makes it; over an axis whose size is a bound variable
+// it is that variable's expression (tensor/symbolic.hpp), so a mean over it divides by the
+// variable's value wherever the kernel runs.
+Tensor size_count(const Tensor& t, const std::vector<int64_t>& axes, pg_dtype type) {
+  const detail::TensorImpl& p = detail::state(t, "mean");
+  const int64_t n = count(p.shape, axes);
+  if (lazy::any_bound()) {
+    const lazy::SymShape dims = lazy::sym_shape(p.uop.get());
+    UOpRef e = lazy::dim_const(1);
+    for (int64_t a : axes) e = lazy::dim_mul(e, dims[static_cast<size_t>(a)]);
+    if (!lazy::is_static(e.get())) {
+      const DType int_type = n <= INT32_MAX ? dtypes::int32 : dtypes::int64;
+      return detail::make(UOp::make(Op::CAST, int_type, {e}), {}, p.device).cast(type);
+    }
+  }
+  return size_count(n, type, p.device);
 }
 
 // torch's rule: a max or min over an axis of length 0 has no value (sum's is 0, prod's 1).
@@ -129,11 +158,12 @@ Tensor Tensor::prod(int64_t axis, bool keepdim) const {
 
 Tensor Tensor::mean(const std::vector<int64_t>& axes, bool keepdim) const {
   const detail::TensorImpl& p = detail::state(*this, "mean");
-  const int64_t n = count(p.shape, detail::norm_axes("mean", axes, p.shape));
+  const std::vector<int64_t> norm = detail::norm_axes("mean", axes, p.shape);
+  const int64_t n = count(p.shape, norm);
   return detail::widened(*this, [&](const Tensor& x) {
     Tensor s = detail::to_float(x).sum(axes, keepdim);
     if (n == 0) return s * NAN;
-    return s * size_count(n, s.dtype(), p.device).reciprocal();
+    return s * size_count(*this, norm, s.dtype()).reciprocal();
   });
 }
 Tensor Tensor::mean(int64_t axis, bool keepdim) const {
@@ -142,12 +172,12 @@ Tensor Tensor::mean(int64_t axis, bool keepdim) const {
 
 Tensor Tensor::var(const std::vector<int64_t>& axes, bool keepdim, double correction) const {
   const detail::TensorImpl& p = detail::state(*this, "var");
-  const int64_t n = count(p.shape, detail::norm_axes("var", axes, p.shape));
+  const std::vector<int64_t> norm = detail::norm_axes("var", axes, p.shape);
   return detail::widened(*this, [&](const Tensor& w) {
     Tensor d = detail::centered("var", detail::to_float(w), axes);
     Tensor ss = (d * d).sum(axes, keepdim);
     // max(0, n - correction), n taken as a size like mean's count.
-    Tensor denom = size_count(n, ss.dtype(), p.device);
+    Tensor denom = size_count(*this, norm, ss.dtype());
     if (correction != 0) denom = (denom - correction).maximum(0.0);
     return ss / denom;
   });

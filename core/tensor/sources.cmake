@@ -2,6 +2,8 @@
 # whole into libpolygrad, which exports its POLYGRAD_API symbols).
 target_sources(polygrad_compiler PRIVATE
   tensor/lazy.cpp
+  tensor/symbolic.cpp
+  tensor/symbolic_api.cpp
   tensor/support.cpp
   tensor/tensor.cpp
   tensor/construction.cpp

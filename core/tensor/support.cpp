@@ -5,6 +5,8 @@
 #include "runtime/runtime.hpp"
 #include "tensor/tensor_impl.hpp"
 
+#include "tensor/symbolic.hpp"
+
 #include <algorithm>
 #include <climits>
 #include <cstring>
@@ -97,9 +99,12 @@ lazy::Shape broadcast_shape(const char* op, const lazy::Shape& a, const lazy::Sh
   return *out;
 }
 
-Tensor broadcast_to(const char* op, const Tensor& t, const lazy::Shape& shape) {
+Tensor broadcast_to(const char* op, const Tensor& t, const lazy::Shape& shape,
+                    const Tensor* other) {
   const TensorImpl& p = detail::state(t, op);
-  if (p.shape == shape) return t;
+  // (Broadcast against an operand over a variable, an axis of size 1 may be the variable's at
+  // value 1: it is expanded to it all the same, so the graph is one for every value.)
+  if (p.shape == shape && !(other && lazy::any_bound())) return t;
   if (p.shape.size() > shape.size())
     user_error(std::string(op) + ": cannot broadcast " + lazy::shape_str(p.shape) + " to " +
                lazy::shape_str(shape));
@@ -109,6 +114,20 @@ Tensor broadcast_to(const char* op, const Tensor& t, const lazy::Shape& shape) {
     if (padded[i] != shape[i] && padded[i] != 1)
       user_error(std::string(op) + ": cannot broadcast " + lazy::shape_str(p.shape) + " to " +
                  lazy::shape_str(shape));
+  if (lazy::any_bound()) {  // (sizes that are bound variables stay expressions)
+    const lazy::SymShape mine = lazy::sym_shape(p.uop.get());
+    const lazy::SymShape hint =
+        other ? lazy::sym_shape(other->impl()->uop.get()) : lazy::SymShape{};
+    if (lazy::has_symbolic(mine) || lazy::has_symbolic(hint)) {
+      const lazy::SymShape padded_dims = lazy::broadcast_dims(mine, padded, {});
+      const lazy::SymShape target = lazy::broadcast_dims(padded_dims, shape, hint);
+      if (padded == p.shape && target == padded_dims) return t;
+      UOpRef u = padded == p.shape ? p.uop : lazy::reshape_sym(p.uop, padded_dims);
+      if (target != padded_dims) u = lazy::expand_sym(u, target);
+      return make(u, shape, p.device);
+    }
+  }
+  if (p.shape == shape) return t;
   UOpRef u = padded == p.shape ? p.uop : lazy::reshape(p.uop, padded);
   if (padded != shape) u = lazy::expand(u, shape);
   return make(u, shape, p.device);
@@ -156,6 +175,9 @@ Tensor iota_comparable(const Tensor& index) {
 
 Tensor scalar_like(const Tensor& t, Scalar s) {
   const TensorImpl& p = detail::state(t, "scalar");
+  if (lazy::any_bound() && lazy::has_symbolic(lazy::sym_shape(p.uop.get())))
+    return broadcast_to("scalar", constant(s, scalar_dtype(p.uop->dtype(), s), {}, p.device),
+                        p.shape, &t);
   return constant(s, scalar_dtype(p.uop->dtype(), s), p.shape, p.device);
 }
 
@@ -183,8 +205,8 @@ Tensor binary(const char* name, Op op, const Tensor& a, const Tensor& b) {
   check_same_device(name, a, b);
   DType t = promote_for(name, dt(a), dt(b));
   lazy::Shape s = broadcast_shape(name, a.shape(), b.shape());
-  Tensor x = broadcast_to(name, a.cast(t.scalar()), s);
-  Tensor y = broadcast_to(name, b.cast(t.scalar()), s);
+  Tensor x = broadcast_to(name, a.cast(t.scalar()), s, &b);
+  Tensor y = broadcast_to(name, b.cast(t.scalar()), s, &a);
   return elementwise(op, {x, y});
 }
 

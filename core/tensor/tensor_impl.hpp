@@ -73,8 +73,11 @@ Tensor reduce_max(const Tensor& t, const std::vector<int64_t>& axes, bool keepdi
 std::optional<lazy::Shape> try_broadcast_shape(const lazy::Shape& a, const lazy::Shape& b);
 /// The numpy broadcast of two shapes; user error "<op>: shapes A and B do not broadcast".
 lazy::Shape broadcast_shape(const char* op, const lazy::Shape& a, const lazy::Shape& b);
-/// `t` broadcast to `shape` (reshape adding leading 1s, then expand).
-Tensor broadcast_to(const char* op, const Tensor& t, const lazy::Shape& shape);
+/// `t` broadcast to `shape` (reshape adding leading 1s, then expand). An axis `t` keeps
+/// its size expression (tensor/symbolic.hpp); an expanded one takes `other`'s (the operand `t`
+/// is broadcast against) when `other` is given.
+Tensor broadcast_to(const char* op, const Tensor& t, const lazy::Shape& shape,
+                    const Tensor* other = nullptr);
 /// `dtype` when it is a tensor element type (bool to float64); a user error naming `op`
 /// otherwise: an int outside the enum from a C caller, or PG_DTYPE_VOID.
 pg_dtype check_dtype(const char* op, pg_dtype dtype);

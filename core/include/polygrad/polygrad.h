@@ -367,6 +367,46 @@ typedef enum pg_pad_mode {
  *  crop the padded tensor (circular: crop, then pad), as torch's. */
 POLYGRAD_API pg_api_status pg_tensor_pad_mode(pg_tensor_t x, const int64_t* pads, size_t naxes,
                                               int mode, double value, pg_tensor_t* out);
+
+/* ---- Symbolic sizes --------------------------------------------------------------------------
+ * A size bound to a variable, as tinygrad's Variable(name, min, max).bind(value). A graph whose
+ * sizes are bound variables is scheduled and compiled once for every value of them: the kernels
+ * take the value at launch (docs/compiler.md, "Symbolic sizes"). Shapes report the bound values.
+ */
+typedef struct pg_dim* pg_dim_t;
+/** A size: the variable `name` (letters, digits and '_', not starting with a digit) with
+ *  inclusive bounds [min, max], bound to `value`. Errors: a bad name, min > max or min < 0, a
+ *  value outside [min, max] (the message names the variable and the value). Free it with
+ *  pg_dim_free; tensors built with it keep what they need. */
+POLYGRAD_API pg_api_status pg_variable_bind(const char* name, int64_t min, int64_t max,
+                                            int64_t value, pg_dim_t* out);
+/** Frees a size; NULL is a no-op. */
+POLYGRAD_API void pg_dim_free(pg_dim_t d);
+/** a * scale + offset (a cache's length after a new entry: scale 1, offset 1); a new size. */
+POLYGRAD_API pg_api_status pg_dim_affine(pg_dim_t a, int64_t scale, int64_t offset, pg_dim_t* out);
+/** a + b; a new size. */
+POLYGRAD_API pg_api_status pg_dim_add(pg_dim_t a, pg_dim_t b, pg_dim_t* out);
+/** The value a size has (its variables at their bound values). */
+POLYGRAD_API pg_api_status pg_dim_value(pg_dim_t d, int64_t* out);
+/** pg_tensor_reshape with sizes that may be bound variables: axis i is dims[i] when `dims` and
+ *  dims[i] are non-NULL, else shape[i] (no -1). */
+POLYGRAD_API pg_api_status pg_tensor_reshape_sym(pg_tensor_t x, const int64_t* shape,
+                                                 const pg_dim_t* dims, size_t ndim,
+                                                 pg_tensor_t* out);
+/** pg_tensor_expand with sizes that may be bound variables, as pg_tensor_reshape_sym. */
+POLYGRAD_API pg_api_status pg_tensor_expand_sym(pg_tensor_t x, const int64_t* shape,
+                                                const pg_dim_t* dims, size_t ndim,
+                                                pg_tensor_t* out);
+/** pg_tensor_shrink with bounds that may be bound variables: of the 2 * naxes values (begin,
+ *  end per axis), value k is dims[k] when `dims` and dims[k] are non-NULL, else bounds[k]. The
+ *  KV-cache slice: bounds {0, 0, 0, d}, dims {NULL, n, NULL, NULL}. */
+POLYGRAD_API pg_api_status pg_tensor_shrink_sym(pg_tensor_t x, const int64_t* bounds,
+                                                const pg_dim_t* dims, size_t naxes,
+                                                pg_tensor_t* out);
+/** pg_tensor_pad (with zeros) with amounts that may be bound variables, as
+ *  pg_tensor_shrink_sym. */
+POLYGRAD_API pg_api_status pg_tensor_pad_sym(pg_tensor_t x, const int64_t* pads,
+                                             const pg_dim_t* dims, size_t naxes, pg_tensor_t* out);
 POLYGRAD_API pg_api_status pg_tensor_getitem(pg_tensor_t x, const pg_index* index, size_t n,
                                              pg_tensor_t* out);
 POLYGRAD_API pg_api_status pg_tensor_gather(pg_tensor_t x, int64_t dim, pg_tensor_t index,

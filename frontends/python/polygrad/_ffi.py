@@ -181,6 +181,13 @@ _SIGNATURES = {
     "pg_tensor_shrink": [T, I64P, c_size_t, PT],
     "pg_tensor_pad": [T, I64P, c_size_t, c_double, PT],
     "pg_tensor_pad_mode": [T, I64P, c_size_t, c_int, c_double, PT],
+    "pg_variable_bind": [c_char_p, c_int64, c_int64, c_int64, PT],
+    "pg_dim_affine": [c_void_p, c_int64, c_int64, PT],
+    "pg_dim_add": [c_void_p, c_void_p, PT],
+    "pg_tensor_reshape_sym": [T, I64P, PT, c_size_t, PT],
+    "pg_tensor_expand_sym": [T, I64P, PT, c_size_t, PT],
+    "pg_tensor_shrink_sym": [T, I64P, PT, c_size_t, PT],
+    "pg_tensor_pad_sym": [T, I64P, PT, c_size_t, PT],
     "pg_tensor_getitem": [T, POINTER(Index), c_size_t, PT],
     "pg_tensor_gather": [T, c_int64, T, PT],
     "pg_tensor_cat": [PT, c_size_t, c_int64, PT],
@@ -301,6 +308,9 @@ lib.pg_last_error.argtypes = []
 lib.pg_last_error.restype = c_char_p
 lib.pg_tensor_free.argtypes = [T]
 lib.pg_tensor_free.restype = None
+if hasattr(lib, "pg_dim_free"):
+    lib.pg_dim_free.argtypes = [c_void_p]
+    lib.pg_dim_free.restype = None
 if hasattr(lib, "pg_capture_free"):
     lib.pg_capture_free.argtypes = [c_void_p]
     lib.pg_capture_free.restype = None

@@ -6,14 +6,21 @@ import numpy as np
 
 from . import _ffi
 from ._ffi import Index, byref, c_size_t, c_void_p, int64s, lib
+from .symbolic import dims as _sym_dims, is_bound as _is_bound
 from .tensor import Tensor, _call, _pair, _scalar, _shape_args, _wrap
 
 
 def _list_op(name):
     f = getattr(lib, "pg_tensor_" + name)
 
+    sym = getattr(lib, "pg_tensor_" + name + "_sym", None)
+
     def method(self, *values):
-        arr, n = int64s(_shape_args(values))
+        values = _shape_args(values)
+        if sym is not None and any(_is_bound(v) for v in values):
+            arr, handles, n = _sym_dims(values)
+            return _call(sym, self._h, arr, handles, n)
+        arr, n = int64s(values)
         return _call(f, self._h, arr, n)
     method.__name__ = name
     return method
@@ -56,6 +63,9 @@ def shrink(self, arg):
     bounds = []
     for i, b in enumerate(arg):
         bounds.extend((0, shape[i]) if b is None else b)
+    if any(_is_bound(b) for b in bounds):
+        arr, handles, _ = _sym_dims(bounds)
+        return _call(lib.pg_tensor_shrink_sym, self._h, arr, handles, len(arg))
     arr, _ = int64s(bounds)
     return _call(lib.pg_tensor_shrink, self._h, arr, len(arg))
 
@@ -85,6 +95,11 @@ def pad(self, arg, mode="constant", value=0.0):
     else:
         pairs = [(0, 0) if a is None else tuple(a) for a in arg]
     flat = [v for p in pairs for v in p]
+    if any(_is_bound(v) for v in flat):
+        if mode != "constant" or value != 0.0:
+            raise _ffi.PolygradValueError("pad: a bound variable pads with zeros only")
+        arr, handles, _ = _sym_dims(flat)
+        return _call(lib.pg_tensor_pad_sym, self._h, arr, handles, len(pairs))
     arr, _ = int64s(flat)
     if mode == "constant":
         return _call(lib.pg_tensor_pad, self._h, arr, len(pairs), float(value))
@@ -136,9 +151,35 @@ def __getitem__(self, idx):
         return _take(self, _host_index(self, idx), wrap=False)
     if not isinstance(idx, tuple):
         idx = (idx,)
+    if any(isinstance(i, slice) and (_is_bound(i.start) or _is_bound(i.stop)) for i in idx):
+        return _symbolic_slice(self, idx)
     n = len(idx)
     arr = (Index * max(n, 1))(*[_index_entry(i) for i in idx])
     return _call(lib.pg_tensor_getitem, self._h, arr, n)
+
+
+def _symbolic_slice(self, idx):
+    """x[a:b, ...] with a bound variable among the bounds: a shrink (slices of step 1 with
+    non-negative bounds, on leading axes, and Ellipsis or nothing after them)."""
+    if len(idx) and idx[-1] is Ellipsis:
+        idx = idx[:-1]
+    shape = self.shape
+    if len(idx) > len(shape) or not all(isinstance(i, slice) for i in idx):
+        raise _ffi.PolygradValueError(
+            "getitem: a bound variable is taken in slices only (x[:n], x[a:b, :])")
+    arg = []
+    for i, s in enumerate(idx):
+        if s.step not in (None, 1):
+            raise _ffi.PolygradValueError("getitem: a slice with a bound variable has step 1")
+        start = 0 if s.start is None else s.start
+        stop = shape[i] if s.stop is None else s.stop
+        for b in (start, stop):
+            if not _is_bound(b) and int(b) < 0:
+                raise _ffi.PolygradValueError(
+                    "getitem: a slice with a bound variable has non-negative bounds")
+        arg.append((start, stop))
+    arg += [None] * (len(shape) - len(idx))
+    return self.shrink(arg)
 
 
 def _host_index(self, idx):
