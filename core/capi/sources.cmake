@@ -9,4 +9,6 @@ target_sources(polygrad_compiler PRIVATE
   capi/device_api.cpp
   capi/capture.cpp
   capi/comm_api.cpp
-  capi/safetensors.cpp)
+  capi/safetensors.cpp
+  capi/gpt2.cpp
+  capi/tokenizer.cpp)
