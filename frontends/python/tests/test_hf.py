@@ -338,6 +338,10 @@ def test_embedding_takes_float_ids_holding_whole_numbers():
     w = emb.weight.numpy()
     got = emb(Tensor(np.array([[4, 0, 2]], dtype=np.float32))).numpy()
     np.testing.assert_array_equal(got, w[[[4, 0, 2]]])
+    with pytest.raises(ValueError, match=r"index 0\.5 is not a whole number"):
+        emb(Tensor(np.array([0.5], dtype=np.float32)))
+    with pytest.raises(IndexError, match="index 5 is out of bounds"):
+        emb(Tensor(np.array([1, 5], dtype=np.float32)))
     x = Tensor(np.arange(12, dtype=np.float32).reshape(3, 4))
     idx = Tensor(np.array([[2, 0, 1, 1]], dtype=np.float32))
     np.testing.assert_array_equal(x.gather(0, idx).numpy(), [[8, 1, 6, 7]])
