@@ -40,7 +40,9 @@ void check_ids(const Tensor& ids, const char* what) {
 
 }  // namespace
 
-Tensor Gpt2::embed(const Tensor& tokens, const Tensor& positions) const {
+Tensor Gpt2::embed(const Tensor& tokens_in, const Tensor& positions_in) const {
+  // (ids made on another device, the default one say, come to the model's)
+  const Tensor tokens = tokens_in.to(device_), positions = positions_in.to(device_);
   return take_rows(wte_, tokens, "gpt2: token") + take_rows(wpe_, positions, "gpt2: position");
 }
 
@@ -75,7 +77,7 @@ Tensor Gpt2::forward(const Tensor& tokens, const std::optional<Tensor>& position
       user_error("gpt2: positions must have the tokens' shape");
     pos = *positions;
   } else {
-    pos = Tensor::arange(t, tokens.device()).reshape({1, t}).expand({bsz, t});
+    pos = Tensor::arange(t, device_).reshape({1, t}).expand({bsz, t});
   }
   Tensor x = embed(tokens, pos);
   for (const Gpt2Block& b : blocks_) {
@@ -111,7 +113,7 @@ Tensor Gpt2::prefill(const Tensor& tokens) {
     }
     batch_ = bsz;
   }
-  Tensor pos = Tensor::arange(t, tokens.device()).reshape({1, t}).expand({bsz, t});
+  Tensor pos = Tensor::arange(t, device_).reshape({1, t}).expand({bsz, t});
   Tensor x = embed(tokens, pos);
   const std::vector<std::pair<int64_t, int64_t>> rows = {
       {0, 0}, {0, 0}, {0, max_seq_len_ - t}, {0, 0}};

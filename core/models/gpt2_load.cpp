@@ -128,6 +128,7 @@ Gpt2 Gpt2::from_checkpoints(const Gpt2Config& config, const std::vector<Checkpoi
   const int64_t d = config.n_embd, ff = config.n_inner, v = config.vocab_size;
   m.wte_ = w.get("wte.weight", {v, d});
   m.wpe_ = w.get("wpe.weight", {config.n_positions, d});
+  m.device_ = m.wte_.device();  // (the canonical name of "" too)
   for (int64_t i = 0; i < config.n_layer; ++i) {
     const std::string p = "h." + std::to_string(i) + ".";
     Gpt2Block b;

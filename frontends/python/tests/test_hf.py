@@ -418,3 +418,15 @@ def test_generate_text_with_the_folders_tokenizer(tmp_path):
     text = generate(inst, "hello world", max_new_tokens=4, top_k=1)
     ids = torch_greedy(values, cfg, [259, 261, 114, 108, 100], 4)
     assert text == inst.tokenizer.decode(ids)
+
+
+def test_example_generates_from_its_own_random_checkpoint():
+    import os
+    import subprocess
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "..", "examples",
+                          "gpt2_generate.py")
+    r = subprocess.run([sys.executable, script, "-n", "3", "--prompt", "hi"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "wrote a random GPT-2" in r.stdout and "tokens/s" in r.stdout
+    assert "3/3" in r.stderr  # the progress bar's last state
