@@ -362,7 +362,7 @@ def int64s(values):
 
 
 __all__ = ["lib", "check", "fn", "RELEASE_FN", "raise_error", "int64s", "int64_arg", "Scalar",
-           "Index", "PolygradError", "PolygradCommError",
+           "Index", "PolygradError", "PolygradCommError", "PolygradIndexError",
            "PolygradValueError", "PolygradDeviceError", "PolygradInternalError", "byref",
            "c_void_p", "c_int64", "c_double", "c_int", "c_char_p", "c_size_t", "c_uint64",
            "POINTER", "DTYPE_NAMES", "DTYPE_CODES"]

@@ -10,10 +10,12 @@ vocab.json and merges.txt.
 import json
 import os
 import time
+from ctypes import c_char as ctypes_char
 
 import numpy as np
 
-from ._ffi import POINTER, byref, c_char_p, c_int64, c_size_t, c_void_p, check, fn, lib
+from ._ffi import PolygradIndexError, PolygradValueError, byref, c_char_p, c_int64, c_size_t
+from ._ffi import c_void_p, check, fn, lib
 from .tensor import Tensor, _wrap
 
 _CONFIG_FIELDS = ("vocab_size", "n_positions", "n_embd", "n_layer", "n_head", "n_inner",
@@ -77,21 +79,32 @@ class Tokenizer:
             self._h = None
 
 
-from ctypes import c_char as ctypes_char  # noqa: E402 - beside its one use
 
-
-def _ids(a, name):
+def _ids(a, name, n=None):
     """A token or position array (list, numpy or Tensor) as a 2-d Tensor: float ids stay
-    float (the core checks that they are whole numbers), ints become int32."""
+    float, ints become int32. Ids given as host data are checked here, on every device: each
+    must be a whole number in [0, n) (the core checks a tensor's only where its memory is the
+    host's)."""
     if isinstance(a, Tensor):
         return a if len(a.shape) == 2 else a.reshape(1, -1)
     arr = np.asarray(a)
     if arr.dtype.kind == "f":
         arr = arr.astype(np.float32)
+        frac = arr != np.trunc(arr)
+        if frac.any():
+            raise PolygradValueError(f"gpt2: {name}: index {arr[frac][0]:g} is not a whole "
+                                     "number (a float index must hold whole numbers)")
     elif arr.dtype.kind in "iu":
-        arr = arr.astype(np.int32)
+        arr = arr.astype(np.int64)
     else:
         raise TypeError(f"{name} must hold numbers, not {arr.dtype}")
+    if n is not None and arr.size:
+        bad = (arr < 0) | (arr >= n)
+        if bad.any():
+            raise PolygradIndexError(f"gpt2: {name}: index {arr[bad][0]:g} is out of bounds "
+                                     f"for an axis of size {n}")
+    if arr.dtype.kind != "f":
+        arr = arr.astype(np.int32)
     if arr.ndim == 1:
         arr = arr.reshape(1, -1)
     if arr.ndim != 2:
@@ -116,8 +129,9 @@ class PolyInstance:
 
     def logits(self, tokens, positions=None):
         """A lazy Tensor of logits (B, T, vocab_size) for token ids (B, T)."""
-        x = _ids(tokens, "tokens")
-        pos = None if positions is None else _ids(positions, "positions")
+        x = _ids(tokens, "token", self.vocab_size)
+        pos = (None if positions is None
+               else _ids(positions, "position", self.config["n_positions"]))
         out = c_void_p()
         check(lib.pg_gpt2_forward(self._h, x._h, None if pos is None else pos._h, byref(out)))
         return _wrap(out)
@@ -150,7 +164,7 @@ class PolyInstance:
     def prefill(self, tokens):
         """Starts a sequence in the KV cache with prompt ids (B, T); the last position's logits
         (B, vocab_size) as numpy."""
-        x = _ids(tokens, "tokens")
+        x = _ids(tokens, "token", self.vocab_size)
         out = c_void_p()
         check(lib.pg_gpt2_prefill(self._h, x._h, byref(out)))
         return _wrap(out).numpy()
@@ -158,7 +172,7 @@ class PolyInstance:
     def step(self, tokens):
         """One token per sequence (B, 1) at the next position; logits (B, vocab_size)."""
         x = _ids(np.asarray(tokens).reshape(-1, 1) if not isinstance(tokens, Tensor) else tokens,
-                 "tokens")
+                 "token", self.vocab_size)
         out = c_void_p()
         check(lib.pg_gpt2_step(self._h, x._h, byref(out)))
         return _wrap(out).numpy()

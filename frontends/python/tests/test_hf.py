@@ -309,6 +309,8 @@ def test_token_ids_are_checked(tmp_path):
         inst.logits(np.array([[1, 61]], dtype=np.float32))
     with pytest.raises(IndexError, match="index 99 is out of bounds"):
         inst.logits(np.array([[99]], dtype=np.int32))
+    with pytest.raises(IndexError, match="gpt2: position: index 32 is out of bounds"):
+        inst.logits([[1, 2]], positions=[[0, 32]])
 
 
 def test_download_without_huggingface_hub_fails_at_once(monkeypatch):
@@ -333,7 +335,8 @@ def test_download_goes_through_huggingface_hub(monkeypatch, tmp_path):
 
 # ---- embedding and gather with float ids ---------------------------------------------------
 
-def test_embedding_takes_float_ids_holding_whole_numbers():
+def test_embedding_takes_float_ids_holding_whole_numbers(on_cpu):
+    # (on the cpu: ids in host memory are checked when the gather is built)
     emb = nn.Embedding(5, 3)
     w = emb.weight.numpy()
     got = emb(Tensor(np.array([[4, 0, 2]], dtype=np.float32))).numpy()
