@@ -177,6 +177,9 @@ BpeTokenizer BpeTokenizer::from_text(const std::string& vocab_json, const std::s
       user_error(vocab_name + ": id " + std::to_string(i) + " is given to both " +
                  quote_key(t.by_id_[i]) + " and " + quote_key(symbol));
     t.vocab_.emplace(symbol, i);
+    if (symbol.size() > 4 && symbol.rfind("<|", 0) == 0 &&
+        symbol.compare(symbol.size() - 2, 2, "|>") == 0)
+      t.specials_.emplace_back(symbol, i);
     t.vocab_size_ = std::max(t.vocab_size_, i + 1);
   }
   std::istringstream lines(merges_txt);
@@ -224,6 +227,31 @@ std::vector<std::string> BpeTokenizer::bpe(const std::vector<std::string>& symbo
 }
 
 std::vector<int64_t> BpeTokenizer::encode(const std::string& text) const {
+  std::vector<int64_t> ids;
+  size_t from = 0;
+  while (from < text.size()) {
+    // The earliest (then longest) special token from `from` on.
+    size_t at = std::string::npos, len = 0;
+    int64_t special_id = 0;
+    for (const auto& [symbol, id] : specials_) {
+      const size_t found = text.find(symbol, from);
+      if (found != std::string::npos && (found < at || (found == at && symbol.size() > len))) {
+        at = found;
+        len = symbol.size();
+        special_id = id;
+      }
+    }
+    const size_t end = at == std::string::npos ? text.size() : at;
+    const std::vector<int64_t> piece = encode_ordinary(text.substr(from, end - from));
+    ids.insert(ids.end(), piece.begin(), piece.end());
+    if (at == std::string::npos) break;
+    ids.push_back(special_id);
+    from = at + len;
+  }
+  return ids;
+}
+
+std::vector<int64_t> BpeTokenizer::encode_ordinary(const std::string& text) const {
   const std::vector<Char> cs = split_chars(text);
   std::vector<Class> cl;
   for (const Char& c : cs) cl.push_back(classify(c));

@@ -7,13 +7,15 @@
 // merged pairwise by merges.txt's ranks; each resulting symbol is looked up in vocab.json.
 // Letters, numbers and white space are exact for ASCII; other code points are classified by
 // the C library's C.UTF-8 tables (letters) and a table of the common non-ASCII digits and
-// number forms. Special tokens ("<|endoftext|>") in text are encoded as plain text.
+// number forms. A vocabulary entry of the form <|name|> ("<|endoftext|>") is a special
+// token: where the text holds it, it becomes its id, as transformers' GPT-2 tokenizer does.
 #ifndef POLYGRAD_MODELS_BPE_TOKENIZER_HPP
 #define POLYGRAD_MODELS_BPE_TOKENIZER_HPP
 
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace polygrad::models {
@@ -29,8 +31,8 @@ class BpeTokenizer {
                                 const std::string& vocab_name = "vocab.json",
                                 const std::string& merges_name = "merges.txt");
 
-  /// The ids of `text` (UTF-8; invalid bytes are encoded as bytes). A user error names a
-  /// symbol the vocabulary lacks.
+  /// The ids of `text` (UTF-8; invalid bytes are encoded as bytes; special tokens as their
+  /// ids). A user error names a symbol the vocabulary lacks.
   std::vector<int64_t> encode(const std::string& text) const;
   /// The bytes the ids stand for (possibly a partial UTF-8 sequence at the end). A user
   /// error names an id the vocabulary lacks.
@@ -40,10 +42,12 @@ class BpeTokenizer {
 
  private:
   std::vector<std::string> bpe(const std::vector<std::string>& symbols) const;
+  std::vector<int64_t> encode_ordinary(const std::string& text) const;
 
   std::unordered_map<std::string, int64_t> vocab_;
   std::unordered_map<int64_t, std::string> by_id_;
-  std::unordered_map<std::string, size_t> merge_rank_;  ///< "a b" -> line rank
+  std::unordered_map<std::string, size_t> merge_rank_;     ///< "a b" -> line rank
+  std::vector<std::pair<std::string, int64_t>> specials_;  ///< <|name|> entries
   int64_t vocab_size_ = 0;
 };
 

@@ -378,6 +378,7 @@ def small_tokenizer_files():
     vocab = {sym[b]: b for b in range(256)}
     for i, m in enumerate(MERGES):
         vocab[m.replace(" ", "")] = 256 + i
+    vocab["<|endoftext|>"] = 256 + len(MERGES)
     return json.dumps(vocab), "#version: 0.2\n" + "\n".join(MERGES) + "\n"
 
 
@@ -389,13 +390,15 @@ def small_tokenizer_files():
     ("x\n\ny", [120, 10, 10, 121]),
     ("é!", [0xC3, 0xA9, 33]),                       # UTF-8 bytes, then "!"
     ("", []),
+    ("hello<|endoftext|> wo", [259, 267, 261]),    # the special token's id, then " wo"
+    ("<|endoftext|", [60, 124, 101, 110, 264, 102, 116, 101, 120, 116, 124]),  # not special
 ])
 def test_tokenizer_encodes_fixed_strings(text, ids):
     vocab, merges = small_tokenizer_files()
     tok = Tokenizer.from_bytes(vocab, merges)
     assert tok.encode(text) == ids
     assert tok.decode(ids) == text
-    assert tok.vocab_size == 256 + len(MERGES)
+    assert tok.vocab_size == 256 + len(MERGES) + 1
 
 
 def test_tokenizer_errors(tmp_path):
@@ -411,7 +414,7 @@ def test_tokenizer_errors(tmp_path):
 
 
 def test_generate_text_with_the_folders_tokenizer(tmp_path):
-    cfg = {**CFG, "vocab_size": 256 + len(MERGES)}
+    cfg = {**CFG, "vocab_size": 256 + len(MERGES) + 1}
     values = write_checkpoint(tmp_path, make_weights(cfg, seed=2), cfg=cfg)
     vocab, merges = small_tokenizer_files()
     (tmp_path / "vocab.json").write_text(vocab)
