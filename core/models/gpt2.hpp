@@ -30,7 +30,8 @@ struct Gpt2Config {
 /// Parses config.json's `size` bytes (`what` names it in messages). User errors: invalid JSON,
 /// no "model_type" or one other than "gpt2" (named), a field of the wrong type or out of range
 /// (named), n_embd not divisible by n_head, an activation other than gelu_new,
-/// gelu_pytorch_tanh or relu.
+/// gelu_pytorch_tanh or relu, scale_attn_weights false, scale_attn_by_inverse_layer_idx or
+/// add_cross_attention true.
 Gpt2Config parse_gpt2_config(const char* text, size_t size, const std::string& what);
 
 /// One transformer block's weights, as float32 tensors; the Conv1D weights as stored, (in, out).

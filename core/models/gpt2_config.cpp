@@ -54,6 +54,15 @@ Gpt2Config parse_gpt2_config(const char* text, size_t size, const std::string& w
       c.activation_function != "relu")
     user_error(what + ": unsupported activation_function " + quote_key(c.activation_function) +
                " (gelu_new, gelu_pytorch_tanh and relu are)");
+  // Variants the model does not compute are refused rather than computed otherwise.
+  for (const auto& [key, supported] : {std::pair<const char*, bool>{"scale_attn_weights", true},
+                                       {"scale_attn_by_inverse_layer_idx", false},
+                                       {"add_cross_attention", false}}) {
+    if (!j.contains(key) || j[key].is_null()) continue;
+    if (!j[key].is_boolean() || j[key].get<bool>() != supported)
+      user_error(what + ": " + quote_key(key) + " " + j[key].dump() +
+                 " is not supported (GPT-2 here has " + (supported ? "true" : "false") + ")");
+  }
   if (c.n_embd % c.n_head != 0)
     user_error(what + ": n_embd " + std::to_string(c.n_embd) + " is not divisible by n_head " +
                std::to_string(c.n_head));

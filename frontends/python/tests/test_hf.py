@@ -267,6 +267,15 @@ def test_unsupported_model_type_is_named(tmp_path):
         load_hf(tmp_path)
 
 
+@pytest.mark.parametrize("field,value", [("scale_attn_by_inverse_layer_idx", True),
+                                         ("scale_attn_weights", False),
+                                         ("activation_function", "gelu")])
+def test_config_variants_it_does_not_compute_are_refused(tmp_path, field, value):
+    write_checkpoint(tmp_path, make_weights(CFG), cfg={**CFG, field: value})
+    with pytest.raises(ValueError, match=rf"config\.json: .*'{field}'|unsupported {field}"):
+        load_hf(tmp_path)
+
+
 def test_truncated_file_is_named(tmp_path):
     write_checkpoint(tmp_path, make_weights(CFG))
     f = tmp_path / "model.safetensors"
