@@ -100,7 +100,10 @@ Tensor Gpt2::prefill(const Tensor& tokens) {
     user_error("gpt2: a prompt of shape (" + std::to_string(bsz) + ", " + std::to_string(t) +
                ") does not fit max_batch " + std::to_string(max_batch_) + ", max_seq_len " +
                std::to_string(max_seq_len_));
-  if (cache_k_.empty() || batch_ != bsz) {
+  // No sequence until this prefill has run: a failure leaves step() refusing.
+  batch_ = 0;
+  position_ = 0;
+  if (cache_k_.empty() || cache_k_[0].size(0) != bsz) {
     cache_k_.clear();
     cache_v_.clear();
     for (size_t i = 0; i < blocks_.size(); ++i) {
@@ -111,7 +114,6 @@ Tensor Gpt2::prefill(const Tensor& tokens) {
           Tensor::zeros({bsz, config_.n_head, max_seq_len_, hd}, PG_DTYPE_FLOAT32, device_)
               .realize());
     }
-    batch_ = bsz;
   }
   Tensor pos = Tensor::arange(t, device_).reshape({1, t}).expand({bsz, t});
   Tensor x = embed(tokens, pos);
@@ -134,6 +136,7 @@ Tensor Gpt2::prefill(const Tensor& tokens) {
   all.insert(all.end(), cache_k_.begin(), cache_k_.end());
   all.insert(all.end(), cache_v_.begin(), cache_v_.end());
   Tensor::realize_all(all);
+  batch_ = bsz;
   position_ = t;
   return out;
 }

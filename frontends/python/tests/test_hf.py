@@ -445,3 +445,14 @@ def test_example_generates_from_its_own_random_checkpoint():
     assert r.returncode == 0, r.stderr
     assert "wrote a random GPT-2" in r.stdout and "tokens/s" in r.stdout
     assert "3/3" in r.stderr  # the progress bar's last state
+
+
+def test_a_failed_prefill_leaves_no_sequence(tmp_path, on_cpu):
+    # (on the cpu: the core reads the ids of a tensor in host memory)
+    write_checkpoint(tmp_path, make_weights(CFG))
+    inst = load_hf(tmp_path, max_seq_len=8)
+    inst.prefill([[1, 2]])
+    with pytest.raises(IndexError, match="gpt2: token: index 99 is out of bounds"):
+        inst.prefill(Tensor(np.array([[1, 99]], dtype=np.int32)))
+    with pytest.raises(ValueError, match="step before prefill"):
+        inst.step([[3]])
