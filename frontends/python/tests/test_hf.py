@@ -184,6 +184,9 @@ def test_seed_instance_api(tmp_path):
                                atol=1e-4)
     with pytest.raises(ValueError, match="arange"):
         inst.forward(x=tokens, arange=np.arange(3))
+    result = generate(inst, tokens, max_new_tokens=2, temperature=1.0, top_k=10)
+    assert result.shape == (1, 6) and result.dtype == np.float32
+    np.testing.assert_array_equal(result[:, :4], tokens)
 
 
 def test_greedy_generation_matches_torch_token_by_token(tmp_path):
