@@ -10,4 +10,6 @@ target_sources(polygrad_compiler PRIVATE
   capi/capture.cpp
   capi/comm_api.cpp
   capi/safetensors.cpp
-  capi/symbolic.cpp)
+  capi/symbolic.cpp
+  capi/gpt2.cpp
+  capi/tokenizer.cpp)

@@ -23,6 +23,10 @@ class MappedFile {
  public:
   /// Maps `path`; user errors name the path (missing, a directory, unreadable).
   explicit MappedFile(const std::string& path);
+  /// A view of `size` bytes at `data` that the caller keeps alive as long as this object;
+  /// `name` stands for a path in messages. Nothing is mapped or freed.
+  MappedFile(std::string name, const uint8_t* data, size_t size)
+      : path_(std::move(name)), data_(data), size_(size), mapped_(false) {}
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
@@ -35,6 +39,7 @@ class MappedFile {
   std::string path_;
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
+  bool mapped_ = true;
 };
 
 /// The tensors of one safetensors file, or of the shards an index names.
@@ -47,6 +52,9 @@ class Checkpoint {
   /// checked, and every tensor the map names must be in its shard. The index's "metadata"
   /// (values that are not strings written as JSON) is the checkpoint's metadata.
   static Checkpoint open_index(const std::string& index_path);
+  /// The bytes of one file, read in place (the caller keeps them alive as long as the
+  /// checkpoint); `name` stands for its path in messages.
+  static Checkpoint open_memory(const uint8_t* data, size_t size, const std::string& name);
 
   /// What was opened: the file, or the index.
   const std::string& path() const { return path_; }
@@ -67,6 +75,8 @@ class Checkpoint {
                 const std::string& device) const;
 
  private:
+  static Checkpoint from_file(std::shared_ptr<MappedFile> file);
+
   std::string path_;  ///< what was opened (the file or the index)
   std::vector<std::shared_ptr<MappedFile>> files_;
   std::vector<uint64_t> data_start_;  ///< per file

@@ -41,13 +41,21 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
 }
 
 MappedFile::~MappedFile() {
-  if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);
+  if (mapped_ && data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);
 }
 
 Checkpoint Checkpoint::open_file(const std::string& path) {
+  return from_file(std::make_shared<MappedFile>(path));
+}
+
+Checkpoint Checkpoint::open_memory(const uint8_t* data, size_t size, const std::string& name) {
+  return from_file(std::make_shared<MappedFile>(name, data, size));
+}
+
+Checkpoint Checkpoint::from_file(std::shared_ptr<MappedFile> file) {
   Checkpoint c;
-  c.path_ = path;
-  auto file = std::make_shared<MappedFile>(path);
+  c.path_ = file->path();
+  const std::string& path = c.path_;
   SafetensorsHeader header = parse_safetensors(file->data(), file->size(), path);
   c.files_.push_back(std::move(file));
   c.data_start_.push_back(header.data_start);

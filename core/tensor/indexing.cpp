@@ -126,8 +126,11 @@ Tensor Tensor::gather(int64_t dim, const Tensor& index) const {
         .reshape(ip.shape);
   }
   const int64_t a = detail::norm_axis("gather", dim, ndim(), p.shape);
-  if (DType(index.dtype()).is_float() || DType(index.dtype()).is_bool())
-    user_error("gather: index must be an int tensor, not " + dtype_name(index.dtype()));
+  if (DType(index.dtype()).is_bool())
+    user_error("gather: index must be an int tensor, or a float one holding whole numbers, not " +
+               dtype_name(index.dtype()));
+  if (DType(index.dtype()).is_float() && ip.shape.size() == p.shape.size())
+    return gather(a, detail::whole_float_index("gather", index, p.shape[static_cast<size_t>(a)]));
   if (ip.shape.size() != p.shape.size())
     user_error("gather: index shape " + lazy::shape_str(ip.shape) + " and input shape " +
                lazy::shape_str(p.shape) + " differ in rank");

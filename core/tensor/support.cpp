@@ -8,7 +8,9 @@
 #include "tensor/symbolic.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <climits>
+#include <cmath>
 #include <cstring>
 #include <optional>
 #include <type_traits>
@@ -332,6 +334,28 @@ std::optional<int64_t> host_ints_outside(const Tensor& index, int64_t lo, int64_
     default:
       return {};
   }
+}
+
+Tensor whole_float_index(const char* op, const Tensor& index, int64_t n) {
+  const pg_dtype as = n <= (int64_t{1} << 31) ? PG_DTYPE_INT32 : PG_DTYPE_INT64;
+  if (runtime::capturing() || !index.is_realized() || index.numel() == 0 ||
+      !(runtime::device_target(index.impl()->device).caps.flags & PG_CAP_HOST_MEMORY))
+    return index.cast(as);
+  const std::vector<double> values = index.to_vector<double>();
+  auto text = [](double v) {
+    char buf[32];
+    auto r = std::to_chars(buf, buf + sizeof buf, v);
+    return std::string(buf, r.ptr);
+  };
+  for (double v : values) {
+    if (v != std::trunc(v))
+      user_error(std::string(op) + ": index " + text(v) +
+                 " is not a whole number (a float index must hold whole numbers)");
+    if (!(v >= 0 && v < static_cast<double>(n)))
+      index_error(std::string(op) + ": index " + text(v) +
+                  " is out of bounds for an axis of size " + std::to_string(n));
+  }
+  return index.cast(as);
 }
 
 Tensor class_mask(const Tensor& index, int64_t classes) {

@@ -141,6 +141,13 @@ std::vector<unsigned char> pack(const std::vector<double>& values, DType dtype);
 std::optional<int64_t> host_ints_outside(const Tensor& t, int64_t lo, int64_t hi,
                                          std::optional<int64_t> except = std::nullopt);
 
+/// A float index tensor (token ids given as floats, as tinygrad's Embedding takes them) as an
+/// int one (int32, or int64 past int32's range), for an axis of size n. When its values are
+/// known without running anything (as host_ints_outside), a value that is not a whole number
+/// or lies outside [0, n) is a user error (an index error) naming the value; a lazy one is
+/// truncated toward zero.
+Tensor whole_float_index(const char* op, const Tensor& index, int64_t n);
+
 /// The bool mask index[..., k] == k over a new last axis of `classes` (one_hot, unchecked: a
 /// value outside [0, classes) gives a row of false).
 Tensor class_mask(const Tensor& index, int64_t classes);

@@ -70,9 +70,24 @@ TEST(Errors, Slicing) {
   expect_user_error([] { m23().pad({{0, 1}}); }, {"pad: 1 pad pairs for shape (2, 3)"});
   expect_user_error(
       [] {
-        m23().gather(1, Tensor::zeros({2, 3}));
+        m23().gather(1, Tensor::zeros({2, 3}, PG_DTYPE_BOOL));
       },
-      {"gather", "int tensor", "float32"});
+      {"gather", "int tensor", "bool"});
+  // A float index holding whole numbers is taken (token ids as the seed passes them); one
+  // known on the host that is fractional or outside the axis is an error naming the value.
+  const Tensor x(std::vector<float>{0, 1, 2, 3, 4, 5}, {2, 3});
+  EXPECT_EQ(x.gather(1, Tensor(std::vector<float>{2, 0}, {2, 1})).to_vector<float>(),
+            (std::vector<float>{2, 3}));
+  expect_user_error(
+      [] {
+        m23().gather(1, Tensor(std::vector<float>{2.5f, 0}, {2, 1}));
+      },
+      {"gather: index 2.5 is not a whole number"});
+  expect_user_error(
+      [] {
+        m23().gather(1, Tensor(std::vector<float>{1, 3}, {2, 1}));
+      },
+      {"gather: index 3 is out of bounds"});
 }
 
 TEST(Errors, Joining) {

@@ -669,6 +669,80 @@ POLYGRAD_API pg_api_status pg_safetensors_save(const char* path, const char* con
                                                const char* const* metadata_keys,
                                                const char* const* metadata_values, size_t nmeta);
 
+/* ---- GPT-2 (core/capi/gpt2.cpp) ------------------------------------------------------ */
+/* A pg_gpt2_t is a loaded GPT-2 (the Hub's model_type "gpt2") with room for max_batch
+ * sequences of max_seq_len tokens, and its KV cache. Weights are float32 (F16 and BF16
+ * checkpoints widened once when loaded). Errors name the file and the key, e.g.
+ * "pg_gpt2_load: /m/model.safetensors: tensor 'h.0.attn.c_attn.weight' has shape (4, 4),
+ * GPT-2 needs (8, 24)". Token ids may be int or float tensors holding whole numbers. */
+
+typedef struct pg_gpt2* pg_gpt2_t;
+
+/** Loads the model folder `path` as the Hub stores it: config.json, and model.safetensors or
+ *  the shards model.safetensors.index.json names (F32, F16, BF16). Keys may carry the
+ *  "transformer." prefix; the causal-mask buffers "h.N.attn.bias" and "h.N.attn.masked_bias"
+ *  are ignored; without "lm_head.weight" the logits are tied to "wte.weight". max_seq_len 0
+ *  means the config's n_positions. `device` NULL is the default device. Free with
+ *  pg_gpt2_free. Errors: no config.json, an unsupported model_type (named), a truncated file,
+ *  a missing or misshapen tensor (file and key named). */
+POLYGRAD_API pg_api_status pg_gpt2_load(const char* path, int64_t max_batch, int64_t max_seq_len,
+                                        const char* device, pg_gpt2_t* out);
+/** The same from memory: config.json's `config_size` bytes and `nfiles` safetensors files
+ *  (files[i], sizes[i] bytes; shards are merged by tensor name). The bytes are read during the
+ *  call only. */
+POLYGRAD_API pg_api_status pg_gpt2_load_bytes(const char* config_json, size_t config_size,
+                                              const uint8_t* const* files, const size_t* sizes,
+                                              size_t nfiles, int64_t max_batch, int64_t max_seq_len,
+                                              const char* device, pg_gpt2_t* out);
+/** Frees a model and its cache (tensors it returned stay valid). NULL is ignored. */
+POLYGRAD_API void pg_gpt2_free(pg_gpt2_t m);
+/** The sizes, in this order: vocab_size, n_positions, n_embd, n_layer, n_head, n_inner,
+ *  max_batch, max_seq_len. min(8, capacity) of them go to `values` (may be NULL when capacity
+ *  is 0); *count (may be NULL) gets 8. */
+POLYGRAD_API pg_api_status pg_gpt2_config(pg_gpt2_t m, int64_t* values, size_t capacity,
+                                          size_t* count);
+/** A new lazy tensor: the logits (B, T, vocab_size) of `tokens` (B, T) at `positions` (B, T;
+ *  NULL: 0..T-1), with B <= max_batch and T <= max_seq_len. The cache is not touched. */
+POLYGRAD_API pg_api_status pg_gpt2_forward(pg_gpt2_t m, pg_tensor_t tokens, pg_tensor_t positions,
+                                           pg_tensor_t* logits);
+/** Starts a sequence in the KV cache: runs the prompt `tokens` (B, T), fills cache rows
+ *  [0, T) and writes the last position's logits (B, vocab_size), realised, to *logits. */
+POLYGRAD_API pg_api_status pg_gpt2_prefill(pg_gpt2_t m, pg_tensor_t tokens, pg_tensor_t* logits);
+/** One decoding step: `tokens` (B, 1) at the next position p writes cache row p, attends over
+ *  rows [0, p + 1) and gives logits (B, vocab_size), realised. INVALID_ARGUMENT before a
+ *  prefill, for another B, or once p reaches max_seq_len. */
+POLYGRAD_API pg_api_status pg_gpt2_step(pg_gpt2_t m, pg_tensor_t tokens, pg_tensor_t* logits);
+/** The next position pg_gpt2_step writes (the tokens cached so far). */
+POLYGRAD_API pg_api_status pg_gpt2_position(pg_gpt2_t m, int64_t* out);
+
+/* ---- GPT-2 tokenizer (core/capi/tokenizer.cpp) ------------------------------------------ */
+/* GPT-2's byte-level BPE from vocab.json and merges.txt. Text is UTF-8; ids are int64. */
+
+typedef struct pg_tokenizer* pg_tokenizer_t;
+
+/** Reads vocab.json and merges.txt; errors name the file and the line or key at fault. Free
+ *  with pg_tokenizer_free. */
+POLYGRAD_API pg_api_status pg_tokenizer_load(const char* vocab_path, const char* merges_path,
+                                             pg_tokenizer_t* out);
+/** The same from the two files' contents. */
+POLYGRAD_API pg_api_status pg_tokenizer_load_bytes(const char* vocab_json, size_t vocab_size,
+                                                   const char* merges_txt, size_t merges_size,
+                                                   pg_tokenizer_t* out);
+/** Frees a tokenizer. NULL is ignored. */
+POLYGRAD_API void pg_tokenizer_free(pg_tokenizer_t t);
+/** The ids of `size` bytes of text: min(count, capacity) of them to `ids` (may be NULL when
+ *  capacity is 0), their number to *count (call again with a larger buffer when it exceeds
+ *  capacity). A symbol missing from the vocabulary is INVALID_ARGUMENT naming it. */
+POLYGRAD_API pg_api_status pg_tokenizer_encode(pg_tokenizer_t t, const char* text, size_t size,
+                                               int64_t* ids, size_t capacity, size_t* count);
+/** The bytes `n` ids stand for: min(size, capacity) of them to `text` (not NUL-terminated;
+ *  may be NULL when capacity is 0), their number to *size. An unknown id is INVALID_ARGUMENT
+ *  naming it. */
+POLYGRAD_API pg_api_status pg_tokenizer_decode(pg_tokenizer_t t, const int64_t* ids, size_t n,
+                                               char* text, size_t capacity, size_t* size);
+/** One more than the largest id of the vocabulary. */
+POLYGRAD_API pg_api_status pg_tokenizer_vocab_size(pg_tokenizer_t t, int64_t* out);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -253,6 +253,22 @@ _SIGNATURES.update({
     "pg_safetensors_save": [c_char_p, POINTER(c_char_p), PT, c_size_t, POINTER(c_char_p),
                             POINTER(c_char_p), c_size_t],
 })
+# GPT-2 and its tokenizer (pg_gpt2_t and pg_tokenizer_t handles are c_void_p).
+_SIGNATURES.update({
+    "pg_gpt2_load": [c_char_p, c_int64, c_int64, c_char_p, POINTER(c_void_p)],
+    "pg_gpt2_load_bytes": [c_char_p, c_size_t, POINTER(c_char_p), POINTER(c_size_t), c_size_t,
+                           c_int64, c_int64, c_char_p, POINTER(c_void_p)],
+    "pg_gpt2_config": [c_void_p, I64P, c_size_t, POINTER(c_size_t)],
+    "pg_gpt2_forward": [c_void_p, T, T, PT],
+    "pg_gpt2_prefill": [c_void_p, T, PT],
+    "pg_gpt2_step": [c_void_p, T, PT],
+    "pg_gpt2_position": [c_void_p, I64P],
+    "pg_tokenizer_load": [c_char_p, c_char_p, POINTER(c_void_p)],
+    "pg_tokenizer_load_bytes": [c_char_p, c_size_t, c_char_p, c_size_t, POINTER(c_void_p)],
+    "pg_tokenizer_encode": [c_void_p, c_char_p, c_size_t, I64P, c_size_t, POINTER(c_size_t)],
+    "pg_tokenizer_decode": [c_void_p, I64P, c_size_t, c_char_p, c_size_t, POINTER(c_size_t)],
+    "pg_tokenizer_vocab_size": [c_void_p, I64P],
+})
 for _n in FILL_OPS:
     _SIGNATURES["pg_tensor_" + _n] = [I64P, c_size_t, c_int, c_char_p, PT]
 for _n in UNARY_OPS + LIKE_OPS:
@@ -322,6 +338,11 @@ if hasattr(lib, "pg_safetensors_free"):
     lib.pg_safetensors_free.argtypes = [c_void_p]
     lib.pg_safetensors_free.restype = None
 
+for _name in ("pg_gpt2_free", "pg_tokenizer_free"):
+    if hasattr(lib, _name):
+        getattr(lib, _name).argtypes = [c_void_p]
+        getattr(lib, _name).restype = None
+
 
 def raise_error(status):
     """Raises the exception for a failing status with the core's message."""
@@ -351,7 +372,7 @@ def int64s(values):
 
 
 __all__ = ["lib", "check", "fn", "RELEASE_FN", "raise_error", "int64s", "int64_arg", "Scalar",
-           "Index", "PolygradError", "PolygradCommError",
+           "Index", "PolygradError", "PolygradCommError", "PolygradIndexError",
            "PolygradValueError", "PolygradDeviceError", "PolygradInternalError", "byref",
            "c_void_p", "c_int64", "c_double", "c_int", "c_char_p", "c_size_t", "c_uint64",
            "POINTER", "DTYPE_NAMES", "DTYPE_CODES"]

@@ -221,10 +221,32 @@ def _check_bounds(arr, n):
     return bool(lo >= 0)
 
 
+def _whole_float_index(index, n):
+    """A float index (token ids as tinygrad's Embedding takes them) as an int32 one. Its values,
+    when known on the host (as _check_realized_index), must be whole numbers in [0, n): else a
+    ValueError or IndexError naming the first bad one, as the core's gather says."""
+    from .capture import is_capturing
+    from .device import Device
+    if (not is_capturing() and index.is_realized()
+            and Device.host_memory(index._device_bytes().decode())):
+        arr = index.numpy().astype(np.float64).reshape(-1)
+        frac = arr != np.trunc(arr)
+        if frac.any():
+            raise _ffi.PolygradValueError(f"gather: index {arr[frac][0]:g} is not a whole number (a "
+                                     "float index must hold whole numbers)")
+        out = (arr < 0) | (arr >= n)
+        if out.any():
+            raise _ffi.PolygradIndexError(f"gather: index {arr[out][0]:g} is out of bounds for an axis of "
+                             f"size {n}")
+    return index.cast("int32" if n <= 2**31 else "int64")
+
+
 def _take(self, index, wrap=True):
     """self[index] along axis 0 for an int tensor `index`: reshape, expand and gather; with
     `wrap`, negative entries are wrapped lazily (lt, add, where), unless the index holds cpu
     data with none (see _check_realized_index)."""
+    if index.dtype.startswith(("float", "bfloat")):
+        index = _whole_float_index(index, self.shape[0] if self.shape else 0)
     if wrap and index.dtype.startswith("int"):
         n = self.shape[0] if self.shape else 0
         if not _check_realized_index(index, n):
