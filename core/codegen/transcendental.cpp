@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <numbers>
+#include <utility>
 #include <vector>
 
 #include "codegen/rebuild.hpp"
@@ -150,7 +151,79 @@ UOpRef log2_(const UOpRef& x, const Fmt& f) {
   return where(is_nan(x), x, r);
 }
 
-UOpRef sin_(const UOpRef& x, const Fmt& f) {
+/// 2/pi in 24-bit pieces: 2/pi = sum over j of kTwoOverPi[j] * 2^(-24 (j + 1)) (computed
+/// from pi by Machin's formula in integers; 70 pieces cover float64's exponents).
+constexpr int64_t kTwoOverPi[] = {
+    0xA2F983, 0x6E4E44, 0x1529FC, 0x2757D1, 0xF534DD, 0xC0DB62, 0x95993C, 0x439041, 0xFE5163,
+    0xABDEBB, 0xC561B7, 0x246E3A, 0x424DD2, 0xE00649, 0x2EEA09, 0xD1921C, 0xFE1DEB, 0x1CB129,
+    0xA73EE8, 0x8235F5, 0x2EBB44, 0x84E99C, 0x7026B4, 0x5F7E41, 0x3991D6, 0x398353, 0x39F49C,
+    0x845F8B, 0xBDF928, 0x3B1FF8, 0x97FFDE, 0x05980F, 0xEF2F11, 0x8B5A0A, 0x6D1F6D, 0x367ECF,
+    0x27CB09, 0xB74F46, 0x3F669E, 0x5FEA2D, 0x7527BA, 0xC7EBE5, 0xF17B3D, 0x0739F7, 0x8A5292,
+    0xEA6BFB, 0x5FB11F, 0x8D5D08, 0x560330, 0x46FC7B, 0x6BABF0, 0xCFBC20, 0x9AF436, 0x1DA9E3,
+    0x91615E, 0xE61B08, 0x659985, 0x5F14A0, 0x68408D, 0xFFD880, 0x4D7327, 0x310606, 0x1556CA,
+    0x73A8C9, 0x60E27B, 0xC08C6B, 0x47C419, 0xC367CD, 0xDCE809, 0x2A8359};
+constexpr int kPieces = sizeof kTwoOverPi / sizeof kTwoOverPi[0];
+
+/// The reduction of a float64 |x| >= 2^23 (Payne-Hanek): x * 2/pi modulo 4 as a quadrant n
+/// (0..3, a float) and a fraction r in about [-1/2, 1/2], r * pi/2 being x - (n + 4k) pi/2.
+/// x = z 2^e0 with z in [2^23, 2^24) split into three 24-bit integers tx0 + tx1 2^-24 +
+/// tx2 2^-48; each product tx_i * kTwoOverPi[j] is exact in a double (48 bits), and the pieces
+/// j with i + j < jv, jv = (e0 - 3) / 24, add multiples of 8 and are skipped: only seven
+/// pieces from jv - 2 on are read (a chain of selects on jv up to `max_exp`'s, the input
+/// type's largest exponent). The sums q_k of the products of weight 2^(s - 24k) are exact
+/// (below 3 * 2^48); q_0 and q_1 give the integer part modulo 8 exactly, q_2..q_4 the fraction.
+std::pair<UOpRef, UOpRef> payne_hanek(const UOpRef& xa, const Fmt& f, int max_exp) {
+  const DType i64 = dtypes::int64;
+  auto i = [&](int64_t v) { return const_int(i64, v); };
+  UOpRef bits = UOp::make(Op::BITCAST, i64, {xa});
+  UOpRef e = alu(Op::AND, {alu(Op::SHR, {bits, i(52)}), i(0x7ff)}) - i(1023);
+  UOpRef e0 = e - i(23);
+  e0 = where(lt(e0, i(0)), i(0), e0);  // (|x| below 2^23: its result is not used)
+  UOpRef z = xa * pow2(-e0, f);
+  UOpRef tx0 = alu(Op::TRUNC, {z});
+  UOpRef z1 = (z - tx0) * c(f, 0x1p24);
+  UOpRef tx1 = alu(Op::TRUNC, {z1});
+  UOpRef tx2 = (z1 - tx1) * c(f, 0x1p24);
+  UOpRef e3 = e0 - i(3);
+  UOpRef jv = alu(Op::IDIV, {where(lt(e3, i(0)), i(0), e3), i(24)});
+  const int jv_max = std::max(0, (max_exp - 26) / 24);
+  std::vector<UOpRef> at_jv;
+  for (int t = 0; t <= jv_max; ++t) at_jv.push_back(eq(jv, i(t)));
+  // piece[m] = kTwoOverPi[jv + m - 2], 0 outside the table.
+  std::vector<UOpRef> piece;
+  for (int m = 0; m < 7; ++m) {
+    UOpRef v = c(f, 0.0);
+    for (int t = jv_max; t >= 0; --t) {
+      const int j = t + m - 2;
+      const double w = j >= 0 && j < kPieces ? static_cast<double>(kTwoOverPi[j]) : 0.0;
+      v = jv_max == 0 ? c(f, w) : where(at_jv[t], c(f, w), v);
+    }
+    piece.push_back(v);
+  }
+  const UOpRef tx[3] = {tx0, tx1, tx2};
+  std::vector<UOpRef> q;
+  for (int k = 0; k <= 4; ++k) {
+    UOpRef sum;
+    for (int ti = 0; ti < 3; ++ti) {
+      UOpRef p = tx[ti] * piece[k - ti + 2];
+      sum = sum ? sum + p : p;
+    }
+    q.push_back(sum);
+  }
+  UOpRef ps = pow2(e0 - i(24) * (jv + i(1)), f);  // 2^s
+  auto mod8 = [&](const UOpRef& v) { return v - c(f, 8.0) * alu(Op::TRUNC, {v * c(f, 0.125)}); };
+  UOpRef a = mod8(mod8(q[0] * ps) + q[1] * ps * c(f, 0x1p-24));  // exact: < 53 bits wide
+  UOpRef t2 = q[2] * ps * c(f, 0x1p-48);
+  UOpRef t34 = q[3] * ps * c(f, 0x1p-72) + q[4] * ps * c(f, 0x1p-96);
+  UOpRef n = alu(Op::TRUNC, {a + t2 + c(f, 0.5)});
+  UOpRef frac = ((a - n) + t2) + t34;
+  UOpRef quadrant = n - c(f, 4.0) * alu(Op::TRUNC, {n * c(f, 0.25)});
+  return {quadrant, frac};
+}
+
+/// sin(x); `max_exp` is the largest binary exponent the input's own type can hold (it bounds
+/// the Payne-Hanek table lookup).
+UOpRef sin_(const UOpRef& x, const Fmt& f, int max_exp) {
   const double inf = std::numeric_limits<double>::infinity();
   // pi/2 = c1 + c2 + c3; c1 and c2 carry few bits so that k * c1 and k * c2 are exact.
   const double c1 = f.dbl ? 0x1.921fb54p+0 : 0x1.92p+0;
@@ -161,6 +234,17 @@ UOpRef sin_(const UOpRef& x, const Fmt& f) {
   UOpRef kf = round_(xs * c(f, 2.0 / std::numbers::pi), f);
   UOpRef r = ((xs - kf * c(f, c1)) - kf * c(f, c2)) - kf * c(f, c3);
   UOpRef qf = kf - c(f, 4.0) * alu(Op::TRUNC, {kf * c(f, 0.25)});
+  if (f.dbl && max_exp >= 23) {
+    // Beyond 2^23 k * c1 is no longer exact: Payne-Hanek, on |x|, then sin(-x) = -sin(x)
+    // as quadrant -n and fraction -r.
+    UOpRef xa = alu(Op::MAX, {xs, -xs});
+    auto [n, frac] = payne_hanek(xa, f, max_exp);
+    UOpRef neg = lt(xs, c(f, 0.0));
+    UOpRef rb = frac * c(f, std::numbers::pi / 2);
+    UOpRef big = lt(c(f, 0x1p23), xa);
+    r = where(big, where(neg, -rb, rb), r);
+    qf = where(big, where(neg, c(f, 4.0) - n, n), qf);  // 4 - n: 4 for n = 0 is 0 modulo 4
+  }
   UOpRef q = cast(qf, dtypes::int32);
   UOpRef z = r * r;
   std::vector<double> sk, ck;
@@ -184,6 +268,18 @@ UOpRef sin_(const UOpRef& x, const Fmt& f) {
 
 namespace {
 
+/// The largest binary exponent of a finite value of float type `t`.
+int max_exponent(DType t) {
+  switch (t.scalar()) {
+    case PG_DTYPE_FLOAT64:
+      return 1023;
+    case PG_DTYPE_FLOAT16:
+      return 15;
+    default:
+      return 127;  // float32, bfloat16
+  }
+}
+
 template <typename Want>
 UOpRef decompose_if(const UOpRef& root, const Target& target, Want want) {
   const bool has_f64 = (target.caps.dtype_mask >> PG_DTYPE_FLOAT64) & 1u;
@@ -200,7 +296,7 @@ UOpRef decompose_if(const UOpRef& root, const Target& target, Want want) {
     UOpRef r = e                ? exp_(x, f)
                : op == Op::EXP2 ? exp2_(x, f)
                : op == Op::LOG2 ? log2_(x, f)
-                                : sin_(x, f);
+                                : sin_(x, f, max_exponent(t));
     return r->dtype() == t ? r : cast(r, t);
   });
 }

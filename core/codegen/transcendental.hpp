@@ -9,9 +9,12 @@
 // rounding x * log2(e) first erred by up to |x| ulps.
 // log2: x = 2^e * m with m in [sqrt(1/2), sqrt(2)) (subnormals scaled by 2^24 / 2^54 first);
 // log2(m) = 2/ln2 * atanh(s), s = (m-1)/(m+1), |s| < 0.172, by its odd series.
-// sin: Cody-Waite reduction r = x - k*pi/2 with pi/2 split in three constants (float32: k*c
-// exact for |x| < ~6400; float64: for |x| < ~1.7e9), then the sin or cos Taylor polynomial on
-// |r| <= pi/4 chosen by k mod 4. float32 sin is computed in float64 when the target has it.
+// sin: Cody-Waite reduction r = x - k*pi/2 with pi/2 split in three constants (k*c exact for
+// |x| < ~6400 in float32 and up to 2^23 in float64), beyond 2^23 in float64 Payne-Hanek
+// (x times the bits of 2/pi that matter, exactly, in 24-bit pieces), then the sin or cos
+// Taylor polynomial on |r| <= pi/4 chosen by k mod 4. float32 sin is computed in float64 when
+// the target has it (so exact for every float32); without float64, float32 sin is accurate for
+// |x| < ~6400 only.
 // float16 and bfloat16 are computed in float32 and rounded back. Special values: NaN in, NaN
 // out; exp2(+-inf) = inf / 0; log2(0) = -inf, log2(x<0) = NaN, log2(inf) = inf; sin(+-inf) =
 // NaN. Accuracy measured by tests/codegen/transcendental_test.cpp.

@@ -12,10 +12,7 @@ from polygrad._ffi import DTYPE_NAMES  # noqa: E402
 
 # Cases whose result on the wasm device is wrong, by a known renderer bug: strict xfails (an
 # XPASS fails the run), so each goes when its bug is fixed. node id -> the bug.
-WASM_KNOWN_BUGS = {
-    "test_dtypes_vs_torch.py::test_float64_keeps_precision":
-        "float64 sin of a huge argument (1e300) is -inf (the host's decomposition, both engines)",
-}
+WASM_KNOWN_BUGS: dict[str, str] = {}
 
 
 def pytest_configure(config):
