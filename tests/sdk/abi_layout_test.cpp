@@ -61,6 +61,7 @@ namespace {
     F(pg_allocator_api, alloc) F(pg_allocator_api, free) F(pg_allocator_api, copy_in)            \
     F(pg_allocator_api, copy_out) F(pg_allocator_api, copy_device)                               \
     F(pg_allocator_api, host_pointer) F(pg_allocator_api, wrap_host)                             \
+    F(pg_allocator_api, device_address)                                                          \
   S(pg_byte_sink) F(pg_byte_sink, context) F(pg_byte_sink, append)                               \
   S(pg_renderer_api) F(pg_renderer_api, struct_size) F(pg_renderer_api, format)                  \
     F(pg_renderer_api, render)                                                                   \
