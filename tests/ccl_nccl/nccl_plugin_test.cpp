@@ -6,6 +6,7 @@
 // results are the same on every machine with the toolkit.
 #include <polygrad/ccl.h>
 #include <polygrad/ccl.hpp>
+#include <polygrad/conformance.hpp>
 #include <polygrad/registry.hpp>
 
 #include <dlfcn.h>
@@ -13,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <sstream>
 #include <string>
 
 namespace polygrad {
@@ -118,6 +120,20 @@ TEST(NcclPlugin, CommInitWithoutAGpuSaysWhy) {
   auto [status, message] = comm_init(0, 1, "");
   EXPECT_EQ(status, PG_ERR_UNSUPPORTED);
   EXPECT_EQ(message, "comm_init: no CUDA device: cuInit failed: CUDA_ERROR_STUB_LIBRARY (34)");
+}
+
+TEST(NcclPlugin, ConformanceKitChecksTheTableAndSkipsTheWorldOfOne) {
+  use_stub_driver();
+  conformance::Options options;
+  options.plugin_path = PG_TEST_NCCL_PLUGIN;
+  options.verbose = true;
+  std::ostringstream out;
+  EXPECT_EQ(conformance::run(options, out), 0) << out.str();
+  const std::string report = out.str();
+  EXPECT_NE(report.find("unusable here: no CUDA device: cuInit failed: CUDA_ERROR_STUB_LIBRARY"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("the plugin cannot make communicators here"), std::string::npos) << report;
 }
 
 }  // namespace
