@@ -86,3 +86,35 @@ def test_bad_arguments_are_value_errors():
         dist.all_reduce_devices([Tensor(np.zeros(4, np.int32))] * 2, op="mean")
     with pytest.raises(PolygradValueError, match="no tensors"):
         dist.all_reduce_devices([])
+
+
+_TWO_CPUS = r"""
+import numpy as np
+import polygrad.distributed as dist
+from polygrad import Tensor
+rng = np.random.default_rng(5)
+a, b = (rng.standard_normal((9, 13)).astype(np.float32) for _ in range(2))
+x, y = Tensor(a, device="cpu"), Tensor(b, device="cpu:1")
+assert (x.device, y.device) == ("CPU", "CPU:1"), (x.device, y.device)
+for algorithm in ("naive", "ring"):
+    for op, want in (("sum", a + b), ("max", np.maximum(a, b)), ("mean", (a + b) / 2)):
+        out = dist.all_reduce_devices([x, y], op=op, algorithm=algorithm)
+        assert [t.device for t in out] == ["CPU", "CPU:1"]
+        for t in out:
+            np.testing.assert_allclose(t.numpy(), want, rtol=1e-6, atol=1e-6)
+print("ok")
+"""
+
+
+def test_two_cpu_devices_of_one_plugin(tmp_path):
+    """cpu_clang's `count` option offers cpu:1 beside cpu; the config is read at start, so the
+    check runs in a process of its own."""
+    import os
+    import subprocess
+    import sys
+    config = tmp_path / "polygrad.yaml"
+    config.write_text("devices:\n  cpu:\n    count: 2\n")
+    env = dict(os.environ, POLYGRAD_CONFIG=str(config))
+    r = subprocess.run([sys.executable, "-c", _TWO_CPUS], env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stdout + r.stderr
