@@ -197,10 +197,8 @@ ncclRedOp_t nccl_op(uint32_t op, const NcclType& t, const char* name) {
 }
 
 /// The CUDA address of a pg_ccl_buffer: a buffer of a device plugin that gives device
-/// addresses (the cuda plugin), on the communicator's GPU. The work of `stream` (of the
-/// buffer's plugin) is finished first.
-CUdeviceptr address_of(const Comm& c, const pg_ccl_buffer* b, pg_stream_t stream,
-                       const char* what) {
+/// addresses (the cuda plugin), on the communicator's GPU.
+CUdeviceptr address_of(const Comm& c, const pg_ccl_buffer* b, const char* what) {
   if (b == nullptr) sdk::fail(PG_ERR_INVALID_ARGUMENT, std::string("the ") + what + " is NULL");
   if (!PG_HAS_FIELD(b, pg_ccl_buffer, offset))
     sdk::fail(PG_ERR_INVALID_ARGUMENT, std::string("the ") + what + "'s struct_size " +
@@ -220,18 +218,6 @@ CUdeviceptr address_of(const Comm& c, const pg_ccl_buffer* b, pg_stream_t stream
     sdk::fail(PG_ERR_UNSUPPORTED, std::string("the ") + what + " is a buffer of the " + plugin +
                                       " device plugin, which gives no device address: the NCCL "
                                       "plugin works on CUDA device buffers (use the mpi plugin)");
-  if (stream != nullptr) {
-    const pg_async_api* as = PG_HAS_FIELD(dev, pg_plugin, async)
-                                 ? dev->async
-                                 : static_cast<const pg_async_api*>(nullptr);
-    if (as == nullptr || as->stream_synchronize == nullptr)
-      sdk::fail(PG_ERR_INVALID_ARGUMENT, std::string("a stream was given for the ") + what +
-                                             ", but its device plugin has no streams");
-    pg_error err;
-    err.message[0] = '\0';
-    if (pg_status s = as->stream_synchronize(b->device, stream, &err); s != PG_OK)
-      sdk::fail(s, std::string("the ") + what + "'s stream: " + err.message);
-  }
   uint64_t address = 0;
   pg_error err;
   err.message[0] = '\0';
@@ -251,6 +237,28 @@ CUdeviceptr address_of(const Comm& c, const pg_ccl_buffer* b, pg_stream_t stream
               std::string("the ") + what + " is on cuda:" + std::to_string(ordinal) +
                   ", the communicator on cuda:" + std::to_string(c.device));
   return static_cast<CUdeviceptr>(address);
+}
+
+/// Where a collective runs: the caller's stream as a CUstream when its device plugin gives
+/// one (pg_async_api.native_stream), so the collective is ordered after the work enqueued
+/// there without the host waiting; else, with a stream, that stream is synchronised through
+/// the device plugin and the communicator's own stream is used, as without one.
+CUstream stream_for(const Comm& c, const pg_ccl_buffer* b, pg_stream_t stream) {
+  if (stream == nullptr) return c.stream;
+  const pg_plugin* dev = b->device_plugin;
+  const pg_async_api* as =
+      PG_HAS_FIELD(dev, pg_plugin, async) ? dev->async : static_cast<const pg_async_api*>(nullptr);
+  if (as == nullptr || as->stream_synchronize == nullptr)
+    sdk::fail(PG_ERR_INVALID_ARGUMENT,
+              "a stream was given, but the buffers' device plugin has no streams");
+  if (PG_HAS_FIELD(as, pg_async_api, native_stream) && as->native_stream != nullptr) {
+    if (void* native = as->native_stream(b->device, stream)) return static_cast<CUstream>(native);
+  }
+  pg_error err;
+  err.message[0] = '\0';
+  if (pg_status s = as->stream_synchronize(b->device, stream, &err); s != PG_OK)
+    sdk::fail(s, std::string("synchronising the buffers' stream: ") + err.message);
+  return c.stream;
 }
 
 void* ptr(CUdeviceptr p) {
@@ -364,11 +372,12 @@ void all_reduce(Comm& c, const pg_ccl_buffer* send, const pg_ccl_buffer* recv, u
   const NcclType t = nccl_type(dtype, "all_reduce");
   const ncclRedOp_t red = nccl_op(op, t, "all_reduce");
   enter(c);
-  const CUdeviceptr s = address_of(c, send, stream, "send buffer");
-  const CUdeviceptr r = address_of(c, recv, stream, "receive buffer");
+  const CUdeviceptr s = address_of(c, send, "send buffer");
+  const CUdeviceptr r = address_of(c, recv, "receive buffer");
+  const CUstream on = stream_for(c, recv, stream);
   if (count == 0) return;
-  wait(c, libraries().ncclAllReduce(ptr(s), ptr(r), count, t.type, red, c.nccl, c.stream),
-       "all_reduce", c.stream);
+  wait(c, libraries().ncclAllReduce(ptr(s), ptr(r), count, t.type, red, c.nccl, on), "all_reduce",
+       on);
 }
 
 void broadcast(Comm& c, const pg_ccl_buffer* send, const pg_ccl_buffer* recv, uint64_t count,
@@ -380,11 +389,12 @@ void broadcast(Comm& c, const pg_ccl_buffer* send, const pg_ccl_buffer* recv, ui
                                            std::to_string(c.world_size));
   const NcclType t = nccl_type(dtype, "broadcast");
   enter(c);
-  const CUdeviceptr r = address_of(c, recv, stream, "receive buffer");
-  const CUdeviceptr s = c.rank == root ? address_of(c, send, stream, "send buffer") : r;
+  const CUdeviceptr r = address_of(c, recv, "receive buffer");
+  const CUdeviceptr s = c.rank == root ? address_of(c, send, "send buffer") : r;
+  const CUstream on = stream_for(c, recv, stream);
   if (count == 0) return;
-  wait(c, libraries().ncclBroadcast(ptr(s), ptr(r), count, t.type, root, c.nccl, c.stream),
-       "broadcast", c.stream);
+  wait(c, libraries().ncclBroadcast(ptr(s), ptr(r), count, t.type, root, c.nccl, on), "broadcast",
+       on);
 }
 
 void all_gather(Comm& c, const pg_ccl_buffer* send, const pg_ccl_buffer* recv, uint64_t count,
@@ -392,10 +402,11 @@ void all_gather(Comm& c, const pg_ccl_buffer* send, const pg_ccl_buffer* recv, u
   check_usable(c, "all_gather");
   const NcclType t = nccl_type(dtype, "all_gather");
   enter(c);
-  const CUdeviceptr s = address_of(c, send, stream, "send buffer");
-  const CUdeviceptr r = address_of(c, recv, stream, "receive buffer");
+  const CUdeviceptr s = address_of(c, send, "send buffer");
+  const CUdeviceptr r = address_of(c, recv, "receive buffer");
+  const CUstream on = stream_for(c, recv, stream);
   if (count == 0) return;
-  wait(c, libraries().ncclAllGather(ptr(s), ptr(r), count, t.type, c.nccl, c.stream), "all_gather",
+  wait(c, libraries().ncclAllGather(ptr(s), ptr(r), count, t.type, c.nccl, on), "all_gather",
        c.stream);
 }
 
@@ -405,11 +416,12 @@ void reduce_scatter(Comm& c, const pg_ccl_buffer* send, const pg_ccl_buffer* rec
   const NcclType t = nccl_type(dtype, "reduce_scatter");
   const ncclRedOp_t red = nccl_op(op, t, "reduce_scatter");
   enter(c);
-  const CUdeviceptr s = address_of(c, send, stream, "send buffer");
-  const CUdeviceptr r = address_of(c, recv, stream, "receive buffer");
+  const CUdeviceptr s = address_of(c, send, "send buffer");
+  const CUdeviceptr r = address_of(c, recv, "receive buffer");
+  const CUstream on = stream_for(c, recv, stream);
   if (count == 0) return;
-  wait(c, libraries().ncclReduceScatter(ptr(s), ptr(r), count, t.type, red, c.nccl, c.stream),
-       "reduce_scatter", c.stream);
+  wait(c, libraries().ncclReduceScatter(ptr(s), ptr(r), count, t.type, red, c.nccl, on),
+       "reduce_scatter", on);
 }
 
 void barrier(Comm& c) {

@@ -91,7 +91,7 @@ namespace {
     F(pg_async_api, event_destroy) F(pg_async_api, event_record)                                 \
     F(pg_async_api, stream_wait_event) F(pg_async_api, event_synchronize)                        \
     F(pg_async_api, host_alloc_pinned) F(pg_async_api, host_free_pinned)                         \
-    F(pg_async_api, copy_peer_async)                                                             \
+    F(pg_async_api, copy_peer_async) F(pg_async_api, native_stream)                              \
   S(pg_plugin) F(pg_plugin, abi_major) F(pg_plugin, abi_minor) F(pg_plugin, struct_size)         \
     F(pg_plugin, isa_version) F(pg_plugin, name) F(pg_plugin, version)                           \
     F(pg_plugin, device_prefix) F(pg_plugin, options) F(pg_plugin, option_count)                 \

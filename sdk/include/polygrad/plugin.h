@@ -648,6 +648,10 @@ typedef struct pg_async_api {
   pg_status (*copy_peer_async)(pg_device_t dst_device, pg_stream_t stream, pg_buffer_t dst,
                                uint64_t dst_offset, pg_device_t src_device, pg_buffer_t src,
                                uint64_t src_offset, uint64_t nbytes, pg_error* err);
+  /** Optional (ABI 1.4). The stream as the device's own API knows it (a CUstream on CUDA), or
+   *  NULL: for the vendor's libraries (NCCL through a ccl plugin) to enqueue their work on the
+   *  caller's stream. Valid until the stream is destroyed. Read it through PG_HAS_FIELD. */
+  void* (*native_stream)(pg_device_t device, pg_stream_t stream);
 } pg_async_api;
 
 /* ----------------------------------------------------------------------------------------- */
