@@ -1,7 +1,10 @@
 // cpu_clang plugin entry: the plugin class, its option schema and the one exported symbol.
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include "device.hpp"
 
@@ -30,17 +33,37 @@ class CpuClangPlugin {
          "directory of the compiled-kernel cache (must be private to this user)", 1, 0},
         {"cache", PG_OPTION_BOOL, "true", "keep compiled kernels in cache_dir", 1, 0},
         {"opt_level", PG_OPTION_INT, "2", "clang optimisation level (-O0..-O3)", 0, 3},
+        {"count", PG_OPTION_INT, "1",
+         "devices offered (cpu, cpu:1, ...), each with its own memory and worker threads", 1,
+         kMaxDevices},
     };
   }
 
   // Cheap: no LLVM work happens until the first load.
   explicit CpuClangPlugin(const sdk::Host& host) : host_(host) {}
 
-  uint32_t device_count(std::string&) { return 1; }
+  /// The `count` option (1 when unset or out of range): several cpu devices in one process,
+  /// e.g. to run collectives across devices (polygrad.distributed.all_reduce_devices).
+  uint32_t device_count(std::string&) {
+    auto text = host_.option(-1, "count");
+    if (!text) return 1;
+    char* end = nullptr;
+    long v = std::strtol(text->c_str(), &end, 10);
+    if (end == text->c_str() || *end != '\0' || v < 1 || v > kMaxDevices) {
+      host_.log(PG_LOG_WARNING, "cpu_clang: option 'count' = '" + *text +
+                                    "' is not an integer in 1.." + std::to_string(kMaxDevices) +
+                                    "; using 1");
+      return 1;
+    }
+    return static_cast<uint32_t>(v);
+  }
 
-  CpuDevice& device(uint32_t) {
-    std::call_once(device_once_, [this] { device_ = std::make_unique<CpuDevice>(host_, 0); });
-    return *device_;
+  CpuDevice& device(uint32_t index) {
+    std::lock_guard lock(devices_mutex_);
+    if (devices_.size() <= index) devices_.resize(index + 1);
+    if (!devices_[index])
+      devices_[index] = std::make_unique<CpuDevice>(host_, static_cast<int32_t>(index));
+    return *devices_[index];
   }
 
   // Compile-only (no device opened): the code is for the host CPU, whose target string is the
@@ -86,9 +109,11 @@ class CpuClangPlugin {
                                         host_cpu().target() + ") only, not '" + arch + "'");
   }
 
+  static constexpr int kMaxDevices = 64;
+
   sdk::Host host_;
-  std::once_flag device_once_;
-  std::unique_ptr<CpuDevice> device_;
+  std::mutex devices_mutex_;
+  std::vector<std::unique_ptr<CpuDevice>> devices_;  ///< by index, opened on first use
 };
 
 }  // namespace polygrad::cpu_clang

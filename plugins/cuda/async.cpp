@@ -189,6 +189,10 @@ const pg_async_api kAsync = {
         dev(dst_device).copy_peer_async(queue(s), dst, dst_off, dev(src_device), src, src_off, n);
       });
     },
+    // The CUstream, for NCCL (plugins/ccl_nccl) to enqueue on.
+    [](pg_device_t, pg_stream_t s) -> void* {
+      return s != nullptr ? static_cast<void*>(reinterpret_cast<Queue*>(s)->stream) : nullptr;
+    },
 };
 
 }  // namespace

@@ -78,6 +78,8 @@ class Device {
   void copy_out(void* dst, pg_buffer_t src, uint64_t offset, uint64_t n);
   void copy_device(pg_buffer_t dst, uint64_t dst_offset, pg_buffer_t src, uint64_t src_offset,
                    uint64_t n);
+  /// The buffer's CUdeviceptr (pg_allocator_api.device_address).
+  uint64_t device_address(pg_buffer_t b) const { return buffer_of(b)->ptr; }
 
   std::string render(const pg_kernel_program& program) { return render_cuda(program); }
   /// CUDA source (compiled here, through the cache) or a cubin from the compiler role.

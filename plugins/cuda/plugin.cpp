@@ -20,6 +20,7 @@ class Plugin {
   static constexpr pg_artifact_format binary_format = PG_ARTIFACT_OBJECT;  // a cubin
   static constexpr uint32_t alignment = kAlignment;
   static constexpr bool has_copy_device = true, has_host_pointer = false, has_launch_timed = true;
+  static constexpr bool has_device_address = true;  // a CUdeviceptr, for NCCL
 
   static std::vector<pg_option_desc> options() {
     static const std::string cache_dir = sdk::default_cache_dir("cuda");

@@ -138,7 +138,7 @@ static pg_status broken_synchronize(pg_device_t device, pg_error* err) {
 
 static const pg_allocator_api broken_allocator = {
     sizeof(pg_allocator_api), 16,   broken_alloc, broken_free, broken_copy_in,
-    broken_copy_out,          NULL, NULL,         NULL};
+    broken_copy_out,          NULL, NULL,         NULL,        NULL};
 static const pg_renderer_api broken_renderer = {sizeof(pg_renderer_api), PG_ARTIFACT_OTHER,
                                                 broken_render};
 static const pg_loader_api broken_loader = {

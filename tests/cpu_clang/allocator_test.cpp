@@ -69,18 +69,45 @@ TEST(CpuClangAllocator, PropertiesDescribeTheHost) {
   EXPECT_EQ(p.table().renderer->format, static_cast<uint32_t>(PG_ARTIFACT_C_SOURCE));
 }
 
-TEST(CpuClangAllocator, OptionSchemaDeclaresTheFourOptions) {
+TEST(CpuClangAllocator, OptionSchemaDeclaresTheFiveOptions) {
   Plugin p(Options{{"cache", "false"}});
   std::map<std::string, pg_option_type> want = {{"threads", PG_OPTION_INT},
                                                 {"cache_dir", PG_OPTION_STRING},
                                                 {"cache", PG_OPTION_BOOL},
-                                                {"opt_level", PG_OPTION_INT}};
+                                                {"opt_level", PG_OPTION_INT},
+                                                {"count", PG_OPTION_INT}};
   ASSERT_EQ(p.table().option_count, want.size());
   for (uint32_t k = 0; k < p.table().option_count; ++k) {
     const pg_option_desc& o = p.table().options[k];
     ASSERT_TRUE(want.count(o.key)) << o.key;
     EXPECT_EQ(o.type, want[o.key]) << o.key;
   }
+}
+
+TEST(CpuClangAllocator, CountOffersDevicesWithMemoryOfTheirOwn) {
+  Plugin one(Options{{"cache", "false"}});
+  const pg_plugin& t = one.table();
+  uint32_t count = 0;
+  pg_error err;
+  ASSERT_EQ(t.device_count(one.state(), &count, &err), PG_OK);
+  EXPECT_EQ(count, 1u);
+  Plugin p(Options{{"cache", "false"}, {"count", "3"}});
+  ASSERT_EQ(t.device_count(p.state(), &count, &err), PG_OK);
+  EXPECT_EQ(count, 3u);
+  pg_device_t d2 = nullptr, again = nullptr;
+  ASSERT_EQ(t.device_open(p.state(), 2, &d2, &err), PG_OK) << err.message;
+  ASSERT_EQ(t.device_open(p.state(), 2, &again, &err), PG_OK) << err.message;
+  EXPECT_EQ(d2, again);  // opening an index twice gives the same device
+  EXPECT_NE(d2, p.device());
+  // A buffer of device 2 holds its own bytes.
+  pg_buffer_t b = nullptr;
+  ASSERT_EQ(t.allocator->alloc(d2, 16, &b, &err), PG_OK) << err.message;
+  const int32_t in[4] = {7, -1, 42, 5};
+  int32_t out[4] = {};
+  ASSERT_EQ(t.allocator->copy_in(d2, b, 0, in, sizeof(in), &err), PG_OK);
+  ASSERT_EQ(t.allocator->copy_out(d2, out, b, 0, sizeof(out), &err), PG_OK);
+  EXPECT_EQ(std::vector<int32_t>(out, out + 4), std::vector<int32_t>(in, in + 4));
+  t.allocator->free(d2, b);
 }
 
 }  // namespace

@@ -61,6 +61,7 @@ namespace {
     F(pg_allocator_api, alloc) F(pg_allocator_api, free) F(pg_allocator_api, copy_in)            \
     F(pg_allocator_api, copy_out) F(pg_allocator_api, copy_device)                               \
     F(pg_allocator_api, host_pointer) F(pg_allocator_api, wrap_host)                             \
+    F(pg_allocator_api, device_address)                                                          \
   S(pg_byte_sink) F(pg_byte_sink, context) F(pg_byte_sink, append)                               \
   S(pg_renderer_api) F(pg_renderer_api, struct_size) F(pg_renderer_api, format)                  \
     F(pg_renderer_api, render)                                                                   \
@@ -90,7 +91,7 @@ namespace {
     F(pg_async_api, event_destroy) F(pg_async_api, event_record)                                 \
     F(pg_async_api, stream_wait_event) F(pg_async_api, event_synchronize)                        \
     F(pg_async_api, host_alloc_pinned) F(pg_async_api, host_free_pinned)                         \
-    F(pg_async_api, copy_peer_async)                                                             \
+    F(pg_async_api, copy_peer_async) F(pg_async_api, native_stream)                              \
   S(pg_plugin) F(pg_plugin, abi_major) F(pg_plugin, abi_minor) F(pg_plugin, struct_size)         \
     F(pg_plugin, isa_version) F(pg_plugin, name) F(pg_plugin, version)                           \
     F(pg_plugin, device_prefix) F(pg_plugin, options) F(pg_plugin, option_count)                 \

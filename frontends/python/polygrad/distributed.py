@@ -202,6 +202,8 @@ def _split(flat, like):
     return pieces
 
 
+from .distributed_devices import all_reduce_devices  # noqa: E402  (within one process)
+
 __all__ = ["init", "is_initialized", "shutdown", "rank", "world_size", "transport",
            "all_reduce", "all_reduce_", "broadcast", "all_gather", "reduce_scatter", "barrier",
-           "DataParallel"]
+           "DataParallel", "all_reduce_devices"]

@@ -154,3 +154,17 @@ def test_a_world_larger_than_the_launch_is_refused():
     with pytest.raises(PolygradDeviceError, match="not started by an MPI launcher"):
         dist.init(rank=0, world_size=2)
     assert not dist.is_initialized()
+
+
+def test_nccl_without_a_gpu_says_why():
+    line = [r for r in Device.report().splitlines() if "polygrad_ccl_nccl.so" in r]
+    if not line:
+        pytest.skip("the ccl_nccl plugin is not built (no CUDA toolkit with nccl.h)")
+    if line[0].endswith(": usable"):
+        pytest.skip("NCCL can make communicators here (a GPU)")
+    reason = line[0].split(": unusable: ", 1)[1]
+    assert reason.startswith(("no CUDA driver", "no CUDA device", "no NCCL")), line[0]
+    with pytest.raises(PolygradValueError, match="ccl plugin nccl cannot make communicators "
+                                                 "in this process: no "):
+        dist.init(backend="nccl")
+    assert not dist.is_initialized()

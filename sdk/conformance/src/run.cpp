@@ -113,7 +113,9 @@ int run(const Options& options, std::ostream& out) {
   try {
     detail::Session session;
     std::string why;
-    if (!session.open_library(options.plugin_path, why)) {
+    if (detail::is_ccl_library(options.plugin_path)) {
+      detail::run_ccl_suites(options.plugin_path, options.abi_only, report);
+    } else if (!session.open_library(options.plugin_path, why)) {
       report.set_load_failure(why);
     } else if (const detail::OptionValues* values = plugin_options(session.plugin(), options, why);
                values == nullptr) {

@@ -32,6 +32,13 @@ void run_atomic_suite(const Session& session, Suite& suite);
 /// WMMA on every tensor-core shape the device lists (kernel ISA 2).
 void run_wmma_suite(const Session& session, Suite& suite);
 
+/// Whether `path` is a ccl plugin (it exports pg_ccl_entry and no pg_plugin_entry).
+bool is_ccl_library(const std::string& path);
+/// A ccl plugin (ccl.h): "ccl-abi" (table, versions, slots, init, probe), then, when the
+/// probe says it can make communicators here and not abi_only, "ccl" (a world of one on host
+/// memory). What a host would refuse is a load failure of `report`.
+void run_ccl_suites(const std::string& path, bool abi_only, Report& report);
+
 /// Records a pass when `r` is an error status (of `want` when want >= 0) with a message;
 /// otherwise a failure that says what came back instead.
 void expect_error(Suite& suite, const std::string& check, const CallResult& r, int want = -1);

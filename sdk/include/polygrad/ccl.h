@@ -73,7 +73,9 @@ typedef struct pg_ccl_buffer {
   uint32_t reserved;    /**< zero */
   /** The device plugin whose buffer this is, or NULL for plain host memory (`host`). The CCL
    *  plugin reaches the memory through this table: its allocator's host_pointer where the
-   *  device has one, else copy_out / copy_in (or the async table's copies on `stream`). */
+   *  device has one, else copy_out / copy_in (or the async table's copies on `stream`); a
+   *  plugin over a vendor library that works on device memory (NCCL) takes the allocator's
+   *  device_address (device ABI 1.4) where the device plugin gives one. */
   const pg_plugin* device_plugin;
   pg_device_t device; /**< the device of `buffer`; NULL with host memory */
   pg_buffer_t buffer; /**< device memory; NULL with host memory */

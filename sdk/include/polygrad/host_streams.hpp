@@ -347,14 +347,23 @@ struct AsyncTables {
 
   /// The table for pg_plugin.async, or nullptr when the plugin class does not ask for it.
   static const pg_async_api* table() {
-    static const pg_async_api async = {sizeof(pg_async_api), 0,
-                                       &stream_create,       &stream_destroy,
-                                       &stream_synchronize,  &copy_in_async,
-                                       &copy_out_async,      &launch_async,
-                                       &event_create,        &event_destroy,
-                                       &event_record,        &stream_wait_event,
-                                       &event_synchronize,   &host_alloc_pinned,
-                                       &host_free_pinned,    &copy_peer_async};
+    static const pg_async_api async = {sizeof(pg_async_api),
+                                       0,
+                                       &stream_create,
+                                       &stream_destroy,
+                                       &stream_synchronize,
+                                       &copy_in_async,
+                                       &copy_out_async,
+                                       &launch_async,
+                                       &event_create,
+                                       &event_destroy,
+                                       &event_record,
+                                       &stream_wait_event,
+                                       &event_synchronize,
+                                       &host_alloc_pinned,
+                                       &host_free_pinned,
+                                       &copy_peer_async,
+                                       nullptr};  // host threads: no native stream
     return enabled() ? &async : nullptr;
   }
 };

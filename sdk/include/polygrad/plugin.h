@@ -31,7 +31,7 @@ extern "C" {
 /** ABI major: a plugin and host with different majors never load each other. */
 #define PG_PLUGIN_ABI_MAJOR 1
 /** ABI minor: grows when fields or ops are appended. A host loads plugins of its minor or older. */
-#define PG_PLUGIN_ABI_MINOR 3
+#define PG_PLUGIN_ABI_MINOR 4
 /** Version of the kernel-program instruction set (the op list below). A plugin declares the
  *  ISA it renders (pg_plugin.isa_version); the host emits only ops of min(host ISA, plugin ISA)
  *  and stamps that version on every program, so a plugin accepts programs at or below its own
@@ -83,7 +83,7 @@ typedef enum pg_status {
   PG_ERR_INTERNAL = 8,         /**< a bug: an unexpected exception or state */
   /* Returned by collective-communication plugins only (ccl.h, CCL ABI 1.0); a device plugin
      never returns them, so they leave the device ABI as it was. */
-  PG_ERR_PEER = 9,   /**< a peer process died or left the group (the message names its rank) */
+  PG_ERR_PEER = 9,    /**< a peer process died or left the group (the message names its rank) */
   PG_ERR_TIMEOUT = 10 /**< peers did not answer within the timeout (the message names them) */
 } pg_status;
 
@@ -462,6 +462,11 @@ typedef struct pg_allocator_api {
    *  cannot be used (e.g. too little alignment); the host then copies. */
   pg_status (*wrap_host)(pg_device_t device, void* host, uint64_t nbytes, pg_buffer_t* out,
                          pg_error* err);
+  /** Optional (ABI 1.4; devices with memory of their own). The address of the buffer's first
+   *  byte in the device's own address space (a CUdeviceptr on CUDA), for the vendor's
+   *  libraries that work on device memory directly: a ccl plugin over NCCL hands it to NCCL.
+   *  Valid until the buffer is freed. Read it through PG_HAS_FIELD. */
+  pg_status (*device_address)(pg_device_t device, pg_buffer_t buffer, uint64_t* out, pg_error* err);
 } pg_allocator_api;
 
 /** Artifact formats a renderer can declare. */
@@ -643,6 +648,10 @@ typedef struct pg_async_api {
   pg_status (*copy_peer_async)(pg_device_t dst_device, pg_stream_t stream, pg_buffer_t dst,
                                uint64_t dst_offset, pg_device_t src_device, pg_buffer_t src,
                                uint64_t src_offset, uint64_t nbytes, pg_error* err);
+  /** Optional (ABI 1.4). The stream as the device's own API knows it (a CUstream on CUDA), or
+   *  NULL: for the vendor's libraries (NCCL through a ccl plugin) to enqueue their work on the
+   *  caller's stream. Valid until the stream is destroyed. Read it through PG_HAS_FIELD. */
+  void* (*native_stream)(pg_device_t device, pg_stream_t stream);
 } pg_async_api;
 
 /* ----------------------------------------------------------------------------------------- */

@@ -18,6 +18,7 @@
 //                      uint64_t n);
 //     void* host_pointer(pg_buffer_t b);
 //     pg_buffer_t wrap_host(void* host, uint64_t nbytes);  // when has_wrap_host is true
+//     uint64_t device_address(pg_buffer_t b);  // when has_device_address is true (ABI 1.4)
 //     double launch_timed(pg_program_t program, const pg_launch_args& args);
 //     // optional (ABI 1.3): load with the program's metadata; used instead of load when present
 //     pg_program_t load(const void* artifact, uint64_t size, const pg_program_info& info);
@@ -32,6 +33,7 @@
 //     static constexpr bool has_copy_device = false, has_host_pointer = false,
 //                           has_launch_timed = false;
 //     static constexpr bool has_wrap_host = false;  // may be left out (false)
+//     static constexpr bool has_device_address = false;  // may be left out (false)
 //     // ABI 1.3, may be left out (false): streams, events and pinned memory (host_streams.hpp)
 //     // that run the device's blocking copies and launches on a thread per stream
 //     static constexpr bool has_async = false;
@@ -289,6 +291,19 @@ struct Tables {
       if constexpr (wraps_host()) *out = dev(d)->wrap_host(host, n);
     });
   }
+  static constexpr bool gives_device_address() {
+    if constexpr (requires { P::has_device_address; })
+      return P::has_device_address;
+    else
+      return false;
+  }
+  static pg_status device_address(pg_device_t d, pg_buffer_t b, uint64_t* out, pg_error* err) {
+    return firewall(err, P::name, [&] {
+      if (d == nullptr || b == nullptr || out == nullptr)
+        fail(PG_ERR_INVALID_ARGUMENT, "device_address: NULL");
+      if constexpr (gives_device_address()) *out = dev(d)->device_address(b);
+    });
+  }
   static pg_status render(pg_device_t d, const pg_kernel_program* prog, pg_byte_sink* out,
                           pg_error* err) {
     return firewall(err, P::name, [&] {
@@ -443,7 +458,8 @@ struct Tables {
                                                &copy_out,
                                                P::has_copy_device ? &copy_device : nullptr,
                                                P::has_host_pointer ? &host_pointer : nullptr,
-                                               wraps_host() ? &wrap_host : nullptr};
+                                               wraps_host() ? &wrap_host : nullptr,
+                                               gives_device_address() ? &device_address : nullptr};
     static const pg_renderer_api renderer = {sizeof(pg_renderer_api),
                                              static_cast<uint32_t>(P::artifact_format), &render};
     static const pg_loader_api loader = {sizeof(pg_loader_api),
