@@ -620,5 +620,46 @@ TEST(Matmul, OneRowProductsReadPagesOfRowsInKSlices) {
   }
 }
 
+TEST(Matmul, OneRowTimesBTransposedReadsRowsFromEightParts) {
+  // out[j] = sum_k x[k] * b[j, k] (x @ b.T of one row): the dot form's 8 columns per step are
+  // one row of b from each eighth of b, so a thread streams 8 long runs of rows; a symbolic
+  // column count (the launch variable) leaves the last part short, its copies gated. A column
+  // sum's partial rows (no row operand) keep neighbouring rows. Values against plain C++.
+  const polygrad::codegen::Target t = avx512_target();
+  const int64_t kk = 96;
+  for (const bool symbolic : {false, true}) {
+    UOpRef nj = symbolic ? polygrad::define_var("n0", 1, 1 << 20) : idx(1000);
+    UOpRef j = range(nj, 0), k = range(idx(kk), 1);
+    UOpRef o = global(0, dtypes::float32), x = global(1, dtypes::float32);
+    UOpRef b = global(2, dtypes::float32);
+    UOpRef ast = sink({store(o, j, reduce(Op::ADD, load(x, k) * load(b, j * kk + k), {k}))});
+    const polygrad::codegen::UpcastPlan plan = polygrad::codegen::choose_upcast(ast, t);
+    ASSERT_NE(plan.dot_k, nullptr);
+    EXPECT_EQ(plan.i, nullptr);
+    EXPECT_EQ(plan.cols, 8);
+    EXPECT_TRUE(plan.strided_cols);
+    Compiled c = compile(ast, t);
+    for (const int64_t n :
+         symbolic ? std::vector<int64_t>{1, 7, 8, 1001} : std::vector<int64_t>{1000}) {
+      const std::vector<float> xv = exact_ints(kk, 3), bv = exact_ints(n * kk, 6);
+      std::vector<float> want(static_cast<size_t>(n), 0.0f);
+      for (int64_t r = 0; r < n; ++r)
+        for (int64_t q = 0; q < kk; ++q) want[r] += xv[q] * bv[r * kk + q];
+      std::vector<HostBuf> bufs{HostBuf::zeros<float>(n), HostBuf::of(xv), HostBuf::of(bv)};
+      run(c, bufs,
+          symbolic ? std::unordered_map<std::string, int64_t>{{"n0", n}}
+                   : std::unordered_map<std::string, int64_t>{});
+      EXPECT_EQ(bufs[0].as<float>(), want) << "n " << n;
+    }
+  }
+  UOpRef r = range(idx(64), 1), j = range(idx(1024), 0);
+  UOpRef rows = sink({store(global(0, dtypes::float32), j,
+                            reduce(Op::ADD, load(global(1, dtypes::float32), j * 64 + r), {r}))});
+  const polygrad::codegen::UpcastPlan sums = polygrad::codegen::choose_upcast(rows, t);
+  ASSERT_NE(sums.dot_k, nullptr);
+  EXPECT_EQ(sums.cols, 8);
+  EXPECT_FALSE(sums.strided_cols);
+}
+
 }  // namespace
 }  // namespace polygrad_test
