@@ -46,12 +46,12 @@ bool row_operand_in_panels(const std::vector<const UOp*>& order, const UOp* j, c
 /// out[j] = sum_k x[k] * w[k, j], no output range but j. Memory-bound: per launch step a
 /// block of V*W columns over all of k reads V*W elements of each of k rows a row apart, too
 /// few per row for the prefetchers (768 rows of 128 bytes per step, 201 KB apart: 35% of the
-/// read bandwidth). Instead each launch step takes about a page of every row
-/// (kRowProductBytes: column blocks in groups), k in slices of KT rows (kRowProductKTile)
-/// outside the column blocks, partial sums in the output (in L1): a slice reads KT rows
-/// page-long each, streams the prefetchers follow. A symbolic k (the scheduler may take it
-/// for a batch) counts as large. `plan` is the vector form's (j, W, V, tail) with no row
-/// range; sets its vectors, k slices and column groups and returns true when it applies.
+/// read bandwidth). Instead each launch step takes 16 KiB of every row (kRowProductBytes:
+/// column blocks in groups), k in slices of KT rows (kRowProductKTile) outside the column
+/// blocks, partial sums in the output (in L1): a slice reads KT runs of 16 KiB, streams the
+/// prefetchers follow. A symbolic k (the scheduler may take it for a batch) counts as large.
+/// `plan` is the vector form's (j, W, V, tail) with no row range; sets its vectors, k slices
+/// and column groups and returns true when it applies.
 bool one_row_product(const UOpRef& sink, const std::vector<const UOp*>& order, UpcastPlan& plan,
                      const Target& target) {
   if (sink->nsrcs() != 1) return false;

@@ -569,7 +569,7 @@ TEST(Matmul, ColumnSumsTakeEightVectorsPerStep) {
 
 TEST(Matmul, OneRowProductsReadPagesOfRowsInKSlices) {
   // out[j] = sum_k x[k] * w[k, j] (x @ w of one row, w large): k in slices of 16 rows outside
-  // the column blocks, which loop in groups covering about a page of each row per launch step;
+  // the column blocks, which loop in groups covering 16 KiB of each row per launch step;
   // partial sums in the output. Columns that no vector divides (a tail plan), columns that
   // blocks of 8 vectors do not divide (fewer vectors), and a symbolic k (the launch variable
   // the scheduler may make of it) with a short last slice. Values against plain C++ (exact
@@ -603,7 +603,9 @@ TEST(Matmul, OneRowProductsReadPagesOfRowsInKSlices) {
       }
       EXPECT_EQ(plan.k, k.get());
       EXPECT_EQ(plan.k_tile, 16);
-      EXPECT_LE(int64_t{plan.col_blocks} * plan.vectors * plan.lanes * 4, 4096) << n;
+      EXPECT_LE(int64_t{plan.col_blocks} * plan.vectors * plan.lanes * 4,
+                polygrad::codegen::cpu_tuning::kRowProductBytes)
+          << n;
       Compiled c = compile(ast, t);
       for (const int64_t rows : symbolic ? std::vector<int64_t>{1, 16, 37} : std::vector{kk}) {
         const std::vector<float> xv = exact_ints(rows, 2), wv = exact_ints(rows * n, 5);
