@@ -17,7 +17,8 @@ rounds (polygrad, then torch, each round), medians printed:
 - the logits product alone, 64 x 768 @ (50257 x 768).T: GFLOP/s;
 - one-row products with the 768 x 50257 weight, `x @ w.T` (w (50257, 768), the tied logits)
   and `x @ w` (w (768, 50257)): GB/s of the weight read, against the machine's read bandwidth
-  measured in the same round (the faster of torch's and polygrad's sum over the same 154 MB).
+  measured in the same round (the faster of torch's and polygrad's sum over the same 154 MB):
+  from the medians, and the median over the rounds of each round's own fraction.
 
 Ratios are torch's time / polygrad's (> 1: polygrad faster); issue 37's targets are printed
 beside them. Weights live in polygrad's own buffers (a tensor over a numpy array's memory is
@@ -216,11 +217,16 @@ def main():
     nbytes = V * D * 4
     bw = nbytes / min(med["read"]) / 1e9
     print(f"read bandwidth (faster sum of the weight): {bw:.1f} GB/s")
+    # The fraction of the read bandwidth per round: the product's time against the faster sum
+    # timed in the same round, moments later (on a loaded host the bandwidth a process gets
+    # moves by 2x from one minute to the next); the median of the rounds' fractions.
+    read_round = [min(p, t) for p, t in zip(*times["read"])]
     for label, c in (("x @ w.T", "row_wT"), ("x @ w", "row_w")):
         p, t = med[c]
+        frac = statistics.median(r / q for r, q in zip(read_round, times[c][0]))
         print(f"one row {label}: polygrad {nbytes / p / 1e9:.1f} GB/s ({nbytes / p / 1e9 / bw:.0%}"
-              f" of the read bandwidth; target >= 80%, met: {nbytes / p / 1e9 >= 0.8 * bw}), "
-              f"torch {nbytes / t / 1e9:.1f} GB/s")
+              f" of the read bandwidth of the medians; per round {frac:.0%}, target >= 80%, met: "
+              f"{frac >= 0.8}), torch {nbytes / t / 1e9:.1f} GB/s")
 
 
 if __name__ == "__main__":

@@ -37,6 +37,15 @@ inline constexpr int64_t kMinTailLanes = 4;
 inline constexpr int64_t kMinLanes = 4;
 /// Most column groups of the dot form looped together: enough to reuse the row's vectors.
 inline constexpr int64_t kMaxGroup = 8;
+/// A one-row product x @ w (optimize.cpp, one_row_product): each launch step reads about this
+/// much of every row of w (runs the prefetchers follow), in k slices of kRowProductKTile rows.
+/// In C on a 2-core AVX-512 EPYC, 768 x 50257: blocks of 32 columns over all of k 3.5-4.4
+/// GB/s, 1024 columns in slices of 16 rows 9.5 GB/s (a sum of w 9.2; slices of 8: 7.7-9.3, of
+/// 32 rows of 2048 columns 5.0-5.4). In polygrad on that host, the product's share of a sum's
+/// rate in the same rounds (medians of 11, six runs alternating): 4 KiB per row 44-74%, 16 KiB
+/// 61-80%.
+inline constexpr int64_t kRowProductBytes = 16384;
+inline constexpr int64_t kRowProductKTile = 16;
 
 // --- panel copies (panels.cpp) --------------------------------------------------------------
 /// Rows from which a copy of b in panels pays for itself (the copy is one pass over b).

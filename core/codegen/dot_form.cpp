@@ -138,6 +138,14 @@ UpcastPlan choose_dot(const UOpRef& sink, const std::vector<const UOp*>& order,
   }
   // A lone row reduction (the partial sums of a large sum): 8 rows in flight, as memory allows.
   if (plan.i == nullptr && ej % 8 == 0 && (ej >= 16 || ej == 0)) plan.cols = 8;
+  // One row of a times b.T (x @ w.T, a decoding step's logits): the 8 rows of b a step reads
+  // are one from each eighth of b, not 8 neighbours of 3 KB each: 8 long streams, as the sum's
+  // partial rows are (one thread streams them at twice the rate of neighbouring short rows).
+  if (plan.i == nullptr && plan.cols == 8 && reds.size() == 1)
+    for (const UOp* u : order)
+      if (u->op() == Op::INDEX && u->src(0)->op() == Op::DEFINE_GLOBAL &&
+          u->src(0)->arg_int() != 0 && coefficient(u->src(1).get(), j) == 0)
+        plan.strided_cols = true;
   // Over two reduce ranges (a weight gradient over (batch, positions)) with b, the columns'
   // operand, larger than half an L2: every row block would stream all of b. Sliced by the
   // outer range instead, column blocks outermost (the launch), then the slice, then the row
@@ -209,7 +217,8 @@ UOpRef apply_dot(const UOpRef& sink, const UpcastPlan& plan) {
     }
   }
   // Column blocks in groups (k_outer slicing): j' (launch) > k0 > i' > jc.
-  const RangeSplit js(plan.j, plan.cols, id_j, plan.col_blocks, top + kGroupLoopId);
+  const RangeSplit js(plan.j, plan.cols, id_j, plan.col_blocks, top + kGroupLoopId,
+                      plan.strided_cols);
   const RangeSplit is = plan.i != nullptr ? RangeSplit(plan.i, plan.rows, id_i) : RangeSplit();
   // Each REDUCE over one of the plan's ranges k: k -> k' * W + lane, and when W does not
   // divide k, a scalar loop over the last k % W terms after the vector one.

@@ -42,6 +42,63 @@ bool row_operand_in_panels(const std::vector<const UOp*>& order, const UOp* j, c
   return false;
 }
 
+/// A product of one row with a large b read along its rows (x @ w with x (1, k), w (k, n)):
+/// out[j] = sum_k x[k] * w[k, j], no output range but j. Memory-bound: per launch step a
+/// block of V*W columns over all of k reads V*W elements of each of k rows a row apart, too
+/// few per row for the prefetchers (768 rows of 128 bytes per step, 201 KB apart: 35% of the
+/// read bandwidth). Instead each launch step takes 16 KiB of every row (kRowProductBytes:
+/// column blocks in groups), k in slices of KT rows (kRowProductKTile) outside the column
+/// blocks, partial sums in the output (in L1): a slice reads KT runs of 16 KiB, streams the
+/// prefetchers follow. A symbolic k (the scheduler may take it for a batch) counts as large.
+/// `plan` is the vector form's (j, W, V, tail) with no row range; sets its vectors, k slices
+/// and column groups and returns true when it applies.
+bool one_row_product(const UOpRef& sink, const std::vector<const UOp*>& order, UpcastPlan& plan,
+                     const Target& target) {
+  if (sink->nsrcs() != 1) return false;
+  const std::optional<AffineInReduce> stored = affine_in_reduce(sink->src(0)->src(1));
+  if (!stored) return false;
+  const UOp* rd = stored->reduce;
+  if (rd->nsrcs() != 2 || static_cast<Op>(rd->arg_int()) != Op::ADD || !rd->dtype().is_float())
+    return false;
+  const UOp* k = rd->src(1).get();
+  const UOp* j = plan.j;
+  const int64_t ej = j->src(0)->arg_int();
+  const bool fixed_k = k->src(0)->op() == Op::CONST;
+  const int64_t ek = fixed_k ? k->src(0)->arg_int() : 0;
+  bool row = false, large = false;  // a load of one row (free of j), a large b along j
+  for (const UOp* u : order) {
+    if (u->op() != Op::INDEX || u->src(0)->op() != Op::DEFINE_GLOBAL || u->src(0)->arg_int() == 0)
+      continue;
+    const std::optional<int64_t> cj = coefficient(u->src(1).get(), j);
+    const std::optional<int64_t> ck = coefficient(u->src(1).get(), k);
+    if (!cj || !ck) return false;
+    const int64_t elem = u->src(0)->dtype().base().scalar_size();
+    row = row || (*cj == 0 && *ck != 0);
+    large = large || (*cj == 1 && *ck >= ej &&
+                      (!fixed_k || ek * *ck * elem > CacheBudget(target).whole_b()));
+  }
+  if (!row || !large) return false;
+  const int64_t elem = sink->src(0)->src(1)->dtype().scalar_size();
+  // (Without a tail, V divides the columns' vectors: no block runs past the row.)
+  int64_t vectors = vector_registers(target) > 16 ? kMaxColumnVectors : kMaxColumnVectors / 2;
+  while (!plan.tail && vectors > plan.vectors && (ej / plan.lanes) % vectors != 0) vectors /= 2;
+  const int64_t block = vectors * plan.lanes;
+  const int64_t blocks = ceil_div(ej, block);
+  const int64_t units = std::max<int64_t>(1, target.caps.compute_units);
+  if (blocks < 2 * units || (fixed_k && ek < 2 * cpu_tuning::kRowProductKTile)) return false;
+  UpcastPlan q = plan;
+  q.vectors = static_cast<int>(vectors);
+  q.k = k;
+  q.k_tile = static_cast<int>(cpu_tuning::kRowProductKTile);
+  for (int64_t cb = cpu_tuning::kRowProductBytes / (block * elem); cb >= 2; cb /= 2)
+    if (groups_blocks(q, blocks, cb) && ceil_div(blocks, cb) >= 2 * units) {
+      q.col_blocks = static_cast<int>(cb);
+      break;
+    }
+  plan = q;
+  return true;
+}
+
 }  // namespace
 
 UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
@@ -142,6 +199,8 @@ UpcastPlan choose_upcast(const UOpRef& sink, const Target& target) {
       plan.rows = static_cast<int>(r);
     }
   }
+
+  if (plan.i == nullptr && one_row_product(sink, order, plan, target)) return plan;
 
   // No other output range to upcast (a column sum, its rows a row apart): up to 8 column
   // vectors per step, so each visit to a row reads 4 cache lines of its page, not one or two
@@ -324,10 +383,10 @@ UOpRef apply_upcast(const UOpRef& sink, const UpcastPlan& plan) {
     }
   }
   if (plan.k != nullptr && plan.k_tile > 0) {
-    const int64_t ek = plan.k->src(0)->arg_int();
     // One k range sliced (k -> k0 * KT + k1), or the outer of two as k0 and the inner as k1.
-    // A last slice shorter than KT (KT does not divide k) runs the k slices' remainder.
-    const Slices sl(const_int(dtypes::index, ek), plan.k_tile, id_k0);
+    // A last slice shorter than KT (KT does not divide k, or k is symbolic: a one-row
+    // product's) runs the k slices' remainder.
+    const Slices sl(plan.k->src(0), plan.k_tile, id_k0);
     const UOpRef k0 = plan.k_outer != nullptr ? range(plan.k_outer->src(0), id_k0) : sl.slice;
     const UOpRef k1 =
         range(plan.k_outer != nullptr ? const_int(dtypes::index, plan.k_tile) : sl.length,

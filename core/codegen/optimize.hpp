@@ -56,6 +56,9 @@ struct UpcastPlan {
   std::vector<std::pair<const UOp*, int>> dot_ks;  ///< dot form: every REDUCE's range and its
                                                    ///< lanes (dot_k and `lanes` first)
   int cols = 1;                                    ///< dot form: C, the scalar upcast of `j`
+  /// dot form without a row range (one row of a times a large b.T): the C columns of a step
+  /// are one from each of C equal parts of j, not C neighbours (C long streams of b's rows)
+  bool strided_cols = false;
   bool tail = false;  ///< vector form: no W of 4 or more lanes divides j's extent;
                       ///< the blocks are rounded up, a vector past the last column
                       ///< is moved back to end there and stores only its new lanes

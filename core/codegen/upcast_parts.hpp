@@ -192,11 +192,20 @@ class RangeSplit {
   RangeSplit() = default;
   /// `groups` > 1 (a constant extent whose block count it divides): the blocks loop as
   /// (id) * groups + (group_id), two loops.
-  RangeSplit(const UOp* r, int64_t factor, int64_t id, int64_t groups = 1, int64_t group_id = 0)
+  /// `strided`: copy c is r's value in the c-th of `factor` equal parts of the range (rn + c *
+  /// ceil(extent / factor)), not the c-th of a block of neighbours.
+  RangeSplit(const UOp* r, int64_t factor, int64_t id, int64_t groups = 1, int64_t group_id = 0,
+             bool strided = false)
       : r_(r), f_(factor) {
     const UOpRef& end = r->src(0);
     const bool fixed = end->op() == Op::CONST;
     exact_ = fixed && end->arg_int() % f_ == 0;
+    if (strided) {
+      part_ = simplify(fixed ? const_int(dtypes::index, (end->arg_int() + f_ - 1) / f_)
+                             : (end + (f_ - 1)) / f_);
+      rn_ = range(part_, id);
+      return;
+    }
     if (groups > 1) {
       const int64_t blocks = (end->arg_int() + f_ - 1) / f_;
       rn_ = range(const_int(dtypes::index, blocks / groups), id) * groups +
@@ -210,11 +219,11 @@ class RangeSplit {
   /// r at position `c` of its block (a constant copy, or an inner loop of f steps when the
   /// split tiles the range), clamped to extent - 1 unless the split is exact.
   UOpRef at(const UOpRef& c) const {
-    UOpRef x = rn_ * f_ + c;
+    UOpRef x = position(c);
     return exact_ ? x : where(lt(x, r_->src(0)), x, r_->src(0) - 1);
   }
   /// Whether position `c` of its block is inside the extent: null when the split is exact.
-  UOpRef gate_at(const UOpRef& c) const { return exact_ ? UOpRef() : lt(rn_ * f_ + c, r_->src(0)); }
+  UOpRef gate_at(const UOpRef& c) const { return exact_ ? UOpRef() : lt(position(c), r_->src(0)); }
   /// `st` (a store) with r replaced by its value in copy c.
   UOpRef copy(const UOpRef& st, int64_t c) const {
     if (r_ == nullptr) return st;
@@ -224,10 +233,12 @@ class RangeSplit {
   UOpRef gate(int64_t c) const { return gate_at(const_int(dtypes::index, c)); }
 
  private:
+  UOpRef position(const UOpRef& c) const { return part_ ? rn_ + c * part_ : rn_ * f_ + c; }
   const UOp* r_ = nullptr;
   int64_t f_ = 1;
   bool exact_ = true;
   UOpRef rn_;
+  UOpRef part_;  ///< strided: the length of a part
 };
 
 /// A range of extent `n` cut into slices of `size`: `slice` loops over ceil(n / size) of them

@@ -4,6 +4,7 @@
 #include "runtime/buffers.hpp"
 #include "runtime/capture.hpp"
 
+#include <array>
 #include <atomic>
 #include <list>
 #include <map>
@@ -46,9 +47,21 @@ struct Cache {
   std::map<Key, Entry> entries;
   std::list<Key> order;  // most recently used first
   std::unordered_map<int64_t, Source> sources;
-  /// sources.size(), read without the lock: a launch writing a buffer takes the lock only
-  /// while the cache holds copies of something.
-  std::atomic<size_t> watched{0};
+  /// The sources by their id modulo kSlots, counted, read without the lock: a launch writing
+  /// a buffer takes the lock only when the cache may hold copies of that buffer (another
+  /// buffer whose id shares the slot, rarely), not on every launch once it holds any copy.
+  static constexpr size_t kSlots = 4096;
+  std::array<std::atomic<uint32_t>, kSlots> watched{};
+  static size_t slot(int64_t id) { return static_cast<size_t>(id) % kSlots; }
+  bool may_watch(int64_t id) const {
+    return watched[slot(id)].load(std::memory_order_relaxed) != 0;
+  }
+  /// The source of id `id`, counted in `watched` when it is new.
+  Source& source(int64_t id) {
+    auto [it, added] = sources.try_emplace(id);
+    if (added) watched[slot(id)].fetch_add(1, std::memory_order_relaxed);
+    return it->second;
+  }
   uint64_t bytes = 0, limit = kDefaultLimit;
   size_t made = 0, reuses = 0;
 
@@ -58,7 +71,7 @@ struct Cache {
     bytes -= it->second.nbytes;
     if (--sources[it->first.source].entries == 0) {
       sources.erase(it->first.source);
-      watched.store(sources.size(), std::memory_order_relaxed);
+      watched[slot(it->first.source)].fetch_sub(1, std::memory_order_relaxed);
     }
     order.erase(it->second.order);
     dead.push_back(std::move(it->second));
@@ -97,13 +110,12 @@ PackingUse::PackingUse(const schedule::Item& item, const UOp* source, const UOp*
     Entry e{item.packing->group, buffer_memory(packed), nbytes, {}, c.order.begin()};
     it = c.entries.emplace(key, std::move(e)).first;
     c.bytes += nbytes;
-    ++c.sources[key.source].entries;
-    c.watched.store(c.sources.size(), std::memory_order_relaxed);
+    ++c.source(key.source).entries;
   } else {
     alias_buffer(packed, it->second.memory);
     c.order.splice(c.order.begin(), c.order, it->second.order);
   }
-  const uint64_t version = c.sources[key.source].version;
+  const uint64_t version = c.source(key.source).version;
   std::vector<uint64_t>& versions = it->second.versions;
   const size_t part = static_cast<size_t>(item.packing->part);
   if (versions.size() <= part) versions.resize(part + 1, 0);
@@ -135,7 +147,7 @@ void PackingUse::ran() const {
 
 void note_packing_source_write(int64_t id) {
   Cache& c = cache();
-  if (c.watched.load(std::memory_order_relaxed) == 0) return;
+  if (!c.may_watch(id)) return;
   std::lock_guard<std::mutex> lock(c.mu);
   auto it = c.sources.find(id);
   if (it != c.sources.end()) ++it->second.version;
@@ -143,7 +155,7 @@ void note_packing_source_write(int64_t id) {
 
 void forget_packings(int64_t id) {
   Cache& c = cache();
-  if (c.watched.load(std::memory_order_relaxed) == 0) return;
+  if (!c.may_watch(id)) return;
   std::vector<Entry> dead;
   std::lock_guard<std::mutex> lock(c.mu);
   if (!c.sources.count(id)) return;

@@ -8,6 +8,9 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <string>
+#include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "codegen/optimize.hpp"
@@ -562,6 +565,102 @@ TEST(Matmul, ColumnSumsTakeEightVectorsPerStep) {
     for (int64_t r = 0; r < 300; ++r) want += xv[r * 1024 + c];
     ASSERT_EQ(out[c], want) << "column " << c;
   }
+}
+
+TEST(Matmul, OneRowProductsReadPagesOfRowsInKSlices) {
+  // out[j] = sum_k x[k] * w[k, j] (x @ w of one row, w large): k in slices of 16 rows outside
+  // the column blocks, which loop in groups covering 16 KiB of each row per launch step;
+  // partial sums in the output. Columns that no vector divides (a tail plan), columns that
+  // blocks of 8 vectors do not divide (fewer vectors), and a symbolic k (the launch variable
+  // the scheduler may make of it) with a short last slice. Values against plain C++ (exact
+  // small ints), on both register files.
+  for (const bool wide : {false, true}) {
+    const polygrad::codegen::Target t = wide ? avx512_target() : avx2_target();
+    const int64_t lanes = wide ? 16 : 8, vectors = wide ? 8 : 4;
+    for (const auto& [n, kk, symbolic] :
+         std::vector<std::tuple<int64_t, int64_t, bool>>{{5003, 100, false},
+                                                         {6144, 100, false},
+                                                         {4096 + 2 * lanes, 100, false},
+                                                         {5003, 0, true}}) {
+      UOpRef nk = symbolic ? polygrad::define_var("n0", 1, 1 << 20) : idx(kk);
+      UOpRef j = range(idx(n), 0), k = range(nk, 1);
+      UOpRef o = global(0, dtypes::float32), x = global(1, dtypes::float32);
+      UOpRef w = global(2, dtypes::float32);
+      UOpRef ast = sink({store(o, j, reduce(Op::ADD, load(x, k) * load(w, k * n + j), {k}))});
+      const polygrad::codegen::UpcastPlan plan = polygrad::codegen::choose_upcast(ast, t);
+      ASSERT_EQ(plan.j, j.get()) << n;
+      EXPECT_EQ(plan.i, nullptr);
+      EXPECT_EQ(plan.lanes, lanes);
+      // (A tail plan too where lanes divide the columns but 16 registers take one, 4112 = 257
+      // pairs of vectors: see choose_upcast.) Without a tail, the blocks divide the columns
+      // (4096 + 2 vectors: blocks of 2 vectors, then no group of blocks divides 129 or 257).
+      EXPECT_TRUE(plan.tail || n % lanes == 0) << n;
+      if (plan.tail || n % (vectors * lanes) == 0) {
+        EXPECT_EQ(plan.vectors, vectors) << n;
+        EXPECT_GT(plan.col_blocks, 1) << n;
+      } else {
+        EXPECT_EQ(n % (int64_t{plan.vectors} * lanes), 0) << n;
+      }
+      EXPECT_EQ(plan.k, k.get());
+      EXPECT_EQ(plan.k_tile, 16);
+      EXPECT_LE(int64_t{plan.col_blocks} * plan.vectors * plan.lanes * 4,
+                polygrad::codegen::cpu_tuning::kRowProductBytes)
+          << n;
+      Compiled c = compile(ast, t);
+      for (const int64_t rows : symbolic ? std::vector<int64_t>{1, 16, 37} : std::vector{kk}) {
+        const std::vector<float> xv = exact_ints(rows, 2), wv = exact_ints(rows * n, 5);
+        std::vector<float> want(static_cast<size_t>(n), 0.0f);
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t col = 0; col < n; ++col) want[col] += xv[r] * wv[r * n + col];
+        std::vector<HostBuf> bufs{HostBuf::zeros<float>(n), HostBuf::of(xv), HostBuf::of(wv)};
+        run(c, bufs,
+            symbolic ? std::unordered_map<std::string, int64_t>{{"n0", rows}}
+                     : std::unordered_map<std::string, int64_t>{});
+        EXPECT_EQ(bufs[0].as<float>(), want) << "n " << n << ", k " << rows;
+      }
+    }
+  }
+}
+
+TEST(Matmul, OneRowTimesBTransposedReadsRowsFromEightParts) {
+  // out[j] = sum_k x[k] * b[j, k] (x @ b.T of one row): the dot form's 8 columns per step are
+  // one row of b from each eighth of b, so a thread streams 8 long runs of rows; a symbolic
+  // column count (the launch variable) leaves the last part short, its copies gated. A column
+  // sum's partial rows (no row operand) keep neighbouring rows. Values against plain C++.
+  const polygrad::codegen::Target t = avx512_target();
+  const int64_t kk = 96;
+  for (const bool symbolic : {false, true}) {
+    UOpRef nj = symbolic ? polygrad::define_var("n0", 1, 1 << 20) : idx(1000);
+    UOpRef j = range(nj, 0), k = range(idx(kk), 1);
+    UOpRef o = global(0, dtypes::float32), x = global(1, dtypes::float32);
+    UOpRef b = global(2, dtypes::float32);
+    UOpRef ast = sink({store(o, j, reduce(Op::ADD, load(x, k) * load(b, j * kk + k), {k}))});
+    const polygrad::codegen::UpcastPlan plan = polygrad::codegen::choose_upcast(ast, t);
+    ASSERT_NE(plan.dot_k, nullptr);
+    EXPECT_EQ(plan.i, nullptr);
+    EXPECT_EQ(plan.cols, 8);
+    EXPECT_TRUE(plan.strided_cols);
+    Compiled c = compile(ast, t);
+    for (const int64_t n :
+         symbolic ? std::vector<int64_t>{1, 7, 8, 1001} : std::vector<int64_t>{1000}) {
+      const std::vector<float> xv = exact_ints(kk, 3), bv = exact_ints(n * kk, 6);
+      std::vector<float> want(static_cast<size_t>(n), 0.0f);
+      for (int64_t r = 0; r < n; ++r)
+        for (int64_t q = 0; q < kk; ++q) want[r] += xv[q] * bv[r * kk + q];
+      std::vector<HostBuf> bufs{HostBuf::zeros<float>(n), HostBuf::of(xv), HostBuf::of(bv)};
+      run(c, bufs,
+          symbolic ? std::unordered_map<std::string, int64_t>{{"n0", n}}
+                   : std::unordered_map<std::string, int64_t>{});
+      EXPECT_EQ(bufs[0].as<float>(), want) << "n " << n;
+    }
+  }
+  UOpRef r = range(idx(64), 1), j = range(idx(1024), 0);
+  UOpRef rows = sink({store(global(0, dtypes::float32), j,
+                            reduce(Op::ADD, load(global(1, dtypes::float32), j * 64 + r), {r}))});
+  const polygrad::codegen::UpcastPlan sums = polygrad::codegen::choose_upcast(rows, t);
+  ASSERT_NE(sums.dot_k, nullptr);
+  EXPECT_EQ(sums.cols, 8);
+  EXPECT_FALSE(sums.strided_cols);
 }
 
 }  // namespace
