@@ -1,6 +1,6 @@
 // One step of a realisation, ready to run: a compiled kernel with the memory and launch
-// arguments of one schedule item, or a device copy. realize builds and runs them; a capture
-// records them to run again (runtime/capture.hpp).
+// arguments of one schedule item, a device copy, or a host step (a collective). realize builds and
+// runs them; a capture records them to run again (runtime/capture.hpp).
 #ifndef POLYGRAD_RUNTIME_LAUNCH_HPP
 #define POLYGRAD_RUNTIME_LAUNCH_HPP
 
@@ -10,6 +10,7 @@
 #include <polygrad/device.hpp>
 
 #include <array>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -25,7 +26,7 @@ struct CompiledKernel {
 };
 
 struct Launch {
-  enum class Kind { kernel, copy };
+  enum class Kind { kernel, copy, host };
   Kind kind = Kind::kernel;
   std::string device;  ///< where it runs (a copy's destination)
   std::shared_ptr<CompiledKernel> kernel;
@@ -39,6 +40,9 @@ struct Launch {
   /// The id of the BUFFER it writes (slot 0; a copy's destination): running it counts a write
   /// of that buffer for the panel cache (note_packing_source_write).
   int64_t writes = 0;
+  /// A host step's work over `memory` (a collective through a ccl plugin), run once `device`
+  /// has finished the work launched before it.
+  std::function<void(const std::vector<std::shared_ptr<Buffer>>& memory)> host;
 };
 
 /// A kernel item's launch without its memory: what stays the same every time it runs.

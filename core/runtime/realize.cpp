@@ -302,6 +302,11 @@ Launch prepare_launch(const schedule::Item& item) {
 void execute(const Launch& l) {
   timing::Timed timed(timing::Phase::launch);
   if (l.writes != 0) note_packing_source_write(l.writes);
+  if (l.kind == Launch::Kind::host) {
+    device_handle(l.device).synchronize();  // the step reads what the kernels wrote
+    l.host(l.memory);
+    return;
+  }
   if (l.kind == Launch::Kind::copy) {
     device_handle(l.source_device).synchronize();
     device_handle(l.device).copy_device(*l.memory[0], *l.memory[1], l.nbytes);

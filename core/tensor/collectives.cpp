@@ -1,14 +1,19 @@
 // Collectives on tensors over a Communicator (polygrad/ccl.hpp): the input is realised into a
 // contiguous buffer, the device's work is finished, and the ccl plugin writes a fresh buffer
 // that becomes the result. Inputs are never written, so lazy readers of them are unaffected.
+// Each collective is a host step of the realisation (runtime::Launch::Kind::host): run at once,
+// or, while a capture records, recorded in order with the kernels and run at every replay.
 #include "runtime/buffers.hpp"
 #include "runtime/capture.hpp"
+#include "runtime/launch.hpp"
 #include "runtime/runtime.hpp"
 #include "tensor/tensor_impl.hpp"
 
 #include <polygrad/ccl.hpp>
 
+#include <functional>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace polygrad {
@@ -20,14 +25,12 @@ struct Source {
   Tensor tensor;
   std::shared_ptr<Buffer> memory;
   Device device;
+  std::string device_name;
+  int64_t buffer_id = 0;
 };
 
 Source realise(const char* op, const Tensor& x) {
   detail::state(x, op);
-  if (runtime::capturing())
-    user_error(std::string("[") + op +
-               "] a collective cannot be captured: it exchanges data with other processes "
-               "when it is called (run it outside the capture)");
   // A realised tensor is its whole buffer already: read it in place (contiguous() would copy).
   Tensor t = x;
   if (!lazy::is_realized(t.impl()->uop.get()) ||
@@ -37,19 +40,27 @@ Source realise(const char* op, const Tensor& x) {
   const UOp* buf = lazy::realized_buffer(t.impl()->uop.get());
   if (lazy::buffer_count(buf) != x.numel())
     internal_error(std::string("[") + op + "] the realised input does not fill its buffer");
-  Device device = runtime::device_handle(runtime::buffer_device(buf));
+  const std::string name = runtime::buffer_device(buf);
+  Device device = runtime::device_handle(name);
   std::shared_ptr<Buffer> memory = runtime::buffer_memory(buf);
-  device.synchronize();  // the ccl plugin reads what the kernels wrote
-  return Source{std::move(t), std::move(memory), std::move(device)};
+  return Source{std::move(t), std::move(memory), std::move(device), name, lazy::buffer_id(buf)};
 }
 
-/// A new realised tensor of `shape` on x's device, and its memory for the plugin to write.
-std::pair<Tensor, std::shared_ptr<Buffer>> result(const Tensor& x, const lazy::Shape& shape) {
+/// A new realised tensor of `shape` on x's device, its memory for the plugin to write, and its
+/// buffer's id.
+struct Result {
+  Tensor tensor;
+  std::shared_ptr<Buffer> memory;
+  int64_t buffer_id = 0;
+};
+
+Result result(const Tensor& x, const lazy::Shape& shape) {
   const std::string& device = x.impl()->device;
   const int64_t n = lazy::numel(shape);
   UOpRef buf = runtime::new_buffer(device, detail::dt(x), n);
   std::shared_ptr<Buffer> memory = runtime::buffer_memory(buf.get());
-  return {detail::make(lazy::reshape(buf, shape), shape, device), std::move(memory)};
+  const int64_t id = lazy::buffer_id(buf.get());
+  return {detail::make(lazy::reshape(buf, shape), shape, device), std::move(memory), id};
 }
 
 /// Runs one collective over `send` and `recv`. When it fails for want of its peers the
@@ -72,6 +83,28 @@ void run_collective(const std::shared_ptr<Buffer>& send, const std::shared_ptr<B
   }
 }
 
+/// The collective `call(send, recv)` from `src` into `recv` (of buffer `writes`) as a host step:
+/// run now, or recorded by the capture open on this thread (a replay runs it again, over the
+/// memory it then binds: replacements of captured inputs included).
+void step(const Source& src, std::shared_ptr<Buffer> recv, int64_t writes,
+          std::function<void(const pg_ccl_buffer& send, const pg_ccl_buffer& recv)> call) {
+  runtime::Launch l;
+  l.kind = runtime::Launch::Kind::host;
+  l.device = src.device_name;
+  l.memory = {src.memory, std::move(recv)};
+  l.writes = writes;
+  l.host = [device = src.device,
+            call = std::move(call)](const std::vector<std::shared_ptr<Buffer>>& memory) {
+    run_collective(memory[0], memory[1], [&] {
+      call(Communicator::describe(device, *memory[0]), Communicator::describe(device, *memory[1]));
+    });
+  };
+  if (runtime::capturing())
+    runtime::record(std::move(l));
+  else
+    runtime::execute(l);
+}
+
 void check_reduce(const char* op, const Tensor& x, ReduceOp reduce) {
   const int r = static_cast<int>(reduce);
   if (r != PG_CCL_SUM && r != PG_CCL_MAX && r != PG_CCL_MEAN)
@@ -86,14 +119,14 @@ void check_reduce(const char* op, const Tensor& x, ReduceOp reduce) {
 Tensor all_reduce(const Communicator& comm, const Tensor& x, ReduceOp op) {
   check_reduce("all_reduce", x, op);
   Source src = realise("all_reduce", x);
-  auto [out, memory] = result(x, x.shape());
-  if (x.numel() == 0) return out;
-  run_collective(src.memory, memory, [&] {
-    comm.all_reduce(Communicator::describe(src.device, *src.memory),
-                    Communicator::describe(src.device, *memory), static_cast<uint64_t>(x.numel()),
-                    x.dtype(), op);
-  });
-  return out;
+  Result out = result(x, x.shape());
+  if (x.numel() == 0) return out.tensor;
+  const auto n = static_cast<uint64_t>(x.numel());
+  step(src, out.memory, out.buffer_id,
+       [comm, n, dtype = x.dtype(), op](const pg_ccl_buffer& send, const pg_ccl_buffer& recv) {
+         comm.all_reduce(send, recv, n, dtype, op);
+       });
+  return out.tensor;
 }
 
 void all_reduce_inplace(const Communicator& comm, Tensor& x, ReduceOp op) {
@@ -101,36 +134,38 @@ void all_reduce_inplace(const Communicator& comm, Tensor& x, ReduceOp op) {
   x.realize();  // x itself holds its buffer from now on
   Source src = realise("all_reduce_inplace", x);
   if (x.numel() == 0) return;
-  const pg_ccl_buffer both = Communicator::describe(src.device, *src.memory);
-  run_collective(src.memory, src.memory, [&] {
-    comm.all_reduce(both, both, static_cast<uint64_t>(x.numel()), x.dtype(), op);
-  });
+  const auto n = static_cast<uint64_t>(x.numel());
+  // (in place: the plugin gets the same memory as send and recv)
+  step(src, src.memory, src.buffer_id,
+       [comm, n, dtype = x.dtype(), op](const pg_ccl_buffer& send, const pg_ccl_buffer&) {
+         comm.all_reduce(send, send, n, dtype, op);
+       });
 }
 
 Tensor broadcast(const Communicator& comm, const Tensor& x, int root) {
   Source src = realise("broadcast", x);
-  auto [out, memory] = result(x, x.shape());
-  if (x.numel() == 0) return out;
-  run_collective(src.memory, memory, [&] {
-    comm.broadcast(Communicator::describe(src.device, *src.memory),
-                   Communicator::describe(src.device, *memory), static_cast<uint64_t>(x.numel()),
-                   x.dtype(), root);
-  });
-  return out;
+  Result out = result(x, x.shape());
+  if (x.numel() == 0) return out.tensor;
+  const auto n = static_cast<uint64_t>(x.numel());
+  step(src, out.memory, out.buffer_id,
+       [comm, n, dtype = x.dtype(), root](const pg_ccl_buffer& send, const pg_ccl_buffer& recv) {
+         comm.broadcast(send, recv, n, dtype, root);
+       });
+  return out.tensor;
 }
 
 Tensor all_gather(const Communicator& comm, const Tensor& x) {
   Source src = realise("all_gather", x);
   lazy::Shape shape = x.shape();
   shape.insert(shape.begin(), comm.world_size());
-  auto [out, memory] = result(x, shape);
-  if (x.numel() == 0) return out;
-  run_collective(src.memory, memory, [&] {
-    comm.all_gather(Communicator::describe(src.device, *src.memory),
-                    Communicator::describe(src.device, *memory), static_cast<uint64_t>(x.numel()),
-                    x.dtype());
-  });
-  return out;
+  Result out = result(x, shape);
+  if (x.numel() == 0) return out.tensor;
+  const auto n = static_cast<uint64_t>(x.numel());
+  step(src, out.memory, out.buffer_id,
+       [comm, n, dtype = x.dtype()](const pg_ccl_buffer& send, const pg_ccl_buffer& recv) {
+         comm.all_gather(send, recv, n, dtype);
+       });
+  return out.tensor;
 }
 
 Tensor reduce_scatter(const Communicator& comm, const Tensor& x, ReduceOp op) {
@@ -141,15 +176,15 @@ Tensor reduce_scatter(const Communicator& comm, const Tensor& x, ReduceOp op) {
                " does not divide into " + std::to_string(comm.world_size()) + " equal blocks");
   Source src = realise("reduce_scatter", x);
   shape[0] /= comm.world_size();
-  auto [out, memory] = result(x, shape);
+  Result out = result(x, shape);
   const int64_t block = lazy::numel(shape);
-  if (block == 0) return out;
-  run_collective(src.memory, memory, [&] {
-    comm.reduce_scatter(Communicator::describe(src.device, *src.memory),
-                        Communicator::describe(src.device, *memory), static_cast<uint64_t>(block),
-                        x.dtype(), op);
-  });
-  return out;
+  if (block == 0) return out.tensor;
+  step(src, out.memory, out.buffer_id,
+       [comm, n = static_cast<uint64_t>(block), dtype = x.dtype(), op](const pg_ccl_buffer& send,
+                                                                       const pg_ccl_buffer& recv) {
+         comm.reduce_scatter(send, recv, n, dtype, op);
+       });
+  return out.tensor;
 }
 
 }  // namespace polygrad

@@ -3,6 +3,8 @@ on scikit-learn's digits (polygrad.distributed.DataParallel), and ranks that die
 the middle of it.
 
     ddp_worker.py train OUT_DIR      each rank writes OUT_DIR/rank<r>.npz (its final weights)
+    ddp_worker.py jit OUT_DIR        the same, every step (forward, backward, the gradients'
+                                     all_reduce, SGD) one TinyJit function
     ddp_worker.py kill OUT_DIR       rank 1 is killed before its third gradient all_reduce
     ddp_worker.py stall OUT_DIR      rank 1 stops calling collectives (sleeps) at that point,
                                      past rank 0's timeout
@@ -45,10 +47,11 @@ class MLP:
         return self.layers[-1](x)
 
 
-def train(rank=0, world=1, seed=0, on_step=None):
+def train(rank=0, world=1, seed=0, on_step=None, jit=False):
     """The weights after STEPS SGD steps: each rank takes its contiguous share of every global
-    batch; world 1 is the single-process reference on the whole batch."""
-    from polygrad import Tensor
+    batch; world 1 is the single-process reference on the whole batch. jit: each step is one
+    TinyJit function (captured at its second call, replayed from the third on)."""
+    from polygrad import Tensor, TinyJit
     from polygrad.nn import SGD, get_parameters
     Tensor.manual_seed(seed)
     model = MLP()
@@ -58,16 +61,22 @@ def train(rank=0, world=1, seed=0, on_step=None):
     params = get_parameters(model.module if world > 1 else model)
     opt = SGD(params, lr=0.1, momentum=0.9)
     x, y = digits()
-    for step, idx in enumerate(global_batches(len(x))):
-        local = idx.reshape(world, -1)[rank]
+
+    def one_step(xb, yb):
         opt.zero_grad()
-        loss = model(Tensor(x[local])).cross_entropy(Tensor(y[local]))
+        loss = model(xb).cross_entropy(yb)
         loss.backward()
-        if on_step is not None:
-            on_step(step)
         if world > 1:
             model.sync_gradients()
         opt.step()
+        return loss.realize()
+
+    run = TinyJit(one_step) if jit else one_step
+    for step, idx in enumerate(global_batches(len(x))):
+        local = idx.reshape(world, -1)[rank]
+        if on_step is not None:
+            on_step(step)
+        run(Tensor(x[local]), Tensor(y[local]))
     return [p.numpy() for p in params]
 
 
@@ -123,9 +132,9 @@ def main(mode, out):
         with open(os.path.join(out, f"ok{rank}.txt"), "w") as f:
             f.write(dist.transport())
         return 0
-    if mode == "train":
+    if mode in ("train", "jit"):
         # Each rank starts from its own random weights: DataParallel broadcasts rank 0's.
-        weights = train(rank, world, seed=rank)
+        weights = train(rank, world, seed=rank, jit=mode == "jit")
         np.savez(os.path.join(out, f"rank{rank}.npz"), *weights)
         return 0
     start = time.monotonic()
