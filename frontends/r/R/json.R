@@ -1,5 +1,5 @@
-# A small JSON reader and writer: enough for safetensors headers and the plugin load report
-# (objects, arrays, strings, numbers, true, false, null).
+# A small JSON reader: enough for the plugin load report (objects, arrays, strings, numbers,
+# true, false, null).
 
 .json_parse <- function(text) {
   chars <- strsplit(enc2utf8(text), "")[[1]]
@@ -106,13 +106,4 @@
   skip()
   if (pos <= n) fail("trailing characters")
   v
-}
-
-.json_string <- function(s) {
-  s <- gsub("\\", "\\\\", s, fixed = TRUE)
-  s <- gsub("\"", "\\\"", s, fixed = TRUE)
-  s <- gsub("\n", "\\n", s, fixed = TRUE)
-  s <- gsub("\r", "\\r", s, fixed = TRUE)
-  s <- gsub("\t", "\\t", s, fixed = TRUE)
-  paste0("\"", s, "\"")
 }

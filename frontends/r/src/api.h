@@ -31,7 +31,10 @@
   X(pg_tensor_scaled_dot_product_attention) X(pg_tensor_set_requires_grad) \
   X(pg_tensor_requires_grad) X(pg_tensor_grad) X(pg_tensor_set_grad) X(pg_tensor_backward) \
   X(pg_tensor_gradient) X(pg_device_list) X(pg_device_default) X(pg_device_canonical) \
-  X(pg_plugin_load) X(pg_plugin_report)
+  X(pg_plugin_load) X(pg_plugin_report) X(pg_safetensors_open) X(pg_safetensors_open_index) \
+  X(pg_safetensors_free) X(pg_safetensors_count) X(pg_safetensors_entry) \
+  X(pg_safetensors_tensor) X(pg_safetensors_metadata_count) X(pg_safetensors_metadata) \
+  X(pg_safetensors_save)
 /* clang-format on */
 
 #define PGR_TENSOR_FN(name) X_(pg_tensor_##name)

@@ -211,22 +211,6 @@ SEXP pgr_from_r(SEXP data, SEXP dtype, SEXP device) {
   return pgr_wrap(pgr_tensor_from_r(data, pgr_dtype_arg(dtype), pgr_device_arg(device)));
 }
 
-/* .Call(C_pgr_from_raw, bytes, dtype, shape, device): a tensor of `shape` whose row-major
- * little-endian bytes are `bytes` (as a safetensors file holds them). */
-SEXP pgr_from_raw(SEXP bytes, SEXP dtype, SEXP shape, SEXP device) {
-  if (TYPEOF(bytes) != RAWSXP) pgr_error(PG_API_ERR_INVALID_ARGUMENT, "bytes must be a raw vector");
-  size_t nd = 0;
-  int64_t* dims = pgr_int64s(shape, &nd, "shape");
-  pg_tensor_t out = NULL;
-  pg_dtype dt = pgr_dtype_arg(dtype);
-  int64_t need = count(dims, nd) * (int64_t)itemsize(dt);
-  if (need != XLENGTH(bytes))
-    pgr_error(PG_API_ERR_INVALID_ARGUMENT, "%lld bytes do not make a %s tensor of %lld elements",
-              (long long)XLENGTH(bytes), pgr_dtype_name(dt), (long long)count(dims, nd));
-  PGR_CHECK(pg.pg_tensor_from_data(RAW(bytes), dt, dims, nd, pgr_device_arg(device), &out));
-  return pgr_wrap(out);
-}
-
 /* The handle to read values from: t when it is realised, else a detached handle (*temp, freed
  * by the caller), so that reading does not replace t's graph (a backward() later still flows
  * through it). float16/bfloat16 are read as float32. */
@@ -373,30 +357,6 @@ SEXP pgr_to_r(SEXP x) {
     UNPROTECT(1);
   }
   UNPROTECT(1);
-  return out;
-}
-
-/* .Call(C_pgr_to_raw, x): the row-major little-endian bytes of x's values (float16 and
- * bfloat16 included, as they are). */
-SEXP pgr_to_raw(SEXP x) {
-  pg_tensor_t t = pgr_handle(x, "x"), temp = NULL;
-  int realized = 0;
-  PGR_CHECK(pg.pg_tensor_is_realized(t, &realized));
-  if (!realized) {
-    PGR_CHECK(pg.pg_tensor_detach(t, &temp));
-    t = temp;
-  }
-  int64_t n = 0, isz = 0;
-  pg_api_status st = pg.pg_tensor_numel(t, &n);
-  if (st == PG_API_OK) st = pg.pg_tensor_element_size(t, &isz);
-  SEXP out = R_NilValue;
-  if (st == PG_API_OK) {
-    out = PROTECT(Rf_allocVector(RAWSXP, (R_xlen_t)(n * isz)));
-    st = pg.pg_tensor_to_host(t, RAW(out), (size_t)(n * isz));
-    UNPROTECT(1);
-  }
-  if (temp) pg.pg_tensor_free(temp);
-  PGR_CHECK(st);
   return out;
 }
 

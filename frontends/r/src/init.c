@@ -18,9 +18,9 @@ SEXP pgr_device_canonical(SEXP);
 SEXP pgr_plugin_load(SEXP);
 SEXP pgr_plugin_report(SEXP);
 SEXP pgr_from_r(SEXP, SEXP, SEXP);
-SEXP pgr_from_raw(SEXP, SEXP, SEXP, SEXP);
 SEXP pgr_to_r(SEXP);
-SEXP pgr_to_raw(SEXP);
+SEXP pgr_safetensors_load(SEXP, SEXP);
+SEXP pgr_safetensors_save(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP pgr_item(SEXP);
 SEXP pgr_scalar(SEXP, SEXP, SEXP);
 SEXP pgr_linear(SEXP, SEXP, SEXP);
@@ -105,9 +105,9 @@ static const R_CallMethodDef call_methods[] = {
     {"pgr_plugin_load", (DL_FUNC)&pgr_plugin_load, 1},
     {"pgr_plugin_report", (DL_FUNC)&pgr_plugin_report, 1},
     {"pgr_from_r", (DL_FUNC)&pgr_from_r, 3},
-    {"pgr_from_raw", (DL_FUNC)&pgr_from_raw, 4},
     {"pgr_to_r", (DL_FUNC)&pgr_to_r, 1},
-    {"pgr_to_raw", (DL_FUNC)&pgr_to_raw, 1},
+    {"pgr_safetensors_load", (DL_FUNC)&pgr_safetensors_load, 2},
+    {"pgr_safetensors_save", (DL_FUNC)&pgr_safetensors_save, 5},
     {"pgr_item", (DL_FUNC)&pgr_item, 1},
     {"pgr_scalar", (DL_FUNC)&pgr_scalar, 3},
     {"pgr_linear", (DL_FUNC)&pgr_linear, 3},

@@ -109,12 +109,3 @@ test_that("pg_tensor of a tensor copies, casts and moves it", {
   c2 <- pg_tensor(a, device = "cpu")
   expect_equal(as.numeric(c2), c(1.7, -2.2), tolerance = 1e-6)
 })
-
-test_that("raw bytes go in and out unchanged (row-major)", {
-  bytes <- writeBin(c(1, 2, 3, 4, 5, 6), raw(), size = 4, endian = "little")
-  t <- .Call(polygrad:::C_pgr_from_raw, bytes, "float32", c(2, 3), NULL)
-  expect_identical(as.array(t), matrix(c(1, 4, 2, 5, 3, 6), 2))
-  expect_identical(.Call(polygrad:::C_pgr_to_raw, t), bytes)
-  expect_error(.Call(polygrad:::C_pgr_from_raw, bytes[1:5], "float32", c(2, 3), NULL),
-               "5 bytes do not make a float32 tensor of 6 elements")
-})

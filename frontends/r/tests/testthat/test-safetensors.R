@@ -71,6 +71,30 @@ test_that("bad files are errors naming the problem", {
   on.exit(unlink(f))
   writeBin(as.raw(c(255, 0, 0, 0, 0, 0, 0, 0, 1)), f)
   expect_error(pg_load_safetensors(f), "header length", class = "polygrad_value_error")
-  expect_error(pg_load_safetensors(file.path(tempdir(), "none.safetensors")), "does not exist")
+  expect_error(pg_load_safetensors(file.path(tempdir(), "none.safetensors")),
+               "none.safetensors: cannot open: No such file", class = "polygrad_value_error")
   expect_error(pg_save_safetensors(list(pg_tensor(1)), f), "named list")
+})
+
+test_that("a sharded checkpoint loads through its index", {
+  dir <- tempfile()
+  dir.create(dir)
+  on.exit(unlink(dir, recursive = TRUE))
+  a <- matrix(c(1.5, -2, 3, 4.25), 2)
+  pg_save_safetensors(list(a = pg_tensor(a)), file.path(dir, "part-1.safetensors"))
+  pg_save_safetensors(list(b = pg_tensor(c(7, 8, 9), dtype = "int32")),
+                      file.path(dir, "part-2.safetensors"))
+  writeLines(c('{"metadata": {"total_size": 28},',
+               ' "weight_map": {"b": "part-2.safetensors", "a": "part-1.safetensors"}}'),
+             file.path(dir, "model.safetensors.index.json"))
+  st <- pg_load_safetensors(file.path(dir, "model.safetensors.index.json"))
+  expect_identical(names(st), c("b", "a"))  # the weight_map's order
+  expect_identical(as.matrix(st$a), a)
+  expect_identical(st$b$dtype, "int32")
+  expect_identical(as.numeric(st$b), c(7, 8, 9))
+  expect_identical(attr(st, "metadata"), list(total_size = "28"))
+  # a shard that lacks what the index maps to it names the shard and the key
+  writeLines('{"weight_map": {"c": "part-1.safetensors"}}', file.path(dir, "bad.index.json"))
+  expect_error(pg_load_safetensors(file.path(dir, "bad.index.json")), "part-1.safetensors.*'c'|'c'.*part-1",
+               class = "polygrad_error")
 })
