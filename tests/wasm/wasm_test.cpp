@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <thread>
@@ -20,10 +21,18 @@ namespace {
 
 using Ref = sdk::ProgramBuilder::Ref;
 
+/// The v8 engine's way of compiling for this run: $POLYGRAD_WASM_COMPILE (ctest runs the
+/// suite once with each), else the plugin's default.
+std::string compile_mode() {
+  const char* mode = std::getenv("POLYGRAD_WASM_COMPILE");
+  return mode != nullptr && *mode != '\0' ? mode : "tiered";
+}
+
 class Wasm : public PluginDriver {
  public:
   explicit Wasm(const std::string& engine)
-      : PluginDriver(POLYGRAD_WASM_PATH, PG_ARTIFACT_WASM, {{"engine", engine}}) {}
+      : PluginDriver(POLYGRAD_WASM_PATH, PG_ARTIFACT_WASM,
+                     {{"engine", engine}, {"compile", compile_mode()}}) {}
 };
 
 /// The engines this build has; each suite below runs on every one.
@@ -311,6 +320,7 @@ TEST(WasmV8, TheTrapHandlerIsOn) {
   Wasm w("v8");
   EXPECT_TRUE(w.logged(PG_LOG_INFO, "wasm: engine v8: V8 10.")) << w.logs().size();
   EXPECT_TRUE(w.logged(PG_LOG_INFO, "trap handler on"));
+  EXPECT_TRUE(w.logged(PG_LOG_INFO, "compile " + compile_mode() + " ("));
 }
 
 TEST(WasmV8, LaunchesAndTrapsFromAnotherThread) {
