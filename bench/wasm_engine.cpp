@@ -5,7 +5,9 @@
 //                          a new module each time
 //   launch/<engine>        a launch of a kernel that stores one float: the cost of a launch
 //                          over the kernel's own work
-// Engines: v8 and interp where the plugin has v8, else interp.
+// Engines: v8 and interp where the plugin has v8, else interp. The v8 engine compiles as
+// $POLYGRAD_WASM_COMPILE says (the option `compile`: tiered, optimized), else the default
+// (tiered: load/v8 is then Liftoff's compile on the loading thread).
 #include <polygrad/plugin.h>
 #include <polygrad/program_builder.hpp>
 #include <polygrad/program_info.hpp>
@@ -13,6 +15,7 @@
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
 
+#include <cstdlib>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -35,8 +38,10 @@ class WasmDevice {
     services_.plugin_path = POLYGRAD_WASM_PATH;
     services_.host_context = this;
     services_.get_option = [](void* self, int32_t, const char* key) -> const char* {
-      return std::string(key) == "engine" ? static_cast<WasmDevice*>(self)->engine_.c_str()
-                                          : nullptr;
+      if (std::string(key) == "engine") return static_cast<WasmDevice*>(self)->engine_.c_str();
+      const char* compile = std::getenv("POLYGRAD_WASM_COMPILE");
+      return std::string(key) == "compile" && compile != nullptr && *compile != '\0' ? compile
+                                                                                     : nullptr;
     };
     pg_error err{};
     check(table_->init(&services_, &state_, &err), err);

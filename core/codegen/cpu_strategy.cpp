@@ -1,9 +1,13 @@
 // plan_cpu(): the CPU strategy (strategy.hpp).
+#include <algorithm>
+
 #include "codegen/loop_order.hpp"
 #include "codegen/optimize.hpp"
 #include "codegen/rebuild.hpp"
+#include "codegen/stash.hpp"
 #include "codegen/strategy.hpp"
 #include "codegen/transcendental.hpp"
+#include "ir/graph.hpp"
 
 namespace polygrad::codegen {
 
@@ -21,6 +25,28 @@ Planned plan_cpu(const UOpRef& sink, const Target& target, bool scatter) {
     if (moved != ast) {
       ast = moved;
       plan = choose_upcast(ast, target);
+    }
+  }
+  // On a target whose scalar loops nothing vectorises (PG_CAP_EXPLICIT_SIMD), the upcast
+  // turns a softmax row's store into a vector store, which stash_reduced_values does not
+  // take: stash on the scalar form first, so that the upcast vectorises the read-back (and
+  // the linearizer the stash's own loop). Only where the upcast keeps the stashed REDUCEs as
+  // they are (one row, no k slices, no tail); otherwise as on other targets.
+  if ((target.caps.flags & PG_CAP_EXPLICIT_SIMD) != 0 && plan.j != nullptr && plan.rows == 1 &&
+      plan.i == nullptr && plan.k == nullptr && plan.dot_k == nullptr && !plan.tail) {
+    Stashed early = stash_reduced_values(ast);
+    if (!early.stashes.empty()) {
+      const UOpRef upcast = simplify_indexing(apply_upcast(early.sink, plan));
+      const std::vector<const UOp*> nodes = toposort(upcast);
+      bool kept = true;
+      for (const Stash& st : early.stashes)
+        kept = kept && std::find(nodes.begin(), nodes.end(), st.reduce) != nodes.end();
+      if (kept) {
+        Planned out;
+        out.sink = upcast;
+        out.stashes = std::move(early.stashes);
+        return out;
+      }
     }
   }
   ast = simplify_indexing(apply_upcast(ast, plan));

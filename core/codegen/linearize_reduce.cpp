@@ -128,6 +128,25 @@ Linearizer::BlockedSum Linearizer::blocked_sum(const std::vector<const UOp*>& gr
 void Linearizer::materialize(int p, const Stash& stash) {
   const UOp* k = stash.reduce->src(1).get();
   const int64_t id = next_id_++;
+  // On a target whose scalar loops nothing vectorises (PG_CAP_EXPLICIT_SIMD), the loop runs in
+  // vectors of the target's width where they divide a constant extent and the store is
+  // contiguous along k (softmax's exponentials on wasm, as its read-back and sum run).
+  if ((target_.caps.flags & PG_CAP_EXPLICIT_SIMD) != 0 && k->src(0)->op() == Op::CONST) {
+    const int64_t extent = k->src(0)->arg_int();
+    const int64_t lanes = upcast::lanes_dividing(target_, stash.value->dtype().itemsize(), extent);
+    const UOpRef store = UOp::make(Op::STORE, dtypes::void_, {stash.index, stash.value});
+    if (lanes > 1 && !stash.value->dtype().is_vector() &&
+        upcast::vectorizable(UOp::make(Op::SINK, dtypes::void_, {store}), k, lanes, true, true)) {
+      const UOpRef k0 = range(const_int(dtypes::index, extent / lanes), id);
+      const UOpRef vstore =
+          simplify_indexing(upcast::Vectorizer(k, k0 * lanes, static_cast<int>(lanes)).run(store));
+      keep_.push_back(vstore);
+      const int s = open_loop(p, id, k0->src(0));
+      add(s, PG_OP_STORE, dtypes::void_, {value(vstore->src(0), s), value(vstore->src(1), s)});
+      scopes_[s].open = false;
+      return;
+    }
+  }
   const UOpRef kv = range(k->src(0), id);
   const UOpRef at = simplify_indexing(substitute_range(stash.index, k, kv));
   const UOpRef v = simplify_indexing(substitute_range(stash.value, k, kv));

@@ -75,18 +75,30 @@ inline constexpr const char* kV8EngineFile = "libpolygrad_wasm_v8.so";
 inline constexpr const char* kV8EngineEntry = "polygrad_wasm_v8_engine";
 /// The version of the classes above, which cross between the plugin and the engine's library:
 /// bumped whenever one of them changes, so that a stale library beside the plugin is refused.
-inline constexpr uint32_t kEngineInterface = 1;
+inline constexpr uint32_t kEngineInterface = 2;
+/// How V8 compiles a module (option `compile`). V8's flags are set once per process, at its
+/// first engine, so every v8 engine of a process compiles the same way.
+enum class V8Compile : uint32_t {
+  /// Liftoff (V8's baseline compiler) at load, TurboFan for the whole module at once in a
+  /// background task; launches after it finishes run TurboFan's code (V8's design in browsers).
+  kTiered = 0,
+  /// TurboFan on the loading thread, at load: no background work, slower loads.
+  kOptimized = 1,
+};
 /// Makes a v8 engine (V8 with an isolate of its own; the first call initialises V8 for the
-/// process). `interface` is the caller's kEngineInterface. On failure returns NULL with a
-/// pg_status in `status` and the reason in `error` (`error_size` bytes, NUL-terminated).
-using V8EngineEntry = Engine* (*)(uint32_t interface, int* status, char* error, size_t error_size);
+/// process, with the flags `compile` asks). `interface` is the caller's kEngineInterface,
+/// `compile` a V8Compile. On failure returns NULL with a pg_status in `status` and the reason
+/// in `error` (`error_size` bytes, NUL-terminated): PG_ERR_INVALID_ARGUMENT when V8 was
+/// initialised in this process for the other way of compiling.
+using V8EngineEntry = Engine* (*)(uint32_t interface, uint32_t compile, int* status, char* error,
+                                  size_t error_size);
 
 /// The path of the v8 engine's library: kV8EngineFile beside the plugin's file.
 std::string v8_engine_path();
 /// A v8 engine, from the library at v8_engine_path(), which is loaded on the first call and
 /// never unloaded (V8 cannot be initialised twice). sdk::Error(PG_ERR_UNSUPPORTED) naming the
 /// library and the loader's reason when it cannot be loaded; the engine's own errors otherwise.
-std::unique_ptr<Engine> make_v8_engine();
+std::unique_ptr<Engine> make_v8_engine(V8Compile compile);
 #endif
 
 }  // namespace polygrad::wasm

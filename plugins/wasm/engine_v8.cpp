@@ -1,5 +1,6 @@
-// The `v8` engine: V8 embedded in-process (from Debian's libnode108), modules compiled by its
-// optimising compiler (TurboFan), out-of-bounds accesses caught by V8's WebAssembly trap
+// The `v8` engine: V8 embedded in-process (from Debian's libnode108), modules compiled by
+// Liftoff then TurboFan in the background (`compile: tiered`) or by TurboFan alone at load
+// (`compile: optimized`), out-of-bounds accesses caught by V8's WebAssembly trap
 // handler (guard pages and a SIGSEGV handler; V8 bounds-checks explicitly where it cannot be
 // installed). Built alone as libpolygrad_wasm_v8.so, which links libnode and exports only
 // polygrad_wasm_v8_engine; the plugin loads it when it first makes a v8 engine
@@ -22,31 +23,57 @@ namespace {
 
 using sdk::fail;
 
+const char* compile_name(V8Compile c) {
+  return c == V8Compile::kTiered ? "tiered" : "optimized";
+}
+
 /// V8, once per process: it cannot be initialised again after it is disposed, so it never is.
 struct V8Process {
   std::unique_ptr<v8::Platform> platform;
   bool trap_handler = false;
+  V8Compile compile = V8Compile::kTiered;  ///< fixed by the flags of the first engine
 };
 
-V8Process& v8_process() {
-  static V8Process* process = [] {
+V8Process* g_v8 = nullptr;  ///< set by the first v8_process(compile)
+
+/// V8, initialised by the first call with the flags `compile` asks (V8's flags are the
+/// process's, and are not changed once it runs).
+V8Process& v8_process(V8Compile compile) {
+  static V8Process* process = [compile] {
     auto* p = new V8Process;
-    // TurboFan at load, no Liftoff: a kernel is called few times, each call a long loop, and a
-    // call never moves to a tier compiled later. Compiled on the loading thread, with no
-    // background tasks to wait for.
-    const char flags[] =
-        "--no-liftoff --no-wasm-tier-up --no-wasm-lazy-compilation "
-        "--wasm-num-compilation-tasks=0";
-    v8::V8::SetFlagsFromString(flags, sizeof flags - 1);
+    p->compile = compile;
+    // tiered: Liftoff compiles the module at load (a fraction of TurboFan's time), then one
+    // background task compiles all of it with TurboFan (eager tier-up, not V8's dynamic
+    // tiering, which waits for a function to be hot); a launch after that task finishes calls
+    // TurboFan's code (a call already running stays in Liftoff's). optimized: TurboFan on the
+    // loading thread, no background task. Never lazy: a kernel is compiled when it is loaded.
+    const char* flags = compile == V8Compile::kTiered
+                            ? "--liftoff --wasm-tier-up --no-wasm-dynamic-tiering "
+                              "--no-wasm-lazy-compilation --wasm-num-compilation-tasks=1"
+                            : "--no-liftoff --no-wasm-tier-up --no-wasm-lazy-compilation "
+                              "--wasm-num-compilation-tasks=0";
+    v8::V8::SetFlagsFromString(flags);
     // Installs V8's SIGSEGV handler; a fault outside WebAssembly code goes on to the handler
     // that was there before (the default action, Python's faulthandler, AddressSanitizer's).
     p->trap_handler = v8::V8::EnableWebAssemblyTrapHandler(true);
+    // One worker thread: the tiered mode's background compile (and V8's GC helpers).
     p->platform = v8::platform::NewDefaultPlatform(1);
     v8::V8::InitializePlatform(p->platform.get());
     v8::V8::Initialize();
+    g_v8 = p;
     return p;
   }();
+  if (process->compile != compile)
+    fail(PG_ERR_INVALID_ARGUMENT, std::string("wasm: option compile: '") + compile_name(compile) +
+                                      "' cannot be used: V8 in this process already compiles '" +
+                                      compile_name(process->compile) +
+                                      "' (its flags are set once per process)");
   return *process;
+}
+
+/// V8 once initialised (every engine is made after v8_process(compile) returned).
+V8Process& v8_process() {
+  return *g_v8;
 }
 
 /// An isolate with one context, shared by the engine and the modules it loaded, so that a
@@ -227,12 +254,16 @@ class V8Module : public LoadedModule {
 
 class V8Engine : public Engine {
  public:
-  V8Engine() : holder_(std::make_shared<IsolateHolder>()), memory_(holder_) {}
+  explicit V8Engine(V8Compile compile)
+      : compile_(compile), holder_(std::make_shared<IsolateHolder>()), memory_(holder_) {}
   const char* name() const override { return "v8"; }
   std::string describe() const override {
     return std::string("V8 ") + v8::V8::GetVersion() +
            (v8_process().trap_handler ? ", trap handler on (guard pages)"
-                                      : ", trap handler off (explicit bounds checks)");
+                                      : ", trap handler off (explicit bounds checks)") +
+           (compile_ == V8Compile::kTiered
+                ? ", compile tiered (Liftoff, then TurboFan in the background)"
+                : ", compile optimized (TurboFan at load)");
   }
   LinearMemory& memory() override { return memory_; }
 
@@ -284,6 +315,7 @@ class V8Engine : public Engine {
   }
 
  private:
+  V8Compile compile_;
   std::shared_ptr<IsolateHolder> holder_;
   V8Memory memory_;
 };
@@ -294,7 +326,7 @@ class V8Engine : public Engine {
 /// The library's entry (engine.hpp's V8EngineEntry): a new v8 engine, or NULL with a status
 /// and the reason. Nothing is thrown across it.
 extern "C" __attribute__((visibility("default"))) polygrad::wasm::Engine* polygrad_wasm_v8_engine(
-    uint32_t interface, int* status, char* error, size_t error_size) {
+    uint32_t interface, uint32_t compile, int* status, char* error, size_t error_size) {
   using namespace polygrad::wasm;
   auto refuse = [&](int s, const std::string& why) -> Engine* {
     *status = s;
@@ -305,9 +337,13 @@ extern "C" __attribute__((visibility("default"))) polygrad::wasm::Engine* polygr
     return refuse(PG_ERR_VERSION, "wasm: " + std::string(kV8EngineFile) + " has engine interface " +
                                       std::to_string(kEngineInterface) + ", the plugin " +
                                       std::to_string(interface) + " (a library of another build)");
+  if (compile != static_cast<uint32_t>(V8Compile::kTiered) &&
+      compile != static_cast<uint32_t>(V8Compile::kOptimized))
+    return refuse(PG_ERR_INVALID_ARGUMENT,
+                  "wasm: v8: no way of compiling " + std::to_string(compile));
   try {
-    v8_process();
-    return new V8Engine();
+    v8_process(static_cast<V8Compile>(compile));
+    return new V8Engine(static_cast<V8Compile>(compile));
   } catch (const polygrad::sdk::Error& e) {
     return refuse(e.status(), e.what());
   } catch (const std::exception& e) {

@@ -57,12 +57,13 @@ std::string v8_engine_path() {
   return (slash == std::string::npos ? std::string() : self.substr(0, slash + 1)) + kV8EngineFile;
 }
 
-std::unique_ptr<Engine> make_v8_engine() {
+std::unique_ptr<Engine> make_v8_engine(V8Compile compile) {
   const Library& lib = library();
   if (lib.entry == nullptr) fail(PG_ERR_UNSUPPORTED, "wasm: engine v8: " + lib.error);
   int status = PG_ERR_INTERNAL;
   char error[512] = "";
-  Engine* engine = lib.entry(kEngineInterface, &status, error, sizeof error);
+  Engine* engine =
+      lib.entry(kEngineInterface, static_cast<uint32_t>(compile), &status, error, sizeof error);
   if (engine == nullptr)
     fail(static_cast<pg_status>(status), error[0] ? error : "wasm: engine v8: no engine");
   return std::unique_ptr<Engine>(engine);

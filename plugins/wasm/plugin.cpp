@@ -36,6 +36,10 @@ class Plugin {
   static std::vector<pg_option_desc> options() {
     return {
         {"engine", PG_OPTION_STRING, kDefaultEngine, kEngineHelp, 1, 0},
+        {"compile", PG_OPTION_STRING, "tiered",
+         "how the v8 engine compiles a module: tiered (Liftoff at load, then TurboFan in a "
+         "background task) or optimized (TurboFan at load); one way per process",
+         1, 0},
         {"trace", PG_OPTION_BOOL, "false", "log every program loaded and every launch", 1, 0},
     };
   }
@@ -44,6 +48,11 @@ class Plugin {
     std::optional<std::string> asked = option("engine");
     asked_ = asked.has_value();
     engine_ = asked.value_or(kDefaultEngine);
+    compile_ = option("compile").value_or("tiered");
+    if (compile_ != "tiered" && compile_ != "optimized")
+      sdk::fail(PG_ERR_INVALID_ARGUMENT, "wasm: option compile: '" + compile_ +
+                                             "' is not a way of compiling (tiered, "
+                                             "optimized)");
 #if POLYGRAD_WASM_HAVE_V8
     if (engine_ != "v8" && engine_ != "interp")
       sdk::fail(PG_ERR_INVALID_ARGUMENT,
@@ -82,7 +91,9 @@ class Plugin {
 #if POLYGRAD_WASM_HAVE_V8
       if (engine_ == "v8") {
         try {
-          engine = make_v8_engine();  // the first one loads the engine's library and libnode
+          // the first one loads the engine's library and libnode
+          engine =
+              make_v8_engine(compile_ == "optimized" ? V8Compile::kOptimized : V8Compile::kTiered);
         } catch (const sdk::Error& e) {
           // The library is there but does not load (libnode or one of its libraries missing):
           // an engine asked for fails the device; the default falls back, as without v8.
@@ -124,7 +135,8 @@ class Plugin {
 
   sdk::Host host_;
   std::string engine_;
-  bool asked_ = false;  ///< the engine was set by the option, not the default
+  std::string compile_;  ///< the v8 engine's way of compiling (tiered, optimized)
+  bool asked_ = false;   ///< the engine was set by the option, not the default
   std::once_flag once_;
   std::unique_ptr<Device> device_;
 };

@@ -93,6 +93,31 @@ TEST(ExplicitSimd, SoftmaxReducesInVectorsAndWritesVectorRows) {
   check_softmax(2, long_m, blocked);
 }
 
+TEST(ExplicitSimd, SoftmaxStashesItsExponentialsAsVectors) {
+  const int64_t w = f32_lanes(cpu_target());
+  if (w < 4) GTEST_SKIP() << "the cpu target declares fewer than 4 float lanes";
+  // Rows of whole vectors: the exponentials are computed once, in a loop that stores them
+  // into the output as vectors before the row sum reads them back, then the normalised row
+  // (exp decomposed, so each computation is dozens of vector ops, not one EXP2): two vector
+  // stores into the output, where the unstashed kernel has one.
+  const int64_t n = 3, m = 64 * w;
+  Compiled c = compile(softmax_ast(n, m), explicit_simd());
+  int stores = 0, scalar_stores = 0;
+  const auto& ins = c.kernel.instructions;
+  for (const pg_instruction& in : ins) {
+    if (in.op != PG_OP_STORE) continue;
+    const pg_instruction& at = ins[c.kernel.operands[in.src_start]];
+    if (at.op != PG_OP_INDEX || ins[c.kernel.operands[at.src_start]].op != PG_OP_PARAM_BUFFER ||
+        ins[c.kernel.operands[at.src_start]].arg.i != 0)
+      continue;
+    stores += in.vcount == w;
+    scalar_stores += in.vcount == 1;
+  }
+  EXPECT_EQ(stores, 2);
+  EXPECT_EQ(scalar_stores, 0);
+  check_softmax(n, m, c);
+}
+
 TEST(ExplicitSimd, IntegerRowSumsAccumulateVectors) {
   const int64_t w = f32_lanes(cpu_target());  // int32 lanes: as many as float32's
   if (w < 4) GTEST_SKIP() << "the cpu target declares fewer than 4 int32 lanes";

@@ -8,6 +8,7 @@
 #include <polygrad/plugin.hpp>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "../../sdk/conformance/src/op_cases.hpp"
@@ -18,10 +19,18 @@ namespace {
 
 namespace cd = conformance::detail;
 
+/// The v8 engine's way of compiling for this run: $POLYGRAD_WASM_COMPILE (ctest runs the
+/// suite once with each), else the plugin's default.
+std::string compile_mode() {
+  const char* mode = std::getenv("POLYGRAD_WASM_COMPILE");
+  return mode != nullptr && *mode != '\0' ? mode : "tiered";
+}
+
 class Engine : public PluginDriver {
  public:
   explicit Engine(const std::string& engine)
-      : PluginDriver(POLYGRAD_WASM_PATH, PG_ARTIFACT_WASM, {{"engine", engine}}) {}
+      : PluginDriver(POLYGRAD_WASM_PATH, PG_ARTIFACT_WASM,
+                     {{"engine", engine}, {"compile", compile_mode()}}) {}
 
   /// The status of rendering, loading and launching `k`; its output bytes in `out`.
   pg_status run(cd::Kernel& k, std::vector<unsigned char>& out, std::string& error) {

@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <thread>
@@ -20,10 +21,18 @@ namespace {
 
 using Ref = sdk::ProgramBuilder::Ref;
 
+/// The v8 engine's way of compiling for this run: $POLYGRAD_WASM_COMPILE (ctest runs the
+/// suite once with each), else the plugin's default.
+std::string compile_mode() {
+  const char* mode = std::getenv("POLYGRAD_WASM_COMPILE");
+  return mode != nullptr && *mode != '\0' ? mode : "tiered";
+}
+
 class Wasm : public PluginDriver {
  public:
   explicit Wasm(const std::string& engine)
-      : PluginDriver(POLYGRAD_WASM_PATH, PG_ARTIFACT_WASM, {{"engine", engine}}) {}
+      : PluginDriver(POLYGRAD_WASM_PATH, PG_ARTIFACT_WASM,
+                     {{"engine", engine}, {"compile", compile_mode()}}) {}
 };
 
 /// The engines this build has; each suite below runs on every one.
@@ -311,6 +320,39 @@ TEST(WasmV8, TheTrapHandlerIsOn) {
   Wasm w("v8");
   EXPECT_TRUE(w.logged(PG_LOG_INFO, "wasm: engine v8: V8 10.")) << w.logs().size();
   EXPECT_TRUE(w.logged(PG_LOG_INFO, "trap handler on"));
+  EXPECT_TRUE(w.logged(PG_LOG_INFO, "compile " + compile_mode() + " ("));
+}
+
+TEST(WasmV8, ADeviceAskingTheOtherWayOfCompilingFailsNamingBoth) {
+  Wasm w("v8");  // V8 is initialised for this run's way of compiling
+  const std::string mode = compile_mode();
+  static const std::string other = mode == "tiered" ? "optimized" : "tiered";
+  // A second instance of the plugin through its C table, so that its state is shut down
+  // after its device fails to open.
+  pg_host_services services{};
+  services.struct_size = sizeof services;
+  services.abi_major = PG_PLUGIN_ABI_MAJOR;
+  services.abi_minor = PG_PLUGIN_ABI_MINOR;
+  services.plugin_path = POLYGRAD_WASM_PATH;
+  services.log = [](void*, pg_log_level, const char*) {};
+  services.get_option = [](void*, int32_t, const char* key) -> const char* {
+    if (std::string(key) == "engine") return "v8";
+    return std::string(key) == "compile" ? other.c_str() : nullptr;
+  };
+  pg_error err{};
+  pg_plugin_state_t state = nullptr;
+  ASSERT_EQ(w.table().init(&services, &state, &err), PG_OK) << err.message;
+  pg_device_t device = nullptr;
+  EXPECT_EQ(w.table().device_open(state, 0, &device, &err), PG_ERR_INVALID_ARGUMENT);
+  const std::string message = err.message;
+  EXPECT_NE(message.find("option compile: '" + other + "' cannot be used"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("already compiles '" + mode + "'"), std::string::npos) << message;
+  w.table().shutdown(state);
+  // The first device still runs kernels.
+  std::vector<float> a = {1, 2}, b = {3, 4};
+  EXPECT_EQ((binary<float>(w, PG_OP_ADD, PG_DTYPE_FLOAT32, PG_DTYPE_FLOAT32, a, b)),
+            (std::vector<float>{4, 6}));
 }
 
 TEST(WasmV8, LaunchesAndTrapsFromAnotherThread) {
