@@ -72,6 +72,7 @@ SymShape compute(const UOp* u, const std::unordered_map<const UOp*, SymShape>& d
     }
     default: {
       if (u->nsrcs() == 0) return {};
+      if (u->op() == Op::ASSIGN && u->nsrcs() == 3) return src(0);  // (a write through a view)
       // Elementwise (and CAST, COPY, ASSIGN...): the sources have one shape; an axis is
       // symbolic when it is in some source.
       SymShape s = src(u->op() == Op::WHERE ? 1 : 0);
@@ -362,6 +363,10 @@ bool consistent_shapes(const UOpRef& root) {
         continue;
       }
       if (is_movement(op) || op == Op::REDUCE_AXIS || op == Op::BUFFER || op == Op::IOTA) continue;
+      if (op == Op::ASSIGN && u->nsrcs() == 3) {  // a write through a view: the value has its shape
+        if (shape(u->src(0)) != s || shape(u->src(1)) != shape(u->src(2))) return false;
+        continue;
+      }
       for (const UOpRef& src : u->srcs())  // (a size expression's are scalars, as it is)
         if (shape(src) != s) return false;
     }
