@@ -2,6 +2,7 @@
 // state.
 #include "ir/graph.hpp"
 #include "runtime/runtime.hpp"
+#include "tensor/symbolic.hpp"
 #include "tensor/tensor_impl.hpp"
 
 #include <algorithm>
@@ -120,6 +121,7 @@ void check_writable(const std::vector<const UOp*>& chain) {
 std::vector<UOpRef> realize_roots(const std::vector<UOpRef>& given, const std::string& device) {
   std::vector<UOpRef> out = runtime::realize(without_ran_assigns(given), device);
   settle_assigns(given);
+  lazy::forget_sym_shapes();
   return out;
 }
 
