@@ -47,7 +47,7 @@ inline constexpr uint32_t alu = unary | binary | ternary;
   X(SHRINK, opg::tensor | opg::movement, 1, -1, "srcs (x, begin0, end0, begin1, ...)")       \
   X(FLIP, opg::tensor | opg::movement, 1, 1, "src x; arg vector<int64> flipped axes")         \
   X(REDUCE_AXIS, opg::tensor, 1, 1, "src x; arg vector<int64> {alu op, axis...}")             \
-  X(ASSIGN, opg::tensor, 2, 2, "srcs (target, value): value into target; arg int64 serial") \
+  X(ASSIGN, opg::tensor, 2, 3, "srcs (target, value[, view of it]): write; arg int64 serial") \
   X(CONTIGUOUS, opg::tensor, 1, 1, "src materialised in a contiguous buffer")                 \
   X(COPY, opg::tensor, 1, 1, "src copied to device: arg string device name")                  \
   X(DETACH, opg::tensor, 1, 1, "src without gradient")                                        \

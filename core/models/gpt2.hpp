@@ -6,6 +6,7 @@
 
 #include "models/safetensors.hpp"
 
+#include <polygrad/symbolic.hpp>
 #include <polygrad/tensor.hpp>
 
 #include <cstdint>
@@ -69,8 +70,9 @@ class Gpt2 {
   /// Starts a sequence: runs the T prompt tokens (B, T), fills cache rows [0, T), and returns
   /// the last position's logits (B, vocab), realised. The cache's batch becomes B.
   Tensor prefill(const Tensor& tokens);
-  /// One token per sequence (B, 1) at the next position p: writes k and v at cache row p,
-  /// attends over rows [0, p + 1), returns logits (B, vocab), realised. A user error once the
+  /// One token per sequence (B, 1) at the next position p: writes k and v into cache row p
+  /// alone (a store through the row's view), attends over rows [0, p + 1), returns logits
+  /// (B, vocab), realised; one schedule whose kernels take p at launch. A user error once the
   /// cache is full (p = max_seq_len) or before prefill.
   Tensor step(const Tensor& tokens);
   /// The next position step() writes (the tokens seen so far).
@@ -85,8 +87,10 @@ class Gpt2 {
   Tensor attention_out(const Gpt2Block& b, const Tensor& a) const;
   Tensor mlp(const Gpt2Block& b, const Tensor& x) const;
   Tensor logits(const Tensor& x) const;
-  /// The cache rows a step at position p attends over: the one place the length is made.
-  static int64_t attended_length(int64_t p) { return p + 1; }
+  /// The cache rows a step at position p attends over, p + 1, as the variable "attended"
+  /// in [1, max_seq_len] bound to it: every step's graph is one structure, scheduled and
+  /// compiled once (docs/compiler.md, "Symbolic sizes"). The step writes row n - 1 of it.
+  Dim attended_length(int64_t p) const { return Variable("attended", 1, max_seq_len_).bind(p + 1); }
 
   Gpt2Config config_;
   int64_t max_batch_ = 1;

@@ -151,15 +151,14 @@ Tensor Gpt2::step(const Tensor& tokens) {
   const int64_t p = position_;
   if (p >= max_seq_len_)
     user_error("gpt2: the KV cache is full (max_seq_len " + std::to_string(max_seq_len_) + ")");
-  // The position comes in as data (a buffer), not as a constant: the embedding and the cache
-  // write are the same kernels at every step. Only the attended length changes.
+  // The position comes in as data (a buffer) to the embedding, and as the bound variable
+  // n = p + 1 to the attention and the cache writes: every step is the same graph.
   Tensor pos = Tensor(std::vector<int32_t>(static_cast<size_t>(bsz), static_cast<int32_t>(p)),
                       {bsz, 1}, device_);
-  const Tensor at_row = Tensor::arange(max_seq_len_, device_).reshape({1, 1, max_seq_len_, 1}) ==
-                        pos.reshape({bsz, 1, 1, 1});
-  const int64_t len = attended_length(p);
-  const std::vector<std::pair<int64_t, int64_t>> attended = {
-      {0, bsz}, {0, config_.n_head}, {0, len}, {0, hd}};
+  const Dim n = attended_length(p);
+  const std::vector<std::pair<Dim, Dim>> attended = {
+      {0, bsz}, {0, config_.n_head}, {0, n}, {0, hd}};
+  const std::vector<std::pair<Dim, Dim>> row = {{0, bsz}, {0, config_.n_head}, {n - 1, n}, {0, hd}};
   const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
   Tensor x = embed(tokens, pos);
   for (size_t i = 0; i < blocks_.size(); ++i) {
@@ -169,9 +168,9 @@ Tensor Gpt2::step(const Tensor& tokens) {
     std::vector<Tensor> parts = qkv.split(d, -1);
     Tensor q = split_heads(parts[0], config_.n_head), k = split_heads(parts[1], config_.n_head),
            v = split_heads(parts[2], config_.n_head);
-    cache_k_[i].assign(at_row.where(k, cache_k_[i]));
-    cache_v_[i].assign(at_row.where(v, cache_v_[i]));
-    Tensor keys = cache_k_[i].shrink(attended), values = cache_v_[i].shrink(attended);
+    detail::assign_through_view(cache_k_[i], shrink(cache_k_[i], row), k);
+    detail::assign_through_view(cache_v_[i], shrink(cache_v_[i], row), v);
+    Tensor keys = shrink(cache_k_[i], attended), values = shrink(cache_v_[i], attended);
     Tensor s = (q.matmul(keys.transpose(-1, -2)) * scale).softmax(-1);
     x = x + attention_out(b, s.matmul(values));
     x = mlp(b, x);

@@ -40,6 +40,8 @@ UOpRef and_gate(const UOpRef& a, const UOpRef& b) {
   return alu(Op::AND, {a, b});
 }
 
+std::vector<UOpRef> reshape_index(const lazy::Shape& in, const lazy::Shape& out,
+                                  const std::vector<UOpRef>& idx);
 }  // namespace
 
 UOpRef KernelBuilder::new_range(int64_t extent) {
@@ -73,7 +75,7 @@ UOpRef KernelBuilder::build(const UOp* node, const lazy::Shape& shape, const UOp
   // which are then not realised on their own.)
   if (node->op() == Op::REDUCE_AXIS && ops(node) > kCostlyOps) inlined_.insert(node);
   owner_.note_inlined(inlined_);
-  UOpRef off = simplify(flat_offset(shape, idx));
+  UOpRef off = simplify(store_view_ ? store_offset(idx) : flat_offset(shape, idx));
   UOpRef store = UOp::make(Op::STORE, dtypes::void_,
                            {UOp::make(Op::INDEX, out_ptr->dtype(), {out_ptr, off}), value});
   UOpRef sink = merge_leading_ranges(UOp::make(Op::SINK, dtypes::void_, {store}),
@@ -87,6 +89,40 @@ UOpRef KernelBuilder::build(const UOp* node, const lazy::Shape& shape, const UOp
   outer_extent_ = outer->src(0)->arg_int();
   outer_range_ = range(define_var("n0", 1, INT32_MAX), outer->arg_int());
   return substitute(sink, {{outer.get(), outer_range_}});
+}
+
+UOpRef KernelBuilder::store_offset(std::vector<UOpRef> idx) {
+  lazy::ShapeOf& shape = owner_.shape();
+  const UOp* u = store_view_;
+  for (; !lazy::is_realized(u); u = u->src(0).get()) {
+    const lazy::Shape& in = shape(u->src(0));
+    switch (u->op()) {
+      case Op::RESHAPE:
+        idx = reshape_index(in, shape(u), idx);
+        break;
+      case Op::SHRINK: {
+        const std::vector<int64_t> v = lazy::int_srcs(u, 1);
+        for (size_t j = 0; j < idx.size(); ++j) idx[j] = simplify(idx[j] + v[2 * j]);
+        break;
+      }
+      case Op::PERMUTE: {
+        const auto& order = u->arg_ints();
+        std::vector<UOpRef> x(idx.size());
+        for (size_t i = 0; i < order.size(); ++i) x[static_cast<size_t>(order[i])] = idx[i];
+        idx = std::move(x);
+        break;
+      }
+      case Op::FLIP:
+        for (int64_t a : u->arg_ints()) {
+          const auto j = static_cast<size_t>(a);
+          idx[j] = simplify(idx_const(in[j] - 1) - idx[j]);
+        }
+        break;
+      default:  // (Scheduler::check_writable_view has ruled the others out)
+        internal_error("schedule: cannot store through " + node_to_string(*u));
+    }
+  }
+  return flat_offset(shape(u), idx);
 }
 
 UOpRef KernelBuilder::merge_leading_ranges(const UOpRef& sink, bool all) {
@@ -201,6 +237,44 @@ UOpRef offset_given(const UOpRef& off, const UOpRef& gate) {
   return substitute(simplify(substitute(off, narrow)), back);
 }
 
+// The index into a reshape's source (shape `in`) of its element at `idx` (shape `out`).
+std::vector<UOpRef> reshape_index(const lazy::Shape& in, const lazy::Shape& out,
+                                  const std::vector<UOpRef>& idx) {
+  // Axis groups whose sizes multiply to the same (a split of one axis, a merge of several)
+  // are flattened and unflattened on their own, so the index math of one group never mixes
+  // in another's: a strided view's (oy * s, ox * s) -> (oy, s, ox, s) divides y by s and x
+  // by s, not a flat y * ox * s + x by s * ox * s.
+  std::vector<UOpRef> x;
+  size_t i = 0, j = 0;
+  while (i < in.size() || j < out.size()) {
+    const size_t i0 = i, j0 = j;
+    int64_t pi = 1, pj = 1;
+    do {
+      if (j >= out.size() || (i < in.size() && pi <= pj))
+        pi *= in[i++];
+      else
+        pj *= out[j++];
+    } while (pi != pj && (i < in.size() || j < out.size()));
+    // (trailing size-1 axes join the group before them)
+    while (i < in.size() && in[i] == 1 && (j == out.size() || out[j] != 1)) ++i;
+    while (j < out.size() && out[j] == 1 && (i == in.size() || in[i] != 1)) ++j;
+    const lazy::Shape gout(out.begin() + static_cast<std::ptrdiff_t>(j0),
+                           out.begin() + static_cast<std::ptrdiff_t>(j));
+    const lazy::Shape gin(in.begin() + static_cast<std::ptrdiff_t>(i0),
+                          in.begin() + static_cast<std::ptrdiff_t>(i));
+    const UOpRef flat = simplify(
+        flat_offset(gout, std::vector<UOpRef>(idx.begin() + static_cast<std::ptrdiff_t>(j0),
+                                              idx.begin() + static_cast<std::ptrdiff_t>(j))));
+    const std::vector<int64_t> st = strides_of(gin);
+    // (An empty input is never read: its index is 0, not a division by its zero extent or
+    // stride, which a kernel program may not hold.)
+    for (size_t k = 0; k < gin.size(); ++k)
+      x.push_back(gin[k] == 1 || gin[k] == 0 || st[k] == 0 ? idx_const(0)
+                                                           : simplify((flat / st[k]) % gin[k]));
+  }
+  return x;
+}
+
 }  // namespace
 
 UOpRef KernelBuilder::load(const UOpRef& buffer, const lazy::Shape& shape,
@@ -290,39 +364,7 @@ UOpRef KernelBuilder::index_uncached(const UOp* node, const std::vector<UOpRef>&
     const lazy::Shape& in = shape(node->src(0));
     const lazy::Shape& out = shape(node);
     if (in == out) return index(node->src(0).get(), idx, gate);
-    // Axis groups whose sizes multiply to the same (a split of one axis, a merge of several)
-    // are flattened and unflattened on their own, so the index math of one group never mixes
-    // in another's: a strided view's (oy * s, ox * s) -> (oy, s, ox, s) divides y by s and x
-    // by s, not a flat y * ox * s + x by s * ox * s.
-    std::vector<UOpRef> x;
-    size_t i = 0, j = 0;
-    while (i < in.size() || j < out.size()) {
-      const size_t i0 = i, j0 = j;
-      int64_t pi = 1, pj = 1;
-      do {
-        if (j >= out.size() || (i < in.size() && pi <= pj))
-          pi *= in[i++];
-        else
-          pj *= out[j++];
-      } while (pi != pj && (i < in.size() || j < out.size()));
-      // (trailing size-1 axes join the group before them)
-      while (i < in.size() && in[i] == 1 && (j == out.size() || out[j] != 1)) ++i;
-      while (j < out.size() && out[j] == 1 && (i == in.size() || in[i] != 1)) ++j;
-      const lazy::Shape gout(out.begin() + static_cast<std::ptrdiff_t>(j0),
-                             out.begin() + static_cast<std::ptrdiff_t>(j));
-      const lazy::Shape gin(in.begin() + static_cast<std::ptrdiff_t>(i0),
-                            in.begin() + static_cast<std::ptrdiff_t>(i));
-      const UOpRef flat = simplify(
-          flat_offset(gout, std::vector<UOpRef>(idx.begin() + static_cast<std::ptrdiff_t>(j0),
-                                                idx.begin() + static_cast<std::ptrdiff_t>(j))));
-      const std::vector<int64_t> st = strides_of(gin);
-      // (An empty input is never read: its index is 0, not a division by its zero extent or
-      // stride, which a kernel program may not hold.)
-      for (size_t k = 0; k < gin.size(); ++k)
-        x.push_back(gin[k] == 1 || gin[k] == 0 || st[k] == 0 ? idx_const(0)
-                                                             : simplify((flat / st[k]) % gin[k]));
-    }
-    return index(node->src(0).get(), x, gate);
+    return index(node->src(0).get(), reshape_index(in, out, idx), gate);
   }
   if (node->op() == Op::EXPAND) {
     const lazy::Shape& in = shape(node->src(0));

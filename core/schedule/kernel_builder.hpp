@@ -24,6 +24,9 @@ class KernelBuilder {
   /// Build with the outermost output extent (of an axis > 1) as a DEFINE_VAR, outer_var(),
   /// whose value is outer_extent(), so one compiled kernel serves every size of that axis.
   void set_symbolic_outer(bool on) { symbolic_outer_ = on; }
+  /// Store at the elements of `view` (movement ops over the output buffer's realised tensor,
+  /// of the built value's shape) instead of contiguously; null: contiguously.
+  void set_store_view(const UOp* view) { store_view_ = view; }
   /// The outer output RANGE over outer_var() after build(), or null when none was made.
   const UOp* outer_range() const { return outer_range_.get(); }
   /// The DEFINE_VAR of the outer extent after build(), or null when none was made.
@@ -85,6 +88,8 @@ class KernelBuilder {
   /// remainder; else `sink` unchanged. Then the inner ranges after the first likewise, the
   /// most of them that merge (a weight gradient's (cin, kh, kw) as cin*kh*kw columns).
   UOpRef merge_leading_ranges(const UOpRef& sink, bool all);
+  /// The output buffer's offset of the element at `idx` of store_view_.
+  UOpRef store_offset(std::vector<UOpRef> idx);
   /// `sink` with out_ranges_[first, end) merged into one range when no index then divides or
   /// takes a remainder of it; else `sink` unchanged.
   UOpRef merge_ranges(const UOpRef& sink, size_t first, size_t end);
@@ -123,6 +128,7 @@ class KernelBuilder {
   std::unordered_map<const UOp*, int64_t> views_;
   int64_t next_range_ = 0;
   bool symbolic_outer_ = false;
+  const UOp* store_view_ = nullptr;
   UOpRef outer_range_;
   int64_t outer_extent_ = 0;
   std::set<size_t> deps_;

@@ -101,10 +101,22 @@ UOpRef Scheduler::realize_uncached(const UOp* node, std::optional<size_t>& item,
     if (!lazy::is_realized(target))
       user_error("assign: the target must be a realised tensor, got a lazy " +
                  std::string(op_name(target->op())));
+    const UOp* buf = lazy::realized_buffer(target);
+    if (node->nsrcs() == 3) {  // a write through a view: only the view's elements
+      const UOp* view = node->src(2).get();
+      check_writable_view(view, target);
+      const lazy::Shape& vshape = shape_(view);
+      if (vshape != shape_(node->src(1)))
+        user_error("assign: shapes " + lazy::shape_str(vshape) + " and " +
+                   lazy::shape_str(shape_(node->src(1))) + " differ");
+      if (lazy::numel(vshape) == 0) return target->ref();
+      item = add_kernel(node->src(1).get(), vshape, buf->ref(), device, lazy::buffer_id(buf), view);
+      if (before) meta_[*item].deps.insert(*before);
+      return target->ref();
+    }
     if (shape_(target) != shape_(node->src(1)))
       user_error("assign: shapes " + lazy::shape_str(shape_(target)) + " and " +
                  lazy::shape_str(shape_(node->src(1))) + " differ");
-    const UOp* buf = lazy::realized_buffer(target);
     if (count == 0) return target->ref();  // nothing to write
     item = add_kernel(node->src(1).get(), shape, buf->ref(), device, lazy::buffer_id(buf));
     if (before) meta_[*item].deps.insert(*before);
@@ -250,8 +262,26 @@ UOpRef Scheduler::copy_to_panels(const UOpRef& buf, int64_t nrows, const codegen
   return packed;
 }
 
+void Scheduler::check_writable_view(const UOp* view, const UOp* target) const {
+  const UOp* u = view;
+  while (u != target && !lazy::is_realized(u)) {
+    if (u->op() == Op::EXPAND || u->op() == Op::PAD)
+      user_error(std::string("assign: cannot write through a ") +
+                 (u->op() == Op::EXPAND ? "broadcast" : "padded") + " view (" +
+                 std::string(op_name(u->op())) +
+                 "): its elements are not each one element of the target");
+    if (!is_movement(u->op()))
+      user_error("assign: a view to write through is movement ops over a realised tensor, not " +
+                 std::string(op_name(u->op())));
+    u = u->src(0).get();
+  }
+  if (lazy::realized_buffer(u) != lazy::realized_buffer(target))
+    user_error("assign: the view written through is not a view of the assigned tensor");
+}
+
 size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const UOpRef& out,
-                             const std::string& device, std::optional<int64_t> assign_target) {
+                             const std::string& device, std::optional<int64_t> assign_target,
+                             const UOp* store_view) {
   // The outermost extent is built as a launch-time variable, so a new batch size reuses the
   // compiled kernel (the codegen's register tiling clamps and gates a last partial block of
   // rows). A reduce kernel whose only output range the codegen would vectorise (a column sum)
@@ -259,6 +289,7 @@ size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const U
   // counts a mean divides by become variables too (symbolic_sizes.hpp).
   KernelBuilder kb(*this, device);
   kb.set_symbolic_outer(lazy::numel(shape) > 1);
+  kb.set_store_view(store_view);
   UOpRef ast = kb.build(value, shape, out);
   std::vector<UOpRef> buffers = kb.buffers();
   std::set<size_t> deps = kb.deps();
@@ -327,6 +358,14 @@ size_t Scheduler::add_kernel(const UOp* value, const lazy::Shape& shape, const U
       sched_.items.push_back({Item::Kind::kernel, device, ast2, kb2.buffers(), 0, {}});
       meta_.push_back({kb2.deps(), kb2.old_reads(), std::nullopt, kb2.version_reads()});
       size_t first = sched_.items.size() - 1;
+      if (store_view) {  // the temporary then goes through the view
+        const UOpRef from = lazy::reshape(tmp, shape);
+        keep(from);
+        const size_t write = add_kernel(from.get(), shape, out, device, assign_target, store_view);
+        meta_[write].deps.insert(first);
+        meta_[write].old_reads.erase(lazy::buffer_id(tmp.get()));  // (written by `first`)
+        return write;
+      }
       return add_copy(out, tmp, lazy::numel(shape) * out->dtype().itemsize(), device, {first}, {});
     }
   }

@@ -61,8 +61,14 @@ class Scheduler {
     std::set<int64_t> version_reads = {};
   };
   UOpRef realize_uncached(const UOp* node, std::optional<size_t>& item, bool root);
+  /// A kernel storing `value` (of `shape`) into `out`, contiguously or, with `store_view`, at
+  /// the elements of that view of out's realised tensor.
   size_t add_kernel(const UOp* value, const lazy::Shape& shape, const UOpRef& out,
-                    const std::string& device, std::optional<int64_t> assign_target);
+                    const std::string& device, std::optional<int64_t> assign_target,
+                    const UOp* store_view = nullptr);
+  /// A user error naming the op unless `view` is movement ops that each element of the view
+  /// maps to one element of `target`'s realised tensor through (no EXPAND, no PAD).
+  void check_writable_view(const UOp* view, const UOp* target) const;
   size_t add_copy(const UOpRef& dst, const UOpRef& src, int64_t nbytes, const std::string& device,
                   std::set<size_t> deps, std::set<int64_t> old_reads);
   std::string device_of(const UOp* node);

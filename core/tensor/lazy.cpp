@@ -104,6 +104,8 @@ Shape ShapeOf::compute(const UOp* u) {
     }
     case Op::WHERE:
       return src_shape(1);
+    case Op::ASSIGN:  // (through a view: the value has the view's shape)
+      return src_shape(0);
     default:
       if (u->nsrcs() == 0) ir_error("shape: " + std::string(op_name(u->op())) + " has no shape");
       return src_shape(0);
@@ -208,12 +210,21 @@ UOpRef detach(const UOpRef& x) {
 UOpRef copy_to(const UOpRef& x, const std::string& device) {
   return UOp::make(Op::COPY, x->dtype(), {x}, device);
 }
-UOpRef assign(const UOpRef& target, const UOpRef& value) {
-  // Each assign is a node of its own, told apart by a serial: a write happens once per call,
-  // and an optimizer's update is the same graph every step (hash-consing would make the next
-  // step's write the one that already ran). The schedule cache numbers them structurally.
+namespace {
+// Each assign is a node of its own, told apart by a serial: a write happens once per call, and
+// an optimizer's update is the same graph every step (hash-consing would make the next step's
+// write the one that already ran). The schedule cache numbers them structurally.
+int64_t next_assign_serial() {
   static std::atomic<int64_t> serial{0};
-  return UOp::make(Op::ASSIGN, target->dtype(), {target, value}, serial.fetch_add(1) + 1);
+  return serial.fetch_add(1) + 1;
+}
+}  // namespace
+
+UOpRef assign(const UOpRef& target, const UOpRef& value) {
+  return UOp::make(Op::ASSIGN, target->dtype(), {target, value}, next_assign_serial());
+}
+UOpRef assign_view(const UOpRef& target, const UOpRef& value, const UOpRef& view) {
+  return UOp::make(Op::ASSIGN, target->dtype(), {target, value, view}, next_assign_serial());
 }
 
 bool is_realized(const UOp* u) {

@@ -93,6 +93,10 @@ UOpRef contiguous(const UOpRef& x);
 UOpRef detach(const UOpRef& x);
 UOpRef copy_to(const UOpRef& x, const std::string& device);
 UOpRef assign(const UOpRef& target, const UOpRef& value);
+/// A write of `value` through `view` (movement ops over `target`'s realised root, which has
+/// value's shape) into `target`'s buffer, the other elements untouched. The node's value is
+/// the whole target after the write (target's shape).
+UOpRef assign_view(const UOpRef& target, const UOpRef& value, const UOpRef& view);
 
 /// True for a realised tensor: a BUFFER, or RESHAPE of a BUFFER to a shape of the same count.
 bool is_realized(const UOp* u);

@@ -72,6 +72,7 @@ SymShape compute(const UOp* u, const std::unordered_map<const UOp*, SymShape>& d
     }
     default: {
       if (u->nsrcs() == 0) return {};
+      if (u->op() == Op::ASSIGN && u->nsrcs() == 3) return src(0);  // (a write through a view)
       // Elementwise (and CAST, COPY, ASSIGN...): the sources have one shape; an axis is
       // symbolic when it is in some source.
       SymShape s = src(u->op() == Op::WHERE ? 1 : 0);
@@ -144,13 +145,34 @@ UOpRef dim_mul(const UOpRef& a, const UOpRef& b) {
   return UOp::make(Op::MUL, dtypes::index, {a, b});
 }
 
+namespace {
+
+// Nodes are immutable, so their expressions are kept per thread (held, so no address is reused
+// while it is a key), and dropped wholesale past a bound small enough that the buffers the
+// held nodes keep alive stay few, and after each realisation (forget_sym_shapes). Never
+// destroyed: at exit its nodes would free buffers whose owners (a Python array's release
+// callback) are gone.
+struct SymShapeMemo {
+  std::unordered_map<const UOp*, SymShape> done;
+  std::vector<UOpRef> held;
+};
+SymShapeMemo& sym_shape_memo() {
+  thread_local SymShapeMemo* memo = new SymShapeMemo;
+  return *memo;
+}
+
+}  // namespace
+
+void forget_sym_shapes() {
+  SymShapeMemo& m = sym_shape_memo();
+  m.done.clear();
+  m.held.clear();
+}
+
 SymShape sym_shape(const UOp* u) {
   if (!any_bound()) return consts(shape_of(u->ref()));
-  // Nodes are immutable, so their expressions are kept per thread (held, so no address is
-  // reused while it is a key), and dropped wholesale past a bound small enough that the
-  // buffers the held nodes keep alive stay few.
-  thread_local std::unordered_map<const UOp*, SymShape> done;
-  thread_local std::vector<UOpRef> held;
+  std::unordered_map<const UOp*, SymShape>& done = sym_shape_memo().done;
+  std::vector<UOpRef>& held = sym_shape_memo().held;
   if (done.size() > 4096) {
     done.clear();
     held.clear();
@@ -362,6 +384,10 @@ bool consistent_shapes(const UOpRef& root) {
         continue;
       }
       if (is_movement(op) || op == Op::REDUCE_AXIS || op == Op::BUFFER || op == Op::IOTA) continue;
+      if (op == Op::ASSIGN && u->nsrcs() == 3) {  // a write through a view: the value has its shape
+        if (shape(u->src(0)) != s || shape(u->src(1)) != shape(u->src(2))) return false;
+        continue;
+      }
       for (const UOpRef& src : u->srcs())  // (a size expression's are scalars, as it is)
         if (shape(src) != s) return false;
     }

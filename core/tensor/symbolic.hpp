@@ -42,6 +42,9 @@ UOpRef dim_mul(const UOpRef& a, const UOpRef& b);
 
 /// The size expressions of a tensor-level node's axes (CONSTs when nothing symbolic reaches it).
 SymShape sym_shape(const UOp* u);
+/// Drops this thread's memo of sym_shape and the nodes it holds (and with them the buffers
+/// only they keep): after a realisation, whose graphs are done with.
+void forget_sym_shapes();
 /// Whether some axis is not a CONST.
 bool has_symbolic(const SymShape& s);
 /// The expressions of `target` (ints) for a reshape of a node of expressions `src` (ints

@@ -2,6 +2,7 @@
 // state.
 #include "ir/graph.hpp"
 #include "runtime/runtime.hpp"
+#include "tensor/symbolic.hpp"
 #include "tensor/tensor_impl.hpp"
 
 #include <algorithm>
@@ -86,9 +87,41 @@ void settle_assigns(const std::vector<UOpRef>& roots) {
   g_pending_assigns.resize(keep);
 }
 
+// The movement ops from `u` down to a realised tensor or a pending assign, outermost first;
+// nullopt when they reach a lazy computation instead (no buffer to write through them).
+std::optional<std::vector<const UOp*>> view_chain(const UOp* u) {
+  std::vector<const UOp*> chain;
+  for (; !lazy::is_realized(u) && u->op() != Op::ASSIGN; u = u->src(0).get()) {
+    if (!is_movement(u->op())) return std::nullopt;
+    chain.push_back(u);
+  }
+  return chain;
+}
+
+// `chain` (outermost first) rebuilt over `base`.
+UOpRef replay(const std::vector<const UOp*>& chain, UOpRef base) {
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    std::vector<UOpRef> srcs((*it)->srcs().begin(), (*it)->srcs().end());
+    srcs[0] = std::move(base);
+    base = UOp::make((*it)->op(), (*it)->dtype(), srcs, (*it)->arg());
+  }
+  return base;
+}
+
+// A user error naming the op unless each element of `chain` maps to one element of its base.
+void check_writable(const std::vector<const UOp*>& chain) {
+  for (const UOp* u : chain)
+    if (u->op() == Op::EXPAND || u->op() == Op::PAD)
+      user_error(std::string("assign: cannot write through a ") +
+                 (u->op() == Op::EXPAND ? "broadcast" : "padded") + " view (" +
+                 std::string(op_name(u->op())) +
+                 "): its elements are not each one element of the target");
+}
+
 std::vector<UOpRef> realize_roots(const std::vector<UOpRef>& given, const std::string& device) {
   std::vector<UOpRef> out = runtime::realize(without_ran_assigns(given), device);
   settle_assigns(given);
+  lazy::forget_sym_shapes();
   return out;
 }
 
@@ -210,6 +243,22 @@ Tensor& Tensor::assign(const Tensor& value) {
   // value built from p before the first write, realised with them, reads p's old contents).
   // A chain of more than kMaxChain pending writes runs first (the schedule's ordering grows
   // with the square of its items: 5000 took 3 s).
+  // A view of a realised tensor (a slice, a transpose) is written through: the write stores
+  // at the view's elements of the tensor's buffer and runs at once, as torch's and tinygrad's
+  // setitem, so every tensor over that buffer reads the new values.
+  if (!lazy::is_realized(p.uop.get()) && p.uop->op() != Op::ASSIGN) {
+    std::optional<std::vector<const UOp*>> chain = view_chain(p.uop.get());
+    if (chain && !chain->empty()) {
+      check_writable(*chain);
+      const UOpRef base = chain->back()->src(0);  // realised, or a pending assign to it
+      const UOpRef root = lazy::assign_root(base.get())->ref();
+      const UOpRef view = replay(*chain, root);
+      realize_roots({lazy::assign_view(base, v.impl()->uop, view)}, p.device);
+      p.uop = view;
+      prune_ran_assigns();
+      return *this;
+    }
+  }
   constexpr int kMaxChain = 64;
   int chain = 0;
   for (const UOp* u = p.uop.get(); u->op() == Op::ASSIGN; u = u->src(0).get()) ++chain;
@@ -220,6 +269,28 @@ Tensor& Tensor::assign(const Tensor& value) {
   g_pending_assigns.push_back(impl_);
   return *this;
 }
+
+namespace detail {
+
+void assign_through_view(Tensor& target, const Tensor& view, const Tensor& value) {
+  TensorImpl& p = state(target, "assign");
+  const TensorImpl& w = state(view, "assign");
+  check_same_device("assign", target, value);
+  const Tensor v = broadcast_to("assign", value.cast(target.dtype()), w.shape);
+  const std::optional<std::vector<const UOp*>> chain = view_chain(w.uop.get());
+  const UOp* root = lazy::assign_root(p.uop.get());
+  if (!lazy::is_realized(root))
+    user_error("assign: the target must be a realised tensor, got a lazy " +
+               std::string(op_name(root->op())));
+  if (!chain || (chain->empty() ? w.uop.get() : chain->back()->src(0).get()) != root)
+    user_error("assign: the view written through is not a view of the assigned tensor");
+  check_writable(*chain);
+  p.uop = lazy::assign_view(p.uop, v.impl()->uop, w.uop);
+  std::lock_guard<std::mutex> lock(g_assign_mutex);
+  g_pending_assigns.push_back(target.impl());
+}
+
+}  // namespace detail
 
 Tensor Tensor::cast(pg_dtype dtype) const {
   const TensorImpl& p = detail::state(*this, "cast");

@@ -36,6 +36,12 @@ int64_t checked_numel(const char* op, const lazy::Shape& shape);
 Tensor make(UOpRef uop, lazy::Shape shape, std::string device);
 /// The impl of `t`; a user error naming `op` when t is a null handle.
 TensorImpl& state(const Tensor& t, const char* op);
+/// Lazily writes `value` (broadcast to view's shape) into `target`, a realised tensor or one
+/// with pending assigns, at the elements of `view`, movement ops over target's realised
+/// tensor (no broadcast, no pad: user errors naming the op); the other elements keep their
+/// values. target then holds the write: graphs reading it read after it, and realising any of
+/// them runs it (one kernel over the view's elements).
+void assign_through_view(Tensor& target, const Tensor& view, const Tensor& value);
 /// Every live tensor with requires_grad set (registered by Tensor::requires_grad(true)).
 std::vector<std::shared_ptr<TensorImpl>> live_grad_leaves();
 /// Opens this thread's capture (runtime::capture_begin) and notes the gradients that exist now.

@@ -203,7 +203,10 @@ POLYGRAD_API pg_api_status pg_tensor_item(pg_tensor_t t, double* out);
 POLYGRAD_API pg_api_status pg_tensor_item_int64(pg_tensor_t t, int64_t* out);
 /** A copy on `device`. */
 POLYGRAD_API pg_api_status pg_tensor_to(pg_tensor_t t, const char* device, pg_tensor_t* out);
-/** Writes `value` (broadcast and cast) into t's buffer, lazily; every handle of t sees it. */
+/** Writes `value` (broadcast and cast) into t's buffer, lazily; every handle of t sees it.
+ *  When t is a view of a realised tensor (a slice, a transpose, a reshape), the write goes
+ *  through the view into that tensor's buffer at once, the other elements untouched; a view
+ *  that broadcasts or pads is PG_API_ERR_INVALID_ARGUMENT naming EXPAND or PAD. */
 POLYGRAD_API pg_api_status pg_tensor_assign(pg_tensor_t t, pg_tensor_t value);
 POLYGRAD_API pg_api_status pg_tensor_cast(pg_tensor_t t, pg_dtype dtype, pg_tensor_t* out);
 
@@ -586,8 +589,7 @@ typedef enum pg_comm_reduce PG_ENUM_INT {
  * died or a timeout is PG_API_ERR_COMM, with a message that names the peer. */
 
 /** x reduced over the ranks with `op` (a pg_comm_reduce), on every rank. */
-POLYGRAD_API pg_api_status pg_comm_all_reduce(pg_comm_t c, pg_tensor_t x, int op,
-                                              pg_tensor_t* out);
+POLYGRAD_API pg_api_status pg_comm_all_reduce(pg_comm_t c, pg_tensor_t x, int op, pg_tensor_t* out);
 /** pg_comm_all_reduce into x's own buffer: x is realised, then overwritten with the reduced
  *  values, which every handle of x sees; nothing is allocated. Graphs built from x earlier and
  *  not yet realised read the new values (realise them first). */

@@ -289,6 +289,11 @@ class POLYGRAD_API Tensor {
   /// realisation whose graph holds it; afterwards this tensor is its buffer again. Lazy
   /// tensors built from this one before that realisation still hold the write: realise them
   /// together with it (realize_all) or after it, not later on their own. Returns *this.
+  /// On a view of a realised tensor (movement ops over it: `t.shrink(...)`, `t.T()`, a
+  /// reshape) the value goes through the view into that tensor's buffer, at once (as torch's
+  /// and tinygrad's setitem), the other elements untouched: one kernel over the view's
+  /// elements, whose offsets may be bound variables (compiled once). A view that broadcasts
+  /// (EXPAND) or pads (PAD) is a user error naming the op.
   Tensor& assign(const Tensor& value);
 
   // ---- autograd -------------------------------------------------------------------------

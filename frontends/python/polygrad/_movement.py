@@ -158,6 +158,20 @@ def __getitem__(self, idx):
     return _call(lib.pg_tensor_getitem, self._h, arr, n)
 
 
+def __setitem__(self, idx, value):
+    """self[idx] = value for ints, slices (a bound variable among their bounds too), None and
+    Ellipsis: the value (broadcast to the view) is written through the view into this tensor's
+    buffer at once, the other elements untouched, as torch and tinygrad do. A lazy tensor is
+    realised first; an index that broadcasts or pads (a gather, a strided slice that pads) is
+    an error naming the op."""
+    if isinstance(idx, (Tensor, list, np.ndarray)):
+        raise TypeError("setitem: a tensor, list or array index is not supported; use ints, "
+                        "slices, None and Ellipsis")
+    if not self.is_realized():
+        self.realize()
+    self[idx].assign(value)
+
+
 def _symbolic_slice(self, idx):
     """x[a:b, ...] with a bound variable among the bounds: a shrink (slices of step 1 with
     non-negative bounds, on leading axes, and Ellipsis or nothing after them)."""
@@ -306,6 +320,7 @@ def chunk(self, n, dim=0):
 
 
 Tensor.__getitem__ = __getitem__
+Tensor.__setitem__ = __setitem__
 Tensor.gather = gather
 Tensor.cat = cat
 Tensor.stack = stack

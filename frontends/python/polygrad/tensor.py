@@ -474,7 +474,9 @@ class Tensor:
     contiguous = _unary("contiguous")
 
     def assign(self, value):
-        """Writes `value` into this tensor's buffer (lazily); returns self."""
+        """Writes `value` into this tensor's buffer (lazily); returns self. On a view of a
+        realised tensor (a slice, a transpose: `t[2:4].assign(v)`) the write goes through the
+        view into that tensor's buffer, the other elements untouched, and runs at once."""
         value = self._operand(value, self.dtype)
         check(lib.pg_tensor_assign(self._h, value._h))
         return self

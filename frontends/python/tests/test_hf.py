@@ -217,22 +217,24 @@ def test_kv_cache_steps_match_full_forward(tmp_path):
 
 
 def test_decode_steps_stop_compiling_after_two(tmp_path):
-    # The embedding and the cache write take the position as data; the attention over rows
-    # [0, p + 1) gets a new length each step, which the runtime's size templates (learnt from
-    # two compiled sizes) serve without compiling. A model of its own: no kernel compiled by
-    # another test, and no size equal to an attended length (6..15): a length that equals
-    # another size (the head size, say) is still compiled anew, as the inference matches
-    # sizes by value; an explicit symbolic length removes that.
-    cfg = {**CFG, "vocab_size": 37, "n_embd": 40, "n_head": 2, "n_positions": 40}
-    write_checkpoint(tmp_path, make_weights(cfg), cfg=cfg)
+    # The step binds the attended length p + 1 as a variable and writes cache row p alone,
+    # through its view: every step is one graph, compiled once. A model of its own (no kernel
+    # compiled by another test) whose head size, 12, is one of the attended lengths (6..16):
+    # the length's variable is never confused with the head size (size inference matching
+    # values compiled anew there). Logits against the full forward at each position.
+    cfg = {**CFG, "vocab_size": 37, "n_embd": 24, "n_head": 2, "n_positions": 40}
+    values = write_checkpoint(tmp_path, make_weights(cfg), cfg=cfg)
     inst = load_hf(tmp_path, max_seq_len=30)
-    inst.prefill([[1, 2, 3, 4, 5]])
+    seq = np.random.default_rng(1).integers(0, cfg["vocab_size"], (1, 16))
+    ref = torch_logits(values, cfg, seq)
+    inst.prefill(seq[:, :5])
     counts = []
-    for p in range(5, 15):
+    for p in range(5, 16):
         before = compiled_kernel_count()
-        inst.step([[p]])
+        got = inst.step(seq[:, p:p + 1])
         counts.append(compiled_kernel_count() - before)
-    assert counts[0] > 0 and counts[2:] == [0] * 8, counts
+        np.testing.assert_allclose(got, ref[:, p], rtol=1e-4, atol=1e-4, err_msg=f"position {p}")
+    assert counts[0] > 0 and counts[2:] == [0] * 9, counts
 
 
 def test_sampling_is_seeded_and_within_top_k(tmp_path):

@@ -100,3 +100,21 @@ def test_inputs_of_each_length_viewed_over_a_variable_compile_once():
         if first is None:
             first = pg.compiled_kernel_count()
     assert pg.compiled_kernel_count() == first, "a new length compiled a kernel"
+
+
+def test_row_written_through_a_view_at_a_bound_position_compiles_once():
+    # (Tensor.assign through a view: test_assign_view.py)
+    max_len, d = 24, 8
+    a = np.zeros((max_len, d), np.float32)
+    cache = Tensor(a.copy()).realize()  # (a copy: the tensor may share the array)
+    pos = Variable("pos", 1, max_len)
+    first = None
+    for p in (3, 4, 5, 9, 17, 2, 24, 11, 8):
+        n = pos.bind(p)
+        row = np.random.default_rng(p).standard_normal((1, d)).astype(np.float32)
+        cache.shrink(((n - 1, n), None)).assign(Tensor(row))
+        a[p - 1:p] = row
+        np.testing.assert_array_equal(cache.numpy(), a, err_msg=f"position {p}")
+        if first is None:
+            first = pg.compiled_kernel_count()
+    assert pg.compiled_kernel_count() == first, "a new position compiled a kernel"
