@@ -34,7 +34,9 @@
   X(pg_plugin_load) X(pg_plugin_report) X(pg_safetensors_open) X(pg_safetensors_open_index) \
   X(pg_safetensors_free) X(pg_safetensors_count) X(pg_safetensors_entry) \
   X(pg_safetensors_tensor) X(pg_safetensors_metadata_count) X(pg_safetensors_metadata) \
-  X(pg_safetensors_save)
+  X(pg_safetensors_save) X(pg_gpt2_load) X(pg_gpt2_free) X(pg_gpt2_config) X(pg_gpt2_forward) \
+  X(pg_gpt2_prefill) X(pg_gpt2_step) X(pg_tokenizer_load) X(pg_tokenizer_free) \
+  X(pg_tokenizer_encode) X(pg_tokenizer_decode)
 /* clang-format on */
 
 #define PGR_TENSOR_FN(name) X_(pg_tensor_##name)

@@ -20,6 +20,14 @@ SEXP pgr_plugin_report(SEXP);
 SEXP pgr_from_r(SEXP, SEXP, SEXP);
 SEXP pgr_to_r(SEXP);
 SEXP pgr_safetensors_load(SEXP, SEXP);
+SEXP pgr_gpt2_load(SEXP, SEXP, SEXP, SEXP);
+SEXP pgr_gpt2_config(SEXP);
+SEXP pgr_gpt2_forward(SEXP, SEXP, SEXP);
+SEXP pgr_gpt2_prefill(SEXP, SEXP);
+SEXP pgr_gpt2_step(SEXP, SEXP);
+SEXP pgr_tokenizer_load(SEXP, SEXP);
+SEXP pgr_tokenizer_encode(SEXP, SEXP);
+SEXP pgr_tokenizer_decode(SEXP, SEXP);
 SEXP pgr_safetensors_save(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP pgr_item(SEXP);
 SEXP pgr_scalar(SEXP, SEXP, SEXP);
@@ -107,6 +115,14 @@ static const R_CallMethodDef call_methods[] = {
     {"pgr_from_r", (DL_FUNC)&pgr_from_r, 3},
     {"pgr_to_r", (DL_FUNC)&pgr_to_r, 1},
     {"pgr_safetensors_load", (DL_FUNC)&pgr_safetensors_load, 2},
+    {"pgr_gpt2_load", (DL_FUNC)&pgr_gpt2_load, 4},
+    {"pgr_gpt2_config", (DL_FUNC)&pgr_gpt2_config, 1},
+    {"pgr_gpt2_forward", (DL_FUNC)&pgr_gpt2_forward, 3},
+    {"pgr_gpt2_prefill", (DL_FUNC)&pgr_gpt2_prefill, 2},
+    {"pgr_gpt2_step", (DL_FUNC)&pgr_gpt2_step, 2},
+    {"pgr_tokenizer_load", (DL_FUNC)&pgr_tokenizer_load, 2},
+    {"pgr_tokenizer_encode", (DL_FUNC)&pgr_tokenizer_encode, 2},
+    {"pgr_tokenizer_decode", (DL_FUNC)&pgr_tokenizer_decode, 2},
     {"pgr_safetensors_save", (DL_FUNC)&pgr_safetensors_save, 5},
     {"pgr_item", (DL_FUNC)&pgr_item, 1},
     {"pgr_scalar", (DL_FUNC)&pgr_scalar, 3},
