@@ -66,19 +66,17 @@ State& state() {
   return *s;
 }
 
-/// This build of libpolygrad: the file holding this function, its size and modification time.
+/// This build of libpolygrad: the file holding this function, its size and modification time;
+/// "" when the file cannot be found (then the cache is off: no key could tell builds apart).
 const std::string& build_identity() {
-  static const std::string id = [] {
+  static const std::string id = []() -> std::string {
     Dl_info info{};
-    std::string out = "polygrad lowered-program cache 1";
-    if (dladdr(reinterpret_cast<void*>(&build_identity), &info) != 0 && info.dli_fname) {
-      struct stat st {};
-      out += '\0' + std::string(info.dli_fname);
-      if (::stat(info.dli_fname, &st) == 0)
-        out += '\0' + std::to_string(st.st_size) + '\0' + std::to_string(st.st_mtim.tv_sec) + '.' +
-               std::to_string(st.st_mtim.tv_nsec);
-    }
-    return out;
+    if (dladdr(reinterpret_cast<void*>(&build_identity), &info) == 0 || !info.dli_fname) return "";
+    struct stat st {};
+    if (::stat(info.dli_fname, &st) != 0) return "";
+    return std::string("polygrad lowered-program cache 1") + '\0' + info.dli_fname + '\0' +
+           std::to_string(st.st_ino) + '\0' + std::to_string(st.st_size) + '\0' +
+           std::to_string(st.st_mtim.tv_sec) + '.' + std::to_string(st.st_mtim.tv_nsec);
   }();
   return id;
 }
@@ -338,7 +336,7 @@ void prune(const std::string& dir) {
 
 /// The cache, or nullptr when off or refused (DiskCache::usable logs why once).
 sdk::DiskCache* cache(State& s) {
-  if (s.dir.empty()) return nullptr;
+  if (s.dir.empty() || build_identity().empty()) return nullptr;
   if (!s.cache)
     s.cache = std::make_unique<sdk::DiskCache>(s.dir, sdk::Host(services()), "program cache",
                                                "PGLOWER1", kSuffix);
