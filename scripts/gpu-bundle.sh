@@ -6,8 +6,9 @@
 #
 # Layout: bin/ (polygrad, polygrad-conformance), lib/ (libpolygrad under its soname, the
 # libraries it needs that such a machine lacks), lib/polygrad/plugins/ (found beside
-# libpolygrad; with the cuda plugin's compiler library, libpolygrad_cuda_compiler.so), test-plugins/ (the Python suite's second device), python/polygrad (the
-# package; POLYGRAD_LIB names lib/libpolygrad.so.*), env.sh (sourced by gpu-check.sh).
+# libpolygrad; with the cuda plugin's compiler library, libpolygrad_cuda_compiler.so),
+# test-plugins/ (the Python suite's second device), python/polygrad (the package; POLYGRAD_LIB
+# names lib/libpolygrad.so.*), env.sh (sourced by gpu-check.sh).
 # Left out: the cpu_clang plugin, whose libLLVM-14 and libclang-cpp (~150 MB) do not fit; the
 # wasm plugin's v8 engine (libpolygrad_wasm_v8.so and its 45 MB libnode: the wasm plugin there
 # runs its interp engine);
