@@ -2,7 +2,6 @@
 #include "runtime/lowered_cache.hpp"
 
 #include "ir/graph.hpp"
-#include "src/plugin/loaded_plugin.hpp"
 
 #include <polygrad/disk_cache.hpp>
 
@@ -29,22 +28,6 @@ constexpr uintmax_t kMaxBytes = uintmax_t{64} << 20;
 /// Writes between two checks of the bounds (the first write of a process checks too).
 constexpr size_t kWritesPerCheck = 256;
 constexpr const char* kSuffix = ".lowered";
-
-void log_to_host(void*, pg_log_level level, const char* message) {
-  polygrad::detail::host_log(level, message);
-}
-
-const pg_host_services* services() {
-  static const pg_host_services s = [] {
-    pg_host_services h{};
-    h.struct_size = sizeof h;
-    h.abi_major = PG_PLUGIN_ABI_MAJOR;
-    h.abi_minor = PG_PLUGIN_ABI_MINOR;
-    h.log = &log_to_host;
-    return h;
-  }();
-  return &s;
-}
 
 std::string dir_from_env() {
   const char* v = std::getenv("POLYGRAD_PROGRAM_CACHE");
@@ -338,7 +321,7 @@ void prune(const std::string& dir) {
 sdk::DiskCache* cache(State& s) {
   if (s.dir.empty() || build_identity().empty()) return nullptr;
   if (!s.cache)
-    s.cache = std::make_unique<sdk::DiskCache>(s.dir, sdk::Host(services()), "program cache",
+    s.cache = std::make_unique<sdk::DiskCache>(s.dir, sdk::Host(nullptr), "polygrad: program cache",
                                                "PGLOWER1", kSuffix);
   return s.cache->usable() ? s.cache.get() : nullptr;
 }
@@ -357,9 +340,8 @@ codegen::LoweredKernel lower_cached(const UOpRef& ast, const codegen::Target& ta
   if (std::optional<std::vector<char>> payload = c->read(key)) {
     codegen::LoweredKernel k;
     if (unpack(*payload, k)) return k;
-    polygrad::detail::host_log(PG_LOG_WARNING,
-                               "program cache: an entry in '" + s.dir + "' for kernel '" + k.name +
-                                   "' does not parse; lowering again and rewriting it");
+    sdk::Host(nullptr).log(PG_LOG_WARNING, "polygrad: program cache: an entry in '" + s.dir +
+                                               "' does not parse; lowering again and rewriting it");
   }
   codegen::LoweredKernel k = codegen::lower(ast, target);
   c->write(key, pack(k));

@@ -14,7 +14,9 @@
 //
 // POLYGRAD_PROGRAM_CACHE names the directory (default $XDG_CACHE_HOME/polygrad/programs or
 // ~/.cache/polygrad/programs); `off` (or `0`, `false`, `no`) turns the cache off. The directory
-// is bounded: beyond 4096 entries or 64 MiB, the oldest entries go first.
+// is bounded: beyond 4096 entries or 64 MiB, the oldest entries go first. Its warnings (a
+// refused directory, an entry that does not check out) go to stderr: the compiler library has
+// no access to the host's log, which lives in libpolygrad's plugin layer.
 #ifndef POLYGRAD_RUNTIME_LOWERED_CACHE_HPP
 #define POLYGRAD_RUNTIME_LOWERED_CACHE_HPP
 
