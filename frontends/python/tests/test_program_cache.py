@@ -95,3 +95,22 @@ def test_off_lowers_every_time(tmp_path):
         assert r.returncode == 0, r.stderr
         phases = {m[0]: int(m[2]) for m in PHASE.findall(r.stderr)}
         assert phases["lower"] >= int(re.search(r"compiled (\d+)", r.stdout)[1])
+
+
+def test_directory_is_bounded_oldest_first(tmp_path):
+    # 4100 old entries (beyond the 4096 bound): the process's first write removes the oldest
+    # down to three quarters of the bound, and keeps what it wrote.
+    programs = tmp_path / "programs"
+    programs.mkdir(mode=0o700)
+    for i in range(4100):
+        old = programs / f"{i:064x}.lowered"
+        old.write_bytes(b"old")
+        os.utime(old, (1_000_000_000 + i, 1_000_000_000 + i))
+    first, _, compiled, _ = run(tmp_path, "first")
+    left = entries(tmp_path)
+    assert len(left) <= 4096 * 3 // 4 + compiled
+    assert not (programs / f"{0:064x}.lowered").exists()  # the oldest went first
+    assert (programs / f"{4099:064x}.lowered").exists()   # the newest old one stayed
+    second, lowered, _, _ = run(tmp_path, "second")
+    assert lowered == 0
+    np.testing.assert_array_equal(second, first)
