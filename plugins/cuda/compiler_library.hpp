@@ -33,7 +33,8 @@ struct CompilerApi {
   uint32_t interface;  ///< kCompilerInterface of the library's build
   /// "NVRTC 13.0, nvJitLink 13.0": what the cache keys name.
   void (*versions)(std::string& out);
-  /// The options NVRTC and nvJitLink run with, "--std=c++17 ... | -O3 ...": part of cache keys.
+  /// The options NVRTC then nvJitLink run with, each followed by a space ("--std=c++17 ...
+  /// -O3 ... "): part of cache keys.
   void (*options)(std::string& out);
   /// NVRTC (`source` to PTX for `arch_ptx`, "compute_90") then nvJitLink (to a cubin for
   /// `arch_name`, "sm_90"); `entry` is the kernel's name.

@@ -126,8 +126,7 @@ void versions(std::string& out) {
 void options(std::string& out) {
   out.clear();
   for (const char* o : kNvrtcOptions) out += std::string(o) + ' ';
-  out += '|';
-  for (const char* o : kLinkOptions) out += std::string(" ") + o;
+  for (const char* o : kLinkOptions) out += std::string(o) + ' ';
 }
 
 void compile(const std::string& source, const std::string& entry, const std::string& arch_name,
