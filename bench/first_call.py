@@ -6,7 +6,8 @@ Usage (the Makefile's `bench` target runs it):
     build/release/venv/bin/python bench/first_call.py [--rounds 5] [--no-torch]
 
 Each round starts three fresh processes: polygrad over an empty kernel cache (a new cache_dir
-set through a POLYGRAD_CONFIG file), polygrad over the cache the first one filled, and torch.
+set through a POLYGRAD_CONFIG file, and a new lowered-program cache, POLYGRAD_PROGRAM_CACHE),
+polygrad over the caches the first one filled, and torch.
 Each process times its own steps from the moment the parent started it: Python's start, numpy's
 import, dlopen of libpolygrad, the Python package's import, making the two inputs (for polygrad:
 plugin discovery, which opens and initialises every plugin found, and the device's opening,
@@ -142,6 +143,7 @@ def main():
     try:
         for r in range(args.rounds):
             cache = os.path.join(work, f"cache{r}")
+            pg_env["POLYGRAD_PROGRAM_CACHE"] = os.path.join(work, f"programs{r}")
             with open(config, "w") as f:
                 f.write(f"devices:\n  cpu:\n    cache_dir: {cache}\n")
             runs["cold"].append(run_child("polygrad", pg_env))

@@ -6,8 +6,9 @@
 #
 # Layout: bin/ (polygrad, polygrad-conformance), lib/ (libpolygrad under its soname, the
 # libraries it needs that such a machine lacks), lib/polygrad/plugins/ (found beside
-# libpolygrad), test-plugins/ (the Python suite's second device), python/polygrad (the
-# package; POLYGRAD_LIB names lib/libpolygrad.so.*), env.sh (sourced by gpu-check.sh).
+# libpolygrad; with the cuda plugin's compiler library, libpolygrad_cuda_compiler.so),
+# test-plugins/ (the Python suite's second device), python/polygrad (the package; POLYGRAD_LIB
+# names lib/libpolygrad.so.*), env.sh (sourced by gpu-check.sh).
 # Left out: the cpu_clang plugin, whose libLLVM-14 and libclang-cpp (~150 MB) do not fit; the
 # wasm plugin's v8 engine (libpolygrad_wasm_v8.so and its 45 MB libnode: the wasm plugin there
 # runs its interp engine);
@@ -34,6 +35,9 @@ for p in "$stage"/lib/polygrad/plugins/polygrad_*.so; do
   [ "$(basename "$p")" = polygrad_cpu_clang.so ] && continue
   cp -L "$p" "$out/lib/polygrad/plugins/"
 done
+# The cuda plugin's compiler library (NVRTC, nvJitLink), which it loads from its own folder.
+c="$stage/lib/polygrad/plugins/libpolygrad_cuda_compiler.so"
+[ -f "$c" ] && cp -L "$c" "$out/lib/polygrad/plugins/"
 rm -rf "$stage"
 test_plugin="$build/tests/core/plugins/polygrad_test_host.so"
 [ -f "$test_plugin" ] && cp -L "$test_plugin" "$out/test-plugins/"

@@ -4,6 +4,7 @@
 #include "runtime/buffers.hpp"
 #include "runtime/capture.hpp"
 #include "runtime/cross_compile.hpp"
+#include "runtime/lowered_cache.hpp"
 #include "runtime/memory_plan.hpp"
 #include "runtime/panel_cache.hpp"
 #include "runtime/runtime.hpp"
@@ -190,7 +191,7 @@ class ProgramCache {
     Device dev = device_handle(device);
     auto k = std::make_shared<CompiledKernel>();
     k->ast = ast;
-    k->lowered = lowered ? std::move(*lowered) : codegen::lower(ast, device_target(device));
+    k->lowered = lowered ? std::move(*lowered) : lower_cached(ast, device_target(device));
     pg_kernel_program prog = k->lowered.program();
     Artifact art = [&] {
       timing::Timed timed(timing::Phase::render);

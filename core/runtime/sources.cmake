@@ -1,1 +1,1 @@
-target_sources(polygrad_compiler PRIVATE runtime/buffers.cpp runtime/capture.cpp runtime/cross_compile.cpp runtime/memory_plan.cpp runtime/panel_cache.cpp runtime/realize.cpp runtime/schedule_cache.cpp runtime/size_templates.cpp runtime/symbolic_schedule.cpp)
+target_sources(polygrad_compiler PRIVATE runtime/buffers.cpp runtime/capture.cpp runtime/cross_compile.cpp runtime/lowered_cache.cpp runtime/memory_plan.cpp runtime/panel_cache.cpp runtime/realize.cpp runtime/schedule_cache.cpp runtime/size_templates.cpp runtime/symbolic_schedule.cpp)

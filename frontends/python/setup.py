@@ -32,7 +32,8 @@ class BuildPyWithLib(build_py):
         lib = os.path.join(build, "lib", "libpolygrad.so")
         folder = os.path.join(build, "lib", "polygrad", "plugins")
         plugins = sorted(glob.glob(os.path.join(folder, "polygrad_*.so")))
-        # libraries that plugins load from their own folder (libpolygrad_wasm_v8.so)
+        # libraries that plugins load from their own folder (libpolygrad_wasm_v8.so, the cuda
+        # and cpu_clang plugins' compiler libraries)
         beside = sorted(glob.glob(os.path.join(folder, "libpolygrad_*.so")))
         if not os.path.isfile(lib):
             raise SystemExit(f"polygrad: {lib} does not exist. Build the C++ core first "

@@ -1,17 +1,13 @@
-// C source -> native object in memory, with clang's libraries (no fork, no exec, no files).
-#include <clang/Basic/Diagnostic.h>
-#include <clang/Basic/DiagnosticOptions.h>
-#include <clang/CodeGen/CodeGenAction.h>
-#include <clang/Frontend/CompilerInstance.h>
-#include <clang/Frontend/CompilerInvocation.h>
-#include <clang/Frontend/TextDiagnosticPrinter.h>
-#include <clang/Lex/PreprocessorOptions.h>
-#include <llvm/ADT/SmallVector.h>
+// The compiler's flags and identity (part of every cache key), and C source -> native object
+// through the compiler library (compiler_library.hpp: clang's libraries, loaded at the first
+// compile, so a process whose kernels all come from the object cache never opens clang).
 #include <llvm/Config/llvm-config.h>
-#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/TargetSelect.h>
-#include <llvm/Support/raw_ostream.h>
 
+#include <mutex>
+#include <utility>
+
+#include "compiler_library.hpp"
 #include "cpu_clang.hpp"
 
 namespace polygrad::cpu_clang {
@@ -65,12 +61,6 @@ std::vector<std::string> cc1_args(const CompileOptions& options, bool slp) {
   return args;
 }
 
-std::string first_lines(const std::string& text, size_t max_chars) {
-  if (text.size() <= max_chars) return text;
-  size_t cut = text.rfind('\n', max_chars);
-  return text.substr(0, cut == std::string::npos || cut == 0 ? max_chars : cut) + "\n...";
-}
-
 }  // namespace
 
 void ensure_llvm_initialized() {
@@ -91,40 +81,10 @@ std::string compiler_identity(const HostCpu& cpu) {
 
 std::vector<char> compile_c(const std::string& source, const std::string& entry,
                             const CompileOptions& options) {
-  ensure_llvm_initialized();
-  std::vector<std::string> args = cc1_args(options, wants_slp(source));
-  std::vector<const char*> argv;
-  for (const std::string& a : args) argv.push_back(a.c_str());
-
-  std::string diagnostics;
-  llvm::raw_string_ostream diag_stream(diagnostics);
-  auto compile_error = [&](const std::string& what) {
-    diag_stream.flush();
-    sdk::fail(PG_ERR_COMPILE,
-              "cpu: compiling kernel '" + entry + "' failed: " + what +
-                  (diagnostics.empty() ? "" : "\n" + first_lines(diagnostics, 700)));
-  };
-
-  clang::CompilerInstance ci;
-  ci.setVerboseOutputStream(std::make_unique<llvm::raw_null_ostream>());  // "N errors generated"
-  ci.createDiagnostics(new clang::TextDiagnosticPrinter(diag_stream, &ci.getDiagnosticOpts()),
-                       /*ShouldOwnClient=*/true);
-  auto invocation = std::make_shared<clang::CompilerInvocation>();
-  if (!clang::CompilerInvocation::CreateFromArgs(*invocation, argv, ci.getDiagnostics()))
-    compile_error("bad compiler arguments");
-  invocation->getPreprocessorOpts().addRemappedFile(
-      "kernel.c", llvm::MemoryBuffer::getMemBufferCopy(source, "kernel.c").release());
-  invocation->getPreprocessorOpts().RetainRemappedFileBuffers = false;
-  invocation->getFrontendOpts().DisableFree = false;
-  ci.setInvocation(std::move(invocation));
-
-  llvm::SmallVector<char, 0> object;
-  ci.setOutputStream(std::make_unique<llvm::raw_svector_ostream>(object));
-  clang::EmitObjAction action;
-  if (!ci.ExecuteAction(action) || ci.getDiagnostics().hasErrorOccurred())
-    compile_error("the C source does not compile");
-  if (object.empty()) compile_error("clang produced no object code");
-  return std::vector<char>(object.begin(), object.end());
+  CompileResult r;
+  compiler_library().compile(source, cc1_args(options, wants_slp(source)), entry, r);
+  if (r.status != PG_OK) sdk::fail(static_cast<pg_status>(r.status), r.error);
+  return std::move(r.object);
 }
 
 }  // namespace polygrad::cpu_clang

@@ -161,5 +161,37 @@ TEST(CpuClangCompile, MissingEntryIsACompileError) {
   EXPECT_NE(error.find("wanted"), std::string::npos) << error;
 }
 
+// clang is in libpolygrad_cpu_clang_compiler.so beside the plugin, opened at the first compile:
+// a plugin without that file still runs what its object cache holds, and a compile fails with
+// an error that names the file.
+TEST(CpuClangCompile, CompilerLibraryIsOpenedOnlyToCompile) {
+  namespace fs = std::filesystem;
+  TempDir cache, alone;
+  const fs::path plugin = fs::path(alone.path()) / fs::path(POLYGRAD_CPU_CLANG_PATH).filename();
+  fs::copy_file(POLYGRAD_CPU_CLANG_PATH, plugin);
+  ASSERT_TRUE(fs::exists(fs::path(POLYGRAD_CPU_CLANG_PATH).parent_path() /
+                         "libpolygrad_cpu_clang_compiler.so"));
+  run_in_fresh_plugin(cache, 5);  // the plugin beside its compiler fills the cache
+  {
+    PluginDriver p(plugin.string(), PG_ARTIFACT_C_SOURCE, Options{{"cache_dir", cache.path()}});
+    std::vector<int32_t> x(16);
+    for (int j = 0; j < 16; ++j) x[j] = j - 8;
+    auto bx = p.upload(x);
+    auto bo = p.alloc(16 * 4);
+    auto builder = square_plus(5);
+    p.run_once(builder, {bo, bx}, {}, {16, 1, 1});  // a cache hit: nothing to compile
+    auto got = p.download<int32_t>(bo, 16);
+    for (int j = 0; j < 16; ++j) EXPECT_EQ(got[j], x[j] * x[j] + 5) << j;
+    p.free(bx);
+    p.free(bo);
+    pg_program_t prog = nullptr;
+    std::string error;
+    EXPECT_EQ(p.load_source("void fresh(void) {}\n", "fresh", prog, error), PG_ERR_UNSUPPORTED);
+    EXPECT_NE(error.find("cannot load " + alone.path() + "/libpolygrad_cpu_clang_compiler.so"),
+              std::string::npos)
+        << error;
+  }
+}
+
 }  // namespace
 }  // namespace polygrad::test

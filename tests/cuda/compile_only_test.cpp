@@ -8,7 +8,9 @@
 #include <polygrad/error.hpp>
 #include <polygrad/registry.hpp>
 
+#include <unistd.h>
 #include <cstring>
+#include <filesystem>
 
 #include "../codegen/harness.hpp"
 
@@ -161,6 +163,41 @@ TEST(CudaCompileOnly, AKernelOnEveryDtypeCompiles) {
     UOpRef ast = sink({store(o, i, polygrad::cast(load(a, i), dtypes::float32))});
     expect_cubin(compile(ast).cubin, "E_1000");
   }
+}
+
+// The plugin opens NVRTC and nvJitLink only through libpolygrad_cuda_compiler.so, beside it, at
+// the first compile: without that file it still loads, describes targets and renders, and a
+// compile fails with an error that names the file.
+TEST(CudaCompileOnly, MissingCompilerLibraryIsNamedAtCompile) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("pg_cuda_alone_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path plugin = dir / fs::path(PG_TEST_CUDA_PLUGIN).filename();
+  fs::copy_file(PG_TEST_CUDA_PLUGIN, plugin);
+  ASSERT_TRUE(
+      fs::exists(fs::path(PG_TEST_CUDA_PLUGIN).parent_path() / "libpolygrad_cuda_compiler.so"));
+  {
+    polygrad::RegistryOptions o;
+    o.plugin_paths = {plugin.string()};
+    o.use_env = false;
+    o.use_libdir = false;
+    o.use_build_tree = false;
+    o.search_config = false;
+    polygrad::Registry alone(o);
+    polygrad::CompileTarget t = alone.compile_target("cuda", "sm_90");
+    UOpRef i = range(idx(256), 0);
+    UOpRef a = global(1, dtypes::float32);
+    UOpRef ast = sink({store(global(0, dtypes::float32), i, load(a, i) * load(a, i))});
+    const LoweredKernel k = polygrad::codegen::lower(ast, cuda_target(t));
+    const pg_kernel_program p = k.program();
+    polygrad::Artifact source = t.render(p);
+    EXPECT_NE(source.text().find("__global__"), std::string::npos);
+    const std::string error = error_of([&] { t.compile(source, p); });
+    EXPECT_THAT(error, ::testing::HasSubstr("cannot load " +
+                                            (dir / "libpolygrad_cuda_compiler.so").string()));
+  }
+  fs::remove_all(dir);
 }
 
 }  // namespace

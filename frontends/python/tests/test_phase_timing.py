@@ -1,7 +1,7 @@
 """POLYGRAD_TIMING=1 prints each phase's total and count at exit; POLYGRAD_LOG=debug adds the
 cpu_clang plugin's steps for each kernel it loads (bench/first_call.py reads both). The
 variables are read by the library, so each case runs a process of its own, over a kernel cache
-of its own."""
+(and lowered-program cache) of its own."""
 import os
 import re
 import subprocess
@@ -29,7 +29,8 @@ PHASE = re.compile(r"^polygrad: time (\w+)\s+([\d.]+) ms\s+(\d+) calls$", re.M)
 def run(tmp_path, **env):
     config = tmp_path / "polygrad.yaml"
     config.write_text(f"devices:\n  cpu:\n    cache_dir: {tmp_path / 'cache'}\n")
-    env = dict(os.environ, POLYGRAD_DEVICE="cpu", POLYGRAD_CONFIG=str(config), **env)
+    env = dict(os.environ, POLYGRAD_DEVICE="cpu", POLYGRAD_CONFIG=str(config),
+               POLYGRAD_PROGRAM_CACHE=str(tmp_path / "programs"), **env)
     for key in ("POLYGRAD_TIMING", "POLYGRAD_LOG"):
         if key not in env or env[key] is None:
             env.pop(key, None)

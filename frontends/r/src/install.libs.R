@@ -14,7 +14,7 @@ plugins <- file.path(lib, "polygrad", "plugins")
 dir.create(plugins, recursive = TRUE, showWarnings = FALSE)
 stopifnot(file.copy(paths[[1]], file.path(lib, "libpolygrad.so"), overwrite = TRUE))
 # the plugins (polygrad_*.so) and the libraries a plugin loads from its own folder
-# (libpolygrad_*.so: the wasm plugin's v8 engine)
+# (libpolygrad_*.so: the wasm plugin's v8 engine, the cuda and cpu_clang compiler libraries)
 for (p in Sys.glob(file.path(paths[[2]], c("polygrad_*.so", "libpolygrad_*.so")))) {
   stopifnot(file.copy(p, plugins, overwrite = TRUE))
 }
