@@ -2,8 +2,7 @@
 // compile, so that discovering the plugin never opens NVRTC or nvJitLink.
 #include <polygrad/plugin.h>
 #include <polygrad/plugin_error.hpp>
-
-#include <dlfcn.h>
+#include <polygrad/sibling_library.hpp>
 
 #include <mutex>
 #include <string>
@@ -26,19 +25,9 @@ const Library& library() {
   static std::once_flag once;
   std::call_once(once, [] {
     const std::string path = compiler_library_path();
-    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) {
-      const char* reason = dlerror();
-      const std::string why = reason ? reason : "dlopen failed";
-      // (dlerror names the file first, "PATH: file too short", when the file itself is at fault)
-      lib.error = "cannot load " + (why.rfind(path, 0) == 0 ? why : path + ": " + why);
-      return;
-    }
-    auto entry = reinterpret_cast<CompilerEntry>(dlsym(handle, kCompilerEntry));
-    if (entry == nullptr) {
-      lib.error = path + " has no " + kCompilerEntry + " (not the cuda compiler's library)";
-      return;
-    }
+    auto entry = reinterpret_cast<CompilerEntry>(
+        sdk::open_sibling_entry(path, kCompilerEntry, "the cuda compiler's library", lib.error));
+    if (entry == nullptr) return;
     char error[512] = "";
     lib.api = entry(kCompilerInterface, error, sizeof error);
     if (lib.api == nullptr) lib.error = error[0] ? error : path + " refused the plugin";
@@ -49,12 +38,7 @@ const Library& library() {
 }  // namespace
 
 std::string compiler_library_path() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&plugin_anchor), &info) == 0 || info.dli_fname == nullptr)
-    return kCompilerFile;  // not found by its folder: the loader's search path
-  std::string self = info.dli_fname;
-  size_t slash = self.rfind('/');
-  return (slash == std::string::npos ? std::string() : self.substr(0, slash + 1)) + kCompilerFile;
+  return sdk::sibling_path(reinterpret_cast<const void*>(&plugin_anchor), kCompilerFile);
 }
 
 const CompilerApi& compiler_library() {

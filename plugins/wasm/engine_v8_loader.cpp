@@ -3,8 +3,7 @@
 // does not link libnode: opening libnode costs tens of milliseconds, which every process that
 // discovers plugins would otherwise pay.
 #include <polygrad/plugin_error.hpp>
-
-#include <dlfcn.h>
+#include <polygrad/sibling_library.hpp>
 
 #include <mutex>
 #include <string>
@@ -31,17 +30,8 @@ const Library& library() {
   static std::once_flag once;
   std::call_once(once, [] {
     const std::string path = v8_engine_path();
-    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) {
-      const char* reason = dlerror();
-      const std::string why = reason ? reason : "dlopen failed";
-      // (dlerror names the file first, "PATH: file too short", when the file itself is at fault)
-      lib.error = "cannot load " + (why.rfind(path, 0) == 0 ? why : path + ": " + why);
-      return;
-    }
-    lib.entry = reinterpret_cast<V8EngineEntry>(dlsym(handle, kV8EngineEntry));
-    if (lib.entry == nullptr)
-      lib.error = path + " has no " + kV8EngineEntry + " (not the v8 engine's library)";
+    lib.entry = reinterpret_cast<V8EngineEntry>(
+        sdk::open_sibling_entry(path, kV8EngineEntry, "the v8 engine's library", lib.error));
   });
   return lib;
 }
@@ -49,12 +39,7 @@ const Library& library() {
 }  // namespace
 
 std::string v8_engine_path() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&plugin_anchor), &info) == 0 || info.dli_fname == nullptr)
-    return kV8EngineFile;  // not found by its folder: the loader's search path
-  std::string self = info.dli_fname;
-  size_t slash = self.rfind('/');
-  return (slash == std::string::npos ? std::string() : self.substr(0, slash + 1)) + kV8EngineFile;
+  return sdk::sibling_path(reinterpret_cast<const void*>(&plugin_anchor), kV8EngineFile);
 }
 
 std::unique_ptr<Engine> make_v8_engine(V8Compile compile) {
