@@ -48,6 +48,7 @@ def test_world_of_one_returns_every_input(world_of_one):
     dist.barrier()
 
 
+@pytest.mark.needs_cpu
 def test_host_memory_is_refused_naming_the_plugin(world_of_one):
     with pytest.raises(PolygradError, match="gives no device address|host memory"):
         dist.all_reduce(Tensor(np.ones(4, np.float32), device="cpu"))

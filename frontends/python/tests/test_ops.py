@@ -441,11 +441,19 @@ def test_gradients_at_zeros_bounds_and_saturation():
 
 
 def test_hardswish_hardsigmoid_gradients_on_their_bounds():
-    # torch's hardswish takes the middle piece's gradient, x / 3 + 1/2, at x = -3 and 3 (-1/2
-    # and 3/2), and 1 at NaN; hardsigmoid's is 0 there and at NaN.
-    x = [np.array([[-3.0, 3.0, -3.5, 3.5, 0.0, -1.0, 2.0, np.nan]], dtype=np.float32)]
-    compare(lambda x: x.hardswish(), None, F.hardswish, xs=x)
-    compare(lambda x: x.hardsigmoid(), None, F.hardsigmoid, xs=x)
+    # Values as torch. Gradients by hand: hardswish takes the middle piece's gradient,
+    # x / 3 + 1/2, at x = -3 and 3 (-1/2 and 3/2), and 1 at NaN, as torch 1.13 does (torch 2
+    # takes the outer pieces' 0 and 1 there); hardsigmoid's is 0 at the bounds and at NaN.
+    x = np.array([[-3.0, 3.0, -3.5, 3.5, 0.0, -1.0, 2.0, np.nan]], dtype=np.float32)
+    middle = np.abs(np.nan_to_num(x, nan=9.0)) <= 3
+    cases = [(lambda t: t.hardswish(), F.hardswish, np.where(middle, x / 3 + 0.5, x > 0), 1.0),
+             (lambda t: t.hardsigmoid(), F.hardsigmoid, np.where(np.abs(x) < 3, 1 / 6, 0), 0.0)]
+    for fn, torch_fn, want, at_nan in cases:
+        compare(fn, None, torch_fn, xs=[x], grad=False)
+        p = Tensor(x, requires_grad=True)
+        fn(p).sum().backward()
+        want = np.where(np.isnan(x), at_nan, want)
+        np.testing.assert_allclose(p.grad.numpy(), want.astype(np.float32), rtol=1e-6)
 
 
 def test_softplus_gradient_at_its_threshold():
