@@ -4,6 +4,7 @@
 #include "runtime/buffers.hpp"
 #include "runtime/memory_plan.hpp"
 #include "runtime/symbolic_schedule.hpp"
+#include "schedule/symbolic_sizes.hpp"
 #include "tensor/symbolic.hpp"
 
 #include "ir/graph.hpp"
@@ -146,6 +147,7 @@ struct CacheEntry {
     std::vector<SizeRule> created_counts;             // per created buffer
     std::vector<SizeRule> nbytes;                     // per item
     std::vector<std::vector<SizeRule>> item_vars;     // per item, per launch variable
+    std::vector<std::vector<int64_t>> item_var_max;   // ...and the most its kernel allows
     std::vector<std::vector<SizeRule>> output_shape;  // per output
   };
   std::optional<Symbolic> symbolic;
@@ -172,9 +174,39 @@ bool same_structure(const Structure& g, const Structure& key) {
   return true;
 }
 
-/// Whether `entry` serves the graph `g` of its structure (an entry made per value: at that value).
+/// Whether the launch variables of a generalised schedule stay within their kernels' bounds
+/// at `value` (a kernel's own variable, n0, runs to the most that keeps its offsets 32-bit).
+bool within_bounds(const CacheEntry::Symbolic& sym, int64_t value) {
+  for (size_t i = 0; i < sym.item_vars.size(); ++i)
+    for (size_t j = 0; j < sym.item_vars[i].size(); ++j)
+      if (sym.item_vars[i][j].at(value) > sym.item_var_max[i][j]) return false;
+  return true;
+}
+
+/// Whether `entry` serves the graph `g` of its structure (an entry made per value: at that
+/// value; a generalised one: at a value within its kernels' bounds).
 bool serves(const CacheEntry& entry, const Structure& g) {
+  if (entry.symbolic && !g.bind_values.empty())
+    return within_bounds(*entry.symbolic, g.bind_values.front());
   return !entry.by_value || entry.key.bind_values == g.bind_values;
+}
+
+/// `ast` with each DEFINE_VAR but `keep` declared up to the most its offsets allow with every
+/// other variable anywhere in its range (INT32_MAX when even 1 overflows: then 64-bit math);
+/// `most` gets each one's, by name.
+UOpRef widen_kernel_vars(const UOpRef& ast, const UOp* keep, std::map<std::string, int64_t>& most) {
+  std::unordered_map<const UOp*, UOpRef> to;
+  for (const UOp* u : toposort(ast)) {
+    if (u->op() != Op::DEFINE_VAR || u->arg_var().name == keep->arg_var().name) continue;
+    const Var& v = u->arg_var();
+    const UOpRef wide = define_var(v.name, v.vmin, INT32_MAX, u->dtype());
+    const UOpRef at = substitute(ast, {{u, wide}});
+    int64_t m = schedule::int32_var_limit(at, wide.get(), std::max<int64_t>(v.vmin, 1));
+    if (m < 1) m = INT32_MAX;
+    most[v.name] = m;
+    to.emplace(u, define_var(v.name, v.vmin, m, u->dtype()));
+  }
+  return to.empty() ? ast : substitute(ast, to);
 }
 
 /// Entries by structure hash, the least recently used dropped beyond the limit (kMaxEntries
@@ -462,6 +494,7 @@ std::optional<CacheEntry::Symbolic> generalize(CacheEntry& entry, Scheduled& s0,
       if (!r) return fail("a launch variable's value fits no rule");
       vars.push_back(*r);
     }
+    sym.item_var_max.emplace_back(items[i].vars.size(), INT64_MAX);
     if (items[i].kind != schedule::Item::Kind::kernel) continue;
     std::vector<UOpRef> asts;
     for (const Scheduled* o : members) asts.push_back(o->schedule.items[i].ast);
@@ -471,8 +504,14 @@ std::optional<CacheEntry::Symbolic> generalize(CacheEntry& entry, Scheduled& s0,
         std::fprintf(stderr, "at %lld:\n%s\n", static_cast<long long>(ts[a]),
                      to_string(asts[a]).c_str());
     if (!g) return fail("a kernel's constant fits no rule");
-    general[i] = *g;
+    std::map<std::string, int64_t> most;
+    general[i] = widen_kernel_vars(*g, kvar.get(), most);
+    for (size_t j = 0; j < items[i].vars.size(); ++j)
+      if (const auto it = most.find(items[i].vars[j].first); it != most.end())
+        sym.item_var_max[i][j] = it->second;
   }
+  if (!within_bounds(sym, b.value))
+    return fail("a kernel's own variable exceeds the most its offsets allow at this value");
   for (size_t k = 0; k < base.outputs.size(); ++k) {
     std::vector<SizeRule>& dims = sym.output_shape.emplace_back();
     for (size_t d = 0; base.outputs[k].shape && d < base.outputs[k].shape->size(); ++d) {
@@ -489,6 +528,7 @@ std::optional<CacheEntry::Symbolic> generalize(CacheEntry& entry, Scheduled& s0,
       if (u->op() == Op::DEFINE_VAR && u->arg_var().name == kvar->arg_var().name) {
         items[i].vars.emplace_back(kvar->arg_var().name, b.value);
         sym.item_vars[i].push_back(SizeRule{0, 1, 0});
+        sym.item_var_max[i].push_back(INT64_MAX);  // (the variable's own bounds hold at bind)
         break;
       }
   }

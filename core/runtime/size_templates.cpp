@@ -8,6 +8,8 @@
 #include <climits>
 #include <cmath>
 #include <exception>
+#include <functional>
+#include <string>
 #include <variant>
 
 namespace polygrad::runtime {
@@ -52,6 +54,13 @@ std::optional<Rule> fit(int64_t c1, int64_t c2, int64_t t1, int64_t t2) {
   return Rule{a, b, 1};
 }
 
+/// A DEFINE_VAR's name and least value: what a kernel of another size shares with it (the most
+/// a kernel's own variable may be depends on the sizes: schedule/symbolic_sizes.hpp).
+size_t var_hash(const UOp* u) {
+  return hash_mix(std::hash<std::string>{}(u->arg_var().name),
+                  static_cast<size_t>(u->arg_var().vmin));
+}
+
 }  // namespace
 
 /// A kernel AST as positions: its nodes but the size constants in toposort order, each source
@@ -77,8 +86,8 @@ struct SizeTemplates::Sample {
       pos.emplace(u, i);
       order.push_back(u);
       srcs.emplace_back();
-      size_t h =
-          hash_mix(hash_mix(static_cast<size_t>(u->op()), u->dtype().key()), arg_hash(u->arg()));
+      size_t h = hash_mix(hash_mix(static_cast<size_t>(u->op()), u->dtype().key()),
+                          u->op() == Op::DEFINE_VAR ? var_hash(u) : arg_hash(u->arg()));
       for (const UOpRef& src : u->srcs()) {
         if (is_size_const(src.get())) {
           srcs[i].push_back(kSlot);
@@ -102,8 +111,10 @@ struct SizeTemplates::Sample {
     if (key != o.key || order.size() != o.order.size() || dtypes != o.dtypes) return false;
     for (size_t i = 0; i < order.size(); ++i) {
       const UOp *a = order[i], *b = o.order[i];
-      if (a->op() != b->op() || a->dtype() != b->dtype() || srcs[i] != o.srcs[i] ||
-          !arg_equal(a->arg(), b->arg()))
+      if (a->op() != b->op() || a->dtype() != b->dtype() || srcs[i] != o.srcs[i]) return false;
+      if (a->op() == Op::DEFINE_VAR
+              ? a->arg_var().name != b->arg_var().name || a->arg_var().vmin != b->arg_var().vmin
+              : !arg_equal(a->arg(), b->arg()))
         return false;
     }
     return true;
@@ -118,7 +129,12 @@ struct SizeTemplates::Sample {
       std::vector<UOpRef> s;
       for (size_t j = 0; j < srcs[i].size(); ++j)
         s.push_back(srcs[i][j] == kSlot ? slot(next++) : made[srcs[i][j]]);
-      made[i] = order[i]->with_srcs(s);
+      const UOp* u = order[i];
+      // (A kernel's own variable, n0, is declared up to the most that keeps the offsets 32-bit
+      // at the sample's sizes; over every size it runs to INT32_MAX, with 64-bit math.)
+      made[i] = u->op() == Op::DEFINE_VAR
+                    ? define_var(u->arg_var().name, u->arg_var().vmin, INT32_MAX, u->dtype())
+                    : u->with_srcs(s);
     }
     return made.back();
   }

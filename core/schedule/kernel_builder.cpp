@@ -6,6 +6,7 @@
 #include "ir/graph.hpp"
 #include "schedule/kernel_index.hpp"
 #include "schedule/scheduler.hpp"
+#include "schedule/symbolic_sizes.hpp"
 #include "symbolic/simplify.hpp"
 
 #include <polygrad/error.hpp>
@@ -85,9 +86,14 @@ UOpRef KernelBuilder::build(const UOp* node, const lazy::Shape& shape, const UOp
   // `% batch` drops out), so the kernel no longer mentions the batch size unless it must (a
   // transposed read's stride); then the range runs to the variable. The variable is bound to
   // this extent whenever this AST runs, so the simplifications stay valid.
+  // Its largest value keeps every offset in int32 (GPU kernels index in 32 bits); a larger
+  // extent is compiled in.
   const UOpRef& outer = out_ranges_.front();
-  outer_extent_ = outer->src(0)->arg_int();
-  outer_range_ = range(define_var("n0", 1, INT32_MAX), outer->arg_int());
+  const int64_t extent = outer->src(0)->arg_int();
+  const int64_t most = int32_extent_limit(sink, outer.get(), extent);
+  if (most < extent) return sink;
+  outer_extent_ = extent;
+  outer_range_ = range(define_var("n0", 1, most), outer->arg_int());
   return substitute(sink, {{outer.get(), outer_range_}});
 }
 

@@ -3,10 +3,12 @@
 
 #include "codegen/affine.hpp"
 #include "ir/graph.hpp"
+#include "symbolic/bounds.hpp"
 #include "tensor/lazy.hpp"
 
 #include <algorithm>
 #include <climits>
+#include <functional>
 #include <set>
 #include <unordered_map>
 
@@ -76,6 +78,71 @@ std::vector<const UOp*> batch_ranges(const std::vector<const UOp*>& order,
 
 }  // namespace
 
+namespace {
+
+/// int32_extent_limit and int32_var_limit: the largest `most` up to INT32_MAX for which the
+/// buffer offsets of `ast`, with `node` replaced by at(most), stay within half the int32 range.
+int64_t int32_limit(const UOpRef& ast, const UOp* node, const std::function<UOpRef(int64_t)>& at,
+                    int64_t at_least) {
+  std::vector<UOpRef> offsets;
+  for (const UOp* u : toposort(ast))
+    if (u->op() == Op::INDEX && u->src(0)->op() == Op::DEFINE_GLOBAL) offsets.push_back(u->src(1));
+  // (Not an offset beyond the limit at `at_least` already: one that adds a value read from
+  // the data, a gather's, whose bounds are the dtype's; its kernel keeps 64-bit math anyway.)
+  auto reach_of = [](const UOpRef& o) {
+    const std::optional<Bounds> b = bounds(o);
+    return !b || b->lo == INT64_MIN ? INT64_MAX : std::max({int64_t{0}, -b->lo, b->hi});
+  };
+  const UOpRef first =
+      substitute(UOp::make(Op::SINK, dtypes::void_, offsets), {{node, at(at_least)}});
+  std::vector<UOpRef> moved;
+  for (size_t i = 0; i < offsets.size(); ++i)
+    if (reach_of(first->src(i)) <= INT32_MAX / 2) moved.push_back(offsets[i]);
+  if (moved.empty()) return INT32_MAX;
+  const UOpRef all = UOp::make(Op::SINK, dtypes::void_, moved);
+  // How far from 0 an offset may go with the extent at most `most` (INT64_MAX: unbounded).
+  auto reach = [&](int64_t most) {
+    const UOpRef with = substitute(all, {{node, at(most)}});
+    int64_t worst = 0;
+    for (const UOpRef& o : with->srcs()) worst = std::max(worst, reach_of(o));
+    return worst;
+  };
+  // (half the range: the counts and tile ends computed beside the offsets, n * 4096 beside
+  // (n - 1) * 4096 + 4095, must fit too)
+  auto fits = [&](int64_t most) { return reach(most) <= INT32_MAX / 2; };
+  if (fits(INT32_MAX)) return INT32_MAX;
+  if (!fits(at_least)) return 0;
+  // Offsets are affine in the extent (a * n + b, clamps included) in every kernel the
+  // scheduler builds: two reaches give the answer, checked; bisection otherwise.
+  const int64_t r1 = reach(at_least), r2 = reach(at_least + 1);
+  if (r2 > r1) {
+    const int64_t a = r2 - r1, b = r1 - a * at_least;
+    const int64_t guess = (INT32_MAX / 2 - b) / a;
+    if (guess >= at_least && guess < INT32_MAX && fits(guess) && !fits(guess + 1)) return guess;
+  }
+  int64_t lo = at_least, hi = INT32_MAX;  // fits(lo), !fits(hi)
+  while (hi - lo > 1) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+}  // namespace
+
+int64_t int32_extent_limit(const UOpRef& ast, const UOp* r, int64_t at_least) {
+  return int32_limit(
+      ast, r, [&](int64_t most) { return range(define_var("n", 1, most), r->arg_int()); },
+      at_least);
+}
+
+int64_t int32_var_limit(const UOpRef& ast, const UOp* var, int64_t at_least) {
+  const Var& v = var->arg_var();
+  return int32_limit(
+      ast, var, [&](int64_t most) { return define_var(v.name, v.vmin, most, var->dtype()); },
+      at_least);
+}
+
 int64_t symbolic_reduces(UOpRef& ast, const std::vector<UOpRef>& buffers, VarValues& vars) {
   const std::vector<const UOp*> order = toposort(ast);
   std::unordered_map<const UOp*, UOpRef> subs;
@@ -85,11 +152,13 @@ int64_t symbolic_reduces(UOpRef& ast, const std::vector<UOpRef>& buffers, VarVal
   // share that extent's variable at that size only, and its kernel compile once more.
   for (const UOp* r : batch_ranges(order, buffers)) {
     const int64_t n = r->src(0)->arg_int();
+    const int64_t most = int32_extent_limit(ast, r, n);
+    if (most < n) continue;  // (compiled in: its offsets need 64 bits)
     if (batch == 0) batch = n;
     std::string name = "n";  // (not "n" + ...: GCC 12 warns -Wrestrict on that)
     name += std::to_string(vars.size());
     vars.emplace_back(name, n);
-    subs.emplace(r, range(define_var(name, 1, INT32_MAX), r->arg_int()));
+    subs.emplace(r, range(define_var(name, 1, most), r->arg_int()));
   }
   if (!subs.empty()) ast = substitute(ast, subs);
   return batch;

@@ -24,6 +24,16 @@ using VarValues = std::vector<std::pair<std::string, int64_t>>;
 /// Returns the first such n (the batch a weight gradient reduces over), or 0 when none.
 int64_t symbolic_reduces(UOpRef& ast, const std::vector<UOpRef>& buffers, VarValues& vars);
 
+/// The largest extent, up to INT32_MAX, that RANGE `r` of `ast` may run to as a variable
+/// with every buffer offset of `ast` within half the int32 range (so a GPU kernel over it keeps
+/// 32-bit index math, counts and tile ends included, and the group count of a tiled product
+/// stays within a launch); 0 when `at_least`
+/// does not fit. The variable is then declared with this maximum, and an extent above it is
+/// compiled in instead (its offsets need 64 bits).
+int64_t int32_extent_limit(const UOpRef& ast, const UOp* r, int64_t at_least);
+/// The same for a DEFINE_VAR `var` of `ast` (declared from at_least or less to INT32_MAX).
+int64_t int32_var_limit(const UOpRef& ast, const UOp* var, int64_t at_least);
+
 /// Whether symbolic_reduces would make some reduce range of `ast` a variable.
 bool reduces_over_batch(const UOpRef& ast, const std::vector<UOpRef>& buffers);
 

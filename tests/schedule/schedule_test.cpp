@@ -2,6 +2,7 @@
 #include "schedule/schedule.hpp"
 #include "graphs.hpp"
 #include "ir/graph.hpp"
+#include "schedule/symbolic_sizes.hpp"
 
 #include <polygrad/error.hpp>
 
@@ -562,6 +563,32 @@ TEST_F(ScheduleTest, AssignToALazyTensorIsAnError) {
               std::string::npos)
         << e.what();
   }
+}
+
+// A kernel's own variable (n0) runs to the most that keeps every buffer offset within half
+// the int32 range: out[r * 4096 + c] reaches n * 4096 - 1, so n <= 2^30 / 4096 = 262144. An
+// offset read from the data (a gather's) is left out: its bounds are the int32 dtype's.
+TEST(Schedule, KernelVariablesRunToTheMostThatKeepsOffsets32Bit) {
+  const DType f32 = dtypes::float32;
+  const UOpRef out = UOp::make(Op::DEFINE_GLOBAL, f32.ptr(AddrSpace::global), {}, int64_t{0});
+  const UOpRef idx =
+      UOp::make(Op::DEFINE_GLOBAL, dtypes::int32.ptr(AddrSpace::global), {}, int64_t{1});
+  const UOpRef r = range(const_int(dtypes::index, 8), 0);
+  const UOpRef c = range(const_int(dtypes::index, 4096), 1);
+  const UOpRef at = r * 4096 + c;
+  const UOpRef id =
+      UOp::make(Op::LOAD, dtypes::int32, {UOp::make(Op::INDEX, idx->dtype(), {idx, r})});
+  const UOpRef gather = at + cast(id, dtypes::index);
+  auto sink_of = [&](const UOpRef& offset) {
+    const UOpRef v = UOp::make(Op::LOAD, f32, {UOp::make(Op::INDEX, out->dtype(), {out, offset})});
+    return UOp::make(
+        Op::SINK, dtypes::void_,
+        {UOp::make(Op::STORE, dtypes::void_, {UOp::make(Op::INDEX, out->dtype(), {out, at}), v})});
+  };
+  EXPECT_EQ(schedule::int32_extent_limit(sink_of(at), r.get(), 8), 262144);
+  EXPECT_EQ(schedule::int32_extent_limit(sink_of(gather), r.get(), 8), 262144);
+  // The row's range as the variable: 7 * 4096 + n - 1 <= 2^30 - 1.
+  EXPECT_EQ(schedule::int32_extent_limit(sink_of(c), c.get(), 4096), 1073741824 - 7 * 4096);
 }
 
 }  // namespace
