@@ -98,12 +98,49 @@ void put_arg(std::string& out, const Arg& a) {
       a);
 }
 
-sdk::DiskCache::Key key_of(const UOpRef& ast, const codegen::Target& target) {
+/// The capabilities field by field (no padding bytes), each tensor core with the contents of
+/// its fragment maps, not their addresses (which move with where the plugin was loaded).
+void put_caps(std::string& out, const pg_capabilities& c) {
+  put(out, c.flags);
+  put(out, c.dtype_mask);
+  put(out, c.vector_width_bytes);
+  put(out, c.max_vector_lanes);
+  put(out, c.max_threads_per_group);
+  for (int d = 0; d < 3; ++d) {
+    put(out, c.max_local_dims[d]);
+    put(out, c.max_global_dims[d]);
+  }
+  put(out, c.compute_units);
+  put(out, c.local_memory_bytes);
+  put(out, c.l1_cache_bytes);
+  put(out, c.l2_cache_bytes);
+  put(out, c.subgroup_size);
+  put(out, c.index_bits);
+  put(out, c.max_allocation_bytes);
+  put(out, c.tensor_core_count);
+  for (uint32_t i = 0; i < c.tensor_core_count && i < PG_MAX_TENSOR_CORES; ++i) {
+    const pg_tensor_core& t = c.tensor_cores[i];
+    for (uint16_t v : {t.m, t.n, t.k, t.threads}) put(out, v);
+    for (uint8_t v : {t.dtype_a, t.dtype_b, t.dtype_c}) put(out, v);
+    auto map = [&](const uint16_t* entries, size_t n) {
+      put(out, static_cast<uint8_t>(entries != nullptr));
+      if (entries != nullptr)
+        out.append(reinterpret_cast<const char*>(entries), n * sizeof *entries);
+    };
+    map(t.a_map, size_t{t.m} * t.k);
+    map(t.b_map, size_t{t.k} * t.n);
+    map(t.c_map, size_t{t.m} * t.n);
+  }
+}
+
+}  // namespace
+
+std::array<uint8_t, 32> lowered_cache_key(const UOpRef& ast, const codegen::Target& target) {
   std::string m = build_identity();
   m += '\0';
   put(m, static_cast<uint32_t>(sizeof(pg_instruction)));
   put(m, target.isa_version);
-  m.append(reinterpret_cast<const char*>(&target.caps), sizeof target.caps);
+  put_caps(m, target.caps);
   std::unordered_map<const UOp*, uint32_t> id;
   for (const UOp* n : toposort(ast)) {
     const auto i = static_cast<uint32_t>(id.size());
@@ -116,6 +153,8 @@ sdk::DiskCache::Key key_of(const UOpRef& ast, const codegen::Target& target) {
   }
   return sdk::sha256(m);
 }
+
+namespace {
 
 /// A graph (a launch size's expression) node by node: count, then each node's op, dtype,
 /// sources by position and arg.
@@ -336,7 +375,7 @@ codegen::LoweredKernel lower_cached(const UOpRef& ast, const codegen::Target& ta
     c = cache(s);
   }
   if (c == nullptr) return codegen::lower(ast, target);
-  const sdk::DiskCache::Key key = key_of(ast, target);
+  const sdk::DiskCache::Key key = lowered_cache_key(ast, target);
   if (std::optional<std::vector<char>> payload = c->read(key)) {
     codegen::LoweredKernel k;
     if (unpack(*payload, k)) return k;

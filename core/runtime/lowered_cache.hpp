@@ -22,10 +22,17 @@
 
 #include "codegen/lower.hpp"
 
+#include <array>
+#include <cstdint>
+
 namespace polygrad::runtime {
 
 /// codegen::lower(ast, target), through the disk cache when it is on.
 codegen::LoweredKernel lower_cached(const UOpRef& ast, const codegen::Target& target);
+
+/// The cache key of `ast` lowered for `target` (the capabilities field by field, each tensor
+/// core's fragment maps by content: a plugin loaded at another address keys the same).
+std::array<uint8_t, 32> lowered_cache_key(const UOpRef& ast, const codegen::Target& target);
 
 }  // namespace polygrad::runtime
 
