@@ -77,12 +77,12 @@ class ProgramCache {
     if (!e && !specialize && iterations <= SizeTemplates::kMaxIterations) {
       std::optional<codegen::LoweredKernel> lowered;
       auto worthwhile = [&](const UOpRef& sample, const UOpRef& general, int64_t size) {
-        lowered = codegen::lower(general, device_target(device));
+        lowered = lower_cached(general, device_target(device));
         if (iterations <= kAlwaysGeneral) return true;
         Entry* s = find(device, sample);
         if (s && s->program.sizes.empty())
           return keeps_plan(*lowered, s->program.kernel->lowered, vars, size);
-        return keeps_plan(*lowered, codegen::lower(sample, device_target(device)), vars, size);
+        return keeps_plan(*lowered, lower_cached(sample, device_target(device)), vars, size);
       };
       // A general kernel the codegen or the device cannot take is given up on: the kernel is
       // compiled for its sizes, as it would be without templates.
@@ -97,7 +97,7 @@ class ProgramCache {
           if (iterations > kAlwaysGeneral) {
             // Checked against this kernel's own plan too: the template may come from sizes
             // where the two plans agreed (or from small kernels, never checked).
-            codegen::LoweredKernel own = codegen::lower(ast, device_target(device));
+            codegen::LoweredKernel own = lower_cached(ast, device_target(device));
             if (!keeps_plan(k->lowered, own, vars, m->value))
               return {insert(device, ast, Cached{compile(device, ast, std::move(own)), {}}), {}};
           }
