@@ -5,7 +5,6 @@
 #include <polygrad/plugin_error.hpp>
 #include <polygrad/sibling_library.hpp>
 
-#include <mutex>
 #include <string>
 
 #include "compiler_library.hpp"
@@ -16,26 +15,6 @@ namespace {
 // Any function of the plugin: dladdr on it names the plugin's file.
 void plugin_anchor() {}
 
-struct Library {
-  const CompilerApi* api = nullptr;
-  std::string error;  ///< why it could not be loaded, when api is NULL
-};
-
-const Library& library() {
-  static Library lib;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    const std::string path = compiler_library_path();
-    auto entry = reinterpret_cast<CompilerEntry>(sdk::open_sibling_entry(
-        path, kCompilerEntry, "the cpu_clang compiler's library", lib.error));
-    if (entry == nullptr) return;
-    char error[512] = "";
-    lib.api = entry(kCompilerInterface, error, sizeof error);
-    if (lib.api == nullptr) lib.error = error[0] ? error : path + " refused the plugin";
-  });
-  return lib;
-}
-
 }  // namespace
 
 std::string compiler_library_path() {
@@ -43,9 +22,12 @@ std::string compiler_library_path() {
 }
 
 const CompilerApi& compiler_library() {
-  const Library& lib = library();
-  if (lib.api == nullptr) sdk::fail(PG_ERR_UNSUPPORTED, "cpu: compiler: " + lib.error);
-  return *lib.api;
+  static sdk::SiblingInterface<CompilerApi> lib(compiler_library_path(), kCompilerEntry,
+                                                kCompilerInterface,
+                                                "the cpu_clang compiler's library");
+  const CompilerApi* api = lib.api();
+  if (api == nullptr) sdk::fail(PG_ERR_UNSUPPORTED, "cpu: compiler: " + lib.error());
+  return *api;
 }
 
 }  // namespace polygrad::cpu_clang

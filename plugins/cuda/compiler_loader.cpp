@@ -4,7 +4,6 @@
 #include <polygrad/plugin_error.hpp>
 #include <polygrad/sibling_library.hpp>
 
-#include <mutex>
 #include <string>
 
 #include "compiler_library.hpp"
@@ -15,26 +14,6 @@ namespace {
 // Any function of the plugin: dladdr on it names the plugin's file.
 void plugin_anchor() {}
 
-struct Library {
-  const CompilerApi* api = nullptr;
-  std::string error;  ///< why it could not be loaded, when api is NULL
-};
-
-const Library& library() {
-  static Library lib;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    const std::string path = compiler_library_path();
-    auto entry = reinterpret_cast<CompilerEntry>(
-        sdk::open_sibling_entry(path, kCompilerEntry, "the cuda compiler's library", lib.error));
-    if (entry == nullptr) return;
-    char error[512] = "";
-    lib.api = entry(kCompilerInterface, error, sizeof error);
-    if (lib.api == nullptr) lib.error = error[0] ? error : path + " refused the plugin";
-  });
-  return lib;
-}
-
 }  // namespace
 
 std::string compiler_library_path() {
@@ -42,9 +21,11 @@ std::string compiler_library_path() {
 }
 
 const CompilerApi& compiler_library() {
-  const Library& lib = library();
-  if (lib.api == nullptr) sdk::fail(PG_ERR_UNSUPPORTED, "cuda: compiler: " + lib.error);
-  return *lib.api;
+  static sdk::SiblingInterface<CompilerApi> lib(compiler_library_path(), kCompilerEntry,
+                                                kCompilerInterface, "the cuda compiler's library");
+  const CompilerApi* api = lib.api();
+  if (api == nullptr) sdk::fail(PG_ERR_UNSUPPORTED, "cuda: compiler: " + lib.error());
+  return *api;
 }
 
 }  // namespace polygrad::cuda

@@ -8,7 +8,11 @@
 
 #include <dlfcn.h>
 
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
 #include <string>
+#include <utility>
 
 namespace polygrad::sdk {
 
@@ -41,6 +45,42 @@ inline void* open_sibling_entry(const std::string& path, const char* entry, cons
   if (symbol == nullptr) error = path + " has no " + entry + " (not " + what + ")";
   return symbol;
 }
+
+/// A sibling library whose entry hands out its interface:
+/// `const Api* entry(uint32_t interface, char* error, size_t error_size)`, NULL with the reason
+/// when `interface` (the plugin's build of it) is not the library's. Opened and asked once, at
+/// the first api() call, from whichever thread comes first.
+template <typename Api>
+class SiblingInterface {
+ public:
+  using Entry = const Api* (*)(uint32_t interface, char* error, size_t error_size);
+
+  /// `what` names the library in the error for a file that is some other library.
+  SiblingInterface(std::string path, const char* entry, uint32_t interface, const char* what)
+      : path_(std::move(path)), entry_(entry), what_(what), interface_(interface) {}
+
+  /// The interface, or NULL with the reason in error().
+  const Api* api() {
+    std::call_once(once_, [this] {
+      auto entry = reinterpret_cast<Entry>(open_sibling_entry(path_, entry_, what_, error_));
+      if (entry == nullptr) return;
+      char error[512] = "";
+      api_ = entry(interface_, error, sizeof error);
+      if (api_ == nullptr) error_ = error[0] ? error : path_ + " refused the plugin";
+    });
+    return api_;
+  }
+  const std::string& error() const { return error_; }
+
+ private:
+  std::string path_;
+  const char* entry_;
+  const char* what_;
+  uint32_t interface_;
+  std::once_flag once_;
+  const Api* api_ = nullptr;
+  std::string error_;
+};
 
 }  // namespace polygrad::sdk
 
