@@ -86,6 +86,9 @@ def test_cpu_clang_renders_and_compiles(tmp_path):
         # an ELF relocatable object (e_type 1) that names the kernel
         assert obj[:4] == b"\x7fELF" and struct.unpack_from("<H", obj, 16)[0] == 1
         assert kernel.encode() + b"\0" in obj
+        # Float32 kernels: none of the 16-bit float helpers the renderer keeps for kernels that
+        # call them (sdk/cstyle/src/prelude.cpp).
+        assert b"pg_to_small_float" not in text and b"pg_f16_to_f32" not in text, kernel
 
 
 def test_unknown_plugin_names_kernel_plugin_and_arch(tmp_path):

@@ -7,6 +7,11 @@
 // with a single rounding. All round to nearest even.
 #include "writer.hpp"
 
+#include <cctype>
+#include <set>
+#include <string>
+#include <vector>
+
 namespace polygrad::cstyle::detail {
 
 namespace {
@@ -112,15 +117,74 @@ void replace_all(std::string& s, const std::string& from, const std::string& to)
     s.replace(pos, from.size(), to);
 }
 
+/// Each identifier pg_... that `text` names, added to `names`.
+void names_in(const std::string& text, std::set<std::string>& names) {
+  for (size_t at = text.find("pg_"); at != std::string::npos; at = text.find("pg_", at + 1)) {
+    if (at > 0 && (std::isalnum(static_cast<unsigned char>(text[at - 1])) || text[at - 1] == '_'))
+      continue;
+    size_t end = at;
+    while (end < text.size() &&
+           (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_'))
+      ++end;
+    names.insert(text.substr(at, end - at));
+  }
+}
+
+/// A helper: its comment and definition, and the name it defines.
+struct Helper {
+  std::string text, name;
+};
+
+/// The helpers of `text`: each starts at a line at column 0 that opens a comment or begins
+/// with `prefix` (a comment's own definition continues it); bodies are indented, closed by a
+/// "}" line.
+std::vector<Helper> split_helpers(const std::string& text, const std::string& prefix) {
+  std::vector<Helper> out;
+  bool after_comment = false;
+  for (size_t at = 0; at < text.size();) {
+    size_t end = text.find('\n', at);
+    end = end == std::string::npos ? text.size() : end + 1;
+    const std::string line = text.substr(at, end - at);
+    const bool comment = line.rfind("/*", 0) == 0;
+    const bool defines = !prefix.empty() && line.rfind(prefix, 0) == 0;
+    if ((comment || (defines && !after_comment)) || out.empty()) out.emplace_back();
+    out.back().text += line;
+    if (defines && out.back().name.empty()) {
+      std::set<std::string> names;
+      names_in(line.substr(0, line.find('(')), names);
+      if (!names.empty()) out.back().name = *names.begin();
+    }
+    after_comment = comment;
+    at = end;
+  }
+  return out;
+}
+
 }  // namespace
 
-std::string base_prelude(const Dialect& dialect) {
+std::string base_prelude(const Dialect& dialect, const std::string& uses) {
   const DialectTable& table = dialect.table();
   std::string f16 = dialect.float16_helpers();
   std::string text = std::string(kSmallFloat) + (f16.empty() ? kFloat16Software : f16) + kMisc;
   replace_all(text, "{P}", table.helper_prefix);
   replace_all(text, "{M}", table.memcpy_name);
-  return text;
+  const std::vector<Helper> helpers = split_helpers(text, table.helper_prefix);
+  std::set<std::string> wanted;
+  names_in(uses, wanted);
+  // The helpers the wanted ones call, until none is added.
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const Helper& h : helpers)
+      if (h.name.empty() || wanted.count(h.name)) {
+        const size_t before = wanted.size();
+        names_in(h.text, wanted);
+        grew = grew || wanted.size() != before;
+      }
+  }
+  std::string out;
+  for (const Helper& h : helpers)
+    if (h.name.empty() || wanted.count(h.name)) out += h.text;
+  return out;
 }
 
 }  // namespace polygrad::cstyle::detail

@@ -86,8 +86,9 @@ std::string Writer::run() {
   std::string out = "/* polygrad kernel " + info_.name + " */\n";
   for (const auto& [lane_type, lanes] : vector_types_)
     out += dialect_.vector_typedef(lane_type, lanes);
-  out += detail::base_prelude(dialect_);
-  out += dialect_.prelude(info_);
+  const std::string prelude = dialect_.prelude(info_);
+  out += detail::base_prelude(dialect_, prelude + params_ + body_);
+  out += prelude;
   out += dialect_.kernel_open(info_);
   out += params_;
   out += dialect_.body_open(info_);

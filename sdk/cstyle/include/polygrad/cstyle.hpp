@@ -91,12 +91,15 @@ class Dialect {
   const DialectTable& table() const { return table_; }
 
   /// Text before the kernel: typedefs, helper functions. The base prepends vector typedefs
-  /// and its own helpers; this adds dialect-specific ones. Default: nothing.
+  /// and those of its own helpers the kernel calls; this adds dialect-specific ones, emitted
+  /// as they are. Default: nothing.
   virtual std::string prelude(const KernelInfo& kernel) const { return ""; }
 
   /// Definitions of the float16 helpers when the dialect has faster ones than the portable
   /// bit manipulation (e.g. a hardware half type). Four functions, each behind
-  /// DialectTable::helper_prefix (written as {P}; {M} is the memcpy spelling):
+  /// DialectTable::helper_prefix (written as {P}; {M} is the memcpy spelling), each starting
+  /// a line (a one-line comment may come before it; a body is indented and closed by a "}"
+  /// line), so that the base can leave out those a kernel does not call:
   ///   float pg_f16_to_f32(unsigned short bits)   exact; NaN payloads kept
   ///   unsigned short pg_f32_to_f16(float)        of a value already representable in half
   ///   float pg_round_f16(float)                  round an arithmetic result to half
