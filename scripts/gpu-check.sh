@@ -13,7 +13,8 @@
 #                timeout with pytest-timeout; tests that need the cpu device skip)
 #   bench        bench/gpu.py: polygrad on cuda beside torch on cuda
 # GPU_CHECK_STEPS picks steps ("devices faults pytest"); GPU_CHECK_LIMIT_<STEP> sets a step's
-# limit in seconds, GPU_CHECK_WORKERS pytest's workers, GPU_CHECK_PYTEST_ARGS more arguments.
+# limit in seconds, GPU_CHECK_WORKERS pytest's workers, GPU_CHECK_PYTEST_ARGS more arguments
+# (shell words: GPU_CHECK_PYTEST_ARGS="-k 'not nccl'" passes one -k expression).
 # Logs go to $OUT (else ./gpu-check-logs): one per step and summary.txt. Whole run < 10 min.
 # A dry run of the script itself off a GPU, on the emulator:
 #   GPU_CHECK_PLUGIN=gpu_emu GPU_CHECK_DEVICE=emu \
@@ -114,8 +115,10 @@ pytest_cuda() {
   local extra=()
   python3 -c 'import xdist' 2>/dev/null && extra+=(-n "${GPU_CHECK_WORKERS:-8}")
   python3 -c 'import pytest_timeout' 2>/dev/null && extra+=(--timeout 60)
+  local more=()
+  eval "more=(${GPU_CHECK_PYTEST_ARGS:-})"  # (the caller's words, quotes kept)
   POLYGRAD_DEVICE="$dev" python3 -m pytest -q -p no:cacheprovider "${extra[@]}" --maxfail 100 \
-    -rfs ${GPU_CHECK_PYTEST_ARGS:-} frontends/python/tests
+    -rfs "${more[@]}" frontends/python/tests
 }
 
 bench() {
@@ -135,7 +138,7 @@ faults() {
     POLYGRAD_CUDA_PLUGIN="$bundle/lib/polygrad/plugins/polygrad_$plugin.so" \
       "$bundle/bin/cuda_fault_check" "$mode" || rc=1
   done
-  return $rc
+  return "$rc"
 }
 
 export -f devices no_cuda has_cuda pytest_cuda bench faults
