@@ -123,3 +123,34 @@ def test_a_dtype_the_target_lacks_is_skipped_not_an_error(tmp_path):
     assert r.returncode == 0 and "ok" in r.stdout, r.stderr
     modules = list(tmp_path.glob("*.wasm"))
     assert len(modules) == 1, [m.name for m in modules]
+
+
+def _cuda_plugin_loaded():
+    return any("polygrad_cuda.so" in line and "loaded" in line
+               for line in Device.report().splitlines())
+
+
+@pytest.mark.skipif("emu:0" not in Device.list() or not _cuda_plugin_loaded(),
+                    reason="needs the gpu_emu and cuda plugins")
+def test_wide_half_products_take_tensor_cores_with_32_bit_indices(tmp_path):
+    """A product 4096 wide lowered for sm_90: its row count, the launch variable n0, is declared
+    up to the most that keeps every offset 32-bit, so the tensor-core plan applies (with n0 up
+    to INT32_MAX its group count was one over the launch limit, and each output took a thread
+    of its own) and the kernel's index math is int."""
+    script = ("import numpy as np\nfrom polygrad import Tensor\n"
+              "rng = np.random.default_rng(0)\n"
+              "a = rng.uniform(-1, 1, (64, 64)).astype(np.float16)\n"
+              "b = rng.uniform(-1, 1, (64, 4096)).astype(np.float16)\n"
+              "got = (Tensor(a) @ Tensor(b)).numpy().astype(np.float32)\n"
+              "want = a.astype(np.float32) @ b.astype(np.float32)\n"
+              "np.testing.assert_allclose(got, want, rtol=2e-2, atol=2e-2)\nprint('ok')\n")
+    env = dict(os.environ, POLYGRAD_DEVICE="emu", POLYGRAD_CROSS_COMPILE="cuda:sm_90",
+               POLYGRAD_CROSS_COMPILE_DIR=str(tmp_path), POLYGRAD_PROGRAM_CACHE="off")
+    r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                       encoding="utf-8", errors="replace", timeout=300)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stderr
+    products = [f.read_text() for f in tmp_path.glob("r_*.cu") if "mma.sync" in f.read_text()]
+    assert len(products) == 1, sorted(f.name for f in tmp_path.iterdir())
+    body = products[0].split("__global__", 1)[1]
+    assert "long long pg_s0" in body and "const int v" in body
+    assert "long long v" not in body  # (only the size parameter itself is 64-bit)
