@@ -25,7 +25,12 @@ codegen::Target gpu_with_map(const uint16_t* a_map) {
 }
 
 TEST(LoweredCacheKey, TensorCoreMapsCountByContentNotAddress) {
-  const UOpRef ast = UOp::make(Op::SINK, dtypes::void_, {});
+  const UOpRef out =
+      UOp::make(Op::DEFINE_GLOBAL, dtypes::float32.ptr(AddrSpace::global), {}, int64_t{0});
+  const UOpRef at = UOp::make(Op::INDEX, out->dtype(), {out, const_int(dtypes::index, 0)});
+  const UOpRef ast =
+      UOp::make(Op::SINK, dtypes::void_,
+                {UOp::make(Op::STORE, dtypes::void_, {at, const_float(dtypes::float32, 1.0)})});
   const std::vector<uint16_t> first{0, 1, 2, 3}, copy{0, 1, 2, 3}, other{1, 0, 3, 2};
   ASSERT_NE(first.data(), copy.data());
   const auto key = runtime::lowered_cache_key(ast, gpu_with_map(first.data()));
