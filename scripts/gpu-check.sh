@@ -12,6 +12,7 @@
 #   pytest       the Python suite with POLYGRAD_DEVICE=cuda (-n 8 with pytest-xdist, a per-test
 #                timeout with pytest-timeout; tests that need the cpu device skip)
 #   bench        bench/gpu.py: polygrad on cuda beside torch on cuda
+#   repro        the two failures an H200 showed at 0615657, alone, with debug_sync (below)
 # GPU_CHECK_STEPS picks steps ("devices faults pytest"); GPU_CHECK_LIMIT_<STEP> sets a step's
 # limit in seconds, GPU_CHECK_WORKERS pytest's workers, GPU_CHECK_PYTEST_ARGS more arguments
 # (shell words: GPU_CHECK_PYTEST_ARGS="-k 'not nccl'" passes one -k expression).
@@ -141,16 +142,40 @@ faults() {
   return "$rc"
 }
 
-export -f devices no_cuda has_cuda pytest_cuda bench faults
+# The two failures an H200 showed at 0615657 (bench/README.md, Host G), each sequence in
+# processes of its own, with debug_sync on the cuda device so that a fault names its kernel:
+# test_random_graph[5398] and the two after it five times over, and the NCCL world-of-one test
+# followed by the empty-inner matmuls (which read back stale memory after it), with
+# POLYGRAD_DEBUG=1 listing every kernel run.
+repro() {
+  has_cuda || no_cuda || return 1
+  local cfg="" rc=0
+  if [ "$plugin" = cuda ]; then
+    cfg="$(mktemp)"
+    printf 'devices:\n  cuda:\n    debug_sync: true\n' >"$cfg"
+  fi
+  local run=(python3 -m pytest -q -p no:cacheprovider -rfs)
+  for _ in 1 2 3 4 5; do
+    POLYGRAD_CONFIG="$cfg" POLYGRAD_DEVICE="$dev" "${run[@]}" \
+      frontends/python/tests/test_random_graphs.py -k "5398 or 5455 or 5477" || rc=1
+  done
+  POLYGRAD_CONFIG="$cfg" POLYGRAD_DEVICE="$dev" POLYGRAD_DEBUG=1 "${run[@]}" \
+    frontends/python/tests/test_distributed_nccl.py frontends/python/tests/test_empty_tensors.py \
+    -k "world_of_one or empty_inner" || rc=1
+  return "$rc"
+}
+
+export -f devices no_cuda has_cuda pytest_cuda bench faults repro
 export bundle plugin dev bench_args
 # GPU_CHECK_STEPS: the steps to run (default all), e.g. "devices faults pytest".
-steps="${GPU_CHECK_STEPS:-devices conformance faults pytest bench}"
+steps="${GPU_CHECK_STEPS:-devices conformance faults pytest bench repro}"
 want() { [[ " $steps " == *" $1 "* ]]; }
 want devices && step devices "${GPU_CHECK_LIMIT_DEVICES:-60}" devices
 want conformance && step conformance "${GPU_CHECK_LIMIT_CONFORMANCE:-90}" polygrad conformance "$plugin" --reference emu
 want faults && step faults "${GPU_CHECK_LIMIT_FAULTS:-30}" faults
 want pytest && step pytest "${GPU_CHECK_LIMIT_PYTEST:-240}" pytest_cuda
 want bench && step bench "${GPU_CHECK_LIMIT_BENCH:-150}" bench
+want repro && step repro "${GPU_CHECK_LIMIT_REPRO:-90}" repro
 
 {
   echo "gpu-check summary ($(date -u +%FT%TZ), bundle $bundle)"
