@@ -83,11 +83,12 @@ void run_collective(const std::shared_ptr<Buffer>& send, const std::shared_ptr<B
   }
 }
 
+using Call = std::function<void(const pg_ccl_buffer& send, const pg_ccl_buffer& recv)>;
+
 /// The collective `call(send, recv)` from `src` into `recv` (of buffer `writes`) as a host step:
 /// run now, or recorded by the capture open on this thread (a replay runs it again, over the
 /// memory it then binds: replacements of captured inputs included).
-void step(const Source& src, std::shared_ptr<Buffer> recv, int64_t writes,
-          std::function<void(const pg_ccl_buffer& send, const pg_ccl_buffer& recv)> call) {
+void step(const Source& src, std::shared_ptr<Buffer> recv, int64_t writes, Call call) {
   runtime::Launch l;
   l.kind = runtime::Launch::Kind::host;
   l.device = src.device_name;
@@ -114,19 +115,26 @@ void check_reduce(const char* op, const Tensor& x, ReduceOp reduce) {
                dtype_name(x.dtype()));
 }
 
+/// The collective `call` from x (realised for `op`) into a new tensor of `shape`; none runs
+/// when its element count `n` is 0.
+Tensor into_new(const char* op, const Tensor& x, const lazy::Shape& shape, uint64_t n, Call call) {
+  Source src = realise(op, x);
+  Result out = result(x, shape);
+  if (n == 0) return out.tensor;
+  step(src, out.memory, out.buffer_id, std::move(call));
+  return out.tensor;
+}
+
 }  // namespace
 
 Tensor all_reduce(const Communicator& comm, const Tensor& x, ReduceOp op) {
   check_reduce("all_reduce", x, op);
-  Source src = realise("all_reduce", x);
-  Result out = result(x, x.shape());
-  if (x.numel() == 0) return out.tensor;
   const auto n = static_cast<uint64_t>(x.numel());
-  step(src, out.memory, out.buffer_id,
-       [comm, n, dtype = x.dtype(), op](const pg_ccl_buffer& send, const pg_ccl_buffer& recv) {
-         comm.all_reduce(send, recv, n, dtype, op);
-       });
-  return out.tensor;
+  return into_new(
+      "all_reduce", x, x.shape(), n,
+      [comm, n, dtype = x.dtype(), op](const pg_ccl_buffer& send, const pg_ccl_buffer& recv) {
+        comm.all_reduce(send, recv, n, dtype, op);
+      });
 }
 
 void all_reduce_inplace(const Communicator& comm, Tensor& x, ReduceOp op) {
@@ -143,29 +151,23 @@ void all_reduce_inplace(const Communicator& comm, Tensor& x, ReduceOp op) {
 }
 
 Tensor broadcast(const Communicator& comm, const Tensor& x, int root) {
-  Source src = realise("broadcast", x);
-  Result out = result(x, x.shape());
-  if (x.numel() == 0) return out.tensor;
   const auto n = static_cast<uint64_t>(x.numel());
-  step(src, out.memory, out.buffer_id,
-       [comm, n, dtype = x.dtype(), root](const pg_ccl_buffer& send, const pg_ccl_buffer& recv) {
-         comm.broadcast(send, recv, n, dtype, root);
-       });
-  return out.tensor;
+  return into_new(
+      "broadcast", x, x.shape(), n,
+      [comm, n, dtype = x.dtype(), root](const pg_ccl_buffer& send, const pg_ccl_buffer& recv) {
+        comm.broadcast(send, recv, n, dtype, root);
+      });
 }
 
 Tensor all_gather(const Communicator& comm, const Tensor& x) {
-  Source src = realise("all_gather", x);
   lazy::Shape shape = x.shape();
   shape.insert(shape.begin(), comm.world_size());
-  Result out = result(x, shape);
-  if (x.numel() == 0) return out.tensor;
   const auto n = static_cast<uint64_t>(x.numel());
-  step(src, out.memory, out.buffer_id,
-       [comm, n, dtype = x.dtype()](const pg_ccl_buffer& send, const pg_ccl_buffer& recv) {
-         comm.all_gather(send, recv, n, dtype);
-       });
-  return out.tensor;
+  return into_new(
+      "all_gather", x, shape, n,
+      [comm, n, dtype = x.dtype()](const pg_ccl_buffer& send, const pg_ccl_buffer& recv) {
+        comm.all_gather(send, recv, n, dtype);
+      });
 }
 
 Tensor reduce_scatter(const Communicator& comm, const Tensor& x, ReduceOp op) {
@@ -174,17 +176,13 @@ Tensor reduce_scatter(const Communicator& comm, const Tensor& x, ReduceOp op) {
   if (shape.empty() || shape[0] % comm.world_size() != 0)
     user_error("[reduce_scatter] the first axis of a tensor of shape " + lazy::shape_str(shape) +
                " does not divide into " + std::to_string(comm.world_size()) + " equal blocks");
-  Source src = realise("reduce_scatter", x);
   shape[0] /= comm.world_size();
-  Result out = result(x, shape);
-  const int64_t block = lazy::numel(shape);
-  if (block == 0) return out.tensor;
-  step(src, out.memory, out.buffer_id,
-       [comm, n = static_cast<uint64_t>(block), dtype = x.dtype(), op](const pg_ccl_buffer& send,
-                                                                       const pg_ccl_buffer& recv) {
-         comm.reduce_scatter(send, recv, n, dtype, op);
-       });
-  return out.tensor;
+  const auto n = static_cast<uint64_t>(lazy::numel(shape));
+  return into_new(
+      "reduce_scatter", x, shape, n,
+      [comm, n, dtype = x.dtype(), op](const pg_ccl_buffer& send, const pg_ccl_buffer& recv) {
+        comm.reduce_scatter(send, recv, n, dtype, op);
+      });
 }
 
 }  // namespace polygrad
