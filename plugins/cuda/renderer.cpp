@@ -86,13 +86,13 @@ class CudaDialect : public cstyle::Dialect {
   }
 
   // Two floats to the packed 16-bit pair an mma.sync operand register holds (lo in bits 0-15).
-  std::string prelude(const cstyle::KernelInfo&) const override {
-    return R"(static __device__ __forceinline__ unsigned pg_pack_f16x2(float lo, float hi) {
+  std::string helpers() const override {
+    return R"({P} unsigned pg_pack_f16x2(float lo, float hi) {
   unsigned r;
   asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
   return r;
 }
-static __device__ __forceinline__ unsigned pg_pack_bf16x2(float lo, float hi) {
+{P} unsigned pg_pack_bf16x2(float lo, float hi) {
   unsigned r;
   asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
   return r;

@@ -165,7 +165,8 @@ std::vector<Helper> split_helpers(const std::string& text, const std::string& pr
 std::string base_prelude(const Dialect& dialect, const std::string& uses) {
   const DialectTable& table = dialect.table();
   std::string f16 = dialect.float16_helpers();
-  std::string text = std::string(kSmallFloat) + (f16.empty() ? kFloat16Software : f16) + kMisc;
+  std::string text =
+      std::string(kSmallFloat) + (f16.empty() ? kFloat16Software : f16) + kMisc + dialect.helpers();
   replace_all(text, "{P}", table.helper_prefix);
   replace_all(text, "{M}", table.memcpy_name);
   const std::vector<Helper> helpers = split_helpers(text, table.helper_prefix);

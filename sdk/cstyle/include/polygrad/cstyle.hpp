@@ -107,6 +107,10 @@ class Dialect {
   /// Default: "" (the portable versions).
   virtual std::string float16_helpers() const { return ""; }
 
+  /// More helper functions of the dialect's own, written like float16_helpers' (each behind
+  /// {P}, starting a line): the base keeps those a kernel calls, with the base's. Default: "".
+  virtual std::string helpers() const { return ""; }
+
   /// The kernel signature through its opening brace, and any prologue. Buffer and scalar
   /// parameters are then read with buffer_param/scalar_param.
   virtual std::string kernel_open(const KernelInfo& kernel) const = 0;
