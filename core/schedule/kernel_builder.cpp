@@ -43,6 +43,24 @@ UOpRef and_gate(const UOpRef& a, const UOpRef& b) {
 
 std::vector<UOpRef> reshape_index(const lazy::Shape& in, const lazy::Shape& out,
                                   const std::vector<UOpRef>& idx);
+
+/// The index into a permute's source of its element at `idx`.
+std::vector<UOpRef> permute_index(const std::vector<int64_t>& order,
+                                  const std::vector<UOpRef>& idx) {
+  std::vector<UOpRef> x(idx.size());
+  for (size_t i = 0; i < order.size(); ++i) x[static_cast<size_t>(order[i])] = idx[i];
+  return x;
+}
+
+/// The index into a flip's source (shape `in`) of its element at `idx`.
+std::vector<UOpRef> flip_index(const lazy::Shape& in, const std::vector<int64_t>& axes,
+                               std::vector<UOpRef> idx) {
+  for (int64_t a : axes) {
+    const auto j = static_cast<size_t>(a);
+    idx[j] = simplify(idx_const(in[j] - 1) - idx[j]);
+  }
+  return idx;
+}
 }  // namespace
 
 UOpRef KernelBuilder::new_range(int64_t extent) {
@@ -111,18 +129,11 @@ UOpRef KernelBuilder::store_offset(std::vector<UOpRef> idx) {
         for (size_t j = 0; j < idx.size(); ++j) idx[j] = simplify(idx[j] + v[2 * j]);
         break;
       }
-      case Op::PERMUTE: {
-        const auto& order = u->arg_ints();
-        std::vector<UOpRef> x(idx.size());
-        for (size_t i = 0; i < order.size(); ++i) x[static_cast<size_t>(order[i])] = idx[i];
-        idx = std::move(x);
+      case Op::PERMUTE:
+        idx = permute_index(u->arg_ints(), idx);
         break;
-      }
       case Op::FLIP:
-        for (int64_t a : u->arg_ints()) {
-          const auto j = static_cast<size_t>(a);
-          idx[j] = simplify(idx_const(in[j] - 1) - idx[j]);
-        }
+        idx = flip_index(in, u->arg_ints(), std::move(idx));
         break;
       default:  // (Scheduler::check_writable_view has ruled the others out)
         internal_error("schedule: cannot store through " + node_to_string(*u));
@@ -380,10 +391,7 @@ UOpRef KernelBuilder::index_uncached(const UOp* node, const std::vector<UOpRef>&
   }
   if (node->op() == Op::PERMUTE) {
     if (node != root_ && transposed_operand(node, idx)) return load_realized(node, idx, gate);
-    const auto& order = node->arg_ints();
-    std::vector<UOpRef> x(idx.size());
-    for (size_t i = 0; i < order.size(); ++i) x[static_cast<size_t>(order[i])] = idx[i];
-    return index(node->src(0).get(), x, gate);
+    return index(node->src(0).get(), permute_index(node->arg_ints(), idx), gate);
   }
   if (node->op() == Op::SHRINK || node->op() == Op::PAD) {
     const lazy::Shape& in = shape(node->src(0));
@@ -409,15 +417,8 @@ UOpRef KernelBuilder::index_uncached(const UOp* node, const std::vector<UOpRef>&
     UOpRef inner = index(node->src(0).get(), x, and_gate(gate, valid));
     return where(valid, inner, lazy::scalar(node->dtype(), 0));
   }
-  if (node->op() == Op::FLIP) {
-    const lazy::Shape& in = shape(node->src(0));
-    std::vector<UOpRef> x = idx;
-    for (int64_t a : node->arg_ints()) {
-      size_t j = static_cast<size_t>(a);
-      x[j] = simplify(idx_const(in[j] - 1) - idx[j]);
-    }
-    return index(node->src(0).get(), x, gate);
-  }
+  if (node->op() == Op::FLIP)
+    return index(node->src(0).get(), flip_index(shape(node->src(0)), node->arg_ints(), idx), gate);
   if (is_alu(node->op()) || node->op() == Op::CAST || node->op() == Op::BITCAST) {
     if (recomputed(node, idx)) return load_realized(node, idx, gate);
     // A long computation of several padded pieces summed by a reduce that other users need
