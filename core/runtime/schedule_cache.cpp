@@ -192,8 +192,8 @@ bool serves(const CacheEntry& entry, const Structure& g) {
 }
 
 /// `ast` with each DEFINE_VAR but `keep` declared up to the most its offsets allow with every
-/// other variable anywhere in its range (INT32_MAX when even 1 overflows: then 64-bit math);
-/// `most` gets each one's, by name.
+/// other variable anywhere in its range (schedule::int32_var_limit); `most` gets each one's,
+/// by name.
 UOpRef widen_kernel_vars(const UOpRef& ast, const UOp* keep, std::map<std::string, int64_t>& most) {
   std::unordered_map<const UOp*, UOpRef> to;
   for (const UOp* u : toposort(ast)) {
@@ -201,8 +201,7 @@ UOpRef widen_kernel_vars(const UOpRef& ast, const UOp* keep, std::map<std::strin
     const Var& v = u->arg_var();
     const UOpRef wide = define_var(v.name, v.vmin, INT32_MAX, u->dtype());
     const UOpRef at = substitute(ast, {{u, wide}});
-    int64_t m = schedule::int32_var_limit(at, wide.get(), std::max<int64_t>(v.vmin, 1));
-    if (m < 1) m = INT32_MAX;
+    const int64_t m = schedule::int32_var_limit(at, wide.get(), std::max<int64_t>(v.vmin, 1));
     most[v.name] = m;
     to.emplace(u, define_var(v.name, v.vmin, m, u->dtype()));
   }

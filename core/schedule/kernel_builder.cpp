@@ -104,13 +104,10 @@ UOpRef KernelBuilder::build(const UOp* node, const lazy::Shape& shape, const UOp
   // `% batch` drops out), so the kernel no longer mentions the batch size unless it must (a
   // transposed read's stride); then the range runs to the variable. The variable is bound to
   // this extent whenever this AST runs, so the simplifications stay valid.
-  // Its largest value keeps every offset in int32 (GPU kernels index in 32 bits); a larger
-  // extent is compiled in.
+  // Its largest value keeps the offsets within int32 (GPU kernels index in 32 bits).
   const UOpRef& outer = out_ranges_.front();
-  const int64_t extent = outer->src(0)->arg_int();
-  const int64_t most = int32_extent_limit(sink, outer.get(), extent);
-  if (most < extent) return sink;
-  outer_extent_ = extent;
+  outer_extent_ = outer->src(0)->arg_int();
+  const int64_t most = int32_extent_limit(sink, outer.get(), outer_extent_);
   outer_range_ = range(define_var("n0", 1, most), outer->arg_int());
   return substitute(sink, {{outer.get(), outer_range_}});
 }

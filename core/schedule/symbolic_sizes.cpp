@@ -110,8 +110,7 @@ int64_t int32_limit(const UOpRef& ast, const UOp* node, const std::function<UOpR
   // (half the range: the counts and tile ends computed beside the offsets, n * 4096 beside
   // (n - 1) * 4096 + 4095, must fit too)
   auto fits = [&](int64_t most) { return reach(most) <= INT32_MAX / 2; };
-  if (fits(INT32_MAX)) return INT32_MAX;
-  if (!fits(at_least)) return 0;
+  if (fits(INT32_MAX)) return INT32_MAX;  // (fits(at_least) holds: `moved` fit there)
   // Offsets are affine in the extent (a * n + b, clamps included) in every kernel the
   // scheduler builds: two reaches give the answer, checked; bisection otherwise.
   const int64_t r1 = reach(at_least), r2 = reach(at_least + 1);
@@ -153,7 +152,6 @@ int64_t symbolic_reduces(UOpRef& ast, const std::vector<UOpRef>& buffers, VarVal
   for (const UOp* r : batch_ranges(order, buffers)) {
     const int64_t n = r->src(0)->arg_int();
     const int64_t most = int32_extent_limit(ast, r, n);
-    if (most < n) continue;  // (compiled in: its offsets need 64 bits)
     if (batch == 0) batch = n;
     std::string name = "n";  // (not "n" + ...: GCC 12 warns -Wrestrict on that)
     name += std::to_string(vars.size());

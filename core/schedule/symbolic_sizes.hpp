@@ -27,9 +27,9 @@ int64_t symbolic_reduces(UOpRef& ast, const std::vector<UOpRef>& buffers, VarVal
 /// The largest extent, up to INT32_MAX, that RANGE `r` of `ast` may run to as a variable
 /// with every buffer offset of `ast` within half the int32 range (so a GPU kernel over it keeps
 /// 32-bit index math, counts and tile ends included, and the group count of a tiled product
-/// stays within a launch); 0 when `at_least`
-/// does not fit. The variable is then declared with this maximum, and an extent above it is
-/// compiled in instead (its offsets need 64 bits).
+/// stays within a launch), at least `at_least`. Offsets already past that range at `at_least`
+/// (one adding a value read from the data, a gather's; any of a tensor past 2^30 elements)
+/// are left out: such a kernel keeps 64-bit index math (codegen's narrow_indices checks).
 int64_t int32_extent_limit(const UOpRef& ast, const UOp* r, int64_t at_least);
 /// The same for a DEFINE_VAR `var` of `ast` (declared from at_least or less to INT32_MAX).
 int64_t int32_var_limit(const UOpRef& ast, const UOp* var, int64_t at_least);
