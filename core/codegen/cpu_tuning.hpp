@@ -59,8 +59,9 @@ inline constexpr int64_t kShortBlockBytes = 128;
 /// A copy of a row operand costs about a matmul of 20 columns; it pays from this many columns.
 inline constexpr int64_t kMinRowOperandColumns = 256;
 /// Rows a panel copy kernel writes per launch step: 4 rows' stores to a panel of 4 floats or
-/// more fill its lines. Each row is P scalar stores in straight-line code, so the block sets the
-/// kernel's size: 8 rows took clang twice as long (bench/README.md) for no faster copies.
+/// more fill its lines. Each row was P scalar stores in straight-line code then (now a vector
+/// loop where P is a multiple of 4), so the block set the kernel's size: 8 rows took clang twice
+/// as long (bench/README.md) for no faster copies.
 inline constexpr int64_t kCopyBlockRows = 4;
 /// Widest panel written by stores one element at a time (the compiler merges them into moves).
 inline constexpr int64_t kMaxCopyPanel = 32;

@@ -123,8 +123,9 @@ UOpRef write_to_panels(const UOpRef& sink, const UOpRef& rows, const PanelPackin
 /// The copy kernel `sink` (over output ranges r then c, storing element r * p.row + c of a
 /// buffer of `rows` rows at offset r * p.row + c of slot 0, its value any expression of r and c)
 /// into p's panels, as kernels whose launch steps write whole runs of the copy:
-/// - panels of columns: blocks of 8 rows (the launch), then the full panels; each of the
-///   block's rows stores its P elements of a panel as P consecutive scalar stores, which the
+/// - panels of columns: blocks of 4 rows (the launch), then the full panels; each of the
+///   block's rows stores its P elements of a panel in a loop over them, which the codegen
+///   vectorises, or, for P not a multiple of 4, as P consecutive scalar stores, which the
 ///   target's compiler merges into vector moves. A second kernel writes the partial last panel
 ///   when P does not divide the row. Copied row by row instead (write_to_panels), each row's
 ///   stores land P elements at a time a panel apart, into as many lines as there are panels,

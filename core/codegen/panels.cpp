@@ -87,8 +87,8 @@ std::vector<UOpRef> copy_in_row_blocks(const UOpRef& sink, const UOpRef& rows,
     const UOpRef x = block * block_rows + rr;
     return exact ? x : where(lt(x, rows), x, rows - 1);
   };
-  // The block's rows (and a panel's columns) are copies, not loops: two ranges are left, which
-  // keep their order (order_loops would run the panels innermost, along the loads).
+  // The block's rows (and a narrow panel's columns) are copies, not loops: the ranges keep
+  // their order (order_loops would run the panels innermost, along the loads).
   const UOpRef block = range(blocks, 0);
   std::vector<UOpRef> stores;
   if (p.by_rows) {
@@ -100,10 +100,19 @@ std::vector<UOpRef> copy_in_row_blocks(const UOpRef& sink, const UOpRef& rows,
   }
   const UOpRef panel_stride = rows * P;
   const UOpRef cp = range(const_int(dtypes::index, full), 1);
+  // A panel of a multiple of 4 columns is an inner loop, which the target's codegen writes in
+  // vectors (16 floats of a 512x512 matmul's b: clang compiled the copy in 21 ms instead of 54
+  // for its 128 scalar stores); a narrower or odd panel, P scalar stores per row.
+  const bool vectors = P % 4 == 0;
+  const UOpRef ci = vectors ? range(const_int(dtypes::index, P), 2) : UOpRef{};
   for (int64_t rr = 0; rr < kBlock; ++rr) {
     const UOpRef row = row_at(block, rr);
-    for (int64_t ci = 0; ci < P; ++ci)
+    if (vectors) {
       stores.push_back(store(row, cp * P + ci, cp * panel_stride + row * P + ci));
+      continue;
+    }
+    for (int64_t c0 = 0; c0 < P; ++c0)
+      stores.push_back(store(row, cp * P + c0, cp * panel_stride + row * P + c0));
   }
   std::vector<UOpRef> kernels = {UOp::make(Op::SINK, sink->dtype(), stores, sink->arg())};
   if (p.row % P != 0) {
