@@ -141,9 +141,16 @@ static const pg_allocator_api broken_allocator = {
     broken_copy_out,          NULL, NULL,         NULL,        NULL};
 static const pg_renderer_api broken_renderer = {sizeof(pg_renderer_api), PG_ARTIFACT_OTHER,
                                                 broken_render};
-static const pg_loader_api broken_loader = {
-    sizeof(pg_loader_api), 0,    broken_load, broken_unload, broken_launch,
-    broken_synchronize,    NULL, NULL};
+static const pg_loader_api broken_loader = {sizeof(pg_loader_api),
+                                            0,
+                                            broken_load,
+                                            broken_unload,
+                                            broken_launch,
+                                            broken_synchronize,
+                                            NULL,
+                                            NULL,
+                                            0,
+                                            0};
 
 /* A valid ABI 1.0 table named `name` serving devices `prefix`. */
 static inline pg_plugin broken_table(const char* name, const char* prefix) {

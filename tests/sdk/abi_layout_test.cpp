@@ -72,6 +72,7 @@ namespace {
   S(pg_loader_api) F(pg_loader_api, struct_size) F(pg_loader_api, reserved)                      \
     F(pg_loader_api, load) F(pg_loader_api, unload) F(pg_loader_api, launch)                     \
     F(pg_loader_api, synchronize) F(pg_loader_api, launch_timed) F(pg_loader_api, load_program)  \
+    F(pg_loader_api, flags) F(pg_loader_api, reserved15)  \
   S(pg_param_info) F(pg_param_info, kind) F(pg_param_info, slot) F(pg_param_info, dtype)         \
     F(pg_param_info, access)                                                                     \
   S(pg_program_info) F(pg_program_info, struct_size) F(pg_program_info, isa_version)             \
@@ -117,6 +118,7 @@ namespace {
     E(pg_capability_flags, PG_CAP_HOST_MEMORY) E(pg_capability_flags, PG_CAP_ALIGNED_VECTORS)  \
     E(pg_capability_flags, PG_CAP_ATOMIC_ADD) E(pg_capability_flags, PG_CAP_ASYNC)             \
     E(pg_capability_flags, PG_CAP_EXPLICIT_SIMD)                                              \
+    E(pg_loader_flags, PG_LOADER_CONCURRENT_LOAD)                                             \
   E(pg_param_kind, PG_PARAM_BUFFER) E(pg_param_kind, PG_PARAM_SCALAR)                          \
   E(pg_param_access, PG_ACCESS_READ) E(pg_param_access, PG_ACCESS_WRITE)                       \
     E(pg_param_access, PG_ACCESS_ATOMIC)                                                       \

@@ -134,6 +134,9 @@ int run(const Options& options, std::ostream& out) {
           detail::run_op_suite(session, report);
           detail::run_error_suite(session, report.suite("errors"));
           if (session.has_async()) detail::run_async_suite(session, report.suite("async"));
+          if (const pg_loader_api* l = session.loader();
+              PG_HAS_FIELD(l, pg_loader_api, flags) && (l->flags & PG_LOADER_CONCURRENT_LOAD))
+            detail::run_concurrent_load_suite(session, report.suite("concurrent_load"));
           if (session.plugin().isa_version >= 2 &&
               (session.properties().caps.flags & PG_CAP_ATOMIC_ADD))
             detail::run_atomic_suite(session, report.suite("atomic"));

@@ -27,6 +27,9 @@ void run_op_suite(const Session& session, Report& report);
 void run_error_suite(const Session& session, Suite& suite);
 /// Streams, events and pinned memory (plugins with pg_plugin.async, ABI 1.3).
 void run_async_suite(const Session& session, Suite& suite);
+/// Programs loaded by several threads at once, then run (loaders that declare
+/// PG_LOADER_CONCURRENT_LOAD, ABI 1.5).
+void run_concurrent_load_suite(const Session& session, Suite& suite);
 /// ATOMIC_ADD on every dtype the plugin takes it on (PG_CAP_ATOMIC_ADD, kernel ISA 2).
 void run_atomic_suite(const Session& session, Suite& suite);
 /// WMMA on every tensor-core shape the device lists (kernel ISA 2).

@@ -31,7 +31,7 @@ extern "C" {
 /** ABI major: a plugin and host with different majors never load each other. */
 #define PG_PLUGIN_ABI_MAJOR 1
 /** ABI minor: grows when fields or ops are appended. A host loads plugins of its minor or older. */
-#define PG_PLUGIN_ABI_MINOR 4
+#define PG_PLUGIN_ABI_MINOR 5
 /** Version of the kernel-program instruction set (the op list below). A plugin declares the
  *  ISA it renders (pg_plugin.isa_version); the host emits only ops of min(host ISA, plugin ISA)
  *  and stamps that version on every program, so a plugin accepts programs at or below its own
@@ -544,6 +544,15 @@ typedef struct pg_program_info {
   uint32_t reserved;
 } pg_program_info;
 
+/** Loader flags (ABI 1.5, pg_loader_api.flags). */
+typedef enum pg_loader_flags {
+  /** load and load_program may run on several threads at once, for one device or several;
+   *  each call builds its own program from its own artifact. The host then builds the new
+   *  programs of one schedule side by side (a compiler per thread) and launches each once it
+   *  is built. Every other call keeps its rules. */
+  PG_LOADER_CONCURRENT_LOAD = 1u << 0
+} pg_loader_flags;
+
 /** Program loader role: artifact -> program; launch; synchronise. */
 typedef struct pg_loader_api {
   uint32_t struct_size;
@@ -567,6 +576,9 @@ typedef struct pg_loader_api {
    *  place of load when present. */
   pg_status (*load_program)(pg_device_t device, const void* artifact, uint64_t size,
                             const pg_program_info* info, pg_program_t* out, pg_error* err);
+  /* ABI 1.5 (read through PG_HAS_FIELD; 0 from an older plugin) */
+  uint32_t flags; /**< pg_loader_flags */
+  uint32_t reserved15;
 } pg_loader_api;
 
 /** A compilation target (ABI 1.3): what a device is, without a device. */

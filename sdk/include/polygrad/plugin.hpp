@@ -34,6 +34,8 @@
 //                           has_launch_timed = false;
 //     static constexpr bool has_wrap_host = false;  // may be left out (false)
 //     static constexpr bool has_device_address = false;  // may be left out (false)
+//     // ABI 1.5, may be left out (false): load may run on several threads at once
+//     static constexpr bool concurrent_load = false;
 //     // ABI 1.3, may be left out (false): streams, events and pinned memory (host_streams.hpp)
 //     // that run the device's blocking copies and launches on a thread per stream
 //     static constexpr bool has_async = false;
@@ -291,6 +293,12 @@ struct Tables {
       if constexpr (wraps_host()) *out = dev(d)->wrap_host(host, n);
     });
   }
+  static constexpr uint32_t loader_flags() {
+    if constexpr (requires { P::concurrent_load; })
+      return P::concurrent_load ? static_cast<uint32_t>(PG_LOADER_CONCURRENT_LOAD) : 0u;
+    else
+      return 0u;
+  }
   static constexpr bool gives_device_address() {
     if constexpr (requires { P::has_device_address; })
       return P::has_device_address;
@@ -469,7 +477,9 @@ struct Tables {
                                          &launch,
                                          &synchronize,
                                          P::has_launch_timed ? &launch_timed : nullptr,
-                                         &load_program};
+                                         &load_program,
+                                         loader_flags(),
+                                         0};
     static const pg_compiler_api compiler = {sizeof(pg_compiler_api),
                                              binary_format(),
                                              &describe_target,
