@@ -13,7 +13,9 @@ import, dlopen of libpolygrad, the Python package's import, making the two input
 plugin discovery, which opens and initialises every plugin found, and the device's opening,
 then the copies), and the first call. POLYGRAD_TIMING=1 splits the first call into the host's
 phases (schedule, lower, render, load, launch, copy_out) and POLYGRAD_LOG=debug the cpu_clang
-plugin's load into cache lookup, compile, cache write and link. Prints the median of the rounds
+plugin's load into cache lookup, compile, cache write and link. The kernels of one call build
+side by side (runtime/load_batch.hpp): their load steps are summed over the build threads, and
+"waiting for builds" is the calling thread's wait for them before launches. Prints the median of the rounds
 for each step, polygrad / torch ratios (x torch's time: above 1 means polygrad is slower) and
 the targets of issue 37.
 """
@@ -113,8 +115,10 @@ def run_child(lib, env_extra):
         steps["  load: compile"] = get("compiled")
         steps["  load: cache write"] = get("cache write")
         steps["  load: link (ORC)"] = get("linked")
-        steps["  load, rest"] = get("load") - plugin
-        steps["  launch"] = get("launch")
+        steps["  load, rest"] = get("load") + get("build") - plugin
+        steps["  load on this thread"] = get("load")
+        steps["  waiting for builds"] = get("build_wait")
+        steps["  launch"] = get("launch") - get("build_wait")
         steps["  copy out"] = get("copy_out")
         host = get("schedule") + get("lower") + get("render") + get("load") + get("launch")
         steps["  graph building, Python"] = steps["first call"] - host - get("copy_out")
@@ -125,7 +129,8 @@ ORDER = ["python start", "import numpy", "dlopen libpolygrad", "import polygrad"
          "inputs", "  plugin dlopen (all found)", "  plugin init", "  discovery, rest",
          "  device open", "  copies in, rest", "first call", "  schedule", "  lower (codegen)",
          "  render", "  load: cache lookup", "  load: compile", "  load: cache write",
-         "  load: link (ORC)", "  load, rest", "  launch", "  copy out",
+         "  load: link (ORC)", "  load, rest", "  load on this thread", "  waiting for builds",
+         "  launch", "  copy out",
          "  graph building, Python", "start to result", "start to exit"]
 
 

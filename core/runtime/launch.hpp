@@ -11,6 +11,7 @@
 
 #include <array>
 #include <functional>
+#include <future>
 #include <memory>
 #include <span>
 #include <string>
@@ -22,7 +23,10 @@ namespace polygrad::runtime {
 struct CompiledKernel {
   UOpRef ast;  // keeps the cache key alive
   codegen::LoweredKernel lowered;
+  /// Read through loaded_program (load_batch.hpp): a batch may still be building it.
   Program program;
+  /// Set when a LoadBatch builds the program: complete once it is built (or failed).
+  std::shared_future<void> loading;
 };
 
 struct Launch {

@@ -4,6 +4,7 @@
 #include "runtime/buffers.hpp"
 #include "runtime/capture.hpp"
 #include "runtime/cross_compile.hpp"
+#include "runtime/load_batch.hpp"
 #include "runtime/lowered_cache.hpp"
 #include "runtime/memory_plan.hpp"
 #include "runtime/panel_cache.hpp"
@@ -124,6 +125,21 @@ class ProgramCache {
     return programs_.size();
   }
 
+  /// Drops every entry of `kernel`, whose build failed: the next use compiles it again.
+  void forget(const std::shared_ptr<CompiledKernel>& kernel) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = order_.begin(); it != order_.end();) {
+      auto entry = programs_.find(*it);
+      if (entry != programs_.end() && entry->second.program.kernel == kernel) {
+        programs_.erase(entry);
+        it = order_.erase(it);
+        generation_.fetch_add(1, std::memory_order_release);
+      } else {
+        ++it;
+      }
+    }
+  }
+
   size_t compiled() {
     std::lock_guard<std::mutex> lock(mu_);
     return compiled_;
@@ -200,7 +216,9 @@ class ProgramCache {
     if (debug_level() >= 3)
       std::fprintf(stderr, "polygrad: kernel %s on %s:\n%s\n", k->lowered.name.c_str(),
                    device.c_str(), art.text().c_str());
-    {
+    if (LoadBatch* batch = LoadBatch::current(); batch != nullptr && dev.concurrent_load()) {
+      batch->add(dev, k, std::move(art));
+    } else {
       timing::Timed timed(timing::Phase::load);
       k->program = dev.load(art, prog);
     }
@@ -325,7 +343,7 @@ void execute(const Launch& l) {
   args.local_size = k.lowered.local_size;
   if (debug_level() >= 1) {
     auto start = std::chrono::steady_clock::now();
-    dev.launch(k.program, args);
+    dev.launch(loaded_program(k), args);
     dev.synchronize();
     double us =
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
@@ -334,7 +352,7 @@ void execute(const Launch& l) {
                  args.local_size[0], args.local_size[1], args.local_size[2], us);
     return;
   }
-  dev.launch(k.program, args);
+  dev.launch(loaded_program(k), args);
 }
 
 namespace {
@@ -387,12 +405,19 @@ std::vector<UOpRef> realize(const std::vector<UOpRef>& roots, const std::string&
   }
   BoundSchedule& bound = *scheduled;
   if (debug_level() >= 2) print_schedule(bound.materialize());
+  // Every kernel's program first: the new ones build side by side where the device allows it,
+  // each launch waiting for its own (load_batch.hpp).
+  LoadBatch batch([](const std::shared_ptr<CompiledKernel>& k) { program_cache().forget(k); });
   if (capturing()) {
     schedule::Schedule s = bound.materialize();
     plan_memory(s);
     for (const schedule::Item& item : s.items) record(prepare_launch(item));
     return fresh_outputs(s);
   }
+  // (Held until launched: the program cache may drop one while a later one compiles.)
+  std::vector<KernelLaunch> kernels;
+  kernels.reserve(bound.size());
+  for (size_t i = 0; i < bound.size(); ++i) kernels.push_back(bound.prepare(i));
   bound.share_memory();
   std::vector<std::string> used;
   for (size_t i = 0; i < bound.size(); ++i) {
@@ -407,7 +432,7 @@ std::vector<UOpRef> realize(const std::vector<UOpRef>& roots, const std::string&
         continue;
       }
     }
-    Launch l = bound.launch(i);
+    Launch l = bound.launch(i, std::move(kernels[i]));
     execute(l);
     if (packing) packing->ran();
     if (std::find(used.begin(), used.end(), l.device) == used.end()) used.push_back(l.device);

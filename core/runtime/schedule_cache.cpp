@@ -646,26 +646,30 @@ const UOp* BoundSchedule::buffer(size_t i, size_t slot) const {
   return buffers_[entry_->item_slots[i][slot]].get();
 }
 
-Launch BoundSchedule::launch(size_t i) const {
+KernelLaunch BoundSchedule::prepare(size_t i) const {
+  const schedule::Item& item = this->item(i);
+  KernelLaunch kernel;
+  if (item.kind != schedule::Item::Kind::kernel) return kernel;
+  std::lock_guard<std::mutex> lock(entry_->mu);
+  CacheEntry::Prepared& p = entry_->prepared[i];
+  const uint64_t generation = program_generation();
+  kernel.kernel = p.generation == generation && p.value == value_ ? p.kernel.lock() : nullptr;
+  if (!kernel.kernel) {
+    // (The item's AST and variables are the same over placeholders as over real buffers.)
+    kernel = prepare_kernel(item);
+    p = {kernel.kernel, kernel.scalars, kernel.global, generation, value_};
+  } else {
+    kernel.scalars = p.scalars;
+    kernel.global = p.global;
+  }
+  return kernel;
+}
+
+Launch BoundSchedule::launch(size_t i, KernelLaunch kernel) const {
   const schedule::Item& item = this->item(i);
   std::vector<const UOp*> buffers;
   buffers.reserve(entry_->item_slots[i].size());
   for (uint32_t k : entry_->item_slots[i]) buffers.push_back(buffers_[k].get());
-  KernelLaunch kernel;
-  if (item.kind == schedule::Item::Kind::kernel) {
-    std::lock_guard<std::mutex> lock(entry_->mu);
-    CacheEntry::Prepared& p = entry_->prepared[i];
-    const uint64_t generation = program_generation();
-    kernel.kernel = p.generation == generation && p.value == value_ ? p.kernel.lock() : nullptr;
-    if (!kernel.kernel) {
-      // (The item's AST and variables are the same over placeholders as over real buffers.)
-      kernel = prepare_kernel(item);
-      p = {kernel.kernel, kernel.scalars, kernel.global, generation, value_};
-    } else {
-      kernel.scalars = p.scalars;
-      kernel.global = p.global;
-    }
-  }
   return launch_over(item, buffers, std::move(kernel));
 }
 

@@ -43,8 +43,11 @@ class BoundSchedule {
   const schedule::Item& item(size_t i) const;
   /// The BUFFER item `i`'s slot `slot` is bound to.
   const UOp* buffer(size_t i, size_t slot) const;
-  /// The launch of item `i`.
-  Launch launch(size_t i) const;
+  /// Item `i`'s kernel and launch arguments (empty for a copy or a host step), compiled on first
+  /// use and kept per program generation and value.
+  KernelLaunch prepare(size_t i) const;
+  /// The launch of item `i` with its prepared kernel.
+  Launch launch(size_t i, KernelLaunch kernel) const;
   /// The realised form of each root.
   std::vector<UOpRef> outputs() const;
 

@@ -10,7 +10,10 @@
 namespace polygrad::timing {
 
 /// The phases timed. discover includes plugin_open and plugin_init (every plugin found is
-/// opened and initialised then); the others do not nest.
+/// opened and initialised then), and launch includes build_wait; the others do not nest. load
+/// is a plugin's load on the calling thread; build is one run side by side with others on a
+/// worker of a LoadBatch (runtime/load_batch.hpp: summed over the workers, it may exceed the
+/// wall time), and build_wait the calling thread's wait for one before its launch.
 #define POLYGRAD_PHASES(X) \
   X(discover)              \
   X(plugin_open)           \
@@ -20,6 +23,8 @@ namespace polygrad::timing {
   X(lower)                 \
   X(render)                \
   X(load)                  \
+  X(build)                 \
+  X(build_wait)            \
   X(launch)                \
   X(copy_out)
 

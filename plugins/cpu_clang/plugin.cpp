@@ -21,6 +21,9 @@ class CpuClangPlugin {
   static constexpr bool has_copy_device = true, has_host_pointer = true, has_launch_timed = true;
   static constexpr bool has_wrap_host = true;
   static constexpr bool has_async = true;
+  /// Each load compiles with its own clang instance (and LLVM context); the object cache
+  /// writes through unique temporary files; the JIT links under its lock.
+  static constexpr bool concurrent_load = true;
   static constexpr pg_artifact_format binary_format = PG_ARTIFACT_OBJECT;
 
   static std::vector<pg_option_desc> options() {

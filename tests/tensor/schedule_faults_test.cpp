@@ -100,6 +100,27 @@ TEST_F(ScheduleFaults, LoadFailureNamesTheKernelAndLeavesTheGraph) {
   expect_values(y, {4}, {20.25, 12.25, 6.25, 2.25});
 }
 
+// Two kernels built side by side (the test plugin declares concurrent loads): the second's
+// build fails while the first's succeeds. The error names the second; once the fault is gone,
+// only that kernel compiles again (the failed build left no program behind, the good one stays).
+TEST_F(ScheduleFaults, FailedBuildOfOneKernelIsCompiledAgainAlone) {
+  Tensor x = input();
+  Tensor r = (x * 9).sum().contiguous();  // 90
+  Tensor y = x - r;
+  {
+    TestDeviceFault fault("load:E_");
+    std::string k = expect_kernel_error(realize_error(y), "load", PG_ERR_COMPILE);
+    EXPECT_EQ(k.rfind("E_", 0), 0u) << k;
+    EXPECT_EQ(expect_kernel_error(realize_error(y), "load", PG_ERR_COMPILE), k);
+  }
+  EXPECT_FALSE(y.is_realized());
+  EXPECT_FALSE(r.is_realized());
+  const size_t before = polygrad::compiled_kernel_count();
+  expect_values(y, {4}, {-89, -88, -87, -86});
+  EXPECT_EQ(polygrad::compiled_kernel_count(), before + 1);
+  expect_values(r, {}, {90});
+}
+
 // Two kernels: a reduce, then an elementwise kernel that reads it. A launch failure of either
 // names that kernel; the second fails after the first ran.
 TEST_F(ScheduleFaults, LaunchFailureNamesTheKernelThatFailed) {

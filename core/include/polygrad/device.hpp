@@ -158,6 +158,9 @@ class POLYGRAD_API Device {
   /// metadata (parameter kinds, dtypes and access, local memory, local size) where its loader
   /// takes it (load_program, ABI 1.3).
   Program load(const Artifact& artifact, const pg_kernel_program& program) const;
+  /// Whether `load` may run on several threads at once (the loader's
+  /// PG_LOADER_CONCURRENT_LOAD, ABI 1.5).
+  bool concurrent_load() const;
   /// Enqueue a launch (may return before it finishes; see synchronize).
   void launch(const Program& program, const LaunchArgs& args) const;
   /// Wait for every launch on the device.

@@ -392,6 +392,11 @@ void Device::synchronize() const {
               [&](pg_error* err) { return plugin_->table->loader->synchronize(device_, err); });
 }
 
+bool Device::concurrent_load() const {
+  const pg_loader_api* l = plugin_->table->loader;
+  return PG_HAS_FIELD(l, pg_loader_api, flags) && (l->flags & PG_LOADER_CONCURRENT_LOAD) != 0;
+}
+
 bool Device::has_launch_timed() const {
   const pg_loader_api* l = plugin_->table->loader;
   return PG_HAS_FIELD(l, pg_loader_api, launch_timed) && l->launch_timed != nullptr;

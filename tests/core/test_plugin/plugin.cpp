@@ -220,6 +220,8 @@ class TestPlugin {
 #else
   static constexpr bool has_async = true;
 #endif
+  /// Each load deserialises its own program (the host builds a schedule's side by side).
+  static constexpr bool concurrent_load = true;
 
   static std::vector<pg_option_desc> options() {
     return {
