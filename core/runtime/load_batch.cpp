@@ -30,18 +30,34 @@ LoadBatch::LoadBatch(Failed failed)
 
 LoadBatch::~LoadBatch() {
   open_batch = outer_;
+  for (const std::shared_ptr<CompiledKernel>& k : settle()) {
+    try {
+      failed_(k);
+    } catch (...) {
+    }
+  }
+}
+
+std::vector<std::shared_ptr<CompiledKernel>> LoadBatch::settle() {
   for (std::thread& t : workers_) t.join();  // each ends when the queue is empty
+  workers_.clear();
+  std::vector<std::shared_ptr<CompiledKernel>> failed;
   for (const std::shared_ptr<CompiledKernel>& k : started_) {
-    std::shared_future<void> f = k->loading;
+    std::shared_future<void> f = k->loading;  // complete: its worker has ended
     try {
       f.get();
     } catch (...) {
-      try {
-        failed_(k);
-      } catch (...) {
-      }
+      failed.push_back(k);
     }
   }
+  started_.clear();
+  return failed;
+}
+
+void LoadBatch::finish() {
+  const std::vector<std::shared_ptr<CompiledKernel>> failed = settle();
+  for (const std::shared_ptr<CompiledKernel>& k : failed) failed_(k);
+  if (!failed.empty()) loaded_program(*failed.front());  // rethrows its error
 }
 
 LoadBatch* LoadBatch::current() {

@@ -41,6 +41,10 @@ class LoadBatch {
   /// Builds `artifact` into `kernel->program` on a worker; `kernel->loading` completes then.
   void add(const Device& device, std::shared_ptr<CompiledKernel> kernel, Artifact artifact);
 
+  /// Waits for every build so far; reports each failed one to `failed` and rethrows the first
+  /// failure (in the order the builds were added). A capture calls it: its kernels run later.
+  void finish();
+
  private:
   struct Job {
     Device device;
@@ -49,6 +53,8 @@ class LoadBatch {
     std::promise<void> done;
   };
   void work();
+  /// Joins the workers; the failed kernels not yet reported, in order.
+  std::vector<std::shared_ptr<CompiledKernel>> settle();
 
   Failed failed_;
   LoadBatch* outer_;

@@ -412,6 +412,7 @@ std::vector<UOpRef> realize(const std::vector<UOpRef>& roots, const std::string&
     schedule::Schedule s = bound.materialize();
     plan_memory(s);
     for (const schedule::Item& item : s.items) record(prepare_launch(item));
+    batch.finish();  // a kernel that fails to build fails the capture, not a later replay
     return fresh_outputs(s);
   }
   // (Held until launched: the program cache may drop one while a later one compiles.)

@@ -6,6 +6,8 @@
 #include "harness.hpp"
 #include "test_device.hpp"
 
+#include <polygrad/capture.hpp>
+
 #include <cctype>
 #include <string>
 #include <vector>
@@ -119,6 +121,25 @@ TEST_F(ScheduleFaults, FailedBuildOfOneKernelIsCompiledAgainAlone) {
   expect_values(y, {4}, {-89, -88, -87, -86});
   EXPECT_EQ(polygrad::compiled_kernel_count(), before + 1);
   expect_values(r, {}, {90});
+}
+
+// A capture whose kernel fails to build fails at capture time, naming the kernel, as an
+// eager realize would; nothing is left recorded, and a capture without the fault replays.
+TEST_F(ScheduleFaults, CaptureOfAKernelThatFailsToBuildFails) {
+  Tensor x = input();
+  Tensor y;
+  {
+    TestDeviceFault fault("load");
+    try {
+      polygrad::capture([&] { y = (x * 2.75f - 1).realize(); });
+      ADD_FAILURE() << "capture threw no error";
+    } catch (const polygrad::Error& e) {
+      EXPECT_EQ(expect_kernel_error(e, "load", PG_ERR_COMPILE).rfind("E_", 0), 0u) << e.what();
+    }
+  }
+  polygrad::Captured step = polygrad::capture([&] { y = (x * 2.75f - 1).realize(); });
+  step.run();
+  expect_values(y, {4}, {1.75, 4.5, 7.25, 10});
 }
 
 // Two kernels: a reduce, then an elementwise kernel that reads it. A launch failure of either
