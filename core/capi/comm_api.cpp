@@ -1,8 +1,10 @@
 // The C API's collective-communication entry points (pg_comm_*), over
-// polygrad::Registry::global().communicator and the tensor collectives of polygrad/ccl.hpp.
+// polygrad::Registry::global().communicator and the tensor collectives of polygrad/ccl.hpp,
+// and pg_all_reduce_devices (polygrad/device_collectives.hpp).
 #include "capi/support.hpp"
 
 #include <polygrad/ccl.hpp>
+#include <polygrad/device_collectives.hpp>
 #include <polygrad/registry.hpp>
 
 /// What a pg_comm_t points to: one Communicator handle on the heap.
@@ -22,6 +24,20 @@ polygrad::ReduceOp reduce_arg(int op) {
     polygrad::user_error("argument 'op' is " + std::to_string(op) +
                          ", not a pg_comm_reduce (0 sum, 1 max, 2 mean)");
   return static_cast<polygrad::ReduceOp>(op);
+}
+
+polygrad::DeviceReduce algorithm_arg(int algorithm) {
+  switch (algorithm) {
+    case PG_DEVICE_REDUCE_AUTO:
+      return polygrad::DeviceReduce::automatic;
+    case PG_DEVICE_REDUCE_NAIVE:
+      return polygrad::DeviceReduce::naive;
+    case PG_DEVICE_REDUCE_RING:
+      return polygrad::DeviceReduce::ring;
+    default:
+      polygrad::user_error("argument 'algorithm' is " + std::to_string(algorithm) +
+                           ", not a pg_device_reduce (0 auto, 1 naive, 2 ring)");
+  }
 }
 
 }  // namespace
@@ -106,6 +122,19 @@ POLYGRAD_API pg_api_status pg_comm_reduce_scatter(pg_comm_t c, pg_tensor_t x, in
 
 POLYGRAD_API pg_api_status pg_comm_barrier(pg_comm_t c) {
   return guard("pg_comm_barrier", [&] { comm_arg(c).barrier(); });
+}
+
+POLYGRAD_API pg_api_status pg_all_reduce_devices(const pg_tensor_t* tensors, size_t n, int op,
+                                                 int algorithm, uint64_t ring_bytes,
+                                                 pg_tensor_t* out) {
+  return guard("pg_all_reduce_devices", [&] {
+    std::vector<polygrad::Tensor> ts = tensors_arg(tensors, n, "tensors");
+    if (n > 0) check_out(out, "out");
+    std::vector<polygrad::Tensor> reduced =
+        polygrad::all_reduce_devices(ts, reduce_arg(op), algorithm_arg(algorithm),
+                                     ring_bytes == 0 ? polygrad::kRingBytes : ring_bytes);
+    for (size_t i = 0; i < n; ++i) out[i] = new pg_tensor{reduced[i]};
+  });
 }
 
 }  // extern "C"

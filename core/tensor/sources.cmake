@@ -20,4 +20,5 @@ target_sources(polygrad_compiler PRIVATE
   tensor/conv.cpp
   tensor/einsum.cpp
   tensor/capture.cpp
-  tensor/collectives.cpp)
+  tensor/collectives.cpp
+  tensor/device_collectives.cpp)

@@ -606,6 +606,23 @@ POLYGRAD_API pg_api_status pg_comm_reduce_scatter(pg_comm_t c, pg_tensor_t x, in
 /** Returns once every rank has called it. */
 POLYGRAD_API pg_api_status pg_comm_barrier(pg_comm_t c);
 
+/* ---- collectives across the devices of one process (polygrad/device_collectives.hpp) -- */
+
+/** How pg_all_reduce_devices moves the data. */
+typedef enum pg_device_reduce PG_ENUM_INT {
+  PG_DEVICE_REDUCE_AUTO = 0,  /**< the ring from ring_bytes up, else naive */
+  PG_DEVICE_REDUCE_NAIVE = 1, /**< everything to the first device, the result back */
+  PG_DEVICE_REDUCE_RING = 2   /**< reduce-scatter then all-gather around the devices */
+} pg_device_reduce;
+
+/** tensors[0..n) (one per device, of any plugins, all of one shape and dtype) reduced with `op`
+ *  (a pg_comm_reduce; mean: floating point only) without any ccl plugin: out[i] is a new
+ *  realised tensor on tensors[i]'s device. The inputs are not written. `algorithm` is a
+ *  pg_device_reduce; ring_bytes 0 means the default (1 MiB). */
+POLYGRAD_API pg_api_status pg_all_reduce_devices(const pg_tensor_t* tensors, size_t n, int op,
+                                                 int algorithm, uint64_t ring_bytes,
+                                                 pg_tensor_t* out);
+
 /* ---- safetensors checkpoints (core/capi/safetensors.cpp) ----------------------------- */
 /* A pg_safetensors_t is an opened checkpoint: one .safetensors file, or the shards a
  * model.safetensors.index.json names. Files are memory-mapped and checked in full when opened:

@@ -235,6 +235,7 @@ _SIGNATURES = {
     "pg_comm_all_gather": [c_void_p, T, PT],
     "pg_comm_reduce_scatter": [c_void_p, T, c_int, PT],
     "pg_comm_barrier": [c_void_p],
+    "pg_all_reduce_devices": [PT, c_size_t, c_int, c_int, c_uint64, PT],
 }
 # safetensors checkpoints (pg_safetensors_t handles are c_void_p).
 _SIGNATURES.update({
