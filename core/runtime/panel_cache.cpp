@@ -4,6 +4,9 @@
 #include "runtime/buffers.hpp"
 #include "runtime/capture.hpp"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <list>
@@ -32,6 +35,7 @@ struct Entry {
   uint64_t nbytes = 0;
   std::vector<uint64_t> versions;  // per kernel of the copy: the source's version it ran at
   std::list<Key>::iterator order;
+  uint64_t used = 0;  // the cache's clock at its last use
 };
 
 /// A buffer the cache holds copies of: how many, and its write count since the first.
@@ -41,8 +45,15 @@ struct Source {
 };
 
 /// Never destroyed, like the buffer table: BUFFER nodes may die during static destruction.
+/// The default limit: an eighth of the machine's memory, at least 1 GiB (a 24 GiB host: 3 GiB,
+/// two GPT-2-small models' weights and a third logits weight, 1.2 GB of copies, all kept).
+uint64_t default_limit() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  const uint64_t memory = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 0;
+  return std::max<uint64_t>(memory / 8, uint64_t{1} << 30);
+}
+
 struct Cache {
-  static constexpr uint64_t kDefaultLimit = uint64_t{1} << 30;
   std::mutex mu;
   std::map<Key, Entry> entries;
   std::list<Key> order;  // most recently used first
@@ -62,8 +73,38 @@ struct Cache {
     if (added) watched[slot(id)].fetch_add(1, std::memory_order_relaxed);
     return it->second;
   }
-  uint64_t bytes = 0, limit = kDefaultLimit;
+  uint64_t bytes = 0, limit = default_limit();
   size_t made = 0, reuses = 0;
+  /// Counts uses; an entry's `used` and a refused copy's sighting are times on it.
+  uint64_t clock = 0;
+  /// Copies not kept for want of room, by key: the clock when last asked for (admit()).
+  static constexpr size_t kMaxRefused = size_t{1} << 16;
+  std::map<Key, uint64_t> refused;
+
+  /// Whether a copy of `nbytes` for `key`, not held, is kept, dropping what makes room. Only
+  /// entries unused since the copy was last asked for make room: weights used in turn that do
+  /// not fit together (two models' layers, a model larger than the limit) would otherwise
+  /// evict each other's copies just before their next use, so that every use made its copy
+  /// again. Those keep a fixed part of them instead. A copy never asked for before is not kept
+  /// when it needs room: from its second use it displaces copies idle since its first.
+  bool admit(const Key& key, uint64_t nbytes, std::vector<Entry>& dead) {
+    auto seen = refused.find(key);
+    const uint64_t since = seen == refused.end() ? 0 : seen->second;
+    uint64_t free = limit - bytes;
+    for (auto it = order.rbegin(); free < nbytes && it != order.rend(); ++it) {
+      const Entry& e = entries.find(*it)->second;
+      if (e.used >= since) break;  // (oldest first: the rest were used later still)
+      free += e.nbytes;
+    }
+    if (free < nbytes) {
+      if (refused.size() >= kMaxRefused) refused.clear();
+      refused[key] = clock;
+      return false;
+    }
+    if (seen != refused.end()) refused.erase(seen);
+    shrink_to(limit - nbytes, dead);
+    return true;
+  }
 
   /// Removes an entry, handing it to `dead` (destroyed by the caller outside the lock: its
   /// memory goes back to the pool, its kernel may die).
@@ -104,16 +145,18 @@ PackingUse::PackingUse(const schedule::Item& item, const UOp* source, const UOp*
     c.drop(it, dead);
     it = c.entries.end();
   }
+  ++c.clock;
   if (it == c.entries.end()) {
-    c.shrink_to(c.limit - nbytes, dead);
+    if (!c.admit(key, nbytes, dead)) return;  // made for this run only
     c.order.push_front(key);
-    Entry e{item.packing->group, buffer_memory(packed), nbytes, {}, c.order.begin()};
+    Entry e{item.packing->group, buffer_memory(packed), nbytes, {}, c.order.begin(), c.clock};
     it = c.entries.emplace(key, std::move(e)).first;
     c.bytes += nbytes;
     ++c.source(key.source).entries;
   } else {
     alias_buffer(packed, it->second.memory);
     c.order.splice(c.order.begin(), c.order, it->second.order);
+    it->second.used = c.clock;
   }
   const uint64_t version = c.source(key.source).version;
   std::vector<uint64_t>& versions = it->second.versions;

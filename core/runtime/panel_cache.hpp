@@ -10,8 +10,10 @@
 // all it needs: a copy is made at the count of its making). A realize then binds the
 // copy's buffer to the kept memory and runs its kernels only when the input was written since
 // (an optimizer step: one new copy per step, however many products read the weight). The
-// memory is counted and bounded (the least recently used copies dropped beyond the limit; a
-// copy larger than the limit is not kept); a copy is dropped with its input's buffer. Not kept:
+// memory is counted and bounded: a new copy that needs room displaces only copies unused since
+// it was last asked for (least recently used first), so weights used in turn that do not fit
+// together keep a fixed part of their copies instead of evicting each other's (Cache::admit);
+// a copy larger than the limit is not kept; a copy is dropped with its input's buffer. Not kept:
 // copies of host memory the caller may write (from_host_memory), and copies made while a
 // capture records (a replay runs every kernel it recorded).
 #ifndef POLYGRAD_RUNTIME_PANEL_CACHE_HPP
@@ -34,8 +36,8 @@ struct PanelCacheStats {
 };
 PanelCacheStats panel_cache_stats();
 
-/// The most bytes of copies kept (1 GiB unless set; 0 keeps none). Drops the least recently
-/// used down to it.
+/// The most bytes of copies kept (an eighth of the machine's memory, at least 1 GiB, unless
+/// set; 0 keeps none). Drops the least recently used down to it.
 void set_panel_cache_limit(uint64_t bytes);
 
 /// A packing item about to run: `item.packing` set, `source` and `packed` the BUFFER nodes its

@@ -104,7 +104,8 @@ POLYGRAD_API pg_api_status pg_compiled_kernel_count(size_t* out);
  *  the most memory they may hold. */
 POLYGRAD_API pg_api_status pg_panel_cache_stats(size_t* copies_made, size_t* reuses,
                                                 size_t* entries, uint64_t* bytes, uint64_t* limit);
-/** Sets the most memory the panel cache may hold (1 GiB by default; 0 keeps no copy), dropping
+/** Sets the most memory the panel cache may hold (an eighth of the machine's
+ *  memory by default, at least 1 GiB; 0 keeps no copy), dropping
  *  the least recently used copies beyond it. */
 POLYGRAD_API pg_api_status pg_set_panel_cache_limit(uint64_t bytes);
 

@@ -23,5 +23,6 @@ def panel_cache_stats():
 
 
 def set_panel_cache_limit(nbytes):
-    """Sets the most memory the panel cache may hold (1 GiB by default; 0 keeps no copy)."""
+    """Sets the most memory the panel cache may hold (an eighth of the
+    machine's memory by default, at least 1 GiB; 0 keeps no copy)."""
     check(lib.pg_set_panel_cache_limit(int(nbytes)))

@@ -127,6 +127,35 @@ def test_limit_bounds_the_memory():
         polygrad.set_panel_cache_limit(limit)
 
 
+def test_weights_used_in_turn_that_do_not_fit_keep_two_of_three():
+    # Room for two copies, three weights used in turn: a copy that needs room displaces only
+    # copies unused since it was last asked for, so two stay kept and are reused every round
+    # and the third is made for each use (least-recently-used eviction alone dropped each copy
+    # just before its next use: no reuse at all).
+    x = Tensor(RNG.standard_normal((64, 768)).astype(np.float32))
+    ws = [_weight(3072, 768) for _ in range(3)]
+    limit = polygrad.panel_cache_stats()["limit"]
+    try:
+        polygrad.set_panel_cache_limit(0)  # empty, then room for two
+        polygrad.set_panel_cache_limit(limit)
+        (x @ ws[0].T).realize()
+        one = polygrad.panel_cache_stats()["bytes"]
+        assert one >= 3072 * 768 * 4
+        polygrad.set_panel_cache_limit(2 * one + one // 2)
+        for w in ws[1:]:
+            (x @ w.T).realize()
+        for _ in range(3):
+            start = polygrad.panel_cache_stats()
+            for w in ws:
+                np.testing.assert_allclose((x @ w.T).numpy(), x.numpy() @ w.numpy().T,
+                                           rtol=1e-4, atol=1e-4)
+            now = polygrad.panel_cache_stats()
+            assert now["reuses"] - start["reuses"] == 2
+            assert now["entries"] == 2 and now["bytes"] <= 2 * one + one // 2
+    finally:
+        polygrad.set_panel_cache_limit(limit)
+
+
 def test_host_memory_weight_is_not_kept():
     # A tensor over a numpy array's memory (64-byte aligned: the cpu device uses it in place)
     # sees writes to the array, so no copy of it may be kept.
