@@ -21,6 +21,10 @@ class Plugin {
   static constexpr uint32_t alignment = kAlignment;
   static constexpr bool has_copy_device = true, has_host_pointer = false, has_launch_timed = true;
   static constexpr bool has_device_address = true;  // a CUdeviceptr, for NCCL
+  /// A load compiles outside the device's lock (NVRTC and nvJitLink per call, the disk cache
+  /// through unique temporary files) and loads the module under it, with the context made
+  /// current on the calling thread: the host may build several kernels at once.
+  static constexpr bool concurrent_load = true;
 
   static std::vector<pg_option_desc> options() {
     static const std::string cache_dir = sdk::default_cache_dir("cuda");

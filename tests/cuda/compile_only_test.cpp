@@ -9,8 +9,12 @@
 #include <polygrad/registry.hpp>
 
 #include <unistd.h>
+#include <atomic>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <thread>
+#include <vector>
 
 #include "../codegen/harness.hpp"
 
@@ -58,8 +62,32 @@ struct Compiled {
   std::string cubin;
 };
 
-Compiled compile(const UOpRef& ast, const std::string& arch = "sm_90") {
-  polygrad::CompileTarget t = registry().compile_target("cuda", arch);
+/// The same with the plugin's disk cache off (every compile runs NVRTC and nvJitLink), through
+/// a config file removed at exit (the registry reads it when first asked).
+polygrad::Registry& registry_without_cache() {
+  struct Config {
+    std::filesystem::path path = std::filesystem::temp_directory_path() /
+                                 ("pg_cuda_nocache_" + std::to_string(::getpid()) + ".yaml");
+    Config() { std::ofstream(path) << "devices:\n  cuda:\n    cache: false\n"; }
+    ~Config() { std::filesystem::remove(path); }
+  };
+  static const Config config;
+  static polygrad::Registry r([] {
+    polygrad::RegistryOptions o;
+    o.plugin_paths = {PG_TEST_CUDA_PLUGIN};
+    o.use_env = false;
+    o.use_libdir = false;
+    o.use_build_tree = false;
+    o.search_config = false;
+    o.config_path = config.path.string();
+    return o;
+  }());
+  return r;
+}
+
+Compiled compile(const UOpRef& ast, const std::string& arch = "sm_90",
+                 polygrad::Registry& reg = registry()) {
+  polygrad::CompileTarget t = reg.compile_target("cuda", arch);
   const LoweredKernel k = polygrad::codegen::lower(ast, cuda_target(t));
   const pg_kernel_program p = k.program();
   polygrad::Artifact source = t.render(p);
@@ -162,6 +190,38 @@ TEST(CudaCompileOnly, AKernelOnEveryDtypeCompiles) {
     UOpRef o = global(0, dtypes::float32), a = global(1, dt);
     UOpRef ast = sink({store(o, i, polygrad::cast(load(a, i), dtypes::float32))});
     expect_cubin(compile(ast).cubin, "E_1000");
+  }
+}
+
+// The plugin declares concurrent loads (the host builds a schedule's kernels side by side): its
+// compiler (NVRTC and nvJitLink, which the loader and this role share; the disk cache off, so
+// that each compile runs them) gives the same cubins from three threads at once as one at a
+// time, for six kernels.
+TEST(CudaCompileOnly, CompilesFromSeveralThreadsAtOnce) {
+  std::vector<UOpRef> asts;
+  for (int k = 0; k < 6; ++k) {
+    UOpRef i = range(idx(4096), 0);
+    UOpRef o = global(0, dtypes::float32), a = global(1, dtypes::float32);
+    asts.push_back(
+        sink({store(o, i, load(a, i) * polygrad::const_float(dtypes::float32, 1.5 + k))}));
+  }
+  polygrad::Registry& reg = registry_without_cache();
+  std::vector<std::string> serial;
+  for (const UOpRef& ast : asts) serial.push_back(compile(ast, "sm_90", reg).cubin);
+  std::vector<std::string> parallel(asts.size());
+  std::atomic<int> waiting{3};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t)
+    threads.emplace_back([&, t] {
+      waiting.fetch_sub(1);
+      while (waiting.load() > 0) std::this_thread::yield();  // all start together
+      for (size_t k = static_cast<size_t>(t); k < asts.size(); k += 3)
+        parallel[k] = compile(asts[k], "sm_90", reg).cubin;
+    });
+  for (std::thread& t : threads) t.join();
+  for (size_t k = 0; k < asts.size(); ++k) {
+    expect_cubin(parallel[k], "E_4096");
+    EXPECT_EQ(parallel[k], serial[k]) << "kernel " << k;
   }
 }
 
