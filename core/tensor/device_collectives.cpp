@@ -1,5 +1,7 @@
 // all_reduce_devices (polygrad/device_collectives.hpp): the naive reduction and the ring, in
 // the tensor API.
+#include "tensor/tensor_impl.hpp"
+
 #include <polygrad/device_collectives.hpp>
 #include <polygrad/error.hpp>
 
@@ -17,14 +19,7 @@ Tensor combine(const Tensor& a, const Tensor& b, ReduceOp op) {
 }
 
 std::string describe(const Tensor& t) {
-  std::string s = dtype_name(t.dtype()) + " (";
-  for (size_t i = 0; i < t.shape().size(); ++i) s += (i ? ", " : "") + std::to_string(t.shape()[i]);
-  return s + (t.shape().size() == 1 ? ",)" : ")");
-}
-
-bool floating(pg_dtype t) {
-  return t == PG_DTYPE_FLOAT16 || t == PG_DTYPE_BFLOAT16 || t == PG_DTYPE_FLOAT32 ||
-         t == PG_DTYPE_FLOAT64;
+  return dtype_name(t.dtype()) + " " + lazy::shape_str(t.shape());
 }
 
 void check(const std::vector<Tensor>& tensors, ReduceOp op) {
@@ -41,7 +36,7 @@ void check(const std::vector<Tensor>& tensors, ReduceOp op) {
                  describe(t) + ", tensor 0 on " + first.device() + " is " + describe(first) +
                  ": every tensor must have the same shape and dtype");
   }
-  if (op == ReduceOp::mean && !floating(first.dtype()))
+  if (op == ReduceOp::mean && !detail::dt(first).is_float())
     user_error(std::string(kOp) + "mean needs a floating-point dtype, not " +
                dtype_name(first.dtype()));
 }
