@@ -44,7 +44,6 @@ struct Source {
   uint64_t version = 1;
 };
 
-/// Never destroyed, like the buffer table: BUFFER nodes may die during static destruction.
 /// The default limit: an eighth of the machine's memory, at least 1 GiB (a 24 GiB host: 3 GiB,
 /// two GPT-2-small models' weights and a third logits weight, 1.2 GB of copies, all kept).
 uint64_t default_limit() {
@@ -53,6 +52,7 @@ uint64_t default_limit() {
   return std::max<uint64_t>(memory / 8, uint64_t{1} << 30);
 }
 
+/// Never destroyed, like the buffer table: BUFFER nodes may die during static destruction.
 struct Cache {
   std::mutex mu;
   std::map<Key, Entry> entries;
