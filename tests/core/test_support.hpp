@@ -5,6 +5,8 @@
 
 #include <polygrad/registry.hpp>
 
+#include "isolated_registry.hpp"
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -94,19 +96,6 @@ inline std::string error_of(const std::function<void()>& fn) {
     return e.what();
   }
   return "(no error)";
-}
-
-/// Options for a registry that sees only `paths` (and `config`, when given).
-inline polygrad::RegistryOptions isolated(std::vector<std::string> paths,
-                                          const std::string& config = "") {
-  polygrad::RegistryOptions o;
-  o.plugin_paths = std::move(paths);
-  o.use_env = false;
-  o.use_libdir = false;
-  o.use_build_tree = false;
-  o.search_config = false;
-  o.config_path = config;
-  return o;
 }
 
 /// The record for `path` in `report`, or nullptr.

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "../codegen/harness.hpp"
+#include "../core/isolated_registry.hpp"
 
 namespace polygrad_test {
 namespace {
@@ -27,15 +28,7 @@ using polygrad::codegen::Target;
 
 /// A registry that sees the cuda plugin alone.
 polygrad::Registry& registry() {
-  static polygrad::Registry r([] {
-    polygrad::RegistryOptions o;
-    o.plugin_paths = {PG_TEST_CUDA_PLUGIN};
-    o.use_env = false;
-    o.use_libdir = false;
-    o.use_build_tree = false;
-    o.search_config = false;
-    return o;
-  }());
+  static polygrad::Registry r(isolated({PG_TEST_CUDA_PLUGIN}));
   return r;
 }
 
@@ -72,16 +65,7 @@ polygrad::Registry& registry_without_cache() {
     ~Config() { std::filesystem::remove(path); }
   };
   static const Config config;
-  static polygrad::Registry r([] {
-    polygrad::RegistryOptions o;
-    o.plugin_paths = {PG_TEST_CUDA_PLUGIN};
-    o.use_env = false;
-    o.use_libdir = false;
-    o.use_build_tree = false;
-    o.search_config = false;
-    o.config_path = config.path.string();
-    return o;
-  }());
+  static polygrad::Registry r(isolated({PG_TEST_CUDA_PLUGIN}, config.path.string()));
   return r;
 }
 
