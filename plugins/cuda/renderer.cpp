@@ -28,6 +28,9 @@ cstyle::DialectTable cuda_table() {
   // The host unrolls what it means to; NVVM unrolled a row reduce's 64-step loop whole, its 64
   // loads and their 64-bit index math in flight at once: 255 registers and a spill.
   t.loop_pragma = "#pragma unroll 4";
+  // A loop over staged slices stays rolled: unrolled 4 times, a 128 x 128 tensor-core tile held
+  // four slices' staging loads at once (255 registers and a spill).
+  t.barrier_loop_pragma = "#pragma unroll 1";
   t.inf_f32 = "__int_as_float(0x7f800000)";
   t.nan_f32 = "__int_as_float(0x7fffffff)";
   t.inf_f64 = "__longlong_as_double(0x7ff0000000000000LL)";
@@ -195,16 +198,25 @@ class CudaDialect : public cstyle::Dialect {
                    const std::string& b, const std::string& c, int a_lanes, int b_lanes,
                    int c_lanes) const override {
     if (index > 1 || a_lanes != 8 || b_lanes != 4 || c_lanes != 4) return "";
+    const std::string pack = index == 0 ? "pg_pack_f16x2(" : "pg_pack_bf16x2(";
+    std::vector<std::string> a_words, b_words;
+    for (int r = 0; r < 4; ++r) a_words.push_back(pack + lanes_of(a, 2 * r, 2) + ")");
+    for (int r = 0; r < 2; ++r) b_words.push_back(pack + lanes_of(b, 2 * r, 2) + ")");
+    return wmma_words(index, out, a_words, b_words, c, c_lanes);
+  }
+  std::string wmma_words(uint32_t index, const std::string& out, const std::vector<std::string>& a,
+                         const std::vector<std::string>& b, const std::string& c,
+                         int c_lanes) const override {
+    if (index > 1 || a.size() != 4 || b.size() != 2 || c_lanes != 4) return "";
     const std::string type = index == 0 ? "f16" : "bf16";
-    const std::string pack = "pg_pack_" + type + "x2(";
     std::string text = "asm(\"mma.sync.aligned.m16n8k16.row.col.f32." + type + "." + type +
                        ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, "
                        "%13};\" : ";
     for (int l = 0; l < 4; ++l)
       text += std::string(l ? ", " : "") + "\"=f\"(" + out + ".v[" + std::to_string(l) + "])";
     text += " : ";
-    for (int r = 0; r < 4; ++r) text += "\"r\"(" + pack + lanes_of(a, 2 * r, 2) + ")), ";
-    for (int r = 0; r < 2; ++r) text += "\"r\"(" + pack + lanes_of(b, 2 * r, 2) + ")), ";
+    for (const std::string& w : a) text += "\"r\"(" + w + "), ";
+    for (const std::string& w : b) text += "\"r\"(" + w + "), ";
     for (int l = 0; l < 4; ++l)
       text += std::string(l ? ", " : "") + "\"f\"(" + c + ".v[" + std::to_string(l) + "])";
     return text + ");";

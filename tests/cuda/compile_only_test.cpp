@@ -158,11 +158,32 @@ TEST(CudaCompileOnly, HalfAndBfloatMatmulsUseMmaSync) {
     const std::string shape = std::string("mma.sync.aligned.m16n8k16.row.col.f32.") +
                               (dt == dtypes::float16 ? "f16.f16" : "bf16.bf16");
     EXPECT_NE(c.source.find(shape), std::string::npos) << c.source;
+    // The fragments are the staged bits as they were loaded, two lanes a register: no
+    // conversion to float and back (pg_pack_*x2 packs floats).
+    EXPECT_EQ(c.source.find("pg_pack_"), std::string::npos) << c.source;
+    // The loop over staged slices stays rolled; the others keep the dialect's unroll by 4.
+    EXPECT_NE(c.source.find("#pragma unroll 1\n"), std::string::npos) << c.source;
     expect_cubin(c.cubin, "r_128_128");
     // sm_75 has no such tensor core: the same product compiles as float tiles.
     const Compiled old = compile(ast, "sm_75");
     EXPECT_EQ(old.source.find("mma.sync"), std::string::npos);
     expect_cubin(old.cubin, "r_128_128");
+  }
+}
+
+TEST(CudaCompileOnly, HalvesMovedAsTheyAreStayBits) {
+  // o[i] = i < 100 ? a[i] : 0 in float16 and bfloat16: loaded, selected and stored as 16-bit
+  // words, with no conversion to float and back (each a dozen instructions for a NaN's sake).
+  for (DType dt : {dtypes::float16, dtypes::bfloat16}) {
+    UOpRef i = range(idx(256), 0);
+    UOpRef o = global(0, dt), a = global(1, dt);
+    UOpRef zero = UOp::make(Op::CONST, dt, {}, polygrad::Arg(0.0));
+    UOpRef ast = sink({store(o, i, polygrad::where(polygrad::lt(i, idx(100)), load(a, i), zero))});
+    const Compiled c = compile(ast);
+    const std::string name = dt == dtypes::float16 ? "f16" : "bf16";
+    EXPECT_EQ(c.source.find("pg_f32_to_" + name), std::string::npos) << c.source;
+    EXPECT_EQ(c.source.find("pg_" + name + "_to_f32"), std::string::npos) << c.source;
+    expect_cubin(c.cubin, "E_256");
   }
 }
 

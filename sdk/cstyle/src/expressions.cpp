@@ -27,6 +27,25 @@ std::string hex_double(double v) {
 
 }  // namespace
 
+std::string exact_half_bits(pg_dtype dt, double v) {
+  if (!std::isfinite(v)) return "";
+  const int mant = dt == PG_DTYPE_FLOAT16 ? 10 : 7, bias = dt == PG_DTYPE_FLOAT16 ? 15 : 127;
+  const unsigned sign = std::signbit(v) ? 1u << (mant + (dt == PG_DTYPE_FLOAT16 ? 5 : 8)) : 0u;
+  const double a = std::fabs(v);
+  unsigned bits = 0;
+  if (a != 0) {
+    int e = 0;
+    const double f = std::frexp(a, &e);  // a = f * 2^e, f in [0.5, 1)
+    const int exp = e - 1 + bias;        // normal numbers only
+    const double scaled = std::ldexp(f * 2 - 1, mant);
+    if (exp <= 0 || exp >= 2 * bias + 1 || scaled != std::floor(scaled)) return "";
+    bits = (static_cast<unsigned>(exp) << mant) | static_cast<unsigned>(scaled);
+  }
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "0x%04xu", sign | bits);
+  return std::string("((unsigned short)") + buf + ")";
+}
+
 bool Expressions::is_half(pg_dtype dt) const {
   return table_.half_as_float && (dt == PG_DTYPE_FLOAT16 || dt == PG_DTYPE_BFLOAT16);
 }

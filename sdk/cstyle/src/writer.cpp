@@ -39,6 +39,16 @@ std::string Writer::lane(const Value& v, int l) const {
   return v.lanes > 1 ? dialect_.vector_lane(v.expr, l) : v.expr;
 }
 
+bool Writer::loop_has_barrier(uint32_t range) const {
+  for (uint32_t j = range + 1; j < program_.instruction_count; ++j) {
+    const pg_instruction& in = program_.instructions[j];
+    if (in.op == PG_OP_BARRIER) return true;
+    if (in.op == PG_OP_END_RANGE && in.src_count > 0 && sdk::sources(program_, in)[0] == range)
+      return false;
+  }
+  return false;
+}
+
 bool Writer::is_closed(int block) const {
   return block != 0 && std::none_of(open_.begin(), open_.end(),
                                     [&](const auto& open) { return open.first == block; });
@@ -134,6 +144,10 @@ void Writer::emit(uint32_t i) {
       return;
     case PG_OP_CONST: {
       std::string c = ex_.constant(dt, in.arg);
+      if (ex_.is_half(dt)) {
+        const std::string bits = exact_half_bits(dt, in.arg.f);
+        if (!bits.empty()) v.raw.assign(in.vcount, bits);
+      }
       if (in.vcount == 1) {
         v.expr = c;
         v.block = 0;  // a literal belongs to no block
@@ -151,7 +165,10 @@ void Writer::emit(uint32_t i) {
         fail(PG_ERR_INVALID_ARGUMENT, i, "loop bound must be a scalar integer");
       v.expr = "r" + id;
       v.dtype = end.dtype;
-      if (dialect_.table().loop_pragma != nullptr) line(dialect_.table().loop_pragma);
+      const char* pragma = dialect_.table().loop_pragma;
+      if (dialect_.table().barrier_loop_pragma != nullptr && loop_has_barrier(i))
+        pragma = dialect_.table().barrier_loop_pragma;
+      if (pragma != nullptr) line(pragma);
       line("for (" + type_of(end.dtype, 1) + " " + v.expr + " = 0; " + v.expr + " < " + end.expr +
            "; ++" + v.expr + ") {");
       open_.emplace_back(next_block_++, i);
@@ -215,8 +232,22 @@ void Writer::emit(uint32_t i) {
       if (c.dtype != dt || c.lanes != in.vcount)
         fail(PG_ERR_INVALID_ARGUMENT, i, "the accumulator's type differs from the result's");
       v.expr = "v" + id;
-      const std::string text = dialect_.wmma(static_cast<uint32_t>(in.arg.i), v.expr, a.expr,
-                                             b.expr, c.expr, a.lanes, b.lanes, c.lanes);
+      std::string text;
+      if (static_cast<int>(a.raw.size()) == a.lanes && static_cast<int>(b.raw.size()) == b.lanes &&
+          a.lanes % 2 == 0 && b.lanes % 2 == 0) {
+        // Operands whose bits are known go in as 32-bit words of two lanes, no conversions.
+        auto words = [](const Value& x) {
+          std::vector<std::string> w;
+          for (size_t k = 0; k + 1 < x.raw.size(); k += 2)
+            w.push_back("((unsigned)" + x.raw[k] + " | ((unsigned)" + x.raw[k + 1] + " << 16))");
+          return w;
+        };
+        text = dialect_.wmma_words(static_cast<uint32_t>(in.arg.i), v.expr, words(a), words(b),
+                                   c.expr, c.lanes);
+      }
+      if (text.empty())
+        text = dialect_.wmma(static_cast<uint32_t>(in.arg.i), v.expr, a.expr, b.expr, c.expr,
+                             a.lanes, b.lanes, c.lanes);
       if (text.empty()) fail(PG_ERR_UNSUPPORTED, i, "this dialect has no tensor core");
       line(type_of(dt, in.vcount) + " " + v.expr + ";");
       line(text);

@@ -18,7 +18,15 @@ struct Value {
   int lanes = 1;
   pg_addrspace space = PG_ADDR_NONE;
   int block = 0;  ///< id of the block (loop / if) it was defined in; 0 = kernel level
+  /// A 16-bit float held as float (Expressions::is_half): its bits in memory, one expression
+  /// per lane, where they are known without a conversion (a load, a select of such, an exact
+  /// constant); empty otherwise. A value stored or packed as it was loaded then moves as bits.
+  std::vector<std::string> raw;
 };
+
+/// The bits of `v` as FLOAT16 or BFLOAT16 when it is exactly representable there (a literal
+/// of the storage type), else "".
+std::string exact_half_bits(pg_dtype dt, double v);
 
 /// The helper functions every dialect gets (16-bit float conversions, NaN-aware max, ...) that
 /// `uses` (the kernel's text) calls, with the helpers those call: a compiler front end parses
@@ -71,10 +79,17 @@ class Writer {
   void emit_cast(uint32_t i, const pg_instruction& in);
   void emit_bitcast(uint32_t i, const pg_instruction& in);
   void emit_vector(uint32_t i, const pg_instruction& in);
+  /// Declares lane k's bits of value i as `r<i>_<k>` = `bits[k]` and records them in its raw.
+  void declare_raw(uint32_t i, const std::vector<std::string>& bits);
+  /// LOAD of a 16-bit float through its bits (emit_load's path for them); false when its
+  /// alternative's bits are unknown, for the general path.
+  bool emit_half_load(uint32_t i, const pg_instruction& in);
 
   const Value& src(const pg_instruction& in, uint32_t s) const;
   std::string lane(const Value& v, int l) const;
   bool is_closed(int block) const;
+  /// Whether a BARRIER lies between RANGE `range` and its END_RANGE.
+  bool loop_has_barrier(uint32_t range) const;
   std::string type_of(pg_dtype dt, int lanes);
   /// Signed integer vector type whose lanes are as wide as `dt`'s: the mask of a vector ?:.
   std::string mask_type(pg_dtype dt, int lanes);

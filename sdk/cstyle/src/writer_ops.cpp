@@ -10,6 +10,7 @@ void Writer::emit_load(uint32_t i, const pg_instruction& in) {
   const int lanes = in.vcount;
   if (ptr.space == PG_ADDR_NONE) fail(PG_ERR_INVALID_ARGUMENT, i, "source is not a pointer");
   if (ptr.dtype != dt) fail(PG_ERR_INVALID_ARGUMENT, i, "dtype differs from the pointee's");
+  if (ex_.is_half(dt) && emit_half_load(i, in)) return;
   const std::string type = type_of(dt, lanes);
   const std::string& p = ptr.expr;
   const std::string memcpy_name = dialect_.table().memcpy_name;
@@ -62,6 +63,50 @@ void Writer::emit_load(uint32_t i, const pg_instruction& in) {
   }
 }
 
+void Writer::declare_raw(uint32_t i, const std::vector<std::string>& bits) {
+  Value& v = values_[i];
+  v.raw.clear();
+  const std::string type = ex_.mem_type(v.dtype);
+  for (size_t k = 0; k < bits.size(); ++k) {
+    const std::string name = "r" + std::to_string(i) + "_" + std::to_string(k);
+    line("const " + type + " " + name + " = " + bits[k] + ";");
+    v.raw.push_back(name);
+  }
+}
+
+bool Writer::emit_half_load(uint32_t i, const pg_instruction& in) {
+  // A 16-bit float is read as its bits, then widened: the bits stay at hand for a store or a
+  // tensor-core operand that wants them as they are.
+  Value& v = values_[i];
+  const auto dt = static_cast<pg_dtype>(in.dtype);
+  const int lanes = in.vcount;
+  const std::string& p = src(in, 0).expr;
+  v.expr = "v" + std::to_string(i);
+  const Value* alt = in.src_count == 3 ? &src(in, 1) : nullptr;
+  const Value* gate = in.src_count == 3 ? &src(in, 2) : nullptr;
+  if (alt != nullptr &&
+      (alt->dtype != dt || alt->lanes != lanes || static_cast<int>(alt->raw.size()) != lanes))
+    return false;  // (checked, or an alternative without known bits: the general path)
+  if (gate != nullptr &&
+      (gate->dtype != PG_DTYPE_BOOL || (gate->lanes != 1 && gate->lanes != lanes)))
+    return false;
+  std::vector<std::string> bits(lanes), l(lanes);
+  for (int k = 0; k < lanes; ++k) {
+    bits[k] = p + "[" + std::to_string(k) + "]";
+    if (gate != nullptr)
+      bits[k] = "(" + lane(*gate, k) + " ? " + bits[k] + " : " + alt->raw[k] + ")";
+  }
+  declare_raw(i, bits);
+  for (int k = 0; k < lanes; ++k) l[k] = ex_.from_memory(dt, v.raw[k]);
+  if (lanes == 1) {
+    v.expr = l[0];  // widened where used: a value only stored or packed never is
+    return true;
+  }
+  const std::string type = type_of(dt, lanes);
+  line("const " + type + " " + v.expr + " = " + literal(type, l) + ";");
+  return true;
+}
+
 void Writer::emit_store(uint32_t i, const pg_instruction& in) {
   const Value& ptr = src(in, 0);
   const Value& val = src(in, 1);
@@ -78,7 +123,12 @@ void Writer::emit_store(uint32_t i, const pg_instruction& in) {
   const bool streamable =
       lanes > 1 && gate == nullptr && !ex_.is_half(dt) && (in.arg.i & PG_STORE_STREAM) != 0;
   const std::string stream = streamable ? dialect_.stream_store(p, val.expr, lanes) : "";
-  if (lanes == 1) {
+  if (ex_.is_half(dt) && static_cast<int>(val.raw.size()) == lanes &&
+      (gate == nullptr || gate->lanes == 1)) {
+    // The bits as they were loaded: no conversion there and back.
+    for (int k = 0; k < lanes; ++k)
+      line(guard + p + "[" + std::to_string(k) + "] = " + val.raw[k] + ";");
+  } else if (lanes == 1) {
     line(guard + "*" + p + " = " + ex_.to_memory(dt, val.expr) + ";");
   } else if (!stream.empty()) {
     info_.streams = true;
@@ -138,6 +188,21 @@ void Writer::emit_alu(uint32_t i, const pg_instruction& in) {
   ex_.check_supported(op, dt, in_dt, where(i));
   const std::string type = type_of(dt, lanes);
   v.expr = "v" + std::to_string(i);
+  if (op == PG_OP_WHERE && ex_.is_half(dt)) {
+    // A select of two values whose bits are known selects the bits too.
+    const Value &c = src(in, 0), &x = src(in, 1), &y = src(in, 2);
+    auto raw_lane = [&](const Value& a, int k) { return a.raw[a.lanes > 1 ? k : 0]; };
+    if (static_cast<int>(x.raw.size()) == x.lanes && static_cast<int>(y.raw.size()) == y.lanes) {
+      std::vector<std::string> bits(lanes);
+      for (int k = 0; k < lanes; ++k)
+        bits[k] = "(" + lane(c, k) + " ? " + raw_lane(x, k) + " : " + raw_lane(y, k) + ")";
+      declare_raw(i, bits);
+      if (lanes == 1) {  // (as a loaded half: the float select is written where used)
+        v.expr = "(" + c.expr + " ? " + x.expr + " : " + y.expr + ")";
+        return;
+      }
+    }
+  }
   if (lanes > 1 && same_lanes) {
     std::vector<std::string> names;
     for (uint32_t s = 0; s < in.src_count; ++s) names.push_back(src(in, s).expr);
@@ -266,15 +331,20 @@ void Writer::emit_vector(uint32_t i, const pg_instruction& in) {
     v.lanes = 1;
     line("const " + type_of(dt, 1) + " " + v.expr + " = " + lane(a, static_cast<int>(in.arg.i)) +
          ";");
+    if (static_cast<int>(a.raw.size()) == a.lanes) v.raw = {a.raw[in.arg.i]};
     return;
   }
-  std::vector<std::string> l;
+  std::vector<std::string> l, bits;
+  bool all_raw = ex_.is_half(dt);
   for (uint32_t s = 0; s < in.src_count; ++s) {
     const Value& a = src(in, s);
     if (a.lanes != 1 || a.dtype != dt || a.space != PG_ADDR_NONE)
       fail(PG_ERR_INVALID_ARGUMENT, i, "VECTORIZE sources must be scalars of the same dtype");
     l.push_back(a.expr);
+    all_raw = all_raw && a.raw.size() == 1;
+    if (all_raw) bits.push_back(a.raw[0]);
   }
+  if (all_raw) v.raw = bits;
   const std::string type = type_of(dt, in.vcount);
   line("const " + type + " " + v.expr + " = " + literal(type, l) + ";");
 }

@@ -73,6 +73,9 @@ struct DialectTable {
   /// A line written before every loop (e.g. "#pragma unroll 4"), for a compiler that would
   /// otherwise unroll the loops the host left rolled further than it meant; nullptr: none.
   const char* loop_pragma = nullptr;
+  /// The same for a loop whose body has a barrier (a loop over staged slices), in place of
+  /// loop_pragma; nullptr: loop_pragma.
+  const char* barrier_loop_pragma = nullptr;
   /// Suffix for float32 literals ("f").
   const char* float_suffix = "f";
   /// Spelling of +inf and quiet NaN for float32 and float64.
@@ -157,6 +160,16 @@ class Dialect {
   virtual std::string wmma(uint32_t index, const std::string& out, const std::string& a,
                            const std::string& b, const std::string& c, int a_lanes, int b_lanes,
                            int c_lanes) const {
+    return "";
+  }
+
+  /// The same with 16-bit operands given as their bits: a_words and b_words are 32-bit
+  /// unsigned expressions, each two consecutive lanes of the fragment (the lower lane in bits
+  /// 0-15). "" (the default): wmma() is used, with the operands as float.
+  virtual std::string wmma_words(uint32_t index, const std::string& out,
+                                 const std::vector<std::string>& a_words,
+                                 const std::vector<std::string>& b_words, const std::string& c,
+                                 int c_lanes) const {
     return "";
   }
 
