@@ -7,6 +7,7 @@ target_sources(polygrad_compiler PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/group/narrow.cpp
   ${CMAKE_CURRENT_LIST_DIR}/group/plan.cpp
   ${CMAKE_CURRENT_LIST_DIR}/group/tiles.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/group/tuning.cpp
   ${CMAKE_CURRENT_LIST_DIR}/group/wmma.cpp
   ${CMAKE_CURRENT_LIST_DIR}/linearize.cpp
   ${CMAKE_CURRENT_LIST_DIR}/linearize_reduce.cpp

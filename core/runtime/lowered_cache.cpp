@@ -1,6 +1,7 @@
 // The lowered-program disk cache (lowered_cache.hpp).
 #include "runtime/lowered_cache.hpp"
 
+#include "codegen/group/tuning.hpp"
 #include "ir/graph.hpp"
 
 #include <polygrad/disk_cache.hpp>
@@ -141,6 +142,7 @@ std::array<uint8_t, 32> lowered_cache_key(const UOpRef& ast, const codegen::Targ
   put(m, static_cast<uint32_t>(sizeof(pg_instruction)));
   put(m, target.isa_version);
   put_caps(m, target.caps);
+  put_str(m, codegen::group_tuning::overrides());  // a tuning run's shapes plan differently
   std::unordered_map<const UOp*, uint32_t> id;
   for (const UOp* n : toposort(ast)) {
     const auto i = static_cast<uint32_t>(id.size());

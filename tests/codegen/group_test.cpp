@@ -9,14 +9,20 @@
 #include <climits>
 #include <cstdint>
 
+#include "codegen/group/tiles.hpp"
+#include "codegen/group/wmma.hpp"
 #include "harness.hpp"
+#include "ir/graph.hpp"
 
 namespace polygrad_test {
 namespace {
 
 using polygrad::range;
 using polygrad::codegen::LoweredKernel;
+using polygrad::codegen::Planned;
 using polygrad::codegen::Target;
+using polygrad::codegen::group_tuning::TileShape;
+using polygrad::codegen::group_tuning::WmmaShape;
 
 /// A GPU-like target: groups of up to 1024 threads, 48 KiB of local memory, 32-wide warps.
 Target group_target() {
@@ -32,6 +38,12 @@ Target group_target() {
   t.caps.vector_width_bytes = 16;
   t.caps.max_vector_lanes = 8;
   return t;
+}
+
+int count_ops(const UOpRef& sink, Op op) {
+  int n = 0;
+  for (const polygrad::UOp* u : polygrad::toposort(sink)) n += u->op() == op;
+  return n;
 }
 
 int count(const LoweredKernel& k, pg_op op) {
@@ -163,6 +175,26 @@ TEST(Group, MatmulStagesTilesOfBothOperandsInLocalMemory) {
   EXPECT_EQ(count(k, PG_OP_DEFINE_REG), 16);  // a 4 x 4 block of accumulators per thread
 }
 
+TEST(Group, TileShapesAreTakenInOrderWhenTheProductHoldsThem) {
+  // 128 x 128 with 8 x 8 a thread first, then the default: a product 130 wide takes the first,
+  // one 100 wide the second.
+  const std::vector<TileShape> shapes = {{128, 128, 8, 8, 8}, {64, 64, 16, 4, 4}};
+  for (const int64_t n : {130, 100}) {
+    const int64_t m = 200, kd = 100;
+    UOpRef i = range(idx(m), 0), j = range(idx(n), 1), kk = range(idx(kd), 2);
+    UOpRef o = global(0, dtypes::float32), a = global(1, dtypes::float32),
+           b = global(2, dtypes::float32);
+    UOpRef ast = sink(
+        {store(o, i * n + j, reduce(Op::ADD, load(a, i * kd + kk) * load(b, kk * n + j), {kk}))});
+    const std::optional<Planned> plan = polygrad::codegen::plan_tiles(ast, group_target(), shapes);
+    ASSERT_TRUE(plan) << n;
+    EXPECT_EQ(plan->local[0], 256u) << n;  // 16 x 16 threads either way
+    const int64_t tile = n == 130 ? 128 : 64;
+    EXPECT_EQ(plan->groups[0]->arg_int(), ((m + tile - 1) / tile) * ((n + tile - 1) / tile)) << n;
+    EXPECT_EQ(count_ops(plan->sink, Op::REDUCE), n == 130 ? 64 : 16) << n;  // a block a thread
+  }
+}
+
 /// The maps of PTX's mma.sync m16n8k16 (row.col) for lane t, group g = t / 4, q = t % 4:
 /// A's element l at row g + 8 * (l / 2 % 2), column 2q + l % 2 + 8 * (l / 4); B's at k-row
 /// 2q + l % 2 + 8 * (l / 2), column g; C's at row g + 8 * (l / 2), column 2q + l % 2.
@@ -206,6 +238,35 @@ TEST(Group, HalfMatmulUsesTheTargetsTensorCore) {
   const LoweredKernel plain = polygrad::codegen::lower(ast, group_target());
   EXPECT_EQ(count(plain, PG_OP_WMMA), 0);
   EXPECT_EQ(plain.local_size[0], 256u);
+}
+
+TEST(Group, ATensorCoreShapeOfEightWarpsStagesSlicesOfTwoSteps) {
+  static const PtxMaps maps;
+  Target t = group_target();
+  t.caps.tensor_core_count = 1;
+  t.caps.tensor_cores[0] = {
+      16, 8,      16,     32,    PG_DTYPE_BFLOAT16, PG_DTYPE_BFLOAT16, PG_DTYPE_FLOAT32, 0,
+      0,  maps.a, maps.b, maps.c};
+  const int64_t m = 256, n = 128, kd = 96;
+  UOpRef i = range(idx(m), 0), j = range(idx(n), 1), kk = range(idx(kd), 2);
+  UOpRef o = global(0, dtypes::float32), a = global(1, dtypes::bfloat16),
+         b = global(2, dtypes::bfloat16);
+  UOpRef prod = polygrad::cast(load(a, i * kd + kk), dtypes::float32) *
+                polygrad::cast(load(b, kk * n + j), dtypes::float32);
+  UOpRef ast = sink({store(o, i * n + j, reduce(Op::ADD, prod, {kk}))});
+  const std::vector<WmmaShape> shapes = {{2, 4, 4, 4, 2}};
+  const std::optional<Planned> plan = polygrad::codegen::plan_wmma(ast, t, shapes);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->local[0], 256u);                 // 2 x 4 warps
+  EXPECT_EQ(plan->groups[0]->arg_int(), 2);        // 128 x 128 tiles
+  EXPECT_EQ(count_ops(plan->sink, Op::WMMA), 16);  // 4 x 4 tensor-core tiles per warp
+  ASSERT_EQ(plan->stages.size(), 1u);
+  // Both tiles staged with rows padded by 8: A 128 x (32 + 8), B 32 x (128 + 8).
+  std::vector<int64_t> sizes;
+  for (const UOp* u : polygrad::toposort(plan->sink))
+    if (u->op() == Op::DEFINE_LOCAL) sizes.push_back(u->arg_ints()[1]);
+  std::sort(sizes.begin(), sizes.end());
+  EXPECT_EQ(sizes, (std::vector<int64_t>{32 * 136, 128 * 40}));
 }
 
 int count_int64(const LoweredKernel& k) {

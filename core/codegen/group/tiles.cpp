@@ -98,82 +98,79 @@ std::vector<UOpRef> stage_stores(const StagedTile& tile, const Product& p, const
     unflatten(p.ks, k.clamp(kk), at);
     UOpRef value = substituted(tile.value, at);
     if (inside) value = where(inside, value, const_float(tile.value->dtype(), 0.0));
+    const UOpRef at_local = tile.stride > 0 ? row * tile.stride + col : e;
     stores.push_back(
         UOp::make(Op::STORE, dtypes::void_,
-                  {UOp::make(Op::INDEX, tile.local->dtype(), {tile.local, e}), value}));
+                  {UOp::make(Op::INDEX, tile.local->dtype(), {tile.local, at_local}), value}));
   }
   return stores;
 }
 
-std::optional<Planned> plan_tiles(const UOpRef& sink, const Target& target) {
-  std::optional<Product> shape = product_shape(sink);
-  if (!shape) return std::nullopt;
-  const UOp* r = shape->reduce;
+namespace {
+
+/// The tile plan of `shape` with tile shape `ts`, or nullopt when the product is smaller than
+/// the tile or the target lacks the threads or local memory it needs.
+std::optional<Planned> plan_tiles_of(const UOpRef& sink, const Target& target, const Product& shape,
+                                     const tune::TileShape& ts) {
+  const UOp* r = shape.reduce;
   const DType t = r->dtype();
-  const UOpRef x = shape->x, y = shape->y;
+  const UOpRef x = shape.x, y = shape.y;
   const DType tx_t = x->dtype(), ty_t = y->dtype();  // the operands' own (a half product's)
-  const Ranges &is = shape->is, &js = shape->js, &bs = shape->bs;
-  const Tiled m(shape->m, tune::kTileM), n(shape->n, tune::kTileN), k(shape->k, tune::kTileK);
-  int64_t next_id = shape->next_id;
-  if (!m.at_least(tune::kTileM) || !n.at_least(tune::kTileN) || !k.at_least(tune::kTileK))
-    return std::nullopt;
-  const int64_t threads = (tune::kTileM / tune::kRegM) * (tune::kTileN / tune::kRegN);
-  const int64_t tile_bytes =
-      (tune::kTileM * tx_t.scalar_size() + tune::kTileN * ty_t.scalar_size()) * tune::kTileK;
+  const Ranges &is = shape.is, &js = shape.js, &bs = shape.bs;
+  const Tiled m(shape.m, ts.m), n(shape.n, ts.n), k(shape.k, ts.k);
+  int64_t next_id = shape.next_id;
+  if (!m.at_least(ts.m) || !n.at_least(ts.n) || !k.at_least(ts.k)) return std::nullopt;
+  const int64_t threads = ts.threads();
+  const int64_t tile_bytes = (ts.m * tx_t.scalar_size() + ts.n * ty_t.scalar_size()) * ts.k;
   if (threads > int64_t{max_local(target)} ||
       tile_bytes > static_cast<int64_t>(target.caps.local_memory_bytes) ||
       !(target.caps.flags & PG_CAP_LOCAL_MEMORY))
     return std::nullopt;
   const UOpRef tiles_m = m.count(), tiles_n = n.count();
-  const UOpRef group_count = simplify(shape->batch * tiles_m * tiles_n);
+  const UOpRef group_count = simplify(shape.batch * tiles_m * tiles_n);
   const std::optional<Bounds> most = bounds(group_count);
   if (!most || most->hi > int64_t{target.caps.max_global_dims[0]}) return std::nullopt;
 
   // The launch: group g = (b * tiles_m + tm) * tiles_n + tn; thread l = ty * (TN / RN) + tx.
   Planned plan;
   plan.grouped = true;
-  plan.out_ends = shape->out_ends;
+  plan.out_ends = shape.out_ends;
   const UOpRef g = special("gidx0", group_count);
   const UOpRef l = special("lidx0", idx(threads));
-  const int64_t across = tune::kTileN / tune::kRegN;
+  const int64_t across = ts.n / ts.reg_n;
   const UOpRef tn = g % tiles_n, tm = (g / tiles_n) % tiles_m, b = g / (tiles_n * tiles_m);
   const UOpRef tx = l % across, ty = l / across;
   std::unordered_map<const UOp*, UOpRef> batch_at;
   unflatten(bs, b, batch_at);
 
-  // The stage: per slice k0 of kTileK, X's tile [mm][kk] and Y's tile [kk][nn] in local memory.
+  // The stage: per slice k0 of ts.k, X's tile [mm][kk] and Y's tile [kk][nn] in local memory.
   const UOpRef k0 = range(k.count(), next_id++);
-  const UOpRef k1 = range(idx(tune::kTileK), next_id++);
+  const UOpRef k1 = range(idx(ts.k), next_id++);
   const DType lx = tx_t.ptr(AddrSpace::local), ly = ty_t.ptr(AddrSpace::local);
-  const UOpRef xs = UOp::make(Op::DEFINE_LOCAL, lx, {},
-                              Arg(std::vector<int64_t>{0, tune::kTileM * tune::kTileK}));
-  const UOpRef ys = UOp::make(Op::DEFINE_LOCAL, ly, {},
-                              Arg(std::vector<int64_t>{1, tune::kTileK * tune::kTileN}));
+  const UOpRef xs = UOp::make(Op::DEFINE_LOCAL, lx, {}, Arg(std::vector<int64_t>{0, ts.m * ts.k}));
+  const UOpRef ys = UOp::make(Op::DEFINE_LOCAL, ly, {}, Arg(std::vector<int64_t>{1, ts.k * ts.n}));
   Stage stage;
   stage.loop_id = k0->arg_int();
   // X's tile [mm][kk] (m = tm * TM + mm), Y's [kk][nn] (n = tn * TN + nn).
-  for (const StagedTile& tile :
-       {StagedTile{xs, x, &is, &m, tm * tune::kTileM, false, tune::kTileM, tune::kTileK},
-        StagedTile{ys, y, &js, &n, tn * tune::kTileN, true, tune::kTileK, tune::kTileN}})
-    for (UOpRef& st : stage_stores(tile, *shape, k, k0, l, threads, batch_at))
+  for (const StagedTile& tile : {StagedTile{xs, x, &is, &m, tm * ts.m, false, ts.m, ts.k},
+                                 StagedTile{ys, y, &js, &n, tn * ts.n, true, ts.k, ts.n}})
+    for (UOpRef& st : stage_stores(tile, shape, k, k0, l, threads, batch_at))
       stage.stores.push_back(std::move(st));
   plan.stages.push_back(std::move(stage));
 
-  // The thread's kRegM x kRegN outputs: one REDUCE each over (k0, k1), read from the tiles.
+  // The thread's reg_m x reg_n outputs: one REDUCE each over (k0, k1), read from the tiles.
   // Thread (ty, tx) holds rows ty + down * ri and columns tx + across * rj, not a contiguous
-  // block: the 32 threads of a warp then read 32 consecutive words of Y's tile and two rows of
-  // X's 16 words apart (no two in one bank of local memory; a contiguous 4 x 4 block put 2
-  // reads in each bank), and store consecutive columns of the output.
-  const int64_t down = tune::kTileM / tune::kRegM;
+  // block: the 32 threads of a warp then read consecutive words of Y's tile and at most two
+  // rows of X's (no two in one bank of local memory; a contiguous 4 x 4 block put 2 reads in
+  // each bank), and store consecutive columns of the output.
+  const int64_t down = ts.m / ts.reg_m;
   std::vector<UOpRef> stores;
-  for (int64_t ri = 0; ri < tune::kRegM; ++ri)
-    for (int64_t rj = 0; rj < tune::kRegN; ++rj) {
+  for (int64_t ri = 0; ri < ts.reg_m; ++ri)
+    for (int64_t rj = 0; rj < ts.reg_n; ++rj) {
       const UOpRef mm = ty + down * ri, nn = tx + across * rj;
-      const UOpRef mi = tm * tune::kTileM + mm, ni = tn * tune::kTileN + nn;
-      const UOpRef a =
-          UOp::make(Op::LOAD, tx_t, {UOp::make(Op::INDEX, lx, {xs, mm * tune::kTileK + k1})});
-      const UOpRef bv =
-          UOp::make(Op::LOAD, ty_t, {UOp::make(Op::INDEX, ly, {ys, k1 * tune::kTileN + nn})});
+      const UOpRef mi = tm * ts.m + mm, ni = tn * ts.n + nn;
+      const UOpRef a = UOp::make(Op::LOAD, tx_t, {UOp::make(Op::INDEX, lx, {xs, mm * ts.k + k1})});
+      const UOpRef bv = UOp::make(Op::LOAD, ty_t, {UOp::make(Op::INDEX, ly, {ys, k1 * ts.n + nn})});
       // The kernel's own product (a half one cast to float stays so) of the staged values.
       const UOpRef prod = substituted(r->src(0), {{x.get(), a}, {y.get(), bv}});
       const UOpRef sum = UOp::make(Op::REDUCE, t, {prod, k0, k1}, r->arg());
@@ -189,6 +186,21 @@ std::optional<Planned> plan_tiles(const UOpRef& sink, const Target& target) {
   plan.groups = {group_count, idx(1), idx(1)};
   plan.local = {static_cast<uint32_t>(threads), 1, 1};
   return plan;
+}
+
+}  // namespace
+
+std::optional<Planned> plan_tiles(const UOpRef& sink, const Target& target) {
+  return plan_tiles(sink, target, tune::tile_shapes());
+}
+
+std::optional<Planned> plan_tiles(const UOpRef& sink, const Target& target,
+                                  const std::vector<tune::TileShape>& shapes) {
+  std::optional<Product> shape = product_shape(sink);
+  if (!shape) return std::nullopt;
+  for (const tune::TileShape& ts : shapes)
+    if (std::optional<Planned> plan = plan_tiles_of(sink, target, *shape, ts)) return plan;
+  return std::nullopt;
 }
 
 }  // namespace polygrad::codegen

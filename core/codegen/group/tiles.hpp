@@ -5,13 +5,14 @@
 // (and reduce ranges K) and Y on the output ranges J (and K), besides ranges B both depend on
 // (a batch), and I, J, B are every output range: a matmul (I = rows, J = columns), a batched
 // one, a convolution (I = batch and pixels, J = output channels, K = input channels and the
-// window). With M, N, K the products of I's, J's and K's extents, each group computes a
-// kTileM x kTileN block of one batch's M x N output; per kTileK slice of K its threads copy
-// the slice's X tile (kTileM x kTileK) and Y tile (kTileK x kTileN) into local memory (a
-// Stage: values past M, N or K are stored as 0), wait, and each thread adds kRegM x kRegN
-// products per k step from the tiles into its accumulators (register blocking), then waits
-// again before the next slice overwrites the tiles. The epilogue (bias, activation) runs on
-// each of the thread's outputs; stores past M or N are gated.
+// window). With M, N, K the products of I's, J's and K's extents, each group computes an
+// m x n block of one batch's M x N output (a group_tuning::TileShape, the first of
+// tile_shapes() that the extents hold); per k-deep slice of K its threads copy the slice's X
+// tile (m x k) and Y tile (k x n) into local memory (a Stage: values past M, N or K are stored
+// as 0), wait, and each thread adds reg_m x reg_n products per k step from the tiles into its
+// accumulators (register blocking), then waits again before the next slice overwrites the
+// tiles. The epilogue (bias, activation) runs on each of the thread's outputs; stores past M
+// or N are gated.
 #ifndef POLYGRAD_CODEGEN_GROUP_TILES_HPP
 #define POLYGRAD_CODEGEN_GROUP_TILES_HPP
 
@@ -20,6 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "codegen/group/tuning.hpp"
 #include "codegen/strategy.hpp"
 
 namespace polygrad::codegen {
@@ -60,6 +62,7 @@ struct StagedTile {
   UOpRef start;                        ///< the group's first position along them
   bool k_rows = false;
   int64_t rows = 0, cols = 0;
+  int64_t stride = 0;  ///< elements from one row to the next in `local` (0: cols, unpadded)
 };
 
 /// The stores by which a group's `threads` threads (index `l`) copy slice `k0` of `tile`'s
@@ -73,6 +76,9 @@ std::vector<UOpRef> stage_stores(const StagedTile& tile, const Product& p, const
 /// extents are not constant, it is smaller than a tile, or the target lacks the threads or
 /// local memory a tile needs.
 std::optional<Planned> plan_tiles(const UOpRef& sink, const Target& target);
+/// The same with `shapes` tried in order in place of group_tuning::tile_shapes().
+std::optional<Planned> plan_tiles(const UOpRef& sink, const Target& target,
+                                  const std::vector<group_tuning::TileShape>& shapes);
 
 }  // namespace polygrad::codegen
 

@@ -5,6 +5,7 @@
 
 #include "codegen/group/ast_parts.hpp"
 #include "codegen/group/tiles.hpp"
+#include "codegen/group/tuning.hpp"
 #include "codegen/rebuild.hpp"
 #include "symbolic/bounds.hpp"
 
@@ -72,7 +73,123 @@ UOpRef uncast(const UOpRef& v, uint8_t dtype) {
 
 }  // namespace
 
+namespace tune = group_tuning;
+
+namespace {
+
+/// Elements that pad each row of a staged tile, so that the rows of a fragment's lanes fall in
+/// different banks of local memory (16 bytes of 16-bit values: rows stay 16-byte aligned).
+constexpr int64_t kRowPad = 8;
+
+/// The tensor-core plan of `shape` with operands `a`, `b` (in the shape's A and B dtypes) on
+/// tensor core `ti` in the warp layout `ws`, or nullopt when it does not fit.
+std::optional<Planned> plan_wmma_of(const UOpRef& sink, const Target& target, const Product& shape,
+                                    const UOpRef& a, const UOpRef& b, uint32_t ti,
+                                    const tune::WmmaShape& ws) {
+  const pg_tensor_core& tc = target.caps.tensor_cores[ti];
+  const UOp* r = shape.reduce;
+  const DType acc = r->dtype();
+  const int64_t threads = tc.threads;
+  const int64_t tile_m = ws.warps_m * ws.frag_m * tc.m, tile_n = ws.warps_n * ws.frag_n * tc.n;
+  const int64_t kc = ws.k_steps * tc.k;  // k staged at once
+  const int64_t group_threads = ws.warps_m * ws.warps_n * threads;
+  const int64_t la = tc.m * tc.k / threads, lb = tc.k * tc.n / threads, lc = tc.m * tc.n / threads;
+  const std::optional<Layout> fa = layout_of(tc.a_map, tc.m, tc.k, threads);
+  const std::optional<Layout> fb = layout_of(tc.b_map, tc.k, tc.n, threads);
+  const std::optional<Layout> fc = layout_of(tc.c_map, tc.m, tc.n, threads);
+  const DType ta = a->dtype(), tb = b->dtype();
+  const int64_t sa = kc + kRowPad, sb = tile_n + kRowPad;  // the staged rows' strides
+  const int64_t bytes = tile_m * sa * ta.scalar_size() + kc * sb * tb.scalar_size();
+  if (!fa || !fb || !fc || std::max({la, lb, lc}) > int64_t{target.caps.max_vector_lanes} ||
+      group_threads > int64_t{max_local(target)} ||
+      bytes > static_cast<int64_t>(target.caps.local_memory_bytes))
+    return std::nullopt;
+  const Tiled m(shape.m, tile_m), n(shape.n, tile_n), k(shape.k, kc);
+  if (!m.at_least(tile_m) || !n.at_least(tile_n) || !k.at_least(kc)) return std::nullopt;
+  const UOpRef tiles_m = m.count(), tiles_n = n.count();
+  const UOpRef group_count = simplify(shape.batch * tiles_m * tiles_n);
+  const std::optional<Bounds> most = bounds(group_count);
+  if (!most || most->hi > int64_t{target.caps.max_global_dims[0]}) return std::nullopt;
+
+  Planned plan;
+  plan.grouped = true;
+  plan.out_ends = shape.out_ends;
+  int64_t next_id = shape.next_id;
+  const UOpRef g = special("gidx0", group_count);
+  const UOpRef l = special("lidx0", idx(group_threads));
+  const UOpRef tn = g % tiles_n, tm = (g / tiles_n) % tiles_m, bi = g / (tiles_n * tiles_m);
+  const UOpRef warp = l / threads, lane = l % threads;
+  const UOpRef wy = warp / ws.warps_n, wx = warp % ws.warps_n;
+  std::unordered_map<const UOp*, UOpRef> batch_at;
+  unflatten(shape.bs, bi, batch_at);
+
+  // Stage the slice k0 of both operands: A's [mm][kk], B's [kk][nn], rows padded, 0 outside.
+  const UOpRef k0 = range(k.count(), next_id++);
+  const UOpRef as = UOp::make(Op::DEFINE_LOCAL, ta.ptr(AddrSpace::local), {},
+                              Arg(std::vector<int64_t>{0, tile_m * sa}));
+  const UOpRef bs = UOp::make(Op::DEFINE_LOCAL, tb.ptr(AddrSpace::local), {},
+                              Arg(std::vector<int64_t>{1, kc * sb}));
+  Stage stage;
+  stage.loop_id = k0->arg_int();
+  for (const StagedTile& tile :
+       {StagedTile{as, a, &shape.is, &m, tm * tile_m, false, tile_m, kc, sa},
+        StagedTile{bs, b, &shape.js, &n, tn * tile_n, true, kc, tile_n, sb}})
+    for (UOpRef& st : stage_stores(tile, shape, k, k0, l, group_threads, batch_at))
+      stage.stores.push_back(std::move(st));
+  plan.stages.push_back(std::move(stage));
+
+  // Each warp's frag_m x frag_n tensor-core tiles per step k1 of the slice, fragments read from
+  // the staged tiles.
+  const UOpRef k1 = ws.k_steps > 1 ? range(idx(ws.k_steps), next_id++) : UOpRef();
+  const UOpRef k_at = k1 ? k1 * tc.k : idx(0);
+  auto fragment = [&](const UOpRef& tile, DType t, const Layout& lay, int64_t lanes,
+                      const UOpRef& row0, const UOpRef& col0, int64_t stride) {
+    std::vector<UOpRef> parts;
+    for (int64_t e = 0; e < lanes; ++e) {
+      const UOpRef at =
+          (row0 + position(lay, true, e, lane)) * stride + col0 + position(lay, false, e, lane);
+      parts.push_back(UOp::make(Op::LOAD, t, {UOp::make(Op::INDEX, tile->dtype(), {tile, at})}));
+    }
+    return UOp::make(Op::VECTORIZE, t.vec(static_cast<int>(lanes)), parts);
+  };
+  std::vector<UOpRef> stores;
+  const DType cv = acc.vec(static_cast<int>(lc));
+  for (int64_t fm = 0; fm < ws.frag_m; ++fm)
+    for (int64_t fn = 0; fn < ws.frag_n; ++fn) {
+      const UOpRef row0 = wy * (ws.frag_m * tc.m) + fm * tc.m;
+      const UOpRef col0 = wx * (ws.frag_n * tc.n) + fn * tc.n;
+      const UOpRef fa_v = fragment(as, ta, *fa, la, row0, k_at, sa);
+      const UOpRef fb_v = fragment(bs, tb, *fb, lb, k_at, col0, sb);
+      const UOpRef mma = UOp::make(Op::WMMA, cv, {fa_v, fb_v, const_float(cv, 0.0)},
+                                   Arg(static_cast<int64_t>(ti)));
+      const UOpRef sum = k1 ? UOp::make(Op::REDUCE, cv, {mma, k0, k1}, r->arg())
+                            : UOp::make(Op::REDUCE, cv, {mma, k0}, r->arg());
+      for (int64_t e = 0; e < lc; ++e) {
+        const UOpRef mi = tm * tile_m + row0 + position(*fc, true, e, lane);
+        const UOpRef ni = tn * tile_n + col0 + position(*fc, false, e, lane);
+        const UOpRef inside = and_gate(m.inside(mi), n.inside(ni));
+        std::unordered_map<const UOp*, UOpRef> at = batch_at;
+        unflatten(shape.is, m.clamp(mi), at);
+        unflatten(shape.js, n.clamp(ni), at);
+        at[r] = UOp::make(Op::GEP, acc, {sum}, Arg(std::vector<int64_t>{e}));
+        for (const UOpRef& st : sink->srcs())
+          stores.push_back(gate_store(substituted(st, at), inside));
+      }
+    }
+  plan.sink = UOp::make(Op::SINK, dtypes::void_, stores);
+  plan.groups = {group_count, idx(1), idx(1)};
+  plan.local = {static_cast<uint32_t>(group_threads), 1, 1};
+  return plan;
+}
+
+}  // namespace
+
 std::optional<Planned> plan_wmma(const UOpRef& sink, const Target& target) {
+  return plan_wmma(sink, target, tune::wmma_shapes());
+}
+
+std::optional<Planned> plan_wmma(const UOpRef& sink, const Target& target,
+                                 const std::vector<tune::WmmaShape>& shapes) {
   if (target.isa_version < 2 || !(target.caps.flags & PG_CAP_LOCAL_MEMORY)) return std::nullopt;
   std::optional<Product> shape = product_shape(sink);
   if (!shape) return std::nullopt;
@@ -94,92 +211,9 @@ std::optional<Planned> plan_wmma(const UOpRef& sink, const Target& target) {
     }
     if (!a || !b || a->dtype().scalar() != tc.dtype_a || b->dtype().scalar() != tc.dtype_b)
       continue;
-    const int64_t threads = tc.threads, warps_m = 2, warps_n = 2, frag_m = 2, frag_n = 4;
-    const int64_t tile_m = warps_m * frag_m * tc.m, tile_n = warps_n * frag_n * tc.n;
-    const int64_t group_threads = warps_m * warps_n * threads;
-    const int64_t la = tc.m * tc.k / threads, lb = tc.k * tc.n / threads,
-                  lc = tc.m * tc.n / threads;
-    const std::optional<Layout> fa = layout_of(tc.a_map, tc.m, tc.k, threads);
-    const std::optional<Layout> fb = layout_of(tc.b_map, tc.k, tc.n, threads);
-    const std::optional<Layout> fc = layout_of(tc.c_map, tc.m, tc.n, threads);
-    const DType ta = a->dtype(), tb = b->dtype();
-    const int64_t bytes = tile_m * tc.k * ta.scalar_size() + tc.k * tile_n * tb.scalar_size();
-    if (!fa || !fb || !fc || std::max({la, lb, lc}) > int64_t{target.caps.max_vector_lanes} ||
-        group_threads > int64_t{max_local(target)} ||
-        bytes > static_cast<int64_t>(target.caps.local_memory_bytes))
-      continue;
-    const Tiled m(shape->m, tile_m), n(shape->n, tile_n), k(shape->k, tc.k);
-    if (!m.at_least(tile_m) || !n.at_least(tile_n) || !k.at_least(tc.k)) continue;
-    const UOpRef tiles_m = m.count(), tiles_n = n.count();
-    const UOpRef group_count = simplify(shape->batch * tiles_m * tiles_n);
-    const std::optional<Bounds> most = bounds(group_count);
-    if (!most || most->hi > int64_t{target.caps.max_global_dims[0]}) continue;
-
-    Planned plan;
-    plan.grouped = true;
-    plan.out_ends = shape->out_ends;
-    int64_t next_id = shape->next_id;
-    const UOpRef g = special("gidx0", group_count);
-    const UOpRef l = special("lidx0", idx(group_threads));
-    const UOpRef tn = g % tiles_n, tm = (g / tiles_n) % tiles_m, bi = g / (tiles_n * tiles_m);
-    const UOpRef warp = l / threads, lane = l % threads;
-    const UOpRef wy = warp / warps_n, wx = warp % warps_n;
-    std::unordered_map<const UOp*, UOpRef> batch_at;
-    unflatten(shape->bs, bi, batch_at);
-
-    // Stage the slice k0 of both operands: A's [mm][kk], B's [kk][nn], 0 outside.
-    const UOpRef k0 = range(k.count(), next_id++);
-    const UOpRef as = UOp::make(Op::DEFINE_LOCAL, ta.ptr(AddrSpace::local), {},
-                                Arg(std::vector<int64_t>{0, tile_m * tc.k}));
-    const UOpRef bs = UOp::make(Op::DEFINE_LOCAL, tb.ptr(AddrSpace::local), {},
-                                Arg(std::vector<int64_t>{1, tc.k * tile_n}));
-    Stage stage;
-    stage.loop_id = k0->arg_int();
-    for (const StagedTile& tile :
-         {StagedTile{as, a, &shape->is, &m, tm * tile_m, false, tile_m, tc.k},
-          StagedTile{bs, b, &shape->js, &n, tn * tile_n, true, tc.k, tile_n}})
-      for (UOpRef& st : stage_stores(tile, *shape, k, k0, l, group_threads, batch_at))
-        stage.stores.push_back(std::move(st));
-    plan.stages.push_back(std::move(stage));
-
-    // Each warp's frag_m x frag_n tensor-core tiles, fragments read from the staged tiles.
-    auto fragment = [&](const UOpRef& tile, DType t, const Layout& lay, int64_t lanes,
-                        const UOpRef& row0, const UOpRef& col0, int64_t cols) {
-      std::vector<UOpRef> parts;
-      for (int64_t e = 0; e < lanes; ++e) {
-        const UOpRef at =
-            (row0 + position(lay, true, e, lane)) * cols + col0 + position(lay, false, e, lane);
-        parts.push_back(UOp::make(Op::LOAD, t, {UOp::make(Op::INDEX, tile->dtype(), {tile, at})}));
-      }
-      return UOp::make(Op::VECTORIZE, t.vec(static_cast<int>(lanes)), parts);
-    };
-    std::vector<UOpRef> stores;
-    const DType cv = acc.vec(static_cast<int>(lc));
-    for (int64_t fm = 0; fm < frag_m; ++fm)
-      for (int64_t fn = 0; fn < frag_n; ++fn) {
-        const UOpRef row0 = wy * (frag_m * tc.m) + fm * tc.m;
-        const UOpRef col0 = wx * (frag_n * tc.n) + fn * tc.n;
-        const UOpRef fa_v = fragment(as, ta, *fa, la, row0, idx(0), tc.k);
-        const UOpRef fb_v = fragment(bs, tb, *fb, lb, idx(0), col0, tile_n);
-        const UOpRef mma = UOp::make(Op::WMMA, cv, {fa_v, fb_v, const_float(cv, 0.0)},
-                                     Arg(static_cast<int64_t>(ti)));
-        const UOpRef sum = UOp::make(Op::REDUCE, cv, {mma, k0}, r->arg());
-        for (int64_t e = 0; e < lc; ++e) {
-          const UOpRef mi = tm * tile_m + row0 + position(*fc, true, e, lane);
-          const UOpRef ni = tn * tile_n + col0 + position(*fc, false, e, lane);
-          const UOpRef inside = and_gate(m.inside(mi), n.inside(ni));
-          std::unordered_map<const UOp*, UOpRef> at = batch_at;
-          unflatten(shape->is, m.clamp(mi), at);
-          unflatten(shape->js, n.clamp(ni), at);
-          at[r] = UOp::make(Op::GEP, acc, {sum}, Arg(std::vector<int64_t>{e}));
-          for (const UOpRef& st : sink->srcs())
-            stores.push_back(gate_store(substituted(st, at), inside));
-        }
-      }
-    plan.sink = UOp::make(Op::SINK, dtypes::void_, stores);
-    plan.groups = {group_count, idx(1), idx(1)};
-    plan.local = {static_cast<uint32_t>(group_threads), 1, 1};
-    return plan;
+    for (const tune::WmmaShape& ws : shapes)
+      if (std::optional<Planned> plan = plan_wmma_of(sink, target, *shape, a, b, ti, ws))
+        return plan;
   }
   return std::nullopt;
 }
