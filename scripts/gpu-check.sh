@@ -13,6 +13,10 @@
 #                timeout with pytest-timeout; tests that need the cpu device skip)
 #   bench        bench/gpu.py: polygrad on cuda beside torch on cuda
 #   repro        the two failures an H200 showed at 0615657, alone, with debug_sync (below)
+#   shapes       (only when named in GPU_CHECK_STEPS) bench/gpu_shapes.sh: the GEMM cases under
+#                each candidate tile and tensor-core shape of the group codegen
+#   profile      (only when named) ncu's speed-of-light, occupancy and warp-state sections for
+#                the first product kernel of bench/gpu.py's fp32 and bf16 4096 GEMM cases
 # GPU_CHECK_STEPS picks steps ("devices faults pytest"); GPU_CHECK_LIMIT_<STEP> sets a step's
 # limit in seconds, GPU_CHECK_WORKERS pytest's workers, GPU_CHECK_PYTEST_ARGS more arguments
 # (shell words: GPU_CHECK_PYTEST_ARGS="-k 'not nccl'" passes one -k expression).
@@ -85,6 +89,7 @@ outcome() {
     conformance) { grep -E '^\[corpus\]' "$2"; grep -E '^  skip  corpus|^result:' "$2"; } |
       tr '\n' ' ' ;;
     pytest) grep -E '(passed|failed|error|skipped|no tests ran).* in [0-9.]+s' "$2" | tail -n 1 ;;
+    shapes) echo "$(grep -cE ' ok \(' "$2") rows checked ok, $(grep -cE 'MISMATCH|ERROR|nan' "$2") failed" ;;
     bench) echo "rows: $(grep -cE ' (yes|NO|-) +ok' "$2") checked ok, $(grep -cE 'MISMATCH|ERROR' "$2") \
 mismatched or failed; targets: $(grep -cE ' yes +' "$2") met, $(grep -cE ' NO +' "$2") not met;" \
         "$(grep -m1 -E '^bench/gpu.py: ' "$2")" ;;
@@ -128,6 +133,23 @@ bench() {
   python3 bench/gpu.py --device "$dev" $bench_args
 }
 
+profile() {
+  has_cuda || no_cuda || return 1
+  local rc=0
+  for c in gemm_fp32_4096 gemm_bf16_4096; do
+    ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats \
+      --section WarpStateStats --section MemoryWorkloadAnalysis -k 'regex:^r_' --launch-count 1 \
+      python3 bench/gpu.py --device "$dev" --cases "$c" || rc=1
+  done
+  return "$rc"
+}
+
+shapes() {
+  has_cuda || no_cuda || return 1
+  # shellcheck disable=SC2086  # (the extra arguments are words)
+  bench/gpu_shapes.sh --device "$dev" $bench_args_shapes
+}
+
 # (the steps run under timeout in a child bash: it needs the functions and the bundle's path)
 # A kernel fault is reported with the kernel's name, at synchronize and with debug_sync (one
 # process each: a fault leaves the CUDA context unusable).
@@ -165,12 +187,15 @@ repro() {
   return "$rc"
 }
 
-export -f devices no_cuda has_cuda pytest_cuda bench faults repro
-export bundle plugin dev bench_args
+export -f devices no_cuda has_cuda pytest_cuda bench faults repro shapes profile
+bench_args_shapes="${GPU_CHECK_SHAPES_ARGS:-}"
+export bundle plugin dev bench_args bench_args_shapes
 # GPU_CHECK_STEPS: the steps to run (default all), e.g. "devices faults pytest".
 steps="${GPU_CHECK_STEPS:-devices conformance faults pytest bench repro}"
 want() { [[ " $steps " == *" $1 "* ]]; }
 want devices && step devices "${GPU_CHECK_LIMIT_DEVICES:-60}" devices
+want shapes && step shapes "${GPU_CHECK_LIMIT_SHAPES:-200}" shapes
+want profile && step profile "${GPU_CHECK_LIMIT_PROFILE:-90}" profile
 want conformance && step conformance "${GPU_CHECK_LIMIT_CONFORMANCE:-90}" polygrad conformance "$plugin" --reference emu
 want faults && step faults "${GPU_CHECK_LIMIT_FAULTS:-30}" faults
 want pytest && step pytest "${GPU_CHECK_LIMIT_PYTEST:-240}" pytest_cuda

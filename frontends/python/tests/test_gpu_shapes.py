@@ -1,0 +1,81 @@
+"""Every candidate shape that bench/gpu_shapes.sh times on a GPU (POLYGRAD_GPU_TILE for the
+float tile form, POLYGRAD_GPU_WMMA for the tensor-core form) computes the product right: each
+in a process of its own on the GPU emulator, against numpy's float64 product of the same
+rounded inputs, at sizes that are not multiples of any tile, with the launch the shape gives.
+Where the cuda plugin is installed, each product kernel is also built for sm_90 (its compile
+role, no GPU needed), so a candidate that NVRTC or nvJitLink rejects fails here."""
+import io
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from polygrad import Device
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..", "..")
+
+
+def candidates(var):
+    """The shapes of the script's list for `var` (GPU_SHAPES_TILE or GPU_SHAPES_WMMA)."""
+    text = open(os.path.join(ROOT, "bench", "gpu_shapes.sh")).read()
+    found = re.search(var + r':-([^}"]*)', text)
+    assert found, f"bench/gpu_shapes.sh has no default list for {var}"
+    return [s for s in found.group(1).split() if s != "default"]
+
+
+def run_child(var, shape, dtype, m, k, n):
+    """(a, b, a @ b) from a process on the emulator with `var` set to `shape`, and the product
+    kernel's launch: (groups, threads a group)."""
+    code = (
+        "import sys, numpy as np\n"
+        "from polygrad import Tensor\n"
+        "dt, m, k, n = sys.argv[1], *(int(v) for v in sys.argv[2:5])\n"
+        "rng = np.random.default_rng(7)\n"
+        "a = Tensor(rng.standard_normal((m, k), dtype=np.float32), device='emu').cast(dt)\n"
+        "b = Tensor(rng.standard_normal((k, n), dtype=np.float32), device='emu').cast(dt)\n"
+        "c = (a @ b).cast('float32').numpy()\n"
+        "f32 = lambda t: t.cast('float32').numpy()\n"
+        "np.savez(sys.stdout.buffer, a=f32(a), b=f32(b), c=c)\n")
+    env = dict(os.environ, **{var: shape, "POLYGRAD_DEBUG": "1"})
+    env.pop("POLYGRAD_CROSS_COMPILE_DIR", None)
+    env.pop("POLYGRAD_CROSS_COMPILE", None)
+    if "polygrad_cuda.so" in Device.report():
+        env["POLYGRAD_CROSS_COMPILE"] = "cuda:sm_90"
+    out = subprocess.run([sys.executable, "-c", code, dtype, str(m), str(k), str(n)],
+                         env=env, capture_output=True, timeout=300)
+    assert out.returncode == 0, out.stderr.decode()[-2000:]
+    z = np.load(io.BytesIO(out.stdout))
+    launches = re.findall(r"polygrad: r_\S+ +emu:0 +global \[(\d+), 1, 1\] local \[(\d+), 1, 1\]",
+                          out.stderr.decode())
+    assert len(launches) == 1, out.stderr.decode()[-2000:]
+    return z["a"], z["b"], z["c"], tuple(int(v) for v in launches[0])
+
+
+def groups(m, n, tile_m, tile_n):
+    return -(-m // tile_m) * -(-n // tile_n)
+
+
+@pytest.mark.parametrize("shape", candidates("GPU_SHAPES_TILE"))
+def test_tile_shape_computes_the_product(shape):
+    tm, tn, _, rm, rn = (int(v) for v in shape.split(","))
+    m, k, n = 130, 40, 136
+    a, b, c, launch = run_child("POLYGRAD_GPU_TILE", shape, "float32", m, k, n)
+    assert launch == (groups(m, n, tm, tn), (tm // rm) * (tn // rn))
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(c, want, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("shape", candidates("GPU_SHAPES_WMMA"))
+def test_tensor_core_shape_computes_the_product(shape, dtype):
+    wm, wn, fm, fn, ks = (int(v) for v in shape.split(","))
+    m, k, n = 260, 72, 136  # (m16n8k16 tiles: a warp's rows fm * 16, its columns fn * 8)
+    a, b, c, launch = run_child("POLYGRAD_GPU_WMMA", shape, dtype, m, k, n)
+    assert launch == (groups(m, n, wm * fm * 16, wn * fn * 8), wm * wn * 32)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    # The product is rounded to the half dtype once (its output), from float32 sums.
+    rel = np.abs(c - want).max() / np.abs(want).max()
+    assert rel < (2e-3 if dtype == "float16" else 1e-2), rel
