@@ -46,6 +46,26 @@ TEST(CpuClangAllocator, AlignedZeroSizeAndBoundsChecked) {
   for (auto x : {zero1, zero2, b, c}) p.free(x);
 }
 
+TEST(CpuClangAllocator, LargeBuffersStartOnAHugePageBoundary) {
+  // From 4 MiB a buffer starts on a 2 MiB boundary, where the kernel can back it with huge
+  // pages (it is asked to); below, the 64-byte alignment. Both hold what is copied in.
+  Plugin p(Options{{"cache", "false"}});
+  const pg_allocator_api& a = *p.table().allocator;
+  for (const uint64_t bytes : {uint64_t{4} << 20, (uint64_t{9} << 20) + 12}) {
+    pg_buffer_t b = p.alloc(bytes);
+    const auto address = reinterpret_cast<uintptr_t>(a.host_pointer(p.device(), b));
+    EXPECT_EQ(address % (uintptr_t{2} << 20), 0u) << bytes;
+    std::vector<uint8_t> data(bytes);
+    for (size_t k = 0; k < data.size(); ++k) data[k] = static_cast<uint8_t>(k * 7 + k / 4096);
+    p.copy_in(b, data.data(), data.size());
+    EXPECT_EQ(p.download<uint8_t>(b, bytes), data) << bytes;
+    p.free(b);
+  }
+  pg_buffer_t small = p.alloc((uint64_t{4} << 20) - 64);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(a.host_pointer(p.device(), small)) % 64, 0u);
+  p.free(small);
+}
+
 TEST(CpuClangAllocator, PropertiesDescribeTheHost) {
   Plugin p(Options{{"cache", "false"}, {"threads", "1"}});
   pg_device_properties props{};
