@@ -104,6 +104,9 @@ DeviceSettings DeviceSettings::from_host(const sdk::Host& host, int32_t device_i
 CpuDevice::CpuDevice(const sdk::Host& host, int32_t index)
     : host_(host), settings_(DeviceSettings::from_host(host, index)), arena_(settings_.threads) {
   if (settings_.cache) cache_ = make_object_cache(settings_.cache_dir, host_);
+  // The workers start now, in the background, rather than inside the first spread launch
+  // (which then took 1.6-2.1 ms longer: a 512² panel copy's 0.1 ms became 2 ms).
+  if (settings_.threads > 1) arena_.enqueue([] {});
 }
 
 CpuDevice::~CpuDevice() = default;
