@@ -214,13 +214,28 @@ struct PtxMaps {
   }
 };
 
-TEST(Group, HalfMatmulUsesTheTargetsTensorCore) {
+/// group_target() with PTX's m16n8k16 tensor core on `input` operands (float accumulators).
+Target tensor_core_target(pg_dtype input) {
   static const PtxMaps maps;
   Target t = group_target();
   t.caps.tensor_core_count = 1;
-  t.caps.tensor_cores[0] = {
-      16, 8,      16,     32,    PG_DTYPE_FLOAT16, PG_DTYPE_FLOAT16, PG_DTYPE_FLOAT32, 0,
-      0,  maps.a, maps.b, maps.c};
+  t.caps.tensor_cores[0] = {16,
+                            8,
+                            16,
+                            32,
+                            static_cast<uint8_t>(input),
+                            static_cast<uint8_t>(input),
+                            PG_DTYPE_FLOAT32,
+                            0,
+                            0,
+                            maps.a,
+                            maps.b,
+                            maps.c};
+  return t;
+}
+
+TEST(Group, HalfMatmulUsesTheTargetsTensorCore) {
+  const Target t = tensor_core_target(PG_DTYPE_FLOAT16);
   const int64_t m = 128, n = 96, kd = 64;
   UOpRef i = range(idx(m), 0), j = range(idx(n), 1), kk = range(idx(kd), 2);
   UOpRef o = global(0, dtypes::float16), a = global(1, dtypes::float16),
@@ -241,12 +256,7 @@ TEST(Group, HalfMatmulUsesTheTargetsTensorCore) {
 }
 
 TEST(Group, ATensorCoreShapeOfEightWarpsStagesSlicesOfTwoSteps) {
-  static const PtxMaps maps;
-  Target t = group_target();
-  t.caps.tensor_core_count = 1;
-  t.caps.tensor_cores[0] = {
-      16, 8,      16,     32,    PG_DTYPE_BFLOAT16, PG_DTYPE_BFLOAT16, PG_DTYPE_FLOAT32, 0,
-      0,  maps.a, maps.b, maps.c};
+  const Target t = tensor_core_target(PG_DTYPE_BFLOAT16);
   const int64_t m = 256, n = 128, kd = 96;
   UOpRef i = range(idx(m), 0), j = range(idx(n), 1), kk = range(idx(kd), 2);
   UOpRef o = global(0, dtypes::float32), a = global(1, dtypes::bfloat16),

@@ -106,6 +106,25 @@ std::vector<UOpRef> stage_stores(const StagedTile& tile, const Product& p, const
   return stores;
 }
 
+UOpRef tile_groups(const Product& p, const Tiled& m, const Tiled& n, const Target& target) {
+  const UOpRef count = simplify(p.batch * m.count() * n.count());
+  const std::optional<Bounds> most = bounds(count);
+  if (!most || most->hi > int64_t{target.caps.max_global_dims[0]}) return UOpRef();
+  return count;
+}
+
+void store_output(const UOpRef& sink, const Product& p, const Tiled& m, const Tiled& n,
+                  const UOpRef& mi, const UOpRef& ni, const UOpRef& value,
+                  const std::unordered_map<const UOp*, UOpRef>& batch_at,
+                  std::vector<UOpRef>& stores) {
+  const UOpRef inside = and_gate(m.inside(mi), n.inside(ni));
+  std::unordered_map<const UOp*, UOpRef> at = batch_at;
+  unflatten(p.is, m.clamp(mi), at);
+  unflatten(p.js, n.clamp(ni), at);
+  at[p.reduce] = value;
+  for (const UOpRef& st : sink->srcs()) stores.push_back(gate_store(substituted(st, at), inside));
+}
+
 namespace {
 
 /// The tile plan of `shape` with tile shape `ts`, or nullopt when the product is smaller than
@@ -126,10 +145,9 @@ std::optional<Planned> plan_tiles_of(const UOpRef& sink, const Target& target, c
       tile_bytes > static_cast<int64_t>(target.caps.local_memory_bytes) ||
       !(target.caps.flags & PG_CAP_LOCAL_MEMORY))
     return std::nullopt;
+  const UOpRef group_count = tile_groups(shape, m, n, target);
+  if (!group_count) return std::nullopt;
   const UOpRef tiles_m = m.count(), tiles_n = n.count();
-  const UOpRef group_count = simplify(shape.batch * tiles_m * tiles_n);
-  const std::optional<Bounds> most = bounds(group_count);
-  if (!most || most->hi > int64_t{target.caps.max_global_dims[0]}) return std::nullopt;
 
   // The launch: group g = (b * tiles_m + tm) * tiles_n + tn; thread l = ty * (TN / RN) + tx.
   Planned plan;
@@ -174,13 +192,7 @@ std::optional<Planned> plan_tiles_of(const UOpRef& sink, const Target& target, c
       // The kernel's own product (a half one cast to float stays so) of the staged values.
       const UOpRef prod = substituted(r->src(0), {{x.get(), a}, {y.get(), bv}});
       const UOpRef sum = UOp::make(Op::REDUCE, t, {prod, k0, k1}, r->arg());
-      const UOpRef inside = and_gate(m.inside(mi), n.inside(ni));
-      std::unordered_map<const UOp*, UOpRef> at = batch_at;
-      unflatten(is, m.clamp(mi), at);
-      unflatten(js, n.clamp(ni), at);
-      at[r] = sum;
-      for (const UOpRef& st : sink->srcs())
-        stores.push_back(gate_store(substituted(st, at), inside));
+      store_output(sink, shape, m, n, mi, ni, sum, batch_at, stores);
     }
   plan.sink = UOp::make(Op::SINK, dtypes::void_, stores);
   plan.groups = {group_count, idx(1), idx(1)};

@@ -72,6 +72,18 @@ std::vector<UOpRef> stage_stores(const StagedTile& tile, const Product& p, const
                                  const UOpRef& k0, const UOpRef& l, int64_t threads,
                                  const std::unordered_map<const UOp*, UOpRef>& batch_at);
 
+/// The groups of a tile plan: the batch times m's and n's tiles, or null when that may pass
+/// the target's launch limit along dim 0.
+UOpRef tile_groups(const Product& p, const Tiled& m, const Tiled& n, const Target& target);
+
+/// Appends to `stores` the kernel's stores (the sources of `sink`) of output (mi, ni) of
+/// product `p`, the reduce's value there being `value` and the batch ranges at `batch_at`;
+/// gated past M or N, positions clamped into them.
+void store_output(const UOpRef& sink, const Product& p, const Tiled& m, const Tiled& n,
+                  const UOpRef& mi, const UOpRef& ni, const UOpRef& value,
+                  const std::unordered_map<const UOp*, UOpRef>& batch_at,
+                  std::vector<UOpRef>& stores);
+
 /// The tile plan of `sink` for `target`, or nullopt when the kernel is not matmul-shaped, its
 /// extents are not constant, it is smaller than a tile, or the target lacks the threads or
 /// local memory a tile needs.

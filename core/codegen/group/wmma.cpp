@@ -7,7 +7,6 @@
 #include "codegen/group/tiles.hpp"
 #include "codegen/group/tuning.hpp"
 #include "codegen/rebuild.hpp"
-#include "symbolic/bounds.hpp"
 
 namespace polygrad::codegen {
 
@@ -106,10 +105,9 @@ std::optional<Planned> plan_wmma_of(const UOpRef& sink, const Target& target, co
     return std::nullopt;
   const Tiled m(shape.m, tile_m), n(shape.n, tile_n), k(shape.k, kc);
   if (!m.at_least(tile_m) || !n.at_least(tile_n) || !k.at_least(kc)) return std::nullopt;
+  const UOpRef group_count = tile_groups(shape, m, n, target);
+  if (!group_count) return std::nullopt;
   const UOpRef tiles_m = m.count(), tiles_n = n.count();
-  const UOpRef group_count = simplify(shape.batch * tiles_m * tiles_n);
-  const std::optional<Bounds> most = bounds(group_count);
-  if (!most || most->hi > int64_t{target.caps.max_global_dims[0]}) return std::nullopt;
 
   Planned plan;
   plan.grouped = true;
@@ -167,13 +165,9 @@ std::optional<Planned> plan_wmma_of(const UOpRef& sink, const Target& target, co
       for (int64_t e = 0; e < lc; ++e) {
         const UOpRef mi = tm * tile_m + row0 + position(*fc, true, e, lane);
         const UOpRef ni = tn * tile_n + col0 + position(*fc, false, e, lane);
-        const UOpRef inside = and_gate(m.inside(mi), n.inside(ni));
-        std::unordered_map<const UOp*, UOpRef> at = batch_at;
-        unflatten(shape.is, m.clamp(mi), at);
-        unflatten(shape.js, n.clamp(ni), at);
-        at[r] = UOp::make(Op::GEP, acc, {sum}, Arg(std::vector<int64_t>{e}));
-        for (const UOpRef& st : sink->srcs())
-          stores.push_back(gate_store(substituted(st, at), inside));
+        store_output(sink, shape, m, n, mi, ni,
+                     UOp::make(Op::GEP, acc, {sum}, Arg(std::vector<int64_t>{e})), batch_at,
+                     stores);
       }
     }
   plan.sink = UOp::make(Op::SINK, dtypes::void_, stores);
