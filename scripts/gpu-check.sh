@@ -135,9 +135,15 @@ bench() {
 
 profile() {
   has_cuda || no_cuda || return 1
-  local rc=0
+  local rc=0 ncu
+  # (on PATH, else the toolkit's or a standalone Nsight Compute's)
+  ncu="$(command -v ncu)"
+  for f in /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu; do
+    [ -z "$ncu" ] && [ -x "$f" ] && ncu="$f"
+  done
+  [ -n "$ncu" ] || { echo "no ncu on PATH, in /usr/local/cuda/bin or /opt/nvidia/nsight-compute"; return 1; }
   for c in gemm_fp32_4096 gemm_bf16_4096; do
-    ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats \
+    "$ncu" --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats \
       --section WarpStateStats --section MemoryWorkloadAnalysis -k 'regex:^r_' --launch-count 1 \
       python3 bench/gpu.py --device "$dev" --cases "$c" || rc=1
   done
