@@ -176,7 +176,7 @@ Planned plan_groups(const UOpRef& sink, const Target& target, bool scatter) {
   if (!scatter && !shared.empty() && longest >= group_tuning::kRowMinExtent && row_count &&
       row_count->hi <= int64_t{target.caps.max_global_dims[0]}) {
     int64_t threads = std::min<int64_t>(
-        {group_tuning::kRowThreads, int64_t{max_local(target)}, pow2_floor(longest)});
+        {group_tuning::row_threads(), int64_t{max_local(target)}, pow2_floor(longest)});
     threads = pow2_floor(threads);
     int64_t bytes = 0;
     for (const UOp* r : shared) bytes += r->dtype().scalar_size();

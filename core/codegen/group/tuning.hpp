@@ -12,8 +12,10 @@ namespace polygrad::codegen::group_tuning {
 /// enough that a small kernel still spreads over many SMs.
 inline constexpr int64_t kFlatThreads = 256;
 /// Most threads sharing one row's reduce: past this the tree's barriers cost more than the
-/// extra threads add.
+/// extra threads add. row_threads() is this, or POLYGRAD_GPU_ROW_THREADS (a tuning aid, as
+/// the shapes' variables below).
 inline constexpr int64_t kRowThreads = 256;
+int64_t row_threads();
 /// Reduces shorter than this run inside one thread (flat form): a group per row would leave
 /// most of its threads idle.
 inline constexpr int64_t kRowMinExtent = 128;
@@ -49,7 +51,7 @@ inline constexpr WmmaShape kWmmaShapes[] = {{2, 2, 2, 4, 1}};
 /// naming the variable.
 const std::vector<TileShape>& tile_shapes();
 const std::vector<WmmaShape>& wmma_shapes();
-/// The two variables' values as this process reads them ("" when neither is set): part of the
+/// The three variables' values as this process reads them ("" when neither is set): part of the
 /// lowered-program cache's key (runtime/lowered_cache.cpp).
 const std::string& overrides();
 

@@ -2,6 +2,7 @@
 float tile form, POLYGRAD_GPU_WMMA for the tensor-core form) computes the product right: each
 in a process of its own on the GPU emulator, against numpy's float64 product of the same
 rounded inputs, at sizes that are not multiples of any tile, with the launch the shape gives.
+Likewise every candidate count of threads per row (POLYGRAD_GPU_ROW_THREADS) for a softmax.
 Where the cuda plugin is installed, each product kernel is also built for sm_90 (its compile
 role, no GPU needed), so a candidate that NVRTC or nvJitLink rejects fails here."""
 import io
@@ -19,11 +20,33 @@ ROOT = os.path.join(os.path.dirname(__file__), "..", "..", "..")
 
 
 def candidates(var):
-    """The shapes of the script's list for `var` (GPU_SHAPES_TILE or GPU_SHAPES_WMMA)."""
+    """The candidates of the script's list for `var` (GPU_SHAPES_TILE, _WMMA or _ROW)."""
     text = open(os.path.join(ROOT, "bench", "gpu_shapes.sh")).read()
     found = re.search(var + r':-([^}"]*)', text)
     assert found, f"bench/gpu_shapes.sh has no default list for {var}"
     return [s for s in found.group(1).split() if s != "default"]
+
+
+def child(var, value, code, *args):
+    """stdout and stderr of `code` run with `args` on the emulator, `var` set to `value`,
+    POLYGRAD_DEBUG=1 (a line per kernel run), and where the cuda plugin is installed each
+    kernel also built for sm_90."""
+    env = dict(os.environ, **{var: value, "POLYGRAD_DEBUG": "1"})
+    env.pop("POLYGRAD_CROSS_COMPILE_DIR", None)
+    env.pop("POLYGRAD_CROSS_COMPILE", None)
+    if "polygrad_cuda.so" in Device.report():
+        env["POLYGRAD_CROSS_COMPILE"] = "cuda:sm_90"
+    out = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr.decode()[-2000:]
+    return out.stdout, out.stderr.decode()
+
+
+def launches(stderr, prefix):
+    """(groups, threads a group) of each kernel run whose name starts with `prefix`."""
+    return [tuple(int(v) for v in m) for m in re.findall(
+        r"polygrad: " + prefix + r"\S* +emu:0 +global \[(\d+), 1, 1\] local \[(\d+), 1, 1\]",
+        stderr)]
 
 
 def run_child(var, shape, dtype, m, k, n):
@@ -39,19 +62,11 @@ def run_child(var, shape, dtype, m, k, n):
         "c = (a @ b).cast('float32').numpy()\n"
         "f32 = lambda t: t.cast('float32').numpy()\n"
         "np.savez(sys.stdout.buffer, a=f32(a), b=f32(b), c=c)\n")
-    env = dict(os.environ, **{var: shape, "POLYGRAD_DEBUG": "1"})
-    env.pop("POLYGRAD_CROSS_COMPILE_DIR", None)
-    env.pop("POLYGRAD_CROSS_COMPILE", None)
-    if "polygrad_cuda.so" in Device.report():
-        env["POLYGRAD_CROSS_COMPILE"] = "cuda:sm_90"
-    out = subprocess.run([sys.executable, "-c", code, dtype, str(m), str(k), str(n)],
-                         env=env, capture_output=True, timeout=300)
-    assert out.returncode == 0, out.stderr.decode()[-2000:]
-    z = np.load(io.BytesIO(out.stdout))
-    launches = re.findall(r"polygrad: r_\S+ +emu:0 +global \[(\d+), 1, 1\] local \[(\d+), 1, 1\]",
-                          out.stderr.decode())
-    assert len(launches) == 1, out.stderr.decode()[-2000:]
-    return z["a"], z["b"], z["c"], tuple(int(v) for v in launches[0])
+    stdout, stderr = child(var, shape, code, dtype, str(m), str(k), str(n))
+    z = np.load(io.BytesIO(stdout))
+    products = launches(stderr, "r_")
+    assert len(products) == 1, stderr[-2000:]
+    return z["a"], z["b"], z["c"], products[0]
 
 
 def groups(m, n, tile_m, tile_n):
@@ -79,3 +94,21 @@ def test_tensor_core_shape_computes_the_product(shape, dtype):
     # The product is rounded to the half dtype once (its output), from float32 sums.
     rel = np.abs(c - want).max() / np.abs(want).max()
     assert rel < (2e-3 if dtype == "float16" else 1e-2), rel
+
+
+@pytest.mark.parametrize("threads", candidates("GPU_SHAPES_ROW"))
+def test_row_threads_compute_a_softmax(threads):
+    code = (
+        "import sys, numpy as np\n"
+        "from polygrad import Tensor\n"
+        "x = np.random.default_rng(3).standard_normal((6, 768), dtype=np.float32)\n"
+        "np.save(sys.stdout.buffer, Tensor(x, device='emu').softmax(-1).numpy())\n")
+    stdout, stderr = child("POLYGRAD_GPU_ROW_THREADS", threads, code)
+    got = np.load(io.BytesIO(stdout))
+    x = np.random.default_rng(3).standard_normal((6, 768), dtype=np.float32).astype(np.float64)
+    e = np.exp(x - x.max(-1, keepdims=True))
+    np.testing.assert_allclose(got, e / e.sum(-1, keepdims=True), rtol=1e-5, atol=1e-7)
+    # Each of the softmax's row kernels: a group per row, min(threads, 512) threads (the
+    # largest power of two in 768).
+    rows = launches(stderr, "r_")
+    assert rows and all(r == (6, min(int(threads), 512)) for r in rows), stderr[-2000:]
