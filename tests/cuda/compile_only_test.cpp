@@ -177,7 +177,7 @@ TEST(CudaCompileOnly, HalvesMovedAsTheyAreStayBits) {
   for (DType dt : {dtypes::float16, dtypes::bfloat16}) {
     UOpRef i = range(idx(256), 0);
     UOpRef o = global(0, dt), a = global(1, dt);
-    UOpRef zero = UOp::make(Op::CONST, dt, {}, polygrad::Arg(0.0));
+    UOpRef zero = polygrad::const_float(dt, 0.0);
     UOpRef ast = sink({store(o, i, polygrad::where(polygrad::lt(i, idx(100)), load(a, i), zero))});
     const Compiled c = compile(ast);
     const std::string name = dt == dtypes::float16 ? "f16" : "bf16";
