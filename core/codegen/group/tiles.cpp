@@ -106,11 +106,23 @@ std::vector<UOpRef> stage_stores(const StagedTile& tile, const Product& p, const
   return stores;
 }
 
-UOpRef tile_groups(const Product& p, const Tiled& m, const Tiled& n, const Target& target) {
-  const UOpRef count = simplify(p.batch * m.count() * n.count());
+std::optional<TileLaunch> tile_launch(const Product& p, const Tiled& m, const Tiled& n,
+                                      int64_t threads, const Target& target) {
+  const UOpRef tiles_m = m.count(), tiles_n = n.count();
+  const UOpRef count = simplify(p.batch * tiles_m * tiles_n);
   const std::optional<Bounds> most = bounds(count);
-  if (!most || most->hi > int64_t{target.caps.max_global_dims[0]}) return UOpRef();
-  return count;
+  if (!most || most->hi > int64_t{target.caps.max_global_dims[0]}) return std::nullopt;
+  TileLaunch t;
+  t.plan.grouped = true;
+  t.plan.out_ends = p.out_ends;
+  t.plan.groups = {count, idx(1), idx(1)};
+  t.plan.local = {static_cast<uint32_t>(threads), 1, 1};
+  const UOpRef g = special("gidx0", count);
+  t.l = special("lidx0", idx(threads));
+  t.tn = g % tiles_n;
+  t.tm = (g / tiles_n) % tiles_m;
+  unflatten(p.bs, g / (tiles_n * tiles_m), t.batch_at);
+  return t;
 }
 
 void store_output(const UOpRef& sink, const Product& p, const Tiled& m, const Tiled& n,
@@ -135,7 +147,7 @@ std::optional<Planned> plan_tiles_of(const UOpRef& sink, const Target& target, c
   const DType t = r->dtype();
   const UOpRef x = shape.x, y = shape.y;
   const DType tx_t = x->dtype(), ty_t = y->dtype();  // the operands' own (a half product's)
-  const Ranges &is = shape.is, &js = shape.js, &bs = shape.bs;
+  const Ranges &is = shape.is, &js = shape.js;
   const Tiled m(shape.m, ts.m), n(shape.n, ts.n), k(shape.k, ts.k);
   int64_t next_id = shape.next_id;
   if (!m.at_least(ts.m) || !n.at_least(ts.n) || !k.at_least(ts.k)) return std::nullopt;
@@ -145,21 +157,14 @@ std::optional<Planned> plan_tiles_of(const UOpRef& sink, const Target& target, c
       tile_bytes > static_cast<int64_t>(target.caps.local_memory_bytes) ||
       !(target.caps.flags & PG_CAP_LOCAL_MEMORY))
     return std::nullopt;
-  const UOpRef group_count = tile_groups(shape, m, n, target);
-  if (!group_count) return std::nullopt;
-  const UOpRef tiles_m = m.count(), tiles_n = n.count();
-
-  // The launch: group g = (b * tiles_m + tm) * tiles_n + tn; thread l = ty * (TN / RN) + tx.
-  Planned plan;
-  plan.grouped = true;
-  plan.out_ends = shape.out_ends;
-  const UOpRef g = special("gidx0", group_count);
-  const UOpRef l = special("lidx0", idx(threads));
+  std::optional<TileLaunch> launch = tile_launch(shape, m, n, threads, target);
+  if (!launch) return std::nullopt;
+  Planned& plan = launch->plan;
+  const UOpRef &l = launch->l, &tm = launch->tm, &tn = launch->tn;
+  const std::unordered_map<const UOp*, UOpRef>& batch_at = launch->batch_at;
+  // Thread l = ty * (n / reg_n) + tx.
   const int64_t across = ts.n / ts.reg_n;
-  const UOpRef tn = g % tiles_n, tm = (g / tiles_n) % tiles_m, b = g / (tiles_n * tiles_m);
   const UOpRef tx = l % across, ty = l / across;
-  std::unordered_map<const UOp*, UOpRef> batch_at;
-  unflatten(bs, b, batch_at);
 
   // The stage: per slice k0 of ts.k, X's tile [mm][kk] and Y's tile [kk][nn] in local memory.
   const UOpRef k0 = range(k.count(), next_id++);
@@ -195,9 +200,7 @@ std::optional<Planned> plan_tiles_of(const UOpRef& sink, const Target& target, c
       store_output(sink, shape, m, n, mi, ni, sum, batch_at, stores);
     }
   plan.sink = UOp::make(Op::SINK, dtypes::void_, stores);
-  plan.groups = {group_count, idx(1), idx(1)};
-  plan.local = {static_cast<uint32_t>(threads), 1, 1};
-  return plan;
+  return std::move(plan);
 }
 
 }  // namespace

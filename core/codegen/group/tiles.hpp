@@ -72,9 +72,16 @@ std::vector<UOpRef> stage_stores(const StagedTile& tile, const Product& p, const
                                  const UOpRef& k0, const UOpRef& l, int64_t threads,
                                  const std::unordered_map<const UOp*, UOpRef>& batch_at);
 
-/// The groups of a tile plan: the batch times m's and n's tiles, or null when that may pass
-/// the target's launch limit along dim 0.
-UOpRef tile_groups(const Product& p, const Tiled& m, const Tiled& n, const Target& target);
+/// The launch of a tile plan: a group per batch and tile of m and n, g = (b * tiles_m + tm) *
+/// tiles_n + tn, each of `threads` threads (index `l`).
+struct TileLaunch {
+  Planned plan;  ///< grouped, its out_ends, groups and local size set
+  UOpRef l, tm, tn;
+  std::unordered_map<const UOp*, UOpRef> batch_at;  ///< the batch ranges at b
+};
+/// nullopt when the groups may pass the target's launch limit along dim 0.
+std::optional<TileLaunch> tile_launch(const Product& p, const Tiled& m, const Tiled& n,
+                                      int64_t threads, const Target& target);
 
 /// Appends to `stores` the kernel's stores (the sources of `sink`) of output (mi, ni) of
 /// product `p`, the reduce's value there being `value` and the batch ranges at `batch_at`;

@@ -105,21 +105,14 @@ std::optional<Planned> plan_wmma_of(const UOpRef& sink, const Target& target, co
     return std::nullopt;
   const Tiled m(shape.m, tile_m), n(shape.n, tile_n), k(shape.k, kc);
   if (!m.at_least(tile_m) || !n.at_least(tile_n) || !k.at_least(kc)) return std::nullopt;
-  const UOpRef group_count = tile_groups(shape, m, n, target);
-  if (!group_count) return std::nullopt;
-  const UOpRef tiles_m = m.count(), tiles_n = n.count();
-
-  Planned plan;
-  plan.grouped = true;
-  plan.out_ends = shape.out_ends;
+  std::optional<TileLaunch> launch = tile_launch(shape, m, n, group_threads, target);
+  if (!launch) return std::nullopt;
+  Planned& plan = launch->plan;
+  const UOpRef &l = launch->l, &tm = launch->tm, &tn = launch->tn;
+  const std::unordered_map<const UOp*, UOpRef>& batch_at = launch->batch_at;
   int64_t next_id = shape.next_id;
-  const UOpRef g = special("gidx0", group_count);
-  const UOpRef l = special("lidx0", idx(group_threads));
-  const UOpRef tn = g % tiles_n, tm = (g / tiles_n) % tiles_m, bi = g / (tiles_n * tiles_m);
   const UOpRef warp = l / threads, lane = l % threads;
   const UOpRef wy = warp / ws.warps_n, wx = warp % ws.warps_n;
-  std::unordered_map<const UOp*, UOpRef> batch_at;
-  unflatten(shape.bs, bi, batch_at);
 
   // Stage the slice k0 of both operands: A's [mm][kk], B's [kk][nn], rows padded, 0 outside.
   const UOpRef k0 = range(k.count(), next_id++);
@@ -171,9 +164,7 @@ std::optional<Planned> plan_wmma_of(const UOpRef& sink, const Target& target, co
       }
     }
   plan.sink = UOp::make(Op::SINK, dtypes::void_, stores);
-  plan.groups = {group_count, idx(1), idx(1)};
-  plan.local = {static_cast<uint32_t>(group_threads), 1, 1};
-  return plan;
+  return std::move(plan);
 }
 
 }  // namespace
