@@ -2,7 +2,7 @@
 // the nonblocking MPI collective and waits for it with the communicator's deadline.
 #include "collectives.hpp"
 
-#include <sys/mman.h>
+#include <polygrad/huge_pages.hpp>
 
 #include <cstdlib>
 #include <cstring>
@@ -96,11 +96,8 @@ void start_failed(const char* op, int rc) {
 /// `bytes` of memory on transparent huge pages where the kernel gives them (as numpy asks for
 /// large arrays): MPI's copies and reductions over it miss the TLB far less.
 std::shared_ptr<void> huge_page_memory(uint64_t bytes) {
-  constexpr uint64_t kHuge = 2u << 20;
-  const uint64_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
-  void* p = std::aligned_alloc(kHuge, rounded);
+  void* p = sdk::huge_page_alloc(bytes);
   if (p == nullptr) throw std::bad_alloc();
-  madvise(p, rounded, MADV_HUGEPAGE);  // advice only: without it the memory works the same
   return std::shared_ptr<void>(p, std::free);
 }
 

@@ -4,30 +4,22 @@
 #include <cstdlib>
 #include <new>
 
-#include <sys/mman.h>
+#include <polygrad/huge_pages.hpp>
 
 #include "cpu_clang.hpp"
 
 namespace polygrad::cpu_clang {
-
-namespace {
-constexpr uint64_t kHugePage = uint64_t{2} << 20;
-constexpr uint64_t kHugeFrom = uint64_t{4} << 20;
-}  // namespace
 
 Buffer* buffer_alloc(uint64_t nbytes) {
   if (nbytes > UINT64_MAX - kAlignment)
     sdk::fail(PG_ERR_OUT_OF_MEMORY, "cpu: cannot allocate " + std::to_string(nbytes) + " bytes");
   // At least one alignment unit, so a zero-size buffer is still a unique, valid handle.
   uint64_t rounded = nbytes == 0 ? kAlignment : (nbytes + kAlignment - 1) / kAlignment * kAlignment;
-  // A large buffer starts on a 2 MiB boundary, with the kernel asked for huge pages (as numpy
-  // does from 4 MiB): a 268 MB buffer is then 134 TLB entries and page faults, not 65,536.
-  const bool large = rounded >= kHugeFrom;
-  void* data = nullptr;
-  if (posix_memalign(&data, large ? kHugePage : kAlignment, rounded) != 0) data = nullptr;
+  // A large buffer on huge pages (polygrad/huge_pages.hpp), as numpy's arrays.
+  void* data = rounded >= sdk::kHugePagesFrom ? sdk::huge_page_alloc(rounded)
+                                              : std::aligned_alloc(kAlignment, rounded);
   if (data == nullptr)
     sdk::fail(PG_ERR_OUT_OF_MEMORY, "cpu: cannot allocate " + std::to_string(nbytes) + " bytes");
-  if (large) madvise(data, rounded, MADV_HUGEPAGE);  // advice: without it the memory works alike
   auto* buffer = new (std::nothrow) Buffer{data, nbytes};
   if (buffer == nullptr) {
     std::free(data);
