@@ -5,13 +5,14 @@
 # one process per candidate, torch beside it in each; for choosing
 # core/codegen/group/tuning.hpp's defaults on a GPU.
 #   bench/gpu_shapes.sh [--device cuda] [--small]      (any bench/gpu.py arguments)
-# Prints one line per shape and case: the shape, then bench/gpu.py's row. With
+# Prints one line per shape and case: the shape, then bench/gpu.py's row ("default": the
+# shapes of tuning.hpp, no variable set; the others are candidates beside them). With
 # GPU_SHAPES_TILE / GPU_SHAPES_WMMA / GPU_SHAPES_ROW (space-separated) in place of the lists
 # below.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
-tile_shapes="${GPU_SHAPES_TILE:-default 128,128,8,8,8 64,64,16,4,4 128,128,16,8,8 128,64,8,8,4 64,128,8,4,8}"
-wmma_shapes="${GPU_SHAPES_WMMA:-default 2,4,4,4,2 2,2,2,4,1 2,4,4,4,1 2,2,4,4,2 4,2,4,4,2 2,4,4,4,4}"
+tile_shapes="${GPU_SHAPES_TILE:-default 128,128,8,8,8 128,128,16,8,8 128,64,8,8,4 64,128,8,4,8}"
+wmma_shapes="${GPU_SHAPES_WMMA:-default 2,4,4,4,2 2,4,4,4,1 2,2,4,4,2 4,2,4,4,2 2,4,4,4,4}"
 row_threads="${GPU_SHAPES_ROW:-default 32 64 128 512 1024}"
 rc=0
 run() {  # run VAR SHAPE CASES ARGS...

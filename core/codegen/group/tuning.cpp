@@ -1,12 +1,11 @@
 // The group strategy's shapes, with a tuning override from the environment (tuning.hpp).
 #include "codegen/group/tuning.hpp"
 
-#include <algorithm>
 #include <cstdlib>
 #include <sstream>
 #include <string>
 
-#include "ir/error.hpp"
+#include <polygrad/error.hpp>
 
 namespace polygrad::codegen::group_tuning {
 
@@ -17,20 +16,19 @@ std::vector<int64_t> ints_from_env(const char* name, size_t count, const char* f
   const char* v = std::getenv(name);
   if (v == nullptr || *v == '\0') return {};
   std::vector<int64_t> out;
+  bool ok = true;
   std::stringstream in(v);
   std::string part;
   while (std::getline(in, part, ',')) {
     char* end = nullptr;
     const long long x = std::strtoll(part.c_str(), &end, 10);
-    if (part.empty() || *end != '\0' || x <= 0 || x > 4096)
-      out.push_back(-1);
-    else
-      out.push_back(x);
+    ok = ok && !part.empty() && *end == '\0' && x > 0 && x <= 4096;
+    out.push_back(x);
   }
-  if (out.size() != count || std::count(out.begin(), out.end(), -1) > 0)
-    ir_error(std::string(name) + "='" + v + "': expected " +
-             (count == 1 ? "a positive integer" : std::to_string(count) + " positive integers") +
-             ", " + form);
+  if (!ok || out.size() != count)
+    user_error(std::string(name) + "='" + v + "': expected " +
+               (count == 1 ? "a positive integer" : std::to_string(count) + " positive integers") +
+               ", " + form);
   return out;
 }
 
@@ -43,7 +41,7 @@ const std::vector<TileShape>& tile_shapes() {
     if (!v.empty()) {
       const TileShape t{v[0], v[1], v[2], v[3], v[4]};
       if (t.m % t.reg_m != 0 || t.n % t.reg_n != 0)
-        ir_error("POLYGRAD_GPU_TILE: reg_m and reg_n must divide m and n");
+        user_error("POLYGRAD_GPU_TILE: reg_m and reg_n must divide m and n");
       s.insert(s.begin(), t);
     }
     return s;
@@ -68,7 +66,7 @@ int64_t row_threads() {
         ints_from_env("POLYGRAD_GPU_ROW_THREADS", 1, "threads per row (a power of two)");
     if (v.empty()) return kRowThreads;
     if ((v[0] & (v[0] - 1)) != 0)
-      ir_error("POLYGRAD_GPU_ROW_THREADS=" + std::to_string(v[0]) + ": not a power of two");
+      user_error("POLYGRAD_GPU_ROW_THREADS=" + std::to_string(v[0]) + ": not a power of two");
     return v[0];
   }();
   return threads;

@@ -47,11 +47,11 @@ inline constexpr WmmaShape kWmmaShapes[] = {{2, 2, 2, 4, 1}};
 
 /// The shapes to try, kTileShapes' or kWmmaShapes', with the one that POLYGRAD_GPU_TILE
 /// ("m,n,k,reg_m,reg_n") or POLYGRAD_GPU_WMMA ("warps_m,warps_n,frag_m,frag_n,k_steps") names
-/// first: a tuning aid, read once per process (docs/compiler.md). A malformed value is an error
+/// first: a tuning aid, read once per process (docs/config.md). A malformed value is an error
 /// naming the variable.
 const std::vector<TileShape>& tile_shapes();
 const std::vector<WmmaShape>& wmma_shapes();
-/// The three variables' values as this process reads them ("" when neither is set): part of the
+/// The three variables' values as this process reads them ("" when none is set): part of the
 /// lowered-program cache's key (runtime/lowered_cache.cpp).
 const std::string& overrides();
 

@@ -112,3 +112,22 @@ def test_row_threads_compute_a_softmax(threads):
     # largest power of two in 768).
     rows = launches(stderr, "r_")
     assert rows and all(r == (6, min(int(threads), 512)) for r in rows), stderr[-2000:]
+
+
+@pytest.mark.parametrize("var, value", [("POLYGRAD_GPU_TILE", "64,64,16,4"),
+                                        ("POLYGRAD_GPU_WMMA", "2,2,x,4,1"),
+                                        ("POLYGRAD_GPU_ROW_THREADS", "48")])
+def test_a_malformed_value_is_an_error_naming_the_variable(var, value):
+    code = (
+        "import numpy as np\n"
+        "from polygrad import Tensor\n"
+        "a = Tensor(np.ones((256, 256), np.float32), device='emu')\n"
+        "h = a.cast('float16')\n"
+        "try:\n"
+        "    (a @ a).numpy(), (h @ h).numpy(), a.softmax(-1).numpy()  # tile, tensor core, row\n"
+        "except ValueError as e:\n"
+        "    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, **{var: value}),
+                         capture_output=True, timeout=300)
+    assert out.returncode == 0, out.stderr.decode()[-2000:]
+    assert f"{var}" in out.stdout.decode() and value in out.stdout.decode(), out.stdout.decode()
