@@ -231,7 +231,8 @@ Tensor Tensor::pad(const std::vector<std::pair<int64_t, int64_t>>& pads, double 
   Shape s = q.shape;
   for (size_t i = 0; i < s.size(); ++i) s[i] += grow[i].first + grow[i].second;
   Tensor padded = make(lazy::pad(q.uop, grow), s, q.device);
-  if (value == 0.0) return padded;
+  // (-0.0 pads with -0.0 in a float dtype, as torch's pad: the lazy pad's fill is +0.)
+  if (value == 0.0 && (!std::signbit(value) || !q.uop->dtype().is_float())) return padded;
   Tensor inside = detail::constant(1, dtypes::bool_, q.shape, q.device);
   Tensor mask = make(lazy::pad(inside.impl()->uop, grow), s, q.device);
   // The fill in the tensor's dtype (torch's), not promoted to a float one: converted as a cast

@@ -510,3 +510,17 @@ def test_realize_all_keeps_a_root_that_other_kernels_read():
     want = np.where(a1 > a0 + 0.0137, np.broadcast_to(a1, (2, 3)), a0 * 0.5)
     np.testing.assert_allclose(v4.numpy(), want, rtol=1e-6)
     np.testing.assert_allclose(v5.numpy(), want.sum(), rtol=1e-5)
+
+
+@pytest.mark.parametrize("dt", ["float16", "bfloat16", "float32"])
+def test_a_tensor_padded_by_a_constant_keeps_its_value(dt):
+    # A 16-bit tensor padded and stored moves as bits, its padding among them (an exactly
+    # representable value as literal bits, others converted); -0.0 stays -0.0. Each against
+    # torch's, bit for bit.
+    vals = np.array([-1.0, 2.5, -0.0, 3.0, -7.0, 0.5, -2.0, 1.0], np.float32)
+    x, t = Tensor(vals).cast(dt).realize(), torch.tensor(vals).to(getattr(torch, dt))
+    for c in [1.5, -2.0, 0.0, -0.0, 0.1, 65504.0, 2.0 ** -14, 2.0 ** -20, 3.0e38]:
+        got = x.pad(((1, 2),), value=c).realize().cast("float32").numpy()
+        fill = torch.tensor([c], dtype=torch.float32).to(t.dtype)  # (3e38: inf in float16)
+        want = torch.cat([fill, t, fill, fill]).float().numpy()
+        np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32), err_msg=str(c))
