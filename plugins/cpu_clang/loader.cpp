@@ -1,6 +1,7 @@
-// Native objects -> callable kernels with LLVM ORC's LLJIT. One JIT per device, created on
-// first use; every program lives in its own JITDylib so that programs with the same entry name
-// coexist and unload removes exactly one.
+// Native objects -> callable kernels with LLVM ORC's LLJIT. One JIT per device, created in the
+// background when the device opens (or by the first load, whichever comes first); every program
+// lives in its own JITDylib so that programs with the same entry name coexist and unload removes
+// exactly one.
 #include <cmath>
 #include <cstring>
 
@@ -56,9 +57,11 @@ llvm::orc::SymbolMap runtime_symbols(llvm::orc::LLJIT& jit) {
 
 Jit::Jit() : state_(std::make_unique<State>()) {}
 
-Jit::~Jit() = default;
+Jit::~Jit() {
+  if (creating_.valid()) creating_.wait();
+}
 
-KernelFn Jit::load(const std::vector<char>& object, const std::string& entry, void** handle) {
+void Jit::create() {
   std::call_once(created_, [this] {
     ensure_llvm_initialized();
     auto jit = llvm::orc::LLJITBuilder().create();
@@ -76,6 +79,20 @@ KernelFn Jit::load(const std::vector<char>& object, const std::string& entry, vo
     if (!process) jit_fail("cannot search the process", process.takeError());
     state_->runtime->addGenerator(std::move(*process));
   });  // a throw leaves created_ unset: the next load tries again
+}
+
+void Jit::create_in_background() {
+  // (A failure here is left for the first load, which tries again and reports it.)
+  creating_ = std::async(std::launch::async, [this] {
+    try {
+      create();
+    } catch (...) {
+    }
+  });
+}
+
+KernelFn Jit::load(const std::vector<char>& object, const std::string& entry, void** handle) {
+  create();
 
   std::lock_guard<std::mutex> lock(state_->mutex);
   auto& es = state_->jit->getExecutionSession();

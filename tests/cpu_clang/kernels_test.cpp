@@ -60,6 +60,13 @@ TEST(CpuClangKernels, ElementwiseF32FourThreads) {
   check_fma_relu(4);
 }
 
+// The JIT is created on a thread of its own when the device opens: a device closed at once
+// (the creation still running) and one whose first load races the creation both work.
+TEST(CpuClangKernels, DevicesClosedOrUsedWhileTheirJitIsBeingCreated) {
+  for (int k = 0; k < 8; ++k) Plugin closed_at_once(no_cache(1));
+  for (int k = 0; k < 3; ++k) check_fma_relu(1);
+}
+
 // A program runs small launches on the calling thread once it has measured a step, and large
 // ones over the threads: one program launched at row counts small and large, in turn, must
 // write every row of every launch and nothing past it.
