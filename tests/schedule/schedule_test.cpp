@@ -392,6 +392,25 @@ TEST_F(ScheduleTest, ReduceReadThroughADivisionIsRealised) {
   EXPECT_EQ(reduces_in(s, 1), 0);
 }
 
+TEST_F(ScheduleTest, CostlyValueSummedWholeIsComputedInTheBlockSums) {
+  // A long full sum reads its value in blocks, through a reshape of the flat range (its row
+  // and column are the block's offset divided by and modulo the row length). That division
+  // splits a range, it sends no two positions to one element: exp(x) and relu(a @ b) are
+  // computed in the block sums' kernel, not realised by a kernel of their own first.
+  UOpRef x = input({512, 512});
+  schedule::Schedule s = run({lazy::reduce(testgraph::exp(x, {512, 512}), Op::ADD, {0, 1})});
+  ASSERT_EQ(s.items.size(), 2u);  // the block sums of exp(x), their sum
+  EXPECT_EQ(reduces_in(s, 0), 1);
+  UOpRef a = input({512, 512}), b = input({512, 512});
+  UOpRef mm = testgraph::matmul(a, b, 512, 512, 512);
+  UOpRef relu = testgraph::ew(Op::MAX, mm, testgraph::scalar_like(mm, 0.0, {512, 512}));
+  s = run({lazy::reduce(relu, Op::ADD, {0, 1})});
+  ASSERT_EQ(s.items.size(), 3u);  // the matmul, the block sums of its relu, their sum
+  int maxes = 0;
+  for (const UOp* u : toposort(s.items[1].ast)) maxes += u->op() == Op::MAX;
+  EXPECT_EQ(maxes, 1);
+}
+
 TEST_F(ScheduleTest, PaddedViewIndexFoldsWhereItsGateHolds) {
   // A (6, 4) value read as (2, 3, 4) and padded by one row in front (a convolution's column
   // gradient summed back into its input): the flat index 12*b + 4*(i - 1) + j is negative
