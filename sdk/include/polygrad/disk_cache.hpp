@@ -23,6 +23,11 @@
 
 #include <polygrad/plugin.hpp>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
+
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -37,23 +42,23 @@
 
 namespace polygrad::sdk {
 
-/// SHA-256 of `n` bytes at `data` (FIPS 180-4).
-inline std::array<uint8_t, 32> sha256(const void* data, size_t n) {
-  static constexpr uint32_t k[64] = {
-      0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
-      0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
-      0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
-      0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
-      0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
-      0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
-      0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
-      0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-      0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
-      0xc67178f2};
-  uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                   0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+namespace detail {
+
+inline constexpr uint32_t kSha256K[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+
+/// SHA-256's compression of `blocks` 64-byte blocks at `p` into the state `h`, in plain C++.
+inline void sha256_blocks_portable(uint32_t h[8], const uint8_t* p, size_t blocks) {
+  const uint32_t* k = kSha256K;
   auto rotr = [](uint32_t x, int r) { return (x >> r) | (x << (32 - r)); };
-  auto block = [&](const uint8_t* p) {
+  for (; blocks > 0; --blocks, p += 64) {
     uint32_t w[64];
     for (int i = 0; i < 16; ++i)
       w[i] = uint32_t{p[4 * i]} << 24 | uint32_t{p[4 * i + 1]} << 16 | uint32_t{p[4 * i + 2]} << 8 |
@@ -78,10 +83,76 @@ inline std::array<uint8_t, 32> sha256(const void* data, size_t n) {
       a = t1 + t2;
     }
     h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += hh;
-  };
+  }
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define POLYGRAD_SHA256_NI 1
+/// The same with the x86 SHA extensions (about ten times the portable rate): the state as the
+/// instructions want it (ABEF, CDGH), four rounds per group of four message words.
+__attribute__((target("sha,sse4.1,ssse3"))) inline void sha256_blocks_ni(uint32_t h[8],
+                                                                         const uint8_t* p,
+                                                                         size_t blocks) {
+  const __m128i swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+  __m128i tmp = _mm_shuffle_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h)), 0xB1);
+  __m128i efgh = _mm_shuffle_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + 4)), 0x1B);
+  __m128i abef = _mm_alignr_epi8(tmp, efgh, 8);
+  __m128i cdgh = _mm_blend_epi16(efgh, tmp, 0xF0);
+  for (; blocks > 0; --blocks, p += 64) {
+    const __m128i abef0 = abef, cdgh0 = cdgh;
+    __m128i w[4];  // message words 4g .. 4g+3 of group g, in w[g % 4]
+    for (int g = 0; g < 16; ++g) {
+      __m128i& m = w[g % 4];
+      if (g < 4) {
+        m = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * g)), swap);
+      } else {  // W[t] = s1(W[t-2]) + W[t-7] + s0(W[t-15]) + W[t-16], four at a time
+        const __m128i t7 = _mm_alignr_epi8(w[(g + 3) % 4], w[(g + 2) % 4], 4);
+        m = _mm_sha256msg2_epu32(_mm_add_epi32(_mm_sha256msg1_epu32(m, w[(g + 1) % 4]), t7),
+                                 w[(g + 3) % 4]);
+      }
+      __m128i wk =
+          _mm_add_epi32(m, _mm_loadu_si128(reinterpret_cast<const __m128i*>(kSha256K + 4 * g)));
+      cdgh = _mm_sha256rnds2_epu32(cdgh, abef, wk);
+      wk = _mm_shuffle_epi32(wk, 0x0E);
+      abef = _mm_sha256rnds2_epu32(abef, cdgh, wk);
+    }
+    abef = _mm_add_epi32(abef, abef0);
+    cdgh = _mm_add_epi32(cdgh, cdgh0);
+  }
+  tmp = _mm_shuffle_epi32(abef, 0x1B);
+  cdgh = _mm_shuffle_epi32(cdgh, 0xB1);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(h), _mm_blend_epi16(tmp, cdgh, 0xF0));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(h + 4), _mm_alignr_epi8(cdgh, tmp, 8));
+}
+
+/// Whether this processor has the SHA extensions (CPUID 7 EBX bit 29) and SSE4.1 and SSSE3.
+inline bool cpu_has_sha_ni() {
+  static const bool yes = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (__get_cpuid_count(7, 0, &a, &b, &c, &d) == 0 || ((b >> 29) & 1) == 0) return false;
+    if (__get_cpuid(1, &a, &b, &c, &d) == 0) return false;
+    return ((c >> 19) & 1) != 0 && ((c >> 9) & 1) != 0;
+  }();
+  return yes;
+}
+#endif
+
+inline void sha256_blocks(uint32_t h[8], const uint8_t* p, size_t blocks) {
+#ifdef POLYGRAD_SHA256_NI
+  if (cpu_has_sha_ni()) return sha256_blocks_ni(h, p, blocks);
+#endif
+  sha256_blocks_portable(h, p, blocks);
+}
+
+}  // namespace detail
+
+/// SHA-256 of `n` bytes at `data` (FIPS 180-4).
+inline std::array<uint8_t, 32> sha256(const void* data, size_t n) {
+  uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                   0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
   const auto* bytes = static_cast<const uint8_t*>(data);
-  size_t done = 0;
-  for (; done + 64 <= n; done += 64) block(bytes + done);
+  const size_t done = n / 64 * 64;
+  detail::sha256_blocks(h, bytes, n / 64);
   uint8_t tail[128] = {};
   const size_t rest = n - done;
   if (rest > 0) std::memcpy(tail, bytes + done, rest);
@@ -89,7 +160,7 @@ inline std::array<uint8_t, 32> sha256(const void* data, size_t n) {
   const size_t tail_len = rest + 9 <= 64 ? 64 : 128;
   const uint64_t bits = uint64_t{n} * 8;
   for (int i = 0; i < 8; ++i) tail[tail_len - 1 - i] = static_cast<uint8_t>(bits >> (8 * i));
-  for (size_t off = 0; off < tail_len; off += 64) block(tail + off);
+  detail::sha256_blocks(h, tail, tail_len / 64);
   std::array<uint8_t, 32> out{};
   for (int i = 0; i < 8; ++i)
     for (int j = 0; j < 4; ++j) out[4 * i + j] = static_cast<uint8_t>(h[i] >> (24 - 8 * j));
