@@ -1,5 +1,7 @@
 #include "models/json_read.hpp"
 #include "models/safetensors.hpp"
+#include "runtime/runtime.hpp"
+#include "tensor/tensor_impl.hpp"
 
 #include <polygrad/error.hpp>
 
@@ -160,14 +162,21 @@ Tensor Checkpoint::tensor(const std::string& name, std::optional<pg_dtype> dtype
   const uint8_t* p = bytes(*e);
   if (dtype == PG_DTYPE_FLOAT32 &&
       (e->dtype == PG_DTYPE_FLOAT16 || e->dtype == PG_DTYPE_BFLOAT16)) {
-    // Widened on the host, exactly: one pass over the map, no device cast.
-    std::vector<float> values((e->end - e->begin) / 2);
-    for (size_t i = 0; i < values.size(); ++i) {
-      uint16_t bits = 0;
-      std::memcpy(&bits, p + 2 * i, 2);
-      values[i] = e->dtype == PG_DTYPE_FLOAT16 ? half_to_float(bits) : bfloat16_to_float(bits);
-    }
-    return Tensor::from_host(values.data(), PG_DTYPE_FLOAT32, e->shape, device);
+    // Widened on the host, exactly, as it is written into the device's memory: one pass over
+    // the map, no device cast (runtime::from_host_fill).
+    const bool half = e->dtype == PG_DTYPE_FLOAT16;
+    const std::string d = runtime::canonical_device(device);
+    UOpRef node = runtime::from_host_fill(
+        d, dtypes::float32, e->shape, [&](void* out, int64_t first, int64_t count) {
+          auto* values = static_cast<float*>(out);
+          const uint8_t* in = p + 2 * first;
+          for (int64_t i = 0; i < count; ++i) {
+            uint16_t bits = 0;
+            std::memcpy(&bits, in + 2 * i, 2);
+            values[i] = half ? half_to_float(bits) : bfloat16_to_float(bits);
+          }
+        });
+    return detail::make(node, e->shape, d);
   }
   Tensor t = Tensor::from_host(p, e->dtype, e->shape, device);
   return !dtype || *dtype == e->dtype ? t : t.cast(*dtype);

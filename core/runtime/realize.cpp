@@ -456,6 +456,29 @@ UOpRef from_host(const std::string& device, DType dtype, const lazy::Shape& shap
   return lazy::reshape(buf, shape);
 }
 
+UOpRef from_host_fill(const std::string& device, DType dtype, const lazy::Shape& shape,
+                      const FillFn& fill) {
+  const int64_t n = lazy::numel(shape);
+  UOpRef buf = new_buffer(device, dtype, n);
+  std::shared_ptr<Buffer> mem = buffer_memory(buf.get());
+  const int64_t item = dtype.itemsize();
+  if (n == 0) return lazy::reshape(buf, shape);
+  if (void* host = mem->host_pointer()) {
+    fill(host, 0, n);
+    return lazy::reshape(buf, shape);
+  }
+  const int64_t per = std::max<int64_t>(1, kFillPartBytes / item);
+  std::vector<unsigned char> part(static_cast<size_t>(std::min(per, n) * item));
+  Device dev = device_handle(device);
+  for (int64_t first = 0; first < n; first += per) {
+    const int64_t count = std::min(per, n - first);
+    fill(part.data(), first, count);
+    dev.copy_in(*mem, part.data(), static_cast<uint64_t>(count * item),
+                static_cast<uint64_t>(first * item));
+  }
+  return lazy::reshape(buf, shape);
+}
+
 UOpRef from_host_memory(const std::string& device, DType dtype, const lazy::Shape& shape,
                         void* data, std::function<void()> release, bool* shared) {
   ReleaseOnce guard(std::move(release));

@@ -28,6 +28,17 @@ std::string buffer_device(const UOp* buffer);
 UOpRef from_host(const std::string& device, DType dtype, const lazy::Shape& shape,
                  const void* data);
 
+/// Writes `count` packed elements, those from element `first` on, at `out`.
+using FillFn = std::function<void(void* out, int64_t first, int64_t count)>;
+
+/// A realised tensor of `shape` whose elements `fill` writes (a conversion from a file's
+/// format): straight into the device's buffer where the device shows it to the host (the cpu),
+/// else through a staging buffer of kFillPartBytes, one part at a time, each copied in while it
+/// is still in cache. Either way one pass over the source, not a converted copy then a copy.
+UOpRef from_host_fill(const std::string& device, DType dtype, const lazy::Shape& shape,
+                      const FillFn& fill);
+inline constexpr int64_t kFillPartBytes = int64_t{1} << 20;
+
 /// Owns a callback that must run exactly once: take() hands it on to a new owner; otherwise the
 /// destructor runs it (so every error path out of the owner's scope runs it too).
 class ReleaseOnce {

@@ -41,6 +41,35 @@ TEST_F(RealizeTest, ElementwiseWithBroadcast) {
   expect_near(got, want, 1e-6);
 }
 
+TEST_F(RealizeTest, FilledTensorHoldsWhatEachPartWrote) {
+  // runtime::from_host_fill: on the cpu one call writes the device's buffer itself; on the
+  // emulator (no host pointer) calls of at most kFillPartBytes, each copied in. Two whole parts
+  // and a rest: the calls cover every element once, in order, and the values arrive.
+  const int64_t part = runtime::kFillPartBytes / 4;
+  const int64_t n = 2 * part + 1000;
+  std::vector<std::pair<int64_t, int64_t>> calls;
+  UOpRef t = runtime::from_host_fill(dev_, dtypes::float32, {n},
+                                     [&](void* out, int64_t first, int64_t count) {
+                                       calls.emplace_back(first, count);
+                                       auto* v = static_cast<float*>(out);
+                                       for (int64_t i = 0; i < count; ++i)
+                                         v[i] = static_cast<float>((first + i) % 1013) - 500.0f;
+                                     });
+  int64_t next = 0;
+  for (auto [first, count] : calls) {
+    EXPECT_EQ(first, next);
+    if (calls.size() > 1) {
+      EXPECT_LE(count, part);
+    }
+    next = first + count;
+  }
+  EXPECT_EQ(next, n);
+  std::vector<float> got(static_cast<size_t>(n));
+  runtime::to_host(t, got.data());
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_EQ(got[static_cast<size_t>(i)], static_cast<float>(i % 1013) - 500.0f) << i;
+}
+
 TEST_F(RealizeTest, SoftmaxRows) {
   const int n = 13, m = 37;
   auto x = random_floats(n * m, 3);
