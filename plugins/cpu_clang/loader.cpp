@@ -3,7 +3,9 @@
 // lives in its own JITDylib so that programs with the same entry name coexist and unload removes
 // exactly one.
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
+#include <system_error>
 
 #include <llvm/ExecutionEngine/Orc/Core.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
@@ -81,14 +83,58 @@ void Jit::create() {
   });  // a throw leaves created_ unset: the next load tries again
 }
 
-void Jit::create_in_background() {
-  // (A failure here is left for the first load, which tries again and reports it.)
-  creating_ = std::async(std::launch::async, [this] {
-    try {
-      create();
-    } catch (...) {
+namespace {
+
+/// JITs being created in the background, waited for at exit: the host never closes its devices
+/// (plugins live to the end of the process), and a creation still running while LLVM's static
+/// objects are destroyed would use them. (Constructed after LLVM's, so destroyed before them.)
+class Creations {
+ public:
+  void begin() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++running_;
+  }
+  void end() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      --running_;
     }
-  });
+    done_.notify_all();
+  }
+  ~Creations() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [this] { return running_ == 0; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable done_;
+  int running_ = 0;
+};
+
+Creations& creations() {
+  static Creations c;
+  return c;
+}
+
+}  // namespace
+
+void Jit::create_in_background() {
+  Creations& running = creations();
+  running.begin();
+  // (A failure here is left for the first load, which tries again and reports it; so is a
+  // thread that cannot start.)
+  try {
+    creating_ = std::async(std::launch::async, [this, &running] {
+      try {
+        create();
+      } catch (...) {
+      }
+      running.end();
+    });
+  } catch (const std::system_error&) {
+    running.end();
+  }
 }
 
 KernelFn Jit::load(const std::vector<char>& object, const std::string& entry, void** handle) {
