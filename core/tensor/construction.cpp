@@ -49,9 +49,13 @@ Tensor host_tensor(const void* data, pg_dtype dtype, const lazy::Shape& shape,
     // A bool is the byte 0 or 1 to the kernels (a byte 2 read back as 2 and its logical_not
     // as 3): any other host byte (a uint8 buffer passed as bool) is true, as numpy reads it.
     const auto* p = static_cast<const unsigned char*>(data);
-    std::vector<unsigned char> b(static_cast<size_t>(lazy::numel(shape)));
-    for (size_t i = 0; i < b.size(); ++i) b[i] = p[i] != 0 ? 1 : 0;
-    return make(runtime::from_host(d, DType(dtype), shape, b.data()), shape, d);
+    UOpRef node = runtime::from_host_fill(d, DType(dtype), shape,
+                                          [p](void* out, int64_t first, int64_t count) {
+                                            auto* b = static_cast<unsigned char*>(out);
+                                            for (int64_t i = 0; i < count; ++i)
+                                              b[i] = p[first + i] != 0 ? 1 : 0;
+                                          });
+    return make(node, shape, d);
   }
   return make(runtime::from_host(d, DType(dtype), shape, data), shape, d);
 }

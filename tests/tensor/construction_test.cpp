@@ -25,6 +25,14 @@ TEST(Construction, FromDataOfEachType) {
   EXPECT_EQ(h.T().to_vector<int32_t>(), (std::vector<int32_t>{1, 3, 5, 2, 4, 6}));
 }
 
+TEST(Construction, HostBytesAsBoolAreZeroOrOne) {
+  // Any nonzero host byte is true, as numpy reads a uint8 buffer viewed as bool: it arrives as
+  // 1 (a kernel reads a bool as the byte 0 or 1; a 2 would come back as 2).
+  const uint8_t raw[5] = {0, 1, 2, 255, 0};
+  Tensor b = Tensor::from_host(raw, PG_DTYPE_BOOL, {5});
+  EXPECT_EQ(b.to_vector<uint8_t>(), (std::vector<uint8_t>{0, 1, 1, 1, 0}));
+}
+
 TEST(Construction, Fills) {
   expect_values(Tensor::zeros({2, 2}), {2, 2}, {0, 0, 0, 0});
   expect_values(Tensor::ones({3}), {3}, {1, 1, 1});
