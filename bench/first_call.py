@@ -12,8 +12,8 @@ Each process times its own steps from the moment the parent started it: Python's
 import, dlopen of libpolygrad, the Python package's import, making the two inputs (for polygrad:
 plugin discovery, which opens and initialises every plugin found, and the device's opening,
 then the copies), and the first call. POLYGRAD_TIMING=1 splits the first call into the host's
-phases (schedule, lower, render, load, launch, copy_out) and POLYGRAD_LOG=debug the cpu_clang
-plugin's load into cache lookup, compile, cache write and link. The kernels of one call build
+phases (schedule, the lowered-program cache, lower, render, load, launch, copy_out) and
+POLYGRAD_LOG=debug the cpu_clang plugin's load into cache lookup, compile, cache write and link. The kernels of one call build
 side by side (runtime/load_batch.hpp): their load steps are summed over the build threads, and
 "waiting for builds" is the calling thread's wait for them before launches. Prints the median of the rounds
 for each step, polygrad / torch ratios (x torch's time: above 1 means polygrad is slower) and
@@ -120,14 +120,17 @@ def run_child(lib, env_extra):
         steps["  waiting for builds"] = get("build_wait")
         steps["  launch"] = get("launch") - get("build_wait")
         steps["  copy out"] = get("copy_out")
-        host = get("schedule") + get("lower") + get("render") + get("load") + get("launch")
+        steps["  lowered-program cache"] = get("lowered_cache")
+        host = (get("schedule") + get("lowered_cache") + get("lower") + get("render") + get("load")
+                + get("launch"))
         steps["  graph building, Python"] = steps["first call"] - host - get("copy_out")
     return steps
 
 
 ORDER = ["python start", "import numpy", "dlopen libpolygrad", "import polygrad", "import torch",
          "inputs", "  plugin dlopen (all found)", "  plugin init", "  discovery, rest",
-         "  device open", "  copies in, rest", "first call", "  schedule", "  lower (codegen)",
+         "  device open", "  copies in, rest", "first call", "  schedule", "  lowered-program cache",
+         "  lower (codegen)",
          "  render", "  load: cache lookup", "  load: compile", "  load: cache write",
          "  load: link (ORC)", "  load, rest", "  load on this thread", "  waiting for builds",
          "  launch", "  copy out",

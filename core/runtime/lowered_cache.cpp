@@ -1,5 +1,6 @@
 // The lowered-program disk cache (lowered_cache.hpp).
 #include "runtime/lowered_cache.hpp"
+#include "support/phase_timing.hpp"
 
 #include "codegen/group/tuning.hpp"
 #include "ir/graph.hpp"
@@ -377,6 +378,7 @@ codegen::LoweredKernel lower_cached(const UOpRef& ast, const codegen::Target& ta
     c = cache(s);
   }
   if (c == nullptr) return codegen::lower(ast, target);
+  std::optional<timing::Timed> timed(std::in_place, timing::Phase::lowered_cache);
   const sdk::DiskCache::Key key = lowered_cache_key(ast, target);
   if (std::optional<std::vector<char>> payload = c->read(key)) {
     codegen::LoweredKernel k;
@@ -384,6 +386,7 @@ codegen::LoweredKernel lower_cached(const UOpRef& ast, const codegen::Target& ta
     sdk::Host(nullptr).log(PG_LOG_WARNING, "polygrad: program cache: an entry in '" + s.dir +
                                                "' does not parse; lowering again and rewriting it");
   }
+  timed.reset();
   codegen::LoweredKernel k = codegen::lower(ast, target);
   c->write(key, pack(k));
   std::lock_guard lock(s.mu);

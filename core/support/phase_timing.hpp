@@ -14,6 +14,7 @@ namespace polygrad::timing {
 /// is a plugin's load on the calling thread; build is one run side by side with others on a
 /// worker of a LoadBatch (runtime/load_batch.hpp: summed over the workers, it may exceed the
 /// wall time), and build_wait the calling thread's wait for one before its launch.
+/// lowered_cache is the lowered-program cache's key and read (a hit, or the miss before lower).
 #define POLYGRAD_PHASES(X) \
   X(discover)              \
   X(plugin_open)           \
@@ -21,6 +22,7 @@ namespace polygrad::timing {
   X(device_open)           \
   X(schedule)              \
   X(lower)                 \
+  X(lowered_cache)         \
   X(render)                \
   X(load)                  \
   X(build)                 \
