@@ -13,11 +13,11 @@ import, dlopen of libpolygrad, the Python package's import, making the two input
 plugin discovery, which opens and initialises every plugin found, and the device's opening,
 then the copies), and the first call. POLYGRAD_TIMING=1 splits the first call into the host's
 phases (schedule, the lowered-program cache, lower, render, load, launch, copy_out) and
-POLYGRAD_LOG=debug the cpu_clang plugin's load into cache lookup, compile, cache write and link. The kernels of one call build
-side by side (runtime/load_batch.hpp): their load steps are summed over the build threads, and
-"waiting for builds" is the calling thread's wait for them before launches. Prints the median of the rounds
-for each step, polygrad / torch ratios (x torch's time: above 1 means polygrad is slower) and
-the targets of issue 37.
+POLYGRAD_LOG=debug the cpu_clang plugin's load into cache lookup, compile, cache write and link.
+The kernels of one call build side by side (runtime/load_batch.hpp): their load steps are summed
+over the build threads, and "waiting for builds" is the calling thread's wait for them before
+launches. Prints the median of the rounds for each step, polygrad / torch ratios (x torch's
+time: above 1 means polygrad is slower) and the targets of issue 37.
 """
 import argparse
 import json
@@ -129,8 +129,8 @@ def run_child(lib, env_extra):
 
 ORDER = ["python start", "import numpy", "dlopen libpolygrad", "import polygrad", "import torch",
          "inputs", "  plugin dlopen (all found)", "  plugin init", "  discovery, rest",
-         "  device open", "  copies in, rest", "first call", "  schedule", "  lowered-program cache",
-         "  lower (codegen)",
+         "  device open", "  copies in, rest", "first call", "  schedule",
+         "  lowered-program cache", "  lower (codegen)",
          "  render", "  load: cache lookup", "  load: compile", "  load: cache write",
          "  load: link (ORC)", "  load, rest", "  load on this thread", "  waiting for builds",
          "  launch", "  copy out",
@@ -181,7 +181,8 @@ def main():
                ("start to result, warm cache", med("warm", "start to result"), 300)]
     print()
     for name, ms, target in targets:
-        line = f"{name:30s} {ms:8.1f} ms  target <= {target} ms: {'met' if ms <= target else 'NOT met'}"
+        verdict = "met" if ms <= target else "NOT met"
+        line = f"{name:30s} {ms:8.1f} ms  target <= {target} ms: {verdict}"
         if runs["torch"]:
             step = "first call" if "first" in name else "start to result"
             line += f"  ({ms / med('torch', step):.2f}x torch's time)"
