@@ -94,11 +94,9 @@ class Creations {
     std::lock_guard<std::mutex> lock(mutex_);
     ++running_;
   }
-  void end() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      --running_;
-    }
+  void end() {  // (notified under the lock: once it is released the waiter may destroy us)
+    std::lock_guard<std::mutex> lock(mutex_);
+    --running_;
     done_.notify_all();
   }
   ~Creations() {
