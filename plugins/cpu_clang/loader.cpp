@@ -2,6 +2,8 @@
 // background when the device opens (or by the first load, whichever comes first); every program
 // lives in its own JITDylib so that programs with the same entry name coexist and unload removes
 // exactly one.
+#include <pthread.h>
+
 #include <cmath>
 #include <condition_variable>
 #include <cstring>
@@ -87,19 +89,20 @@ namespace {
 
 /// JITs being created in the background, waited for at exit: the host never closes its devices
 /// (plugins live to the end of the process), and a creation still running while LLVM's static
-/// objects are destroyed would use them. (Constructed after LLVM's, so destroyed before them.)
+/// objects are destroyed would use them. Waited for before a fork too: a child would inherit a
+/// creation half done by a thread it does not have.
 class Creations {
  public:
   void begin() {
     std::lock_guard<std::mutex> lock(mutex_);
     ++running_;
   }
-  void end() {  // (notified under the lock: once it is released the waiter may destroy us)
+  void end() {
     std::lock_guard<std::mutex> lock(mutex_);
     --running_;
     done_.notify_all();
   }
-  ~Creations() {
+  void wait() {
     std::unique_lock<std::mutex> lock(mutex_);
     done_.wait(lock, [this] { return running_ == 0; });
   }
@@ -110,9 +113,18 @@ class Creations {
   int running_ = 0;
 };
 
+/// Never destroyed (a fork or a late exit handler may still ask); a static waiter, constructed
+/// after LLVM's static objects and so destroyed before them, waits at exit.
 Creations& creations() {
-  static Creations c;
-  return c;
+  static Creations* c = [] {
+    auto* made = new Creations;
+    pthread_atfork([] { creations().wait(); }, nullptr, nullptr);
+    return made;
+  }();
+  static struct ExitWaiter {
+    ~ExitWaiter() { creations().wait(); }
+  } waiter;
+  return *c;
 }
 
 }  // namespace

@@ -1,6 +1,10 @@
 // Kernels built with ProgramBuilder, run on the plugin, checked against plain C++.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <limits>
 
@@ -29,8 +33,8 @@ ProgramBuilder fma_relu_f32() {
   return b;
 }
 
-void check_fma_relu(int threads) {
-  Plugin p(no_cache(threads));
+/// Runs fma_relu_f32 on `p` over 1000 elements: the index of the first wrong one, or -1.
+int64_t fma_relu_first_wrong(Plugin& p) {
   const size_t n = 1000;
   std::vector<float> a(n), bb(n), c(n);
   for (size_t k = 0; k < n; ++k) {
@@ -43,11 +47,15 @@ void check_fma_relu(int threads) {
   auto builder = fma_relu_f32();
   p.run_once(builder, {out, ba, bbb, bc}, {}, {static_cast<uint32_t>(n), 1, 1});
   auto got = p.download<float>(out, n);
-  for (size_t k = 0; k < n; ++k) {
+  for (size_t k = 0; k < n; ++k)
     // Every product and sum here is exact in float, so fused or not gives the same value.
-    float want = std::max(a[k] * bb[k] + c[k], 0.0f);
-    ASSERT_EQ(got[k], want) << "element " << k << " threads " << threads;
-  }
+    if (got[k] != std::max(a[k] * bb[k] + c[k], 0.0f)) return static_cast<int64_t>(k);
+  return -1;
+}
+
+void check_fma_relu(int threads) {
+  Plugin p(no_cache(threads));
+  EXPECT_EQ(fma_relu_first_wrong(p), -1) << "threads " << threads;
 }
 
 TEST(CpuClangKernels, ElementwiseF32OneThread) {
@@ -65,6 +73,29 @@ TEST(CpuClangKernels, ElementwiseF32FourThreads) {
 TEST(CpuClangKernels, DevicesClosedOrUsedWhileTheirJitIsBeingCreated) {
   for (int k = 0; k < 8; ++k) Plugin closed_at_once(no_cache(1));
   for (int k = 0; k < 3; ++k) check_fma_relu(1);
+}
+
+// A child forked right after the device opens (its JIT still being created in the parent:
+// the fork waits for that) compiles, links and runs a kernel, and exits.
+TEST(CpuClangKernels, ChildForkedWhileTheJitIsBeingCreatedCanUseIt) {
+  for (int k = 0; k < 3; ++k) {
+    Plugin p(no_cache(1));
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) ::_exit(fma_relu_first_wrong(p) == -1 ? 0 : 1);
+    int status = 0;
+    pid_t done = 0;
+    for (int waited_ms = 0; waited_ms < 60000 && done == 0; waited_ms += 10) {
+      done = ::waitpid(pid, &status, WNOHANG);
+      if (done == 0) ::usleep(10000);
+    }
+    if (done == 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      FAIL() << "the forked child did not finish within 60 s";
+    }
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+  }
 }
 
 // A program runs small launches on the calling thread once it has measured a step, and large
