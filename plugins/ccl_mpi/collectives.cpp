@@ -74,6 +74,21 @@ void divide(void* data, uint64_t count, const DtypeInfo& d, int world) {
   }
 }
 
+/// dst = src / world, element by element: an in-place mean's copy out of the scratch buffer and
+/// its division in one pass.
+void copy_divided(void* dst, const void* src, uint64_t count, const DtypeInfo& d, int world) {
+  if (d.mpi == MPI_FLOAT) {
+    float* out = static_cast<float*>(dst);
+    const float* in = static_cast<const float*>(src);
+    const float w = static_cast<float>(world);
+    for (uint64_t i = 0; i < count; ++i) out[i] = in[i] / w;
+  } else {
+    double* out = static_cast<double*>(dst);
+    const double* in = static_cast<const double*>(src);
+    for (uint64_t i = 0; i < count; ++i) out[i] = in[i] / world;
+  }
+}
+
 int checked_count(uint64_t count, const char* op) {
   // MPI counts are int: larger messages would need derived datatypes.
   if (count > static_cast<uint64_t>(INT32_MAX))
@@ -127,8 +142,12 @@ void all_reduce(Comm& c, const pg_ccl_buffer* send, const pg_ccl_buffer* recv, u
   int rc = MPI_Iallreduce(in.data(), dst, n, d.mpi, mpi_op, c.comm, &request);
   if (rc != MPI_SUCCESS) start_failed("all_reduce", rc);
   wait(c, request, "all_reduce", {in.staging(), out.staging(), c.scratch});
-  if (in_place && bytes > 0) std::memcpy(out.data(), dst, bytes);
-  if (op == PG_CCL_MEAN) divide(out.data(), count, d, c.world_size);
+  if (in_place && op == PG_CCL_MEAN)
+    copy_divided(out.data(), dst, count, d, c.world_size);
+  else if (in_place && bytes > 0)
+    std::memcpy(out.data(), dst, bytes);
+  else if (op == PG_CCL_MEAN)
+    divide(out.data(), count, d, c.world_size);
   out.store();
 }
 

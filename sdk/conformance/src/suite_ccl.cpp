@@ -259,6 +259,13 @@ void run_ccl_suites(const std::string& path, bool abi_only, Report& report) {
                    [&](auto* s, auto* r, pg_error* e) {
                      return t->all_reduce(comm, s, r, n, PG_DTYPE_FLOAT32, PG_CCL_SUM, nullptr, e);
                    }});
+  // (A mean in place: the plugin may copy out of a scratch buffer and divide in one pass.)
+  for (uint32_t dtype : {PG_DTYPE_FLOAT32, PG_DTYPE_FLOAT64})
+    cases.push_back({std::string("all_reduce mean ") +
+                         (dtype == PG_DTYPE_FLOAT32 ? "float32" : "float64") + " in place",
+                     dtype, n, 8, 8, true, [&, dtype](auto* s, auto* r, pg_error* e) {
+                       return t->all_reduce(comm, s, r, n, dtype, PG_CCL_MEAN, nullptr, e);
+                     }});
   cases.push_back({"broadcast from rank 0", PG_DTYPE_INT32, n, 4, 12, false,
                    [&](auto* s, auto* r, pg_error* e) {
                      return t->broadcast(comm, s, r, n, PG_DTYPE_INT32, 0, nullptr, e);
