@@ -7,7 +7,6 @@
 
 #include <array>
 #include <cstdint>
-#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -100,11 +99,12 @@ class Jit {
 
  private:
   void create();
+  /// Waits for every JIT being created in the background (loader.cpp).
+  static void wait_for_creations();
 
   struct State;
   std::unique_ptr<State> state_;
   std::once_flag created_;
-  std::future<void> creating_;
 };
 
 // --- allocator.cpp ---------------------------------------------------------------------------

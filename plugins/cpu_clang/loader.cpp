@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <system_error>
+#include <thread>
 
 #include <llvm/ExecutionEngine/Orc/Core.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
@@ -62,7 +63,7 @@ llvm::orc::SymbolMap runtime_symbols(llvm::orc::LLJIT& jit) {
 Jit::Jit() : state_(std::make_unique<State>()) {}
 
 Jit::~Jit() {
-  if (creating_.valid()) creating_.wait();
+  wait_for_creations();  // a creation in the background uses this JIT
 }
 
 void Jit::create() {
@@ -87,10 +88,10 @@ void Jit::create() {
 
 namespace {
 
-/// JITs being created in the background, waited for at exit: the host never closes its devices
-/// (plugins live to the end of the process), and a creation still running while LLVM's static
-/// objects are destroyed would use them. Waited for before a fork too: a child would inherit a
-/// creation half done by a thread it does not have.
+/// JITs being created in the background, waited for when a JIT is destroyed (its creation
+/// uses it), at exit (the host never closes its devices, and a creation still running while
+/// LLVM's static objects are destroyed would use them) and before a fork (a child would
+/// inherit a creation half done by a thread it does not have).
 class Creations {
  public:
   void begin() {
@@ -129,19 +130,23 @@ Creations& creations() {
 
 }  // namespace
 
+void Jit::wait_for_creations() {
+  creations().wait();
+}
+
 void Jit::create_in_background() {
   Creations& running = creations();
   running.begin();
   // (A failure here is left for the first load, which tries again and reports it; so is a
   // thread that cannot start.)
   try {
-    creating_ = std::async(std::launch::async, [this, &running] {
+    std::thread([this, &running] {
       try {
         create();
       } catch (...) {
       }
       running.end();
-    });
+    }).detach();
   } catch (const std::system_error&) {
     running.end();
   }
