@@ -63,20 +63,9 @@ MPI_Op reduction(uint32_t op, const DtypeInfo& d, uint32_t dtype, const char* na
   return op == PG_CCL_MAX ? MPI_MAX : MPI_SUM;
 }
 
-void divide(void* data, uint64_t count, const DtypeInfo& d, int world) {
-  if (d.mpi == MPI_FLOAT) {
-    float* p = static_cast<float*>(data);
-    const float w = static_cast<float>(world);
-    for (uint64_t i = 0; i < count; ++i) p[i] /= w;
-  } else {
-    double* p = static_cast<double*>(data);
-    for (uint64_t i = 0; i < count; ++i) p[i] /= world;
-  }
-}
-
-/// dst = src / world, element by element: an in-place mean's copy out of the scratch buffer and
-/// its division in one pass.
-void copy_divided(void* dst, const void* src, uint64_t count, const DtypeInfo& d, int world) {
+/// dst = src / world, element by element (dst may be src): a mean's division, and an in-place
+/// mean's copy out of the scratch buffer in the same pass.
+void divided(void* dst, const void* src, uint64_t count, const DtypeInfo& d, int world) {
   if (d.mpi == MPI_FLOAT) {
     float* out = static_cast<float*>(dst);
     const float* in = static_cast<const float*>(src);
@@ -143,11 +132,11 @@ void all_reduce(Comm& c, const pg_ccl_buffer* send, const pg_ccl_buffer* recv, u
   if (rc != MPI_SUCCESS) start_failed("all_reduce", rc);
   wait(c, request, "all_reduce", {in.staging(), out.staging(), c.scratch});
   if (in_place && op == PG_CCL_MEAN)
-    copy_divided(out.data(), dst, count, d, c.world_size);
+    divided(out.data(), dst, count, d, c.world_size);
   else if (in_place && bytes > 0)
     std::memcpy(out.data(), dst, bytes);
   else if (op == PG_CCL_MEAN)
-    divide(out.data(), count, d, c.world_size);
+    divided(out.data(), out.data(), count, d, c.world_size);
   out.store();
 }
 
@@ -208,7 +197,7 @@ void reduce_scatter(Comm& c, const pg_ccl_buffer* send, const pg_ccl_buffer* rec
                                      &request);
   if (rc != MPI_SUCCESS) start_failed("reduce_scatter", rc);
   wait(c, request, "reduce_scatter", staging_of(in, out));
-  if (op == PG_CCL_MEAN) divide(out.data(), count, d, c.world_size);
+  if (op == PG_CCL_MEAN) divided(out.data(), out.data(), count, d, c.world_size);
   out.store();
 }
 
