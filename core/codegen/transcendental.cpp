@@ -56,8 +56,11 @@ UOpRef clamp_(const UOpRef& x, double lim, const Fmt& f) {
   return where(is_nan(x), c(f, 0.0), xc);
 }
 /// 1.5 * 2^mbits: y plus this, minus this, is round(y) for |y| <= 2^(mbits-1) (ties to even).
+double magic_value(const Fmt& f) {
+  return 1.5 * std::ldexp(1.0, f.mbits);
+}
 UOpRef magic(const Fmt& f) {
-  return c(f, 1.5 * std::ldexp(1.0, f.mbits));
+  return c(f, magic_value(f));
 }
 /// The Taylor coefficients of e^(s r) in r: s^i / i!, degree 7 for float32, 13 for float64.
 std::vector<double> exp_series(double s, const Fmt& f) {
@@ -74,7 +77,7 @@ std::vector<double> exp_series(double s, const Fmt& f) {
 /// to int conversion (one instruction on a CPU, about eight on WebAssembly's SIMD, which has
 /// only a saturating one).
 std::pair<UOpRef, UOpRef> rounded(const UOpRef& t, const Fmt& f) {
-  const double m = 1.5 * std::ldexp(1.0, f.mbits);
+  const double m = magic_value(f);
   const int64_t bits = f.dbl ? std::bit_cast<int64_t>(m) : std::bit_cast<int32_t>(float(m));
   return {t - magic(f), UOp::make(Op::BITCAST, f.it, {t}) - ci(f, bits)};
 }

@@ -378,15 +378,18 @@ codegen::LoweredKernel lower_cached(const UOpRef& ast, const codegen::Target& ta
     c = cache(s);
   }
   if (c == nullptr) return codegen::lower(ast, target);
-  std::optional<timing::Timed> timed(std::in_place, timing::Phase::lowered_cache);
-  const sdk::DiskCache::Key key = lowered_cache_key(ast, target);
-  if (std::optional<std::vector<char>> payload = c->read(key)) {
-    codegen::LoweredKernel k;
-    if (unpack(*payload, k)) return k;
-    sdk::Host(nullptr).log(PG_LOG_WARNING, "polygrad: program cache: an entry in '" + s.dir +
-                                               "' does not parse; lowering again and rewriting it");
+  sdk::DiskCache::Key key;
+  {
+    timing::Timed timed(timing::Phase::lowered_cache);
+    key = lowered_cache_key(ast, target);
+    if (std::optional<std::vector<char>> payload = c->read(key)) {
+      codegen::LoweredKernel k;
+      if (unpack(*payload, k)) return k;
+      sdk::Host(nullptr).log(PG_LOG_WARNING,
+                             "polygrad: program cache: an entry in '" + s.dir +
+                                 "' does not parse; lowering again and rewriting it");
+    }
   }
-  timed.reset();
   codegen::LoweredKernel k = codegen::lower(ast, target);
   c->write(key, pack(k));
   std::lock_guard lock(s.mu);
