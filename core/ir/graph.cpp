@@ -4,12 +4,13 @@
 
 namespace polygrad {
 
-std::vector<const UOp*> toposort(const UOpRef& root) {
-  std::vector<const UOp*> order;
-  if (!root) return order;
-  detail::PtrMap<char> seen;
-  std::vector<std::pair<const UOp*, size_t>> stack{{root.get(), 0}};
-  seen.put(root.get(), 1);
+namespace {
+
+/// Appends to `order` every node under `root` not yet in `seen`, sources before users.
+void walk(const UOp* root, detail::PtrMap<char>& seen, std::vector<const UOp*>& order) {
+  if (root == nullptr || seen.contains(root)) return;
+  std::vector<std::pair<const UOp*, size_t>> stack{{root, 0}};
+  seen.put(root, 1);
   while (!stack.empty()) {
     auto& [n, next] = stack.back();
     if (next < n->nsrcs()) {
@@ -23,6 +24,21 @@ std::vector<const UOp*> toposort(const UOpRef& root) {
     order.push_back(n);
     stack.pop_back();
   }
+}
+
+}  // namespace
+
+std::vector<const UOp*> toposort(const UOpRef& root) {
+  std::vector<const UOp*> order;
+  detail::PtrMap<char> seen;
+  walk(root.get(), seen, order);
+  return order;
+}
+
+std::vector<const UOp*> toposort(const std::vector<UOpRef>& roots) {
+  std::vector<const UOp*> order;
+  detail::PtrMap<char> seen;
+  for (const UOpRef& r : roots) walk(r.get(), seen, order);
   return order;
 }
 

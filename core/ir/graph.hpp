@@ -13,6 +13,9 @@ namespace polygrad {
 /// Every node reachable from `root`, sources before users, each once. The pointers are
 /// borrowed: valid while `root` is alive.
 std::vector<const UOp*> toposort(const UOpRef& root);
+/// Every node reachable from any of `roots`, sources before users, each once (one walk: a
+/// node under several roots is visited once, not once per root).
+std::vector<const UOp*> toposort(const std::vector<UOpRef>& roots);
 
 /// Whether a node has `target` among its sources, transitively (or is it), memoised: asking
 /// about every node of a graph walks it once. Pointers are borrowed.

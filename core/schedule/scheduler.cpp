@@ -448,18 +448,15 @@ void Scheduler::order() {
 }
 
 Schedule Scheduler::run(const std::vector<UOpRef>& roots) {
-  std::unordered_set<const UOp*> seen;
-  for (const UOpRef& r : roots)
-    for (const UOp* u : toposort(r)) {
-      if (!seen.insert(u).second) continue;
-      if (u->op() == Op::ASSIGN && lazy::is_realized(lazy::assign_root(u)))
-        assign_targets_.insert(lazy::assigned_buffer_id(u));
-      for (size_t i = 0; i < u->nsrcs(); ++i) {
-        bool again = false;  // a source used twice by one node counts once
-        for (size_t j = 0; j < i; ++j) again = again || u->src(j) == u->src(i);
-        if (!again) ++users_[u->src(i).get()];
-      }
+  for (const UOp* u : toposort(roots)) {
+    if (u->op() == Op::ASSIGN && lazy::is_realized(lazy::assign_root(u)))
+      assign_targets_.insert(lazy::assigned_buffer_id(u));
+    for (size_t i = 0; i < u->nsrcs(); ++i) {
+      bool again = false;  // a source used twice by one node counts once
+      for (size_t j = 0; j < i; ++j) again = again || u->src(j) == u->src(i);
+      if (!again) ++users_[u->src(i).get()];
     }
+  }
   for (const UOpRef& r : roots) {
     std::optional<size_t> item;
     sched_.outputs.push_back(realize(r.get(), item, true));
@@ -470,18 +467,44 @@ Schedule Scheduler::run(const std::vector<UOpRef>& roots) {
 
 std::unordered_set<const UOp*> Scheduler::inlined_twice() const {
   std::unordered_set<const UOp*> twice;
+  std::vector<UOpRef> roots;
   for (const auto& [node, kernels] : inlined_)
-    if (kernels.size() >= 2) twice.insert(node);
-  // A value inside another of them, in no kernel the other is not in, is only reached through
-  // it (the partial sums of a long sum): realising the outer one is enough.
-  std::unordered_set<const UOp*> out = twice;
-  for (const UOp* m : twice) {
-    const std::set<int>& km = inlined_.at(m);
-    for (const UOp* n : toposort(m->ref())) {
-      if (n == m || !twice.count(n)) continue;
-      const std::set<int>& kn = inlined_.at(n);
-      if (std::includes(km.begin(), km.end(), kn.begin(), kn.end())) out.erase(n);
+    if (kernels.size() >= 2) {
+      twice.insert(node);
+      roots.push_back(node->ref());
     }
+  // A value inside another of them, in no kernel the other is not in, is only reached through
+  // it (the partial sums of a long sum): realising the outer one is enough. One walk, users
+  // before sources: each node carries the kernel sets of the values above it, only the
+  // largest (a set inside another answers nothing the other does not).
+  using Kernels = const std::set<int>*;
+  std::unordered_map<const UOp*, std::vector<Kernels>> above;
+  auto add = [](std::vector<Kernels>& sets, Kernels k) {
+    for (Kernels s : sets)
+      if (s == k || std::includes(s->begin(), s->end(), k->begin(), k->end())) return;
+    std::erase_if(
+        sets, [&](Kernels s) { return std::includes(k->begin(), k->end(), s->begin(), s->end()); });
+    sets.push_back(k);
+  };
+  std::unordered_set<const UOp*> out = twice;
+  const std::vector<const UOp*> order = toposort(roots);
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const UOp* u = *it;
+    const std::vector<Kernels>& mine = above[u];
+    const bool inner = twice.count(u) != 0;
+    Kernels ku = inner ? &inlined_.at(u) : nullptr;
+    if (inner)
+      for (Kernels s : mine)
+        if (std::includes(s->begin(), s->end(), ku->begin(), ku->end())) {
+          out.erase(u);
+          break;
+        }
+    for (const UOpRef& src : u->srcs()) {
+      std::vector<Kernels>& theirs = above[src.get()];
+      for (Kernels s : mine) add(theirs, s);
+      if (inner) add(theirs, ku);
+    }
+    above.erase(u);  // (its users are all done: nothing adds to it again)
   }
   return out;
 }

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <thread>
 
@@ -82,6 +83,22 @@ TEST(UOp, ToposortPutsSourcesFirst) {
   ASSERT_EQ(order.size(), 4u);  // x, 2, x*2, y
   EXPECT_EQ(order.front(), x.get());
   EXPECT_EQ(order.back(), y.get());
+}
+
+TEST(UOp, ToposortOfSeveralRootsVisitsEachNodeOnce) {
+  UOpRef x = define_var("x", 0, 10), y = define_var("y", 0, 10);
+  UOpRef shared = x * 2;
+  UOpRef a = shared + 1, b = shared + y;
+  std::vector<const UOp*> order = toposort(std::vector<UOpRef>{a, b, shared});
+  // x, 2, x*2, 1, a, y, b: the shared part once, each node after its sources
+  ASSERT_EQ(order.size(), 7u);
+  auto at = [&](const UOpRef& n) {
+    return std::find(order.begin(), order.end(), n.get()) - order.begin();
+  };
+  for (const UOpRef& n : {x, y, shared, a, b})
+    for (const UOpRef& s : n->srcs()) EXPECT_LT(at(s), at(n));
+  EXPECT_LT(at(a), at(b));  // roots in the order given
+  EXPECT_TRUE(toposort(std::vector<UOpRef>{}).empty());
 }
 
 TEST(UOp, SubstituteRebuildsUsers) {
