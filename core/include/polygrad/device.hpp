@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -196,6 +197,10 @@ class POLYGRAD_API Device {
 
   Program adopt_program(const std::string& op, pg_program_t handle, const std::string& entry) const;
   void check_renderable(const pg_kernel_program& program) const;
+  /// supports(), asking the plugin for the device's properties at most once across the calls
+  /// that share `props` (a program's first render asks about dozens of new ops).
+  bool supports(pg_op op, pg_dtype dtype, uint32_t vcount,
+                std::optional<DeviceProperties>& props) const;
 
   std::shared_ptr<detail::LoadedPlugin> plugin_;
   pg_device_t device_ = nullptr;

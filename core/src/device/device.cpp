@@ -162,12 +162,12 @@ Buffer Device::wrap_host(void* host, uint64_t nbytes) const {
 
 void Device::check_buffer(const char* op, const Buffer& buffer, uint64_t offset,
                           uint64_t nbytes) const {
-  const std::string where = std::string("[") + op + "] " + name_ + ": ";
-  if (!buffer.valid()) user_error(where + "the buffer is empty (moved from or default)");
+  auto where = [&] { return std::string("[") + op + "] " + name_ + ": "; };
+  if (!buffer.valid()) user_error(where() + "the buffer is empty (moved from or default)");
   if (buffer.device_ != device_ || buffer.plugin_ != plugin_)
-    user_error(where + "the buffer belongs to another device");
+    user_error(where() + "the buffer belongs to another device");
   if (offset > buffer.size() || nbytes > buffer.size() - offset)
-    user_error(where + std::to_string(nbytes) + " bytes at offset " + std::to_string(offset) +
+    user_error(where() + std::to_string(nbytes) + " bytes at offset " + std::to_string(offset) +
                " exceed the buffer's " + std::to_string(buffer.size()) + " bytes");
 }
 
@@ -238,6 +238,12 @@ uint32_t Device::isa_version() const {
 }
 
 bool Device::supports(pg_op op, pg_dtype dtype, uint32_t vcount) const {
+  std::optional<DeviceProperties> props;
+  return supports(op, dtype, vcount, props);
+}
+
+bool Device::supports(pg_op op, pg_dtype dtype, uint32_t vcount,
+                      std::optional<DeviceProperties>& props) const {
   const uint64_t key =
       static_cast<uint64_t>(op) | static_cast<uint64_t>(dtype) << 16 | uint64_t{vcount} << 32;
   {
@@ -245,7 +251,8 @@ bool Device::supports(pg_op op, pg_dtype dtype, uint32_t vcount) const {
     auto it = plugin_->support.find({device_, key});
     if (it != plugin_->support.end()) return it->second;
   }
-  const DeviceProperties p = properties();
+  if (!props) props = properties();
+  const DeviceProperties& p = *props;
   bool ok = sdk::op_isa(op) != 0 && sdk::op_isa(op) <= isa_version() &&
             (dtype == PG_DTYPE_VOID || p.supports(dtype)) &&
             vcount <= std::max<uint32_t>(1, p.caps.max_vector_lanes);
@@ -272,21 +279,25 @@ bool Device::supports(pg_op op, pg_dtype dtype, uint32_t vcount) const {
 }
 
 void Device::check_renderable(const pg_kernel_program& program) const {
-  const std::string where = std::string("[render '") + (program.name ? program.name : "?") + "'] " +
-                            name_ + " (plugin " + plugin_->name + "): ";
+  auto where = [&] {
+    return std::string("[render '") + (program.name ? program.name : "?") + "'] " + name_ +
+           " (plugin " + plugin_->name + "): ";
+  };
   if (program.isa_version > isa_version())
-    user_error(where + "the program is kernel ISA " + std::to_string(program.isa_version) +
+    user_error(where() + "the program is kernel ISA " + std::to_string(program.isa_version) +
                "; the device takes ISA " + std::to_string(isa_version()) + " at most");
+  std::optional<DeviceProperties> props;
   for (uint32_t i = 0; i < program.instruction_count; ++i) {
     const pg_instruction& in = program.instructions[i];
     if (in.op >= PG_OP_COUNT || in.dtype >= PG_DTYPE_COUNT) continue;  // the plugin rejects it
     const auto op = static_cast<pg_op>(in.op);
     const auto dtype = static_cast<pg_dtype>(in.dtype);
-    if (supports(op, dtype, in.vcount)) continue;
+    if (supports(op, dtype, in.vcount, props)) continue;
     std::string what = std::string(sdk::op_name(op)) + " on " + sdk::dtype_name(dtype);
     if (in.vcount > 1) what += " x" + std::to_string(in.vcount);
     std::string why;
-    const DeviceProperties p = properties();
+    if (!props) props = properties();
+    const DeviceProperties& p = *props;
     if (dtype != PG_DTYPE_VOID && !p.supports(dtype))
       why = " (the device lacks " + std::string(sdk::dtype_name(dtype)) + ")";
     else if (sdk::op_isa(op) > isa_version())
@@ -295,7 +306,7 @@ void Device::check_renderable(const pg_kernel_program& program) const {
             std::to_string(plugin_->table->isa_version) + ")";
     else if (in.vcount > std::max<uint32_t>(1, p.caps.max_vector_lanes))
       why = " (the device takes " + std::to_string(p.caps.max_vector_lanes) + " lanes at most)";
-    user_error(where + "instruction " + std::to_string(i) + ": the device does not support " +
+    user_error(where() + "instruction " + std::to_string(i) + ": the device does not support " +
                what + why);
   }
 }
