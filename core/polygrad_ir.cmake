@@ -1,5 +1,5 @@
 # polygrad_ir: the compiler core's IR (UOp, dtypes, ops), rewrite engine and symbolic engine,
-# and the phase timing every layer above may use (support/).
+# and what every layer above may use (support/): the phase timing, jobs side by side.
 # A static PIC library linked into libpolygrad (PRIVATE) and directly into the IR tests.
 add_library(polygrad_ir STATIC
   ir/arg.cpp
@@ -17,7 +17,8 @@ add_library(polygrad_ir STATIC
   symbolic/rules_divmod.cpp
   symbolic/rules_fold.cpp
   symbolic/simplify.cpp
-  support/phase_timing.cpp)
+  support/phase_timing.cpp
+  support/side_by_side.cpp)
 add_library(polygrad::ir ALIAS polygrad_ir)
 target_include_directories(polygrad_ir PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(polygrad_ir PUBLIC polygrad::sdk PRIVATE polygrad_warnings)

@@ -5,6 +5,7 @@
 #include "runtime/memory_plan.hpp"
 #include "runtime/symbolic_schedule.hpp"
 #include "schedule/symbolic_sizes.hpp"
+#include "support/side_by_side.hpp"
 #include "tensor/symbolic.hpp"
 
 #include "ir/graph.hpp"
@@ -432,19 +433,24 @@ std::optional<CacheEntry::Symbolic> generalize(CacheEntry& entry, Scheduled& s0,
     return std::nullopt;
   };
   const std::vector<int64_t> probes = probe_values(var, b.value);
-  std::vector<Scheduled> ss;
-  ss.reserve(probes.size());
-  std::vector<std::pair<int64_t, Scheduled*>> points{{b.value, &s0}};
+  std::vector<ResizedInputs> graphs;
   for (int64_t p : probes) {
-    const ResizedInputs g =
-        resize_inputs(lazy::rebind(entry.key_graph, {{var.name, p}}), inputs, devices);
-    if (!lazy::consistent_shapes(g.graph))
+    graphs.push_back(
+        resize_inputs(lazy::rebind(entry.key_graph, {{var.name, p}}), inputs, devices));
+    if (!lazy::consistent_shapes(graphs.back().graph))
       return fail(
           "the graph rebound to another value has inconsistent shapes (a size worked "
           "out as an int)");
-    ss.push_back(schedule_key(g.graph, g.inputs, g.devices, device));
-    points.emplace_back(p, &ss.back());
   }
+  // The probe graphs are scheduled side by side (each schedule is independent work on nodes
+  // of its own); a helper drops its memo of shapes after each, as a realisation does.
+  std::vector<Scheduled> ss(probes.size());
+  support::side_by_side(probes.size(), [&](size_t i) {
+    ss[i] = schedule_key(graphs[i].graph, graphs[i].inputs, graphs[i].devices, device);
+    if (support::on_helper_thread()) lazy::forget_sym_shapes();
+  });
+  std::vector<std::pair<int64_t, Scheduled*>> points{{b.value, &s0}};
+  for (size_t i = 0; i < probes.size(); ++i) points.emplace_back(probes[i], &ss[i]);
   // The largest set of schedules of one structure (the bound value's on a tie).
   std::vector<std::vector<size_t>> classes;
   for (size_t i = 0; i < points.size(); ++i) {
