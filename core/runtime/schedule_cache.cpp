@@ -419,8 +419,10 @@ bool same_schedule(const Scheduled& a, const Scheduled& b) {
 /// size fits no rule. A value whose size coincides with another (n = 4 beside a head size 4)
 /// can merge two index expressions into one: its schedule is left out of the fit, which the
 /// others make (at least 4 of them), and the value runs the general kernels like any other.
-/// `s0` (the schedule at the bound value) becomes the schedule the entry keeps.
-std::optional<CacheEntry::Symbolic> generalize(CacheEntry& entry, Scheduled& s0,
+/// The schedule at the bound value is made here, beside the probes', into `s0` (`scheduled`
+/// says so; not when a probe graph's shapes are inconsistent), and becomes the schedule the
+/// entry keeps.
+std::optional<CacheEntry::Symbolic> generalize(CacheEntry& entry, Scheduled& s0, bool& scheduled,
                                                const lazy::Binding& b,
                                                const std::vector<const UOp*>& inputs,
                                                const std::map<const UOp*, std::string>& devices,
@@ -442,13 +444,19 @@ std::optional<CacheEntry::Symbolic> generalize(CacheEntry& entry, Scheduled& s0,
           "the graph rebound to another value has inconsistent shapes (a size worked "
           "out as an int)");
   }
-  // The probe graphs are scheduled side by side (each schedule is independent work on nodes
-  // of its own); a helper drops its memo of shapes after each, as a realisation does.
+  // The graph at its value and the probe graphs are scheduled side by side (each schedule is
+  // independent work on nodes of its own); a helper drops its memo of shapes after each, as a
+  // realisation does.
   std::vector<Scheduled> ss(probes.size());
-  support::side_by_side(probes.size(), [&](size_t i) {
-    ss[i] = schedule_key(graphs[i].graph, graphs[i].inputs, graphs[i].devices, device);
+  support::side_by_side(probes.size() + 1, [&](size_t i) {
+    if (i == 0)
+      s0 = schedule_key(entry.key_graph, inputs, devices, device);
+    else
+      ss[i - 1] =
+          schedule_key(graphs[i - 1].graph, graphs[i - 1].inputs, graphs[i - 1].devices, device);
     if (support::on_helper_thread()) lazy::forget_sym_shapes();
   });
+  scheduled = true;
   std::vector<std::pair<int64_t, Scheduled*>> points{{b.value, &s0}};
   for (size_t i = 0; i < probes.size(); ++i) points.emplace_back(probes[i], &ss[i]);
   // The largest set of schedules of one structure (the bound value's on a tie).
@@ -581,14 +589,16 @@ std::shared_ptr<CacheEntry> schedule_entry(const Structure& g) {
   }
   entry->key_graph = key_of.at(g.nodes.back());
   const std::string& device = g.devices[0];
-  Scheduled s = schedule_key(entry->key_graph, entry->key.inputs, input_device, device);
+  Scheduled s;
+  bool scheduled = false;  // (generalize schedules the graph beside its probe graphs)
   if (!g.bind_values.empty()) {
     const auto binds = lazy::bindings(entry->key_graph);
     if (binds.size() == 1)
-      entry->symbolic =
-          generalize(*entry, s, binds.begin()->second, entry->key.inputs, input_device, device);
+      entry->symbolic = generalize(*entry, s, scheduled, binds.begin()->second, entry->key.inputs,
+                                   input_device, device);
     entry->by_value = !entry->symbolic;
   }
+  if (!scheduled) s = schedule_key(entry->key_graph, entry->key.inputs, input_device, device);
   entry->scheduled_graph = s.graph;
   entry->schedule = std::move(s.schedule);
   entry->created = std::move(s.created);
