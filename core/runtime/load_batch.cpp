@@ -2,8 +2,8 @@
 #include "runtime/load_batch.hpp"
 
 #include "support/phase_timing.hpp"
+#include "support/side_by_side.hpp"
 
-#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <optional>
@@ -15,16 +15,11 @@ namespace {
 
 thread_local LoadBatch* open_batch = nullptr;
 
-/// Builds at once: one per hardware thread, at most 8 (each holds a compiler's memory).
-size_t worker_limit() {
-  static const size_t n = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
-  return n;  // (read once: it reads a file each time)
-}
-
 }  // namespace
 
+// Builds at once: one per hardware thread, at most 8 (each holds a compiler's memory).
 LoadBatch::LoadBatch(Failed failed)
-    : failed_(std::move(failed)), outer_(open_batch), max_workers_(worker_limit()) {
+    : failed_(std::move(failed)), outer_(open_batch), max_workers_(support::hardware_threads()) {
   open_batch = this;
 }
 

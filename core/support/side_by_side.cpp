@@ -18,12 +18,6 @@ namespace {
 
 thread_local bool t_helper = false;
 
-/// The hardware threads, at most 8 (read once: it reads a file each time).
-size_t hardware_threads() {
-  static const size_t n = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
-  return n;
-}
-
 /// One call's jobs. Its fields are guarded by the pool's mutex, except errors[i], written by
 /// the one thread that ran job i and read by the caller after every job has ended.
 struct Batch {
@@ -140,6 +134,11 @@ class Pool {
 
 bool on_helper_thread() {
   return t_helper;
+}
+
+size_t hardware_threads() {
+  static const size_t n = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
+  return n;
 }
 
 void side_by_side(size_t n, const std::function<void(size_t)>& job) {

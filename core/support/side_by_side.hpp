@@ -22,6 +22,10 @@ void side_by_side(size_t n, const std::function<void(size_t)>& job);
 /// Whether the calling thread is one of the pool's helpers.
 bool on_helper_thread();
 
+/// The machine's hardware threads, at most 8: the host's limit for work side by side (the
+/// pool's helpers and the caller; a LoadBatch's builds). Read once: it reads a file each time.
+size_t hardware_threads();
+
 }  // namespace polygrad::support
 
 #endif  // POLYGRAD_SUPPORT_SIDE_BY_SIDE_HPP
