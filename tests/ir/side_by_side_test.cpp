@@ -29,14 +29,16 @@ TEST(SideBySide, RunsEveryJobOnce) {
   }
 }
 
-TEST(SideBySide, HelpersTakeJobsWhereThereAreSeveralHardwareThreads) {
-  if (std::thread::hardware_concurrency() < 2)
-    GTEST_SKIP() << "one hardware thread: the calling thread runs every job";
+/// How many threads ran 8 jobs that each wait (up to a second) until two have started, so
+/// that a second thread must take one, and whether a helper was among them.
+struct Spread {
+  size_t threads = 0;
+  bool helper = false;
+};
+Spread spread_of_eight_jobs() {
   std::mutex mu;
   std::set<std::thread::id> threads;
-  bool helper_seen = false;
-  // Each job waits until a second thread has started one (or a second has passed): the calling
-  // thread alone cannot finish them all quickly.
+  bool helper = false;
   std::atomic<int> started{0};
   side_by_side(8, [&](size_t) {
     started.fetch_add(1);
@@ -45,10 +47,17 @@ TEST(SideBySide, HelpersTakeJobsWhereThereAreSeveralHardwareThreads) {
       std::this_thread::yield();
     std::lock_guard<std::mutex> lock(mu);
     threads.insert(std::this_thread::get_id());
-    helper_seen = helper_seen || on_helper_thread();
+    helper = helper || on_helper_thread();
   });
-  EXPECT_GE(threads.size(), 2u);
-  EXPECT_TRUE(helper_seen);
+  return {threads.size(), helper};
+}
+
+TEST(SideBySide, HelpersTakeJobsWhereThereAreSeveralHardwareThreads) {
+  if (std::thread::hardware_concurrency() < 2)
+    GTEST_SKIP() << "one hardware thread: the calling thread runs every job";
+  const Spread spread = spread_of_eight_jobs();
+  EXPECT_GE(spread.threads, 2u);
+  EXPECT_TRUE(spread.helper);
   EXPECT_FALSE(on_helper_thread());
 }
 
@@ -77,30 +86,15 @@ TEST(SideBySide, JobsMayRunJobsSideBySide) {
   EXPECT_EQ(total.load(), want);
 }
 
-/// Runs 8 jobs that each wait (up to a second) until two have started, so that a second thread
-/// must take one; whether a helper ran one.
-bool helper_took_a_job() {
-  std::atomic<int> started{0};
-  std::atomic<bool> helper{false};
-  side_by_side(8, [&](size_t) {
-    started.fetch_add(1);
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-    while (started.load() < 2 && std::chrono::steady_clock::now() < until)
-      std::this_thread::yield();
-    if (on_helper_thread()) helper = true;
-  });
-  return helper.load();
-}
-
 // A child of fork has none of its parent's helpers: it starts its own (the pool's state is
 // made anew in the child) and its jobs run on them too.
 TEST(SideBySide, ChildOfForkStartsItsOwnHelpers) {
   if (std::thread::hardware_concurrency() < 2)
     GTEST_SKIP() << "one hardware thread: there are no helpers";
-  ASSERT_TRUE(helper_took_a_job());  // the parent's helpers exist now
+  ASSERT_TRUE(spread_of_eight_jobs().helper);  // the parent's helpers exist now
   const pid_t pid = fork();
   ASSERT_NE(pid, -1);
-  if (pid == 0) _exit(helper_took_a_job() ? 0 : 1);
+  if (pid == 0) _exit(spread_of_eight_jobs().helper ? 0 : 1);
   int status = 0;
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   pid_t got = 0;
