@@ -419,10 +419,9 @@ bool same_schedule(const Scheduled& a, const Scheduled& b) {
 /// size fits no rule. A value whose size coincides with another (n = 4 beside a head size 4)
 /// can merge two index expressions into one: its schedule is left out of the fit, which the
 /// others make (at least 4 of them), and the value runs the general kernels like any other.
-/// The schedule at the bound value is made here, beside the probes', into `s0` (`scheduled`
-/// says so; not when a probe graph's shapes are inconsistent), and becomes the schedule the
-/// entry keeps.
-std::optional<CacheEntry::Symbolic> generalize(CacheEntry& entry, Scheduled& s0, bool& scheduled,
+/// The schedule at the bound value is made here into `s0`, beside the probes' (alone when a
+/// probe graph's shapes are inconsistent), and becomes the schedule the entry keeps.
+std::optional<CacheEntry::Symbolic> generalize(CacheEntry& entry, Scheduled& s0,
                                                const lazy::Binding& b,
                                                const std::vector<const UOp*>& inputs,
                                                const std::map<const UOp*, std::string>& devices,
@@ -439,10 +438,12 @@ std::optional<CacheEntry::Symbolic> generalize(CacheEntry& entry, Scheduled& s0,
   for (int64_t p : probes) {
     graphs.push_back(
         resize_inputs(lazy::rebind(entry.key_graph, {{var.name, p}}), inputs, devices));
-    if (!lazy::consistent_shapes(graphs.back().graph))
+    if (!lazy::consistent_shapes(graphs.back().graph)) {
+      s0 = schedule_key(entry.key_graph, inputs, devices, device);
       return fail(
           "the graph rebound to another value has inconsistent shapes (a size worked "
           "out as an int)");
+    }
   }
   // The graph at its value and the probe graphs are scheduled side by side (each schedule is
   // independent work on nodes of its own); a helper drops its memo of shapes after each, as a
@@ -456,7 +457,6 @@ std::optional<CacheEntry::Symbolic> generalize(CacheEntry& entry, Scheduled& s0,
           schedule_key(graphs[i - 1].graph, graphs[i - 1].inputs, graphs[i - 1].devices, device);
     if (support::on_helper_thread()) lazy::forget_sym_shapes();
   });
-  scheduled = true;
   std::vector<std::pair<int64_t, Scheduled*>> points{{b.value, &s0}};
   for (size_t i = 0; i < probes.size(); ++i) points.emplace_back(probes[i], &ss[i]);
   // The largest set of schedules of one structure (the bound value's on a tie).
@@ -589,16 +589,15 @@ std::shared_ptr<CacheEntry> schedule_entry(const Structure& g) {
   }
   entry->key_graph = key_of.at(g.nodes.back());
   const std::string& device = g.devices[0];
-  Scheduled s;
-  bool scheduled = false;  // (generalize schedules the graph beside its probe graphs)
-  if (!g.bind_values.empty()) {
-    const auto binds = lazy::bindings(entry->key_graph);
-    if (binds.size() == 1)
-      entry->symbolic = generalize(*entry, s, scheduled, binds.begin()->second, entry->key.inputs,
-                                   input_device, device);
-    entry->by_value = !entry->symbolic;
-  }
-  if (!scheduled) s = schedule_key(entry->key_graph, entry->key.inputs, input_device, device);
+  Scheduled s;  // (a graph over one variable is scheduled by generalize, beside its probes)
+  std::unordered_map<std::string, lazy::Binding> binds;
+  if (!g.bind_values.empty()) binds = lazy::bindings(entry->key_graph);
+  if (binds.size() == 1)
+    entry->symbolic =
+        generalize(*entry, s, binds.begin()->second, entry->key.inputs, input_device, device);
+  else
+    s = schedule_key(entry->key_graph, entry->key.inputs, input_device, device);
+  entry->by_value = !g.bind_values.empty() && !entry->symbolic;
   entry->scheduled_graph = s.graph;
   entry->schedule = std::move(s.schedule);
   entry->created = std::move(s.created);

@@ -51,6 +51,18 @@ def test_reshape_and_mean_over_a_variable():
     assert pg.compiled_kernel_count() == first
 
 
+def test_graph_with_a_size_worked_out_as_an_int_runs_per_value():
+    # The (r, 4) input's size is the bound value as an int: at a probe value the graph's shapes
+    # disagree, so it is scheduled for each value it is bound to (and still right).
+    data = np.arange(96, dtype=np.float32).reshape(24, 4)
+    X = Tensor(data)
+    rows = Variable("rows", 1, 24)
+    for r in (6, 10, 6):
+        n = rows.bind(r)
+        y = (X[:n] + Tensor(np.full((r, 4), 0.5, np.float32))).sum(0)
+        np.testing.assert_allclose(y.numpy(), (data[:r] + 0.5).sum(0), rtol=1e-6)
+
+
 def test_value_outside_the_bounds_names_the_variable():
     with pytest.raises(pg.PolygradValueError, match=r"start_pos.*9"):
         Variable("start_pos", 1, 8).bind(9)
