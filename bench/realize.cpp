@@ -54,6 +54,34 @@ void BM_ScheduleSoftmax(benchmark::State& state) {
 }
 BENCHMARK(BM_ScheduleSoftmax);
 
+// Scheduling the first-call graph, (a @ b).relu().sum() on 512x512 (uncached).
+void BM_ScheduleMatmulReluSum(benchmark::State& state) {
+  int64_t next = 1;
+  polygrad::schedule::Context ctx;
+  ctx.device = "cpu:0";
+  ctx.new_buffer = [&](const std::string&, polygrad::DType t, int64_t n) {
+    return lazy::buffer(t, n, next++);
+  };
+  ctx.buffer_device = [](const polygrad::UOp*) { return std::string("cpu:0"); };
+  constexpr int64_t n = 512;
+  auto matrix = [&](int64_t id) {
+    return lazy::reshape(lazy::buffer(polygrad::dtypes::float32, n * n, id), {n, n});
+  };
+  UOpRef a = matrix(-1), b = matrix(-2);
+  // a @ b as the frontends build it: a[:, :, None] * b[None, :, :] summed over the middle axis.
+  UOpRef prod = lazy::elementwise(Op::MUL, {lazy::expand(lazy::reshape(a, {n, n, 1}), {n, n, n}),
+                                            lazy::expand(lazy::reshape(b, {1, n, n}), {n, n, n})});
+  UOpRef mm = lazy::reshape(lazy::reduce(prod, Op::ADD, {1}), {n, n});
+  UOpRef relu =
+      lazy::elementwise(Op::MAX, {mm, lazy::full(polygrad::dtypes::float32, 0.0, {n, n})});
+  UOpRef total = lazy::reduce(relu, Op::ADD, {0, 1});
+  for (auto _ : state) {
+    auto s = polygrad::schedule::make_schedule({total}, ctx);
+    benchmark::DoNotOptimize(s.items.data());
+  }
+}
+BENCHMARK(BM_ScheduleMatmulReluSum);
+
 // realize of a tiny graph whose schedule and kernel are cached: host overhead per call.
 void BM_CachedRealize(benchmark::State& state) {
   const std::string dev = runtime::canonical_device("");

@@ -90,6 +90,15 @@ class UOp {
   uint8_t cached_bounds(int64_t& lo, int64_t& hi) const;
   void cache_bounds(uint8_t state, int64_t lo, int64_t hi) const;
 
+  /// Fixed points of rule sets (RuleSet::remember_fixed_points): bit `bit` set once a rewrite
+  /// by that set found no rule to fire on this node or anything it reads. Only ever set.
+  bool fixed_point_of(uint8_t bit) const {
+    return fixed_points_.load(std::memory_order_relaxed) & bit;
+  }
+  void mark_fixed_point_of(uint8_t bit) const {
+    fixed_points_.fetch_or(bit, std::memory_order_relaxed);
+  }
+
   /// Shape cache used by the tensor layer (lazy::ShapeOf): null until set. A node's shape
   /// follows from the node alone, so it is worked out once in the node's life; the cache
   /// belongs to the node and goes with it.
@@ -110,6 +119,7 @@ class UOp {
   mutable std::atomic<uint32_t> refs_{1};
   Op op_;
   mutable std::atomic<uint8_t> bounds_state_{0};
+  mutable std::atomic<uint8_t> fixed_points_{0};
   DType dtype_;
   uint32_t nsrc_;
   size_t hash_;

@@ -9,6 +9,7 @@
 #include "ir/graph.hpp"
 #include "ir/ptr_map.hpp"
 
+#include <algorithm>
 #include <vector>
 
 namespace polygrad::detail {
@@ -29,12 +30,17 @@ struct Frame {
 // Its memo outlives a run: GraphRewriter runs it on several roots.
 class Rewriter {
  public:
-  Rewriter(const RuleSet& rules, const RewriteOptions& opts) : rules_(rules), opts_(opts) {}
+  Rewriter(const RuleSet& rules, const RewriteOptions& opts)
+      : rules_(rules),
+        opts_(opts),
+        fixed_bit_(opts.mode == RewriteMode::bottom_up && opts.ctx == nullptr
+                       ? rules.fixed_point_bit()
+                       : uint8_t{0}) {}
 
   UOpRef run(const UOpRef& root) {
     push(root, nullptr);
     while (!stack_.empty()) step();
-    return memo_.find(root.get())->answer;
+    return answer_of(root);
   }
 
  private:
@@ -71,7 +77,7 @@ class Rewriter {
     Frame& f = stack_.back();
     switch (f.stage) {
       case Stage::enter: {
-        if (memo_.contains(f.node.get())) {
+        if (memo_.contains(f.node.get()) || fixed(f.node.get())) {
           if (f.chained) --chain_;
           stack_.pop_back();
           return;
@@ -92,7 +98,7 @@ class Rewriter {
         UOpRef n = f.node;  // push() may move the frame
         for (size_t i = n->nsrcs(); i-- > 0;) {
           const UOp* s = n->src(i).get();
-          if (!memo_.contains(s) && !busy(s)) push(n->src(i), nullptr);
+          if (!memo_.contains(s) && !busy(s) && !fixed(s)) push(n->src(i), nullptr);
         }
         return;
       }
@@ -100,7 +106,8 @@ class Rewriter {
         srcs_.clear();
         for (const UOpRef& s : f.node->srcs()) {
           Done* done = memo_.find(s.get());
-          srcs_.push_back(done ? done->answer : s);  // in progress: a node feeding its own rewrite
+          // (Not found: a fixed point, or in progress: a node feeding its own rewrite.)
+          srcs_.push_back(done ? done->answer : s);
         }
         UOpRef built = f.node->with_srcs(srcs_);
         if (opts_.mode == RewriteMode::top_down) {
@@ -109,16 +116,30 @@ class Rewriter {
         }
         const Rule* fired = nullptr;
         UOpRef r = rules_.rewrite(built, opts_.ctx, &fired);
-        if (!r) return finish(built);
+        if (!r) {
+          if (fixed_bit_ && std::all_of(built->srcs().begin(), built->srcs().end(),
+                                        [&](const UOpRef& s) { return fixed(s.get()); }))
+            built->mark_fixed_point_of(fixed_bit_);
+          return finish(built);
+        }
         if (opts_.mode == RewriteMode::single) return finish(r);
         return defer_to(r, fired);
       }
       case Stage::result: {
-        UOpRef answer = memo_.find(f.pending.get())->answer;
+        UOpRef answer = answer_of(f.pending);
         return finish(answer);
       }
     }
   }
+
+  // The answer for a node already rewritten (a fixed point is its own).
+  UOpRef answer_of(const UOpRef& n) {
+    Done* done = memo_.find(n.get());
+    return done ? done->answer : n;
+  }
+
+  // A node the rules were found not to change (RuleSet::remember_fixed_points): its own answer.
+  bool fixed(const UOp* n) const { return fixed_bit_ && n->fixed_point_of(fixed_bit_); }
 
   bool busy(const UOp* n) {
     char* b = in_progress_.find(n);
@@ -127,6 +148,7 @@ class Rewriter {
 
   const RuleSet& rules_;
   const RewriteOptions& opts_;
+  const uint8_t fixed_bit_;
   std::vector<Frame> stack_;
   // Keyed by node address; the key node is held so that its address is not reused.
   struct Done {

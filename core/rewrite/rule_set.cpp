@@ -4,6 +4,7 @@
 #include "ir/graph.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -177,6 +178,15 @@ RuleSet& RuleSet::add(Rule r) {
   for (int op = 0; op < kOpCount; ++op)
     if (shared->root_ops()[op]) by_op_[op].push_back(index);
   rules_.push_back({std::move(shared), name_});
+  return *this;
+}
+
+RuleSet& RuleSet::remember_fixed_points() {
+  static std::atomic<int> sets{0};
+  if (fixed_point_bit_ != 0) return *this;
+  const int n = sets.fetch_add(1);
+  if (n >= 8) ir_error("rule set " + name_ + ": more than 8 sets remember their fixed points");
+  fixed_point_bit_ = static_cast<uint8_t>(1u << n);
   return *this;
 }
 

@@ -126,6 +126,13 @@ class RuleSet {
 
   /// Appends a rule.
   RuleSet& add(Rule r);
+  /// Declares that whether a rule of this set fires depends on the node alone (no context, no
+  /// other state), so a bottom-up rewrite by this set marks each node on which none fires, over
+  /// sources so marked, and later rewrites by this set take a marked node as it is. At most
+  /// eight sets in a process (a bit of each node each); IrError beyond.
+  RuleSet& remember_fixed_points();
+  /// The node bit of remember_fixed_points, or 0.
+  uint8_t fixed_point_bit() const { return fixed_point_bit_; }
   friend RuleSet operator|(RuleSet set, Rule r) { return std::move(set.add(std::move(r))); }
   /// The rules of `a`, then those of `b`; named "a+b".
   friend RuleSet operator+(const RuleSet& a, const RuleSet& b);
@@ -142,6 +149,7 @@ class RuleSet {
   std::string name_;
   std::vector<Entry> rules_;
   std::array<std::vector<uint32_t>, kOpCount> by_op_;
+  uint8_t fixed_point_bit_ = 0;
 };
 
 }  // namespace polygrad

@@ -5,8 +5,10 @@
 namespace polygrad {
 
 const RuleSet& symbolic_rules() {
+  // (Each rule's decision depends on the node alone: its op, dtype, arg, sources and bounds.)
   static const RuleSet set =
-      fold_rules() + identity_rules() + reassociation_rules() + divmod_rules();
+      std::move((fold_rules() + identity_rules() + reassociation_rules() + divmod_rules())
+                    .remember_fixed_points());
   return set;
 }
 

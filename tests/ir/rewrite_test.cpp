@@ -146,6 +146,46 @@ TEST(GraphRewrite, ARewriterSharesWorkBetweenRoots) {
   EXPECT_EQ(times_one_fired, 2);  // x*1 once, the outer *1 once
 }
 
+int nodes_offered = 0;
+
+// A set whose one rule counts the nodes it is offered and never fires.
+RuleSet counting(const char* name) {
+  return RuleSet(name) | rule(var("x"), [](Match&) {
+           ++nodes_offered;
+           return UOpRef{};
+         });
+}
+
+TEST(GraphRewrite, FixedPointsAreNotOfferedToTheirSetAgain) {
+  static const RuleSet remembering = std::move(counting("remembering").remember_fixed_points());
+  const RuleSet forgetting = counting("forgetting");
+  UOpRef x = var32("x"), y = var32("y");
+  UOpRef g = x * i32(2) + y * i32(3);  // 7 nodes
+  nodes_offered = 0;
+  EXPECT_EQ(graph_rewrite(g, remembering), g);
+  EXPECT_EQ(nodes_offered, 7);
+  EXPECT_EQ(graph_rewrite(g, remembering), g);
+  EXPECT_EQ(nodes_offered, 7);
+  EXPECT_EQ(graph_rewrite(g * i32(5), remembering), g * i32(5));  // the 5 and the product only
+  EXPECT_EQ(nodes_offered, 9);
+  // Another set, a rewrite with a context, and a top-down walk neither read nor leave marks.
+  EXPECT_EQ(graph_rewrite(g, forgetting), g);
+  EXPECT_EQ(nodes_offered, 16);
+  int context = 0;
+  EXPECT_EQ(graph_rewrite(g - i32(1), remembering, {RewriteMode::bottom_up, &context}), g - i32(1));
+  EXPECT_EQ(nodes_offered, 25);
+  EXPECT_EQ(graph_rewrite(g, remembering, {RewriteMode::top_down}), g);
+  EXPECT_EQ(nodes_offered, 32);
+  // A node marked by one set is still rewritten by another that remembers its own.
+  static const RuleSet identities_remembering =
+      std::move(RuleSet(identities()).remember_fixed_points());
+  EXPECT_EQ(graph_rewrite(x + i32(0), remembering), x + i32(0));
+  EXPECT_EQ(graph_rewrite((x + i32(0)) * i32(1), identities_remembering), x);
+  EXPECT_EQ(graph_rewrite(x + i32(0), identities_remembering), x);
+  EXPECT_EQ(graph_rewrite(x * y, identities_remembering), x * y);
+  EXPECT_EQ(graph_rewrite((x * y) + i32(0), identities_remembering), x * y);
+}
+
 TEST(GraphRewrite, SingleWalkDoesNotRewriteResults) {
   UOpRef x = var32("x");
   RuleSet wrap = RuleSet("wrap") | rule(pat(Op::DEFINE_VAR), [](Match& m) { return m.root() + 0; });
