@@ -21,11 +21,13 @@ bool trace_rules() {
   return on;
 }
 
-void collect(const PatternNode& p, std::vector<std::string>& names, size_t& commutative) {
+void collect(const PatternNode& p, std::vector<std::string>& names, size_t& commutative,
+             size_t& nodes) {
+  ++nodes;
   if (!p.name.empty() && std::find(names.begin(), names.end(), p.name) == names.end())
     names.push_back(p.name);
   if (p.mode == SrcMode::commutative) ++commutative;
-  for (const auto& s : p.srcs) collect(*s, names, commutative);
+  for (const auto& s : p.srcs) collect(*s, names, commutative, nodes);
 }
 
 bool const_equals(const UOp& u, double v) {
@@ -47,15 +49,18 @@ const UOpRef& Match::operator[](std::string_view name) const {
 
 Rule::Rule(const Pattern& pattern, RewriteFn fn, SourceLocation where)
     : pattern_(pattern), fn_(fn), name_(pattern.to_string()), where_(where) {
-  size_t ncomm = 0;
-  collect(pattern.node(), slot_names_, ncomm);
+  size_t ncomm = 0, nodes = 0;
+  collect(pattern.node(), slot_names_, ncomm, nodes);
   if (slot_names_.size() > Match::kMaxBindings)
     ir_error("rule " + name_ + ": more than 16 bindings");
   if (ncomm > 8) ir_error("rule " + name_ + ": more than 8 commutative nodes");
+  variants_.reserve(size_t{1} << ncomm);
   for (size_t mask = 0; mask < (size_t{1} << ncomm); ++mask) {
     std::vector<bool> flips(ncomm);
     for (size_t i = 0; i < ncomm; ++i) flips[i] = (mask >> i) & 1;
     Variant v;
+    v.nodes.reserve(nodes);
+    v.children.reserve(nodes);
     size_t k = 0;
     compile(pattern.node(), v, flips, k);
     variants_.push_back(std::move(v));
@@ -67,7 +72,7 @@ Rule::Rule(const Pattern& pattern, RewriteFn fn, SourceLocation where)
 uint16_t Rule::compile(const PatternNode& p, Variant& v, const std::vector<bool>& flips,
                        size_t& k) {
   uint16_t index = static_cast<uint16_t>(v.nodes.size());
-  Node n{};
+  Node& n = v.nodes.emplace_back();
   n.ops = p.ops;
   n.any_op = p.ops.none();
   n.mode = p.mode == SrcMode::commutative ? SrcMode::exact : p.mode;
@@ -80,15 +85,17 @@ uint16_t Rule::compile(const PatternNode& p, Variant& v, const std::vector<bool>
   n.arg = p.arg ? &*p.arg : nullptr;
   n.has_const = p.const_value.has_value();
   n.const_value = p.const_value.value_or(0);
-  v.nodes.push_back(n);
-  std::vector<const PatternNode*> srcs;
-  for (const auto& s : p.srcs) srcs.push_back(s.get());
-  if (p.mode == SrcMode::commutative && flips[k++]) std::swap(srcs[0], srcs[1]);
-  std::vector<uint16_t> kids;
-  for (const PatternNode* s : srcs) kids.push_back(compile(*s, v, flips, k));
-  v.nodes[index].first_child = static_cast<uint16_t>(v.children.size());
-  v.nodes[index].nchildren = static_cast<uint16_t>(kids.size());
-  v.children.insert(v.children.end(), kids.begin(), kids.end());
+  // The children's slots first, filled in as each child is compiled (after its own children).
+  const size_t first = v.children.size(), count = p.srcs.size();
+  n.first_child = static_cast<uint16_t>(first);
+  n.nchildren = static_cast<uint16_t>(count);
+  v.children.resize(first + count);
+  const bool flip = p.mode == SrcMode::commutative && flips[k++];
+  for (size_t i = 0; i < count; ++i) {
+    const PatternNode& s = *p.srcs[flip ? count - 1 - i : i];  // (commutative: two sources)
+    const uint16_t child = compile(s, v, flips, k);
+    v.children[first + i] = child;
+  }
   return index;
 }
 
