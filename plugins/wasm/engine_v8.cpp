@@ -53,6 +53,12 @@ V8Process& v8_process(V8Compile compile) {
                             : "--no-liftoff --no-wasm-tier-up --no-wasm-lazy-compilation "
                               "--wasm-num-compilation-tasks=0";
     v8::V8::SetFlagsFromString(flags);
+    // V8 10.2 otherwise write-protects the code space with mprotect around every code write
+    // (several per module), and each change of a mapping's protection interrupts the process's
+    // other threads to flush their TLBs: that was half of a small kernel's load (bench_wasm_engine
+    // load/v8, 2 cores: 337-432 -> 132-183 us). The protection is against a bug in V8 itself
+    // being exploited; a kernel's own stores reach only its bounds-checked linear memory.
+    v8::V8::SetFlagsFromString("--no-wasm-write-protect-code-memory");
     // Installs V8's SIGSEGV handler; a fault outside WebAssembly code goes on to the handler
     // that was there before (the default action, Python's faulthandler, AddressSanitizer's).
     p->trap_handler = v8::V8::EnableWebAssemblyTrapHandler(true);
