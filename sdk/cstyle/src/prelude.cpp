@@ -8,8 +8,13 @@
 #include "writer.hpp"
 
 #include <cctype>
-#include <set>
+#include <initializer_list>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace polygrad::cstyle::detail {
@@ -117,22 +122,22 @@ void replace_all(std::string& s, const std::string& from, const std::string& to)
     s.replace(pos, from.size(), to);
 }
 
-/// Each identifier pg_... that `text` names, added to `names`.
-void names_in(const std::string& text, std::set<std::string>& names) {
-  for (size_t at = text.find("pg_"); at != std::string::npos; at = text.find("pg_", at + 1)) {
-    if (at > 0 && (std::isalnum(static_cast<unsigned char>(text[at - 1])) || text[at - 1] == '_'))
-      continue;
+/// Calls `f` with each identifier pg_... that `text` names.
+template <typename F>
+void each_name(std::string_view text, F&& f) {
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t at = text.find("pg_"); at != std::string_view::npos; at = text.find("pg_", at + 1)) {
+    if (at > 0 && word(text[at - 1])) continue;
     size_t end = at;
-    while (end < text.size() &&
-           (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_'))
-      ++end;
-    names.insert(text.substr(at, end - at));
+    while (end < text.size() && word(text[end])) ++end;
+    f(text.substr(at, end - at));
   }
 }
 
-/// A helper: its comment and definition, and the name it defines.
+/// A helper: its comment and definition, the name it defines, and the helpers it calls.
 struct Helper {
   std::string text, name;
+  std::vector<size_t> calls;
 };
 
 /// The helpers of `text`: each starts at a line at column 0 that opens a comment or begins
@@ -150,9 +155,11 @@ std::vector<Helper> split_helpers(const std::string& text, const std::string& pr
     if ((comment || (defines && !after_comment)) || out.empty()) out.emplace_back();
     out.back().text += line;
     if (defines && out.back().name.empty()) {
-      std::set<std::string> names;
-      names_in(line.substr(0, line.find('(')), names);
-      if (!names.empty()) out.back().name = *names.begin();
+      std::string first;
+      each_name(std::string_view(line).substr(0, line.find('(')), [&](std::string_view n) {
+        if (first.empty() || n < first) first = n;
+      });
+      out.back().name = first;
     }
     after_comment = comment;
     at = end;
@@ -160,31 +167,65 @@ std::vector<Helper> split_helpers(const std::string& text, const std::string& pr
   return out;
 }
 
+/// A dialect's helpers, split once, with each one's calls and an index of their names.
+struct Helpers {
+  std::vector<Helper> list;
+  std::unordered_map<std::string_view, size_t> by_name;
+};
+
+/// The helpers of `text` (the prelude with the dialect's spellings), split on first use; the
+/// dialects of a process are few, each kept for the process.
+const Helpers& helpers_of(const std::string& text, const std::string& prefix) {
+  static std::mutex mu;
+  static std::map<std::string, std::unique_ptr<const Helpers>> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  auto& slot = cache[text];
+  if (!slot) {
+    auto h = std::make_unique<Helpers>();
+    h->list = split_helpers(text, prefix);
+    for (size_t i = 0; i < h->list.size(); ++i)
+      if (!h->list[i].name.empty()) h->by_name.emplace(h->list[i].name, i);
+    for (Helper& helper : h->list)
+      each_name(helper.text, [&](std::string_view n) {
+        auto it = h->by_name.find(n);
+        if (it != h->by_name.end()) helper.calls.push_back(it->second);
+      });
+    slot = std::move(h);
+  }
+  return *slot;
+}
+
 }  // namespace
 
-std::string base_prelude(const Dialect& dialect, const std::string& uses) {
+std::string base_prelude(const Dialect& dialect, std::initializer_list<std::string_view> uses) {
   const DialectTable& table = dialect.table();
   std::string f16 = dialect.float16_helpers();
   std::string text =
       std::string(kSmallFloat) + (f16.empty() ? kFloat16Software : f16) + kMisc + dialect.helpers();
   replace_all(text, "{P}", table.helper_prefix);
   replace_all(text, "{M}", table.memcpy_name);
-  const std::vector<Helper> helpers = split_helpers(text, table.helper_prefix);
-  std::set<std::string> wanted;
-  names_in(uses, wanted);
-  // The helpers the wanted ones call, until none is added.
-  for (bool grew = true; grew;) {
-    grew = false;
-    for (const Helper& h : helpers)
-      if (h.name.empty() || wanted.count(h.name)) {
-        const size_t before = wanted.size();
-        names_in(h.text, wanted);
-        grew = grew || wanted.size() != before;
-      }
+  const Helpers& helpers = helpers_of(text, table.helper_prefix);
+  // The helpers the kernel names, then those they call, until none is added.
+  std::vector<char> wanted(helpers.list.size(), 0);
+  std::vector<size_t> todo;
+  auto want = [&](size_t i) {
+    if (!wanted[i]) wanted[i] = 1, todo.push_back(i);
+  };
+  for (std::string_view text_used : uses)
+    each_name(text_used, [&](std::string_view n) {
+      auto it = helpers.by_name.find(n);
+      if (it != helpers.by_name.end()) want(it->second);
+    });
+  for (size_t i = 0; i < helpers.list.size(); ++i)
+    if (helpers.list[i].name.empty()) want(i);
+  while (!todo.empty()) {
+    const size_t i = todo.back();
+    todo.pop_back();
+    for (size_t c : helpers.list[i].calls) want(c);
   }
   std::string out;
-  for (const Helper& h : helpers)
-    if (h.name.empty() || wanted.count(h.name)) out += h.text;
+  for (size_t i = 0; i < helpers.list.size(); ++i)
+    if (wanted[i]) out += helpers.list[i].text;
   return out;
 }
 

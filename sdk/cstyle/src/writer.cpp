@@ -97,7 +97,7 @@ std::string Writer::run() {
   for (const auto& [lane_type, lanes] : vector_types_)
     out += dialect_.vector_typedef(lane_type, lanes);
   const std::string prelude = dialect_.prelude(info_);
-  out += detail::base_prelude(dialect_, prelude + params_ + body_);
+  out += detail::base_prelude(dialect_, {prelude, params_, body_});
   out += prelude;
   out += dialect_.kernel_open(info_);
   out += params_;

@@ -5,7 +5,9 @@
 #include <polygrad/cstyle.hpp>
 #include <polygrad/plugin.hpp>
 
+#include <initializer_list>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -29,9 +31,10 @@ struct Value {
 std::string exact_half_bits(pg_dtype dt, double v);
 
 /// The helper functions every dialect gets (16-bit float conversions, NaN-aware max, ...) that
-/// `uses` (the kernel's text) calls, with the helpers those call: a compiler front end parses
-/// every function it is given (NVRTC spent a fifth of a small kernel's compile on unused ones).
-std::string base_prelude(const Dialect& dialect, const std::string& uses);
+/// `uses` (the kernel's text, in parts) calls, with the helpers those call: a compiler front end
+/// parses every function it is given (NVRTC spent a fifth of a small kernel's compile on unused
+/// ones). The helpers are split and indexed once per dialect, not per kernel.
+std::string base_prelude(const Dialect& dialect, std::initializer_list<std::string_view> uses);
 
 /// Scalar expressions, shared by the statement writer. All operands are names or literals.
 class Expressions {
